@@ -1,0 +1,52 @@
+"""The ``tempanon`` command line: one Typer app, each command a thin layer over the Python API.
+
+Exit status: 0 success, 1 no anonymization satisfies the request, 2 bad usage or bad input,
+3 the independent verifier rejected the output (nothing written).
+"""
+
+from __future__ import annotations
+
+import typer
+
+app = typer.Typer(
+    name="tempanon",
+    help="Anonymize temporal data: k-anonymity (Incognito), timestamped data, snapshot streams, time series.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _register() -> None:
+    """Attach every command. Each capability keeps its command function in its own module."""
+    from tempanon.kanon.command import demo, kanon
+
+    app.command("kanon")(kanon)
+    app.command("demo")(demo)
+    # Commands of the other capabilities register here when their module exists.
+    import importlib
+
+    for module, names in (
+        ("tempanon.temporal.command", ("timestamped",)),
+        ("tempanon.stream.command", ("stream",)),
+        ("tempanon.timeseries.command", ("kp",)),
+    ):
+        try:
+            mod = importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:
+                raise
+            continue
+        for name in names:
+            app.command(name.replace("_", "-"))(getattr(mod, name))
+
+
+_register()
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()
