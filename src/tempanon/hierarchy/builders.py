@@ -1,0 +1,202 @@
+"""Hierarchy builders: numeric intervals, digit masking, suppression, date truncation, taxonomy.
+
+Each ``build_*`` function takes the distinct values of a column and returns a
+:class:`~tempanon.hierarchy.core.Hierarchy`. :class:`HierarchySpec` wraps a builder and its
+parameters so a hierarchy can be given *before* the data is seen (from code or a small config
+dict); it builds itself from the column's distinct values when the column is encoded.
+
+Config form (``hierarchy_from_config``)::
+
+    {"type": "intervals", "widths": [5, 10, 20], "start": 0}
+    {"type": "masking", "levels": 2}                # 53715 -> 5371* -> 537** -> *
+    {"type": "suppression"}                         # value -> *
+    {"type": "dates", "formats": ["%Y-%m-%d", "%Y-%m", "%Y"]}
+    {"type": "taxonomy", "tree": {"Europe": {"West": ["FR", "DE"]}, "Asia": ["CN"]}}
+    {"type": "file", "path": "age.csv"}
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from tempanon.errors import HierarchyError, InputError
+from tempanon.hierarchy.core import MISSING, Hierarchy, as_text
+from tempanon.lattice.dimension import Dimension
+
+TOP = "*"
+
+
+def _distinct(values: Iterable[object]) -> list[str]:
+    texts = as_text(pd.Series(list(values), dtype=object))
+    return [v for v in pd.unique(texts) if v != MISSING]
+
+
+def _fmt(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+
+
+def build_intervals(name: str, values: Iterable[object], widths: Sequence[float], *, start: float = 0, top: str = TOP) -> Hierarchy:
+    """Numeric intervals: level ``j`` puts ``v`` in ``[start + i*w_j, start + (i+1)*w_j)``, written
+    ``lo-hi`` with ``hi`` inclusive for integers (``20-24``) and ``[lo,hi)`` otherwise.
+
+    Each width must be a multiple of the previous one, so every interval has one parent.
+    """
+    if not widths:
+        raise HierarchyError(f"attribute {name!r}: intervals need at least one width")
+    for a, b in zip(widths, widths[1:]):
+        if b <= a or not math.isclose(b / a, round(b / a)):
+            raise HierarchyError(f"attribute {name!r}: interval width {b} is not a multiple of {a}")
+    distinct = _distinct(values)
+    try:
+        nums = np.array([float(v) for v in distinct])
+    except ValueError as exc:
+        raise HierarchyError(f"attribute {name!r}: interval hierarchy needs numeric values ({exc})") from None
+    integral = bool(np.all(np.mod(nums, 1) == 0)) and all(float(w).is_integer() for w in widths) and float(start).is_integer()
+    rows = []
+    for text, x in zip(distinct, nums):
+        row = [text]
+        for w in widths:
+            lo = start + math.floor((x - start) / w) * w
+            row.append(f"{_fmt(lo)}-{_fmt(lo + w - 1)}" if integral else f"[{_fmt(lo)},{_fmt(lo + w)})")
+        row.append(top)
+        rows.append(row)
+    return Hierarchy.from_rows(name, rows, source="intervals builder")
+
+
+def build_masking(name: str, values: Iterable[object], levels: int | None = None, *, char: str = "*", top: str = TOP) -> Hierarchy:
+    """Digit masking from the right: ``53715 -> 5371* -> 537** -> ... -> *``.
+
+    ``levels`` masking steps (default: the length of the longest value) before the top. Values of
+    different lengths are right-padded with the mask character when masked.
+    """
+    distinct = _distinct(values)
+    width = max((len(v) for v in distinct), default=1)
+    steps = width if levels is None else int(levels)
+    if steps < 0:
+        raise HierarchyError(f"attribute {name!r}: masking levels must be >= 0")
+    rows = []
+    for v in distinct:
+        padded = v.ljust(width, char)
+        row = [v] + [padded[: max(width - j, 0)] + char * min(j, width) for j in range(1, steps + 1)]
+        row.append(top)
+        rows.append(row)
+    if steps >= width:  # fully masked level equals for all values: fold into the top
+        rows = [r[:-2] + [top] for r in rows] if steps > 0 else rows
+    return Hierarchy.from_rows(name, rows, source="masking builder")
+
+
+def build_suppression(name: str, values: Iterable[object], *, top: str = TOP) -> Hierarchy:
+    """Suppression only: each value generalizes directly to ``*``."""
+    return Hierarchy.from_rows(name, [[v, top] for v in _distinct(values)], source="suppression builder")
+
+
+DEFAULT_DATE_FORMATS = ("%Y-%m-%d %H:%M", "%Y-%m-%d", "%Y-%m", "%Y")
+
+
+def build_dates(name: str, values: Iterable[object], formats: Sequence[str] = DEFAULT_DATE_FORMATS, *, top: str = TOP) -> Hierarchy:
+    """Date/time truncation: ``YYYY-MM-DD HH:MM -> YYYY-MM-DD -> YYYY-MM -> YYYY -> *``.
+
+    The values are parsed as timestamps (an unparsable one is an error naming it); level ``j`` is
+    ``strftime(formats[j-1])``; the original text stays level 0.
+    """
+    distinct = _distinct(values)
+    parsed = pd.to_datetime(pd.Series(distinct, dtype=object), errors="coerce", format="mixed")
+    if parsed.isna().any():
+        bad = [distinct[i] for i in np.flatnonzero(parsed.isna().to_numpy())[:5]]
+        raise HierarchyError(f"attribute {name!r}: unparsable date/time value(s): {', '.join(map(repr, bad))}")
+    cols = [distinct] + [parsed.dt.strftime(f).tolist() for f in formats]
+    rows = [list(r) + [top] for r in zip(*cols)]
+    return Hierarchy.from_rows(name, rows, source="dates builder")
+
+
+def build_taxonomy(name: str, tree: Mapping[str, Any], *, top: str = TOP) -> Hierarchy:
+    """A taxonomy tree as nested dicts (inner nodes) and lists (leaves).
+
+    All leaves must be at the same depth (full-domain generalization needs levels).
+    """
+    rows: list[list[str]] = []
+
+    def walk(node: Any, path: list[str]) -> None:
+        if isinstance(node, Mapping):
+            for key, child in node.items():
+                walk(child, [str(key)] + path)
+        elif isinstance(node, (list, tuple, set)):
+            for leaf in node:
+                rows.append([str(leaf)] + path)
+        elif node is None:
+            rows.append(path)
+        else:
+            raise HierarchyError(f"attribute {name!r}: taxonomy nodes must be dicts or lists, got {node!r}")
+
+    walk(tree, [top])
+    depths = {len(r) for r in rows}
+    if len(depths) > 1:
+        raise HierarchyError(f"attribute {name!r}: taxonomy leaves at different depths {sorted(depths)}; full-domain levels need equal depth")
+    return Hierarchy.from_rows(name, rows, source="taxonomy builder")
+
+
+_BUILDERS = {"intervals", "masking", "suppression", "dates", "taxonomy", "file"}
+
+
+@dataclass
+class HierarchySpec:
+    """A hierarchy to be built from the data's distinct values when the column is encoded."""
+
+    kind: str
+    params: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.kind not in _BUILDERS:
+            raise InputError(f"unknown hierarchy type {self.kind!r}; expected one of {', '.join(sorted(_BUILDERS))}")
+
+    def build(self, name: str, values: Iterable[object] = ()) -> Hierarchy:
+        p = dict(self.params)
+        if self.kind == "intervals":
+            return build_intervals(name, values, p.pop("widths"), **p)
+        if self.kind == "masking":
+            return build_masking(name, values, **p)
+        if self.kind == "suppression":
+            return build_suppression(name, values, **p)
+        if self.kind == "dates":
+            return build_dates(name, values, **p)
+        if self.kind == "taxonomy":
+            return build_taxonomy(name, p["tree"], **{k: v for k, v in p.items() if k != "tree"})
+        return Hierarchy.from_csv(p["path"], name=name)
+
+    def encode(self, series: pd.Series) -> tuple[Dimension, np.ndarray]:
+        name = str(series.name) if series.name is not None else self.kind
+        return self.build(name, pd.unique(as_text(series))).encode(series)
+
+
+_REQUIRED = {"intervals": {"widths"}, "taxonomy": {"tree"}, "file": {"path"}}
+_ALLOWED = {
+    "intervals": {"widths", "start", "top"},
+    "masking": {"levels", "char", "top"},
+    "suppression": {"top"},
+    "dates": {"formats", "top"},
+    "taxonomy": {"tree", "top"},
+    "file": {"path"},
+}
+
+
+def hierarchy_from_config(config: Mapping[str, Any], *, where: str = "hierarchy config") -> HierarchySpec:
+    """Validate a config dict (see module doc) and return a :class:`HierarchySpec`."""
+    if "type" not in config:
+        raise InputError(f"{where}: missing key 'type'")
+    kind = str(config["type"])
+    if kind not in _BUILDERS:
+        raise InputError(f"{where}: unknown hierarchy type {kind!r}; expected one of {', '.join(sorted(_BUILDERS))}")
+    params = {k: v for k, v in config.items() if k != "type"}
+    unknown = set(params) - _ALLOWED[kind]
+    if unknown:
+        raise InputError(f"{where}: unknown key(s) {', '.join(sorted(unknown))} for type {kind!r}")
+    missing = _REQUIRED.get(kind, set()) - set(params)
+    if missing:
+        raise InputError(f"{where}: type {kind!r} needs key(s) {', '.join(sorted(missing))}")
+    return HierarchySpec(kind, params)

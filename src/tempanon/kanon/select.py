@@ -1,0 +1,125 @@
+"""Choosing one node among the k-anonymous ones (Incognito Section 2.1, "flexibility").
+
+Criteria (lower is better):
+
+* ``height`` -- sum of the levels' heights (minimal full-domain generalization by height).
+* ``weighted-height`` -- sum of ``weight[attribute] * height`` (user weights per attribute).
+* ``discernibility`` -- sum over released classes of ``|E|^2`` plus ``n`` for every suppressed
+  tuple (Bayardo and Agrawal's discernibility metric).
+* ``loss`` -- normalized generalization loss: the mean over all quasi-identifier cells of the
+  input of ``(c - 1) / (L - 1)``, where the released value covers ``c`` of the attribute's ``L``
+  hierarchy leaves (0 = unchanged, 1 = ``*``); a suppressed tuple's cells count 1.
+* a callable ``f(node, fs) -> float`` evaluated on every anonymous node.
+
+Which nodes are compared: all four named criteria are monotone along generalization when nothing
+is suppressed (a generalization merges classes and widens every value), so the optimum is then a
+*minimal* node and only minimal nodes are evaluated. With a suppression threshold discernibility
+and loss are not monotone (a generalization can suppress fewer tuples), so every anonymous node is
+evaluated. Ties are broken by lower height, then by the lexicographically smallest level vector
+(levels in quasi-identifier order): the result is deterministic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+
+from tempanon.errors import InputError
+from tempanon.lattice.dimension import Dimension
+from tempanon.lattice.freqset import FrequencySet, Table, rollup, table_frequency_set
+from tempanon.lattice.lattice import Lattice, Node
+
+CRITERIA = ("height", "weighted-height", "discernibility", "loss")
+
+Criterion = str | Callable[[Node, FrequencySet], float]
+
+
+def discernibility(fs: FrequencySet, k: int, n_rows: int) -> float:
+    """Discernibility of the release at this node: kept classes ``|E|^2`` + ``n`` per suppressed tuple."""
+    sizes, rows, _ = fs._classes()
+    kept = sizes >= k
+    return float((rows[kept].astype(np.float64) ** 2).sum() + rows[~kept].sum() * float(n_rows))
+
+
+def generalization_loss(fs: FrequencySet, dims: Sequence[Dimension], k: int, n_rows: int) -> float:
+    """Normalized generalization loss (module doc) of the release at this node, in [0, 1]."""
+    q = len(fs.attrs)
+    if n_rows == 0 or q == 0:
+        return 0.0
+    sizes, _, cls = fs._classes()
+    kept_row = sizes[cls] >= k
+    cell = np.zeros(len(fs), dtype=np.float64)
+    for c, j, lv in zip(fs.cols, fs.attrs, fs.levels):
+        cell += dims[j].loss[lv][c]
+    total = float((cell[kept_row] * fs.counts[kept_row]).sum() + fs.counts[~kept_row].sum() * q)
+    return total / (n_rows * q)
+
+
+def _weights(dims: Sequence[Dimension], weights: Mapping[str, float] | None) -> list[float]:
+    names = [d.name for d in dims]
+    w = dict.fromkeys(names, 1.0)
+    for key, val in (weights or {}).items():
+        if key not in w:
+            raise InputError(f"weight given for {key!r}, which is not a quasi-identifier ({', '.join(names)})")
+        if not np.isfinite(val) or val < 0:
+            raise InputError(f"weight of {key!r} must be a non-negative number, got {val}")
+        w[key] = float(val)
+    return [w[n] for n in names]
+
+
+def select_node(
+    anonymous: Sequence[Node],
+    minimal: Sequence[Node],
+    dims: Sequence[Dimension],
+    table: Table,
+    k: int,
+    criterion: Criterion = "loss",
+    *,
+    weights: Mapping[str, float] | None = None,
+    suppression: bool = False,
+) -> tuple[Node, float]:
+    """Pick the best node by ``criterion`` (see module doc); returns (node, criterion value)."""
+    if not anonymous:
+        raise InputError("no anonymous node to select from")
+    lat = Lattice(dims)
+    w = _weights(dims, weights)
+    if callable(criterion):
+        pool, name = list(anonymous), "custom"
+    elif criterion in ("height", "weighted-height"):
+        pool, name = list(minimal) or list(anonymous), criterion
+    elif criterion in ("discernibility", "loss"):
+        pool, name = (list(anonymous) if suppression else list(minimal) or list(anonymous)), criterion
+    else:
+        raise InputError(f"unknown criterion {criterion!r}; expected one of {', '.join(CRITERIA)}")
+
+    if name == "height":
+        scores = [float(lat.height(n)) for n in pool]
+    elif name == "weighted-height":
+        scores = [float(sum(wj * d.heights[v] for wj, d, v in zip(w, dims, n))) for n in pool]
+    else:
+        fss = _frequency_sets(pool, dims, table)
+        if name == "discernibility":
+            scores = [discernibility(fss[n], k, table.n_rows) for n in pool]
+        elif name == "loss":
+            scores = [generalization_loss(fss[n], dims, k, table.n_rows) for n in pool]
+        else:
+            scores = [float(criterion(n, fss[n])) for n in pool]  # type: ignore[operator]
+    best = min(range(len(pool)), key=lambda i: (scores[i], lat.height(pool[i]), pool[i]))
+    return pool[best], scores[best]
+
+
+def _frequency_sets(nodes: Sequence[Node], dims: Sequence[Dimension], table: Table) -> dict[Node, FrequencySet]:
+    """Frequency sets of ``nodes``: rolled up from a direct specialization in the set when there is
+    one (visiting by height), else computed from T."""
+    lat = Lattice(dims)
+    order = sorted(nodes, key=lambda n: (lat.height(n), n))
+    out: dict[Node, FrequencySet] = {}
+    attrs = tuple(range(len(dims)))
+    for n in order:
+        specs = [s for s in lat.direct_specializations(n) if s in out]
+        if specs:
+            out[n] = rollup(min((out[s] for s in specs), key=len), dims, n)
+        else:
+            out[n] = table_frequency_set(table, dims, attrs, n)
+    return out

@@ -1,0 +1,286 @@
+"""Frequency sets and rollup (Incognito Section 2, "Rollup Property").
+
+The frequency set of a table T with respect to a node (a set of attributes, each at a
+generalization level) maps every combination of generalized values to the number of tuples of T
+that carry it. Here it is held as numpy arrays: a code matrix (one row per combination, one column
+per attribute of the node) and the tuple counts. Grouping packs the codes into one int64 key per
+row (mixed radix over the node's cardinalities) and counts with ``bincount`` when that key space
+is small, with a sort otherwise.
+
+Respondent-level k-anonymity (Mascetti et al., Definitions 1-3)
+-----------------------------------------------------------------
+With a respondent id (``uid``) a class's size is its number of **distinct respondents**, which
+does not roll up by summing (one respondent can sit in two classes that a generalization merges).
+Rows of the frequency set are then the distinct (class, respondent) pairs, and rollup
+de-duplicates pairs. Class sizes are the run lengths of the classes in the sorted rows.
+
+Backends
+--------
+:func:`table_frequency_set` (the only place that reads the table) and :func:`rollup` are the single
+frequency-set computation every algorithm uses. They take and return plain arrays, so an
+out-of-core backend (DuckDB, Spark) can serve them with ``GROUP BY`` later.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from tempanon.errors import InputError
+from tempanon.lattice.dimension import Dimension
+
+_MAX_KEY = 2**62
+
+
+@dataclass(eq=False)
+class FrequencySet:
+    """The frequency set of T w.r.t. the node (``attrs``, ``levels``).
+
+    Row ``r`` is one combination of codes at the node's levels with ``counts[r]`` tuples. Without
+    respondent ids rows are distinct combinations (equivalence classes). With ids rows are the
+    distinct (class, respondent) pairs, sorted so that each class's rows are contiguous.
+
+    Rows are held as sorted int64 ``keys`` (mixed radix over ``cards``, then the uid digit) and
+    decoded to code columns only when asked (:attr:`cols`, :attr:`codes`, :attr:`uid`).
+    """
+
+    attrs: tuple[int, ...]
+    levels: tuple[int, ...]
+    cards: tuple[int, ...]
+    counts: np.ndarray
+    keys: np.ndarray | None
+    n_uid: int = 0
+    _cols: list | None = field(default=None, repr=False)
+    _uid: np.ndarray | None = field(default=None, repr=False)
+    _sizes: tuple | None = field(default=None, repr=False)
+
+    def __len__(self) -> int:
+        return len(self.counts)
+
+    @property
+    def n_tuples(self) -> int:
+        return int(self.counts.sum())
+
+    @property
+    def cols(self) -> list[np.ndarray]:
+        """One code array per attribute of the node."""
+        if self._cols is None:
+            rest = self.keys // self.n_uid if self.n_uid else self.keys
+            cols: list = [None] * len(self.cards)
+            for j in range(len(self.cards) - 1, 0, -1):
+                rest, cols[j] = np.divmod(rest, self.cards[j])
+            if self.cards:
+                cols[0] = rest
+            self._cols = cols
+        return self._cols
+
+    @property
+    def codes(self) -> np.ndarray:
+        """``(rows, len(attrs))`` code matrix (columns in ``attrs`` order)."""
+        if not self.cards:
+            return np.zeros((len(self.counts), 0), dtype=np.int64)
+        return np.stack(self.cols, axis=1)
+
+    @property
+    def uid(self) -> np.ndarray | None:
+        """Respondent code of every row (``None`` without respondents)."""
+        if self.n_uid and self._uid is None:
+            self._uid = self.keys % self.n_uid
+        return self._uid
+
+    def _classes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(class sizes, class tuple counts, class index of every row)."""
+        if self._sizes is None:
+            if not self.n_uid:
+                self._sizes = (self.counts, self.counts, np.arange(len(self.counts)))
+            else:
+                m = len(self.counts)
+                if self.keys is not None:
+                    ck = self.keys // self.n_uid
+                    new = np.empty(m, dtype=bool)
+                    if m:
+                        new[0] = True
+                        np.not_equal(ck[1:], ck[:-1], out=new[1:])
+                else:
+                    new = np.ones(m, dtype=bool)
+                    if m and self.cards:
+                        new[1:] = (self.codes[1:] != self.codes[:-1]).any(axis=1)
+                    elif m:
+                        new[1:] = False
+                starts = np.flatnonzero(new)
+                sizes = np.diff(np.r_[starts, m])
+                rows = np.add.reduceat(self.counts, starts) if m else np.zeros(0, dtype=np.int64)
+                self._sizes = (sizes, rows, np.repeat(np.arange(len(starts)), sizes))
+        return self._sizes
+
+    def class_sizes(self) -> np.ndarray:
+        """Size of every equivalence class: distinct respondents with a uid, else tuples."""
+        return self._classes()[0]
+
+    def class_tuples(self) -> np.ndarray:
+        """Number of tuples in every equivalence class."""
+        return self._classes()[1]
+
+    def class_index(self) -> np.ndarray:
+        """Class number of every row."""
+        return self._classes()[2]
+
+    def suppressed_tuples(self, k: int) -> int:
+        """Tuples in classes smaller than ``k`` (those a suppression threshold would remove)."""
+        sizes, rows, _ = self._classes()
+        return int(rows[sizes < k].sum())
+
+    def is_anonymous(self, k: int, max_suppressed: int = 0) -> bool:
+        """k-anonymous with at most ``max_suppressed`` tuples suppressed (Section 2.1)."""
+        if not self.n_uid:
+            small = self.counts < k
+            if not small.any():
+                return True
+            return max_suppressed > 0 and int(self.counts[small].sum()) <= max_suppressed
+        sizes, rows, _ = self._classes()
+        small = sizes < k
+        if not small.any():
+            return True
+        return max_suppressed > 0 and int(rows[small].sum()) <= max_suppressed
+
+
+def group_rows(
+    attrs: Sequence[int],
+    levels: Sequence[int],
+    cols: Sequence[np.ndarray],
+    cards: Sequence[int],
+    weights: np.ndarray,
+    uid: np.ndarray | None = None,
+    n_uid: int = 0,
+) -> FrequencySet:
+    """GROUP BY the code columns (and uid) into a :class:`FrequencySet`.
+
+    The codes are packed into one int64 key per row (mixed radix over ``cards``, then the uid).
+    Dense counting (``bincount``) is used when that key space is small next to the input, a sort
+    otherwise. Keys that would overflow 64 bits are compressed column by column (then the
+    columns are gathered instead of decoded).
+    """
+    m = len(weights)
+    cards = tuple(max(int(c), 1) for c in cards)
+    n_uid = int(n_uid) if uid is not None else 0
+    size = 1
+    for c in cards:
+        size *= c
+    size_u = size * max(n_uid, 1)
+    if size_u < _MAX_KEY:
+        if cols:
+            key = np.array(cols[0], dtype=np.int64)
+            for c, card in zip(cols[1:], cards[1:]):
+                key *= card
+                key += c
+        else:
+            key = np.zeros(m, dtype=np.int64)
+        if n_uid:
+            key *= n_uid
+            key += uid
+        if size_u <= 4 * m + 4096:
+            cnt = np.bincount(key, weights=weights, minlength=size_u)
+            nz = np.flatnonzero(cnt)
+            return FrequencySet(tuple(attrs), tuple(levels), cards, cnt[nz].astype(np.int64), nz, n_uid)
+        order = np.argsort(key, kind="stable")
+        sk = key[order]
+        flag = np.empty(m, dtype=bool)
+        if m:
+            flag[0] = True
+            np.not_equal(sk[1:], sk[:-1], out=flag[1:])
+        starts = np.flatnonzero(flag)
+        counts = np.add.reduceat(weights[order], starts).astype(np.int64) if m else np.zeros(0, dtype=np.int64)
+        return FrequencySet(tuple(attrs), tuple(levels), cards, counts, sk[starts], n_uid)
+    # overflow: compress progressively, gather the columns of the first row of each group
+    key = np.zeros(m, dtype=np.int64)
+    acc = 1
+    for c, card in zip(list(cols) + ([uid] if n_uid else []), list(cards) + ([n_uid] if n_uid else [])):
+        if acc * card >= _MAX_KEY:
+            uniq, key = np.unique(key, return_inverse=True)
+            acc = len(uniq)
+        key = key * card + c
+        acc *= card
+    order = np.argsort(key, kind="stable")
+    sk = key[order]
+    flag = np.ones(m, dtype=bool)
+    if m:
+        np.not_equal(sk[1:], sk[:-1], out=flag[1:])
+    starts = np.flatnonzero(flag)
+    rows = order[starts]
+    counts = np.add.reduceat(weights[order], starts).astype(np.int64) if m else np.zeros(0, dtype=np.int64)
+    fs = FrequencySet(tuple(attrs), tuple(levels), cards, counts, None, n_uid)
+    fs._cols = [np.asarray(c)[rows] for c in cols]
+    if n_uid:
+        fs._uid = np.asarray(uid)[rows]
+    return fs
+
+
+@dataclass
+class Table:
+    """The table T as seen by the searches: its distinct (quasi-identifier codes, respondent) rows
+    with multiplicities -- a lossless compression of T for every frequency set. ``columns[j]`` are
+    attribute ``j``'s base codes; ``uid`` dense respondent codes (``None`` without respondents)."""
+
+    columns: list[np.ndarray]
+    counts: np.ndarray
+    uid: np.ndarray | None
+    n_uid: int
+    n_rows: int
+
+
+def encode_table(
+    dims: Sequence[Dimension], columns: Sequence[np.ndarray], uid: np.ndarray | None = None
+) -> Table:
+    """Build :class:`Table` from the base codes of every attribute (and respondent ids)."""
+    n = len(columns[0]) if columns else (0 if uid is None else len(uid))
+    uid_codes, n_uid = (None, 0) if uid is None else _dense(uid)
+    cards = [d.n_base for d in dims]
+    attrs = tuple(range(len(dims)))
+    fs = group_rows(attrs, (0,) * len(dims), [np.asarray(c, dtype=np.int64) for c in columns], cards, np.ones(n, dtype=np.int64), uid_codes, n_uid)
+    return Table([np.ascontiguousarray(c) for c in fs.cols], fs.counts, fs.uid, n_uid, n)
+
+
+def _dense(values: np.ndarray) -> tuple[np.ndarray, int]:
+    import pandas as pd
+
+    codes, uniq = pd.factorize(pd.Series(np.asarray(values, dtype=object)), use_na_sentinel=False)
+    return codes.astype(np.int64), len(uniq)
+
+
+def table_frequency_set(
+    table: Table, dims: Sequence[Dimension], attrs: Sequence[int], levels: Sequence[int]
+) -> FrequencySet:
+    """Frequency set of T w.r.t. the node (attrs, levels), computed from T (a table scan)."""
+    cols = [dims[j].codes[lv][table.columns[j]] for j, lv in zip(attrs, levels)]
+    cards = [dims[j].cardinality(lv) for j, lv in zip(attrs, levels)]
+    return group_rows(attrs, levels, cols, cards, table.counts, table.uid, table.n_uid)
+
+
+def rollup(fs: FrequencySet, dims: Sequence[Dimension], levels: Sequence[int]) -> FrequencySet:
+    """Frequency set of a more general node (same attributes, ``levels`` at least as general),
+    computed from ``fs`` and not from the data (Rollup Property, Section 2)."""
+    if tuple(levels) == fs.levels:
+        return fs
+    cols = [c if old == new else dims[j].up(old, new)[c] for c, j, old, new in zip(fs.cols, fs.attrs, fs.levels, levels)]
+    cards = [dims[j].cardinality(lv) for j, lv in zip(fs.attrs, levels)]
+    return group_rows(fs.attrs, levels, cols, cards, fs.counts, fs.uid, fs.n_uid)
+
+
+def project(fs: FrequencySet, dims: Sequence[Dimension], attrs: Sequence[int]) -> FrequencySet:
+    """Frequency set over a subset of ``fs``'s attributes (a data-cube roll-up, Section 3.3.2)."""
+    pos = {j: i for i, j in enumerate(fs.attrs)}
+    cols = [fs.cols[pos[j]] for j in attrs]
+    lv = [fs.levels[pos[j]] for j in attrs]
+    cards = [dims[j].cardinality(v) for j, v in zip(attrs, lv)]
+    return group_rows(attrs, lv, cols, cards, fs.counts, fs.uid, fs.n_uid)
+
+
+def table_as_frequency_set(table: Table) -> FrequencySet:
+    """T's zero-generalization frequency set over all its attributes."""
+    q = len(table.columns)
+    fs = FrequencySet(tuple(range(q)), (0,) * q, tuple(int(c.max(initial=0)) + 1 for c in table.columns), table.counts, None, table.n_uid)
+    fs._cols = list(table.columns)
+    fs._uid = table.uid
+    return fs
