@@ -127,6 +127,15 @@ class FrequencySet:
         """Class number of every row."""
         return self._classes()[2]
 
+    def classes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Equivalence classes: ``(codes, sizes, tuples)`` with one row per class; ``sizes``
+        counts respondents with a uid, tuples otherwise."""
+        sizes, rows, idx = self._classes()
+        if len(idx) == 0:
+            return self.codes, sizes, rows
+        first = np.flatnonzero(np.r_[True, idx[1:] != idx[:-1]])
+        return self.codes[first], sizes, rows
+
     def suppressed_tuples(self, k: int) -> int:
         """Tuples in classes smaller than ``k`` (those a suppression threshold would remove)."""
         sizes, rows, _ = self._classes()

@@ -1,0 +1,121 @@
+"""The `tempanon kanon` and `tempanon demo` commands end to end."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from tempanon.cli import app
+from tempanon.verify import check_k_anonymity
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def setup(tmp_path, patients, patients_h):
+    data = tmp_path / "patients.csv"
+    patients.to_csv(data, sep=";", index=False)
+    hdir = tmp_path / "h"
+    for name, h in patients_h.items():
+        h.to_csv(hdir / f"{name}.csv")
+    return tmp_path, data, hdir
+
+
+def _args(data, hdir, out, *extra):
+    return ["kanon", str(data), "--qi", "Birthdate,Sex,Zipcode", "--hierarchies", str(hdir), "--out", str(out), *extra]
+
+
+def test_kanon_writes_verified_output_and_summary(setup):
+    tmp, data, hdir = setup
+    out, summ = tmp / "out.csv", tmp / "s.json"
+    r = runner.invoke(app, _args(data, hdir, out, "--k", "2", "--summary", str(summ), "--criterion", "height", "--quiet"))
+    assert r.exit_code == 0, r.output
+    rel = pd.read_csv(out, dtype=str)
+    check_k_anonymity(rel, ["Birthdate", "Sex", "Zipcode"], 2)
+    s = json.loads(summ.read_text())
+    for key in ("k", "quasi_identifiers", "algorithm", "lattice_size", "nodes_checked", "anonymous_nodes", "minimal_nodes",
+                "selected_node", "criterion", "suppressed_rows", "min_class_size", "loss", "runtime_seconds"):
+        assert key in s
+    assert s["quasi_identifiers"] == ["Birthdate", "Sex", "Zipcode"]
+    assert s["selected_node"] == [1, 1, 0]
+    assert sorted(map(tuple, s["minimal_nodes"])) == [(0, 1, 2), (1, 0, 2), (1, 1, 0)]
+    assert list(rel["Disease"]) == list(pd.read_csv(data, sep=";")["Disease"])
+
+
+@pytest.mark.parametrize("algorithm", ["incognito", "super-roots", "cube", "binary-search", "bottom-up", "bottom-up-rollup", "exhaustive"])
+def test_every_algorithm_from_the_cli(setup, algorithm):
+    tmp, data, hdir = setup
+    out = tmp / f"{algorithm}.csv"
+    r = runner.invoke(app, _args(data, hdir, out, "--k", "2", "--algorithm", algorithm, "-q"))
+    assert r.exit_code == 0, r.output
+    check_k_anonymity(pd.read_csv(out, dtype=str), ["Birthdate", "Sex", "Zipcode"], 2)
+
+
+def test_suppression_and_weights(setup):
+    tmp, data, hdir = setup
+    out, summ = tmp / "o.csv", tmp / "s.json"
+    r = runner.invoke(app, _args(data, hdir, out, "--k", "2", "--criterion", "weighted-height",
+                                 "--weights", "Birthdate=10,Sex=1,Zipcode=1", "--summary", str(summ), "-q"))
+    assert r.exit_code == 0, r.output
+    # by plain height <B1,S1,Z0> (height 2) wins; weighting Birthdate 10x picks <B0,S1,Z2> (3 < 11)
+    assert json.loads(summ.read_text())["selected_node"] == [0, 1, 2]
+    # k=3 with up to 3 of 6 rows suppressed: <B1,S1,Z1> is accepted by suppressing the two 5371*
+    # rows; with Zipcode weighted 10x it beats <B1,S0,Z2> (12 < 21)
+    r = runner.invoke(app, _args(data, hdir, out, "--k", "3", "--max-suppression", "0.5", "--criterion", "weighted-height",
+                                 "--weights", "Zipcode=10", "--summary", str(summ), "-q"))
+    assert r.exit_code == 0, r.output
+    s = json.loads(summ.read_text())
+    assert s["selected_node"] == [1, 1, 1]
+    assert s["suppressed_rows"] == 2 and s["max_suppressed_rows"] == 3
+    rel = pd.read_csv(out, dtype=str)
+    assert len(rel) == 6 - s["suppressed_rows"]
+    check_k_anonymity(rel, ["Birthdate", "Sex", "Zipcode"], 3)
+
+
+def test_no_solution_exits_1_and_writes_nothing(setup):
+    tmp, data, hdir = setup
+    out = tmp / "none.csv"
+    r = runner.invoke(app, _args(data, hdir, out, "--k", "7"))
+    assert r.exit_code == 1
+    assert "no full-domain generalization" in r.output
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--k", "1"], "k must be at least 2"),
+        (["--k", "2", "--algorithm", "nope"], "unknown algorithm"),
+        (["--k", "2", "--max-suppression", "1.5"], "max_suppression"),
+        (["--k", "2", "--weights", "Sex"], "expected name=number"),
+    ],
+)
+def test_bad_usage_exits_2(setup, extra, message):
+    tmp, data, hdir = setup
+    out = tmp / "bad.csv"
+    r = runner.invoke(app, _args(data, hdir, out, *extra))
+    assert r.exit_code == 2
+    assert message in r.output
+    assert not out.exists()
+
+
+def test_unknown_column_and_missing_file_exit_2(setup):
+    tmp, data, hdir = setup
+    r = runner.invoke(app, ["kanon", str(data), "--qi", "Age", "--hierarchies", str(hdir), "--k", "2", "--out", str(tmp / "x.csv")])
+    assert r.exit_code == 2 and "unknown quasi-identifier 'Age'" in r.output
+    r = runner.invoke(app, ["kanon", str(tmp / "nope.csv"), "--qi", "Sex", "--hierarchies", str(hdir), "--k", "2", "--out", str(tmp / "x.csv")])
+    assert r.exit_code == 2 and "not found" in r.output
+
+
+def test_demo_runs_on_bundled_adult(tmp_path):
+    r = runner.invoke(app, ["demo", "--out-dir", str(tmp_path), "--quiet"])
+    assert r.exit_code == 0, r.output
+    out = tmp_path / "adult-anonymized.csv"
+    s = json.loads((tmp_path / "adult-summary.json").read_text())
+    assert s["rows_in"] == 30162 and s["lattice_size"] == 12960
+    rel = pd.read_csv(out, dtype=str, keep_default_na=False)
+    check_k_anonymity(rel, s["quasi_identifiers"], 5)
+    assert str(out) in r.output.replace("\n", "")
