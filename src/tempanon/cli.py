@@ -30,6 +30,7 @@ def _register() -> None:
         ("tempanon.temporal.command", ("timestamped",)),
         ("tempanon.stream.command", ("stream",)),
         ("tempanon.timeseries.command", ("kp",)),
+        ("tempanon.steward.command", ("check", "run", "init", "hierarchy")),
     ):
         try:
             mod = importlib.import_module(module)

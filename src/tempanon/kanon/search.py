@@ -276,13 +276,11 @@ def _search_family(
     fs_cache: dict[Node, FrequencySet] = {}
     parent_of: dict[Node, Node] = {}
     root_set = {tuple(int(x) for x in r) for r in np.argwhere(roots_grid)}
-    super_root: FrequencySet | None = None
+    root_fs: dict[Node, FrequencySet] | None = None
     if variant == "super-roots" and root_set:
-        levels = []
-        for ax, j in enumerate(family):
-            col = {r[ax] for r in root_set}
-            levels.append(col.pop() if len(col) == 1 else (min(col) if dims[j].is_chain else 0))
-        super_root = ctx.scan(family, levels)
+        root_fs = _root_frequency_sets(ctx, family, list(root_set), ctx.scan(family, _meet(dims, family, list(root_set))))
+    elif variant == "cube" and cube is not None and root_set:
+        root_fs = _root_frequency_sets(ctx, family, list(root_set), cube[family])
     heap = [(int(heights[r]), r) for r in root_set]
     heapq.heapify(heap)
     max_gain = lat.max_edge_height
@@ -298,12 +296,7 @@ def _search_family(
         last_h = h
         done[node] = True
         if node in root_set:
-            if super_root is not None:
-                fs = ctx.roll(super_root, node)
-            elif cube is not None:
-                fs = ctx.roll(cube[family], node)
-            else:
-                fs = ctx.scan(family, node)
+            fs = ctx.scan(family, node) if root_fs is None else root_fs.pop(node)
         else:
             fs = ctx.roll(fs_cache[parent_of.pop(node)], node)
         gens = [g for g in lat.direct_generalizations(node) if cand[g]]
@@ -324,6 +317,47 @@ def _search_family(
                 elif len(fs_cache[old]) > size:
                     parent_of[g] = node
     return anon
+
+
+def _meet(dims: Sequence[Dimension], family: tuple[int, ...], nodes: Sequence[Node]) -> Node:
+    """A common specialization of ``nodes``: the componentwise minimum on chains, level 0 on a
+    non-chain attribute whose levels differ (the super-root of Section 3.3.1)."""
+    out = []
+    for ax, j in enumerate(family):
+        col = {n[ax] for n in nodes}
+        out.append(col.pop() if len(col) == 1 else (min(col) if dims[j].is_chain else 0))
+    return tuple(out)
+
+
+def _root_frequency_sets(
+    ctx: _Ctx, family: tuple[int, ...], roots: Sequence[Node], source: FrequencySet, leaf_size: int = 2
+) -> dict[Node, FrequencySet]:
+    """Frequency sets of a family's roots rolled up from ``source`` through a tree of super-roots.
+
+    A family's roots are pairwise incomparable, so none can be rolled up from another; rolling each
+    from one super-root (Section 3.3.1) re-reads that large frequency set once per root. Here the
+    roots are split recursively (median of the attribute whose levels vary most) and each group's
+    own super-root (its meet) is rolled up from the parent group's, so every root is rolled up
+    from a small, close specialization. Only roots are checked; the intermediate super-roots are
+    frequency-set computations, counted as rollups.
+    """
+    out: dict[Node, FrequencySet] = {}
+
+    def rec(group: list[Node], src: FrequencySet) -> None:
+        if len(group) <= leaf_size:
+            for r in group:
+                out[r] = ctx.roll(src, r)
+            return
+        arr = np.asarray(group)
+        ax = int(np.argmax(arr.max(axis=0) - arr.min(axis=0)))
+        order = sorted(group, key=lambda n: (n[ax], n))
+        half = len(order) // 2
+        for part in (order[:half], order[half:]):
+            m = _meet(ctx.dims, family, part)
+            rec(part, src if m == src.levels else ctx.roll(src, m))
+
+    rec(sorted(roots), source)
+    return out
 
 
 # ---- baselines (Section 2.2) ---------------------------------------------------------------------

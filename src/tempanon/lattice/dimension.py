@@ -114,7 +114,15 @@ class Dimension:
 
     def generalizes(self, u: int, v: int) -> bool:
         """True if level ``v`` is ``u`` or reachable from ``u`` (v is at least as general)."""
-        return v in self._reachable(u)
+        return bool(self.reach[u, v])
+
+    @cached_property
+    def reach(self) -> np.ndarray:
+        """``reach[u, v]``: level ``v`` is ``u`` or a generalization of ``u``."""
+        r = np.zeros((self.n_levels, self.n_levels), dtype=bool)
+        for u in range(self.n_levels):
+            r[u, list(self._reachable(u))] = True
+        return r
 
     @cached_property
     def is_chain(self) -> bool:
