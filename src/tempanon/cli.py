@@ -35,8 +35,8 @@ def _register() -> None:
         try:
             mod = importlib.import_module(module)
         except ModuleNotFoundError as exc:
-            if exc.name != module:
-                raise
+            if exc.name is None or not (module == exc.name or module.startswith(exc.name + ".")):
+                raise  # a real missing dependency inside the module
             continue
         for name in names:
             app.command(name.replace("_", "-"))(getattr(mod, name))

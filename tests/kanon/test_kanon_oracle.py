@@ -174,3 +174,22 @@ def test_rollup_equals_frequency_set_from_table(problem, data):
     assert np.array_equal(rolled.codes, direct.codes)
     assert np.array_equal(rolled.counts, direct.counts)
     assert np.array_equal(rolled.class_sizes(), direct.class_sizes())
+
+
+def test_binary_search_refuses_ungraded_levels():
+    """Samarati's binary search needs every step to rise one height; a skip edge is refused."""
+    import pytest
+
+    from tempanon.errors import InputError
+
+    codes = (np.arange(3), np.array([0, 0, 1]), np.array([0, 0, 0]))
+    labels = tuple(np.array([f"v{i}" for i in range(len(set(c.tolist())))], dtype=object) for c in codes)
+    # 0 -> 1 -> 2 and a direct 0 -> 2 edge: level 2 has height 2, the 0 -> 2 step skips height 1
+    dim = Dimension("t", ("0", "1", "2"), ((1, 2), (2,), ()), codes, labels, tuple(np.zeros(len(x)) for x in labels))
+    assert not dim.is_graded
+    from tempanon.lattice.freqset import encode_table
+
+    table = encode_table([dim], [np.array([0, 1, 2, 2])])
+    with pytest.raises(InputError, match="graded"):
+        run_search("binary-search", [dim], table, 2)
+    assert run_search("incognito", [dim], table, 2).anonymous_nodes == run_search("exhaustive", [dim], table, 2).anonymous_nodes

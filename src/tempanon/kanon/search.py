@@ -195,8 +195,9 @@ def incognito(
     S: dict[tuple[int, ...], np.ndarray] = {}
     for i in range(1, n + 1):
         S = {}
+        iteration_source = _iteration_super_root(ctx, C) if variant == "super-roots" else None
         for fi, (family, cand) in enumerate(sorted(C.items())):
-            anon = _search_family(ctx, family, cand, variant, cube)
+            anon = _search_family(ctx, family, cand, variant, cube, iteration_source)
             if anon.any():
                 S[family] = anon
             if progress is not None:
@@ -260,6 +261,7 @@ def _search_family(
     cand: np.ndarray,
     variant: str,
     cube: dict[tuple[int, ...], FrequencySet] | None,
+    iteration_source: FrequencySet | None = None,
 ) -> np.ndarray:
     """Breadth-first search by height over one family's candidate graph (Figure 7, inner loop).
 
@@ -278,7 +280,12 @@ def _search_family(
     root_set = {tuple(int(x) for x in r) for r in np.argwhere(roots_grid)}
     root_fs: dict[Node, FrequencySet] | None = None
     if variant == "super-roots" and root_set:
-        root_fs = _root_frequency_sets(ctx, family, list(root_set), ctx.scan(family, _meet(dims, family, list(root_set))))
+        meet = _meet(dims, family, list(root_set))
+        if iteration_source is None:
+            super_root = ctx.scan(family, meet)
+        else:
+            super_root = ctx.roll(project(iteration_source, dims, family), meet)
+        root_fs = _root_frequency_sets(ctx, family, list(root_set), super_root)
     elif variant == "cube" and cube is not None and root_set:
         root_fs = _root_frequency_sets(ctx, family, list(root_set), cube[family])
     heap = [(int(heights[r]), r) for r in root_set]
@@ -329,6 +336,29 @@ def _meet(dims: Sequence[Dimension], family: tuple[int, ...], nodes: Sequence[No
     return tuple(out)
 
 
+def _roots(cand: np.ndarray, dims: Sequence[Dimension], family: tuple[int, ...]) -> list[Node]:
+    return [tuple(int(x) for x in r) for r in np.argwhere(cand & ~_has_member_below(cand, dims, family))]
+
+
+def _iteration_super_root(ctx: _Ctx, C: dict[tuple[int, ...], np.ndarray]) -> FrequencySet | None:
+    """One frequency set from which every family's super-root of this iteration rolls up: T over
+    the attributes in play, each generalized to the meet of all roots that mention it. One table
+    scan per iteration instead of one per family (Rollup Property; projection and rollup commute)."""
+    per_attr: dict[int, list[int]] = {}
+    for family, cand in C.items():
+        for r in _roots(cand, ctx.dims, family):
+            for j, v in zip(family, r):
+                per_attr.setdefault(j, []).append(v)
+    if not per_attr:
+        return None
+    used = tuple(sorted(per_attr))
+    levels = []
+    for j in used:
+        col = set(per_attr[j])
+        levels.append(col.pop() if len(col) == 1 else (min(col) if ctx.dims[j].is_chain else 0))
+    return ctx.scan(used, tuple(levels))
+
+
 def _root_frequency_sets(
     ctx: _Ctx, family: tuple[int, ...], roots: Sequence[Node], source: FrequencySet, leaf_size: int = 2
 ) -> dict[Node, FrequencySet]:
@@ -372,6 +402,12 @@ def binary_search(
     ``anonymous_nodes`` are the anonymous nodes met (not the complete set), and the minimal height
     node found is ``minimal_nodes[0]``.
     """
+    ungraded = [d.name for d in dims if not d.is_graded]
+    if ungraded:
+        raise InputError(
+            f"binary search on height needs graded generalization levels (every step one level up); "
+            f"{', '.join(map(repr, ungraded))} has a step that skips a height -- use incognito or another algorithm"
+        )
     t0 = time.perf_counter()
     ctx = _Ctx(dims, table, k, max_suppressed, progress)
     attrs = tuple(range(len(dims)))

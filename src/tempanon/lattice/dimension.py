@@ -125,6 +125,11 @@ class Dimension:
         return r
 
     @cached_property
+    def is_graded(self) -> bool:
+        """Every edge raises the height by exactly one (true for chains)."""
+        return all(self.heights[p] == self.heights[v] + 1 for v, ps in enumerate(self.parents) for p in ps)
+
+    @cached_property
     def is_chain(self) -> bool:
         return all(self.parents[v] == ((v + 1,) if v + 1 < self.n_levels else ()) for v in range(self.n_levels))
 
