@@ -127,3 +127,20 @@ def test_builders_and_config():
         hierarchy_from_config({"type": "intervals"})
     with pytest.raises(InputError, match="unknown hierarchy type"):
         hierarchy_from_config({"type": "fancy"})
+
+
+def test_l_diversity_release_and_errors(patients, patients_h):
+    from tempanon.verify import check_l_diverse_classes
+
+    res = kanonymize(patients, QI, patients_h, 2, sensitive="Disease", l=2, criterion="height")
+    check_l_diverse_classes(res.table, QI, "Disease", 2)
+    assert res.summary()["l"] == 2
+    with pytest.raises(InputError, match="needs both"):
+        kanonymize(patients, QI, patients_h, 2, l=2)
+    with pytest.raises(InputError, match="l must be"):
+        kanonymize(patients, QI, patients_h, 2, sensitive="Disease", l=1)
+    with pytest.raises(InputError, match="without suppression"):
+        kanonymize(patients, QI, patients_h, 2, sensitive="Disease", l=2, max_suppression=0.2)
+    same = patients.assign(Disease="Flu")
+    with pytest.raises(NoSolutionError, match="2-diverse"):
+        kanonymize(same, QI, patients_h, 2, sensitive="Disease", l=2)

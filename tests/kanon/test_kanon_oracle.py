@@ -193,3 +193,25 @@ def test_binary_search_refuses_ungraded_levels():
     with pytest.raises(InputError, match="graded"):
         run_search("binary-search", [dim], table, 2)
     assert run_search("incognito", [dim], table, 2).anonymous_nodes == run_search("exhaustive", [dim], table, 2).anonymous_nodes
+
+
+@SETTINGS
+@given(problems(), st.integers(2, 3), st.data())
+def test_l_diversity_search_matches_brute_force(problem, l, data):
+    """With a sensitive column, every complete algorithm returns exactly the nodes whose classes
+    all have >= k rows and a most frequent sensitive value of at most |E|/l rows."""
+    df, qi, hier, k, _, _ = problem
+    df = df.assign(s=[data.draw(st.sampled_from("abc")) for _ in range(len(df))])
+    dims, _ = encode_for_search(df, qi, hier)
+    from tempanon.lattice.freqset import encode_table
+
+    cols = [hier[q].encode(df[q].rename(q))[1] for q in qi]
+    table = encode_table(dims, cols, sensitive=df["s"].to_numpy(dtype=object))
+    brute = set()
+    for node in Lattice(dims).nodes():
+        g = pd.DataFrame({q: df[q].map(hier[q].mapping(v)) for q, v in zip(qi, node)})
+        c = g.assign(s=df["s"]).groupby(qi + ["s"]).size().groupby(level=list(range(len(qi)))).agg(["max", "sum"])
+        if (c["sum"] >= k).all() and (c["max"] * l <= c["sum"]).all():
+            brute.add(node)
+    for alg in sorted(COMPLETE):
+        assert set(run_search(alg, dims, table, k, 0, l=l).anonymous_nodes) == brute, alg

@@ -71,6 +71,8 @@ class KAnonResult:
     dimensions: list[Dimension] = field(repr=False)
     uid: str | None = None
     respondents: int | None = None
+    sensitive: str | None = None
+    l: int | None = None
     kept_rows: np.ndarray | None = field(default=None, repr=False)
 
     @property
@@ -88,6 +90,8 @@ class KAnonResult:
             "quasi_identifiers": self.quasi_identifiers,
             "uid": self.uid,
             "respondents": self.respondents,
+            "sensitive": self.sensitive,
+            "l": self.l,
             "algorithm": self.algorithm,
             "complete": self.search.complete,
             "lattice_size": self.lattice_size,
@@ -150,6 +154,8 @@ def kanonymize(
     algorithm: str = "incognito",
     criterion: Criterion = "loss",
     weights: Mapping[str, float] | None = None,
+    sensitive: str | None = None,
+    l: int | None = None,
     progress: ProgressFn | None = None,
     verify: bool = True,
 ) -> KAnonResult:
@@ -174,6 +180,10 @@ def kanonymize(
     criterion: how the released node is chosen among the anonymous ones (see
         :mod:`tempanon.kanon.select`): ``height``, ``weighted-height`` (with ``weights``),
         ``discernibility``, ``loss``, or a callable.
+    sensitive, l: with both, a node is accepted only if every class is also l-diverse: its most
+        frequent ``sensitive`` value has at most ``|E| / l`` rows (l-eligibility of each class,
+        Definition 1 of Wang et al., ICDM 2010; missing values count as a value). Not combined with
+        ``uid`` or suppression (the generalization property needs neither).
     progress: ``progress(description, done, total)`` callback for long searches.
     verify: re-check the release with the independent verifier (:mod:`tempanon.verify`).
 
@@ -202,6 +212,18 @@ def kanonymize(
             raise InputError(f"respondent id column {uid!r} has a missing value at row {row}")
     if len(data) == 0:
         raise InputError("the input table has no rows")
+    if l is not None or sensitive is not None:
+        if l is None or sensitive is None:
+            raise InputError("l-diversity needs both a sensitive column and l")
+        if isinstance(l, bool) or not isinstance(l, (int, np.integer)) or l < 2:
+            raise InputError(f"l must be an integer of at least 2, got {l!r}")
+        require_columns(data, [sensitive], role="sensitive column")
+        if sensitive in qi:
+            raise InputError(f"the sensitive column {sensitive!r} cannot also be a quasi-identifier")
+        if uid is not None:
+            raise InputError("l-diversity with respondent ids (uid) is not supported")
+        if max_suppression > 0:
+            raise InputError("l-diversity is checked without suppression; set max_suppression to 0")
     missing_h = [q for q in qi if q not in hierarchies]
     if missing_h:
         raise InputError(f"no hierarchy given for quasi-identifier(s): {', '.join(missing_h)}")
@@ -220,13 +242,16 @@ def kanonymize(
         dims.append(d)
         cols.append(c)
     uid_values = data[uid].to_numpy(dtype=object) if uid is not None else None
-    table = encode_table(dims, cols, uid_values)
+    sens_values = data[sensitive].to_numpy(dtype=object) if sensitive is not None else None
+    table = encode_table(dims, cols, uid_values, sensitive=sens_values)
     n = len(data)
     max_sup = int(math.floor(max_suppression * n + 1e-9))
 
-    res = run_search(algorithm, dims, table, int(k), max_sup, progress=progress)
+    res = run_search(algorithm, dims, table, int(k), max_sup, progress=progress, l=l)
     if not res.anonymous_nodes:
         what = f"{k} distinct respondents" if uid else f"{k} rows"
+        if l is not None:
+            what += f" and {l}-diverse values of {sensitive!r}"
         raise NoSolutionError(
             f"no full-domain generalization gives every class at least {what} while suppressing at most "
             f"{max_sup} of {n} rows (max_suppression={max_suppression}); even the most general node fails. "
@@ -263,6 +288,8 @@ def kanonymize(
         dimensions=dims,
         uid=uid,
         respondents=table.n_uid if uid else None,
+        sensitive=sensitive,
+        l=None if l is None else int(l),
         kept_rows=kept,
     )
     if verify:
@@ -321,6 +348,8 @@ def verify_release(data: pd.DataFrame, result: KAnonResult, encoders: Mapping[st
         n_input=len(data),
         max_suppressed=result.max_suppressed_rows,
     )
+    if result.l is not None:
+        verify.check_l_diverse_classes(check, result.quasi_identifiers, result.sensitive, result.l)
     mapping = {}
     for q, v in zip(result.quasi_identifiers, result.selected_node):
         enc = encoders[q]

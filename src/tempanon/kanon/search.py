@@ -77,9 +77,16 @@ class SearchResult:
 
 
 class _Ctx:
-    def __init__(self, dims: Sequence[Dimension], table: Table, k: int, max_suppressed: int, progress: ProgressFn | None):
+    def __init__(
+        self, dims: Sequence[Dimension], table: Table, k: int, max_suppressed: int, progress: ProgressFn | None, l: int | None = None
+    ):
         if k < 1:
             raise InputError(f"k must be >= 1, got {k}")
+        if l is not None and not table.sensitive:
+            raise InputError("an l-diversity check needs a table encoded with its sensitive attribute")
+        if l is not None and max_suppressed:
+            raise InputError("l-diversity is checked without tuple suppression (with it the generalization property fails)")
+        self.l = l
         self.dims = list(dims)
         self.table = table
         self.k = int(k)
@@ -89,7 +96,7 @@ class _Ctx:
 
     def check(self, fs: FrequencySet) -> bool:
         self.stats.nodes_checked += 1
-        return fs.is_anonymous(self.k, self.max_suppressed)
+        return fs.is_anonymous(self.k, self.max_suppressed, self.l)
 
     def scan(self, attrs: Sequence[int], levels: Sequence[int]) -> FrequencySet:
         self.stats.table_scans += 1
@@ -176,6 +183,7 @@ def incognito(
     *,
     variant: str = "basic",
     progress: ProgressFn | None = None,
+    l: int | None = None,
 ) -> SearchResult:
     """Incognito (Section 3, Figure 7): all k-anonymous full-domain generalizations.
 
@@ -187,7 +195,7 @@ def incognito(
     if variant not in ("basic", "super-roots", "cube"):
         raise InputError(f"unknown Incognito variant {variant!r}")
     t0 = time.perf_counter()
-    ctx = _Ctx(dims, table, k, max_suppressed, progress)
+    ctx = _Ctx(dims, table, k, max_suppressed, progress, l)
     n = len(dims)
     cube = _data_cube(ctx) if variant == "cube" else None
     # C_1: every attribute's own DAG.
@@ -394,7 +402,7 @@ def _root_frequency_sets(
 
 
 def binary_search(
-    dims: Sequence[Dimension], table: Table, k: int, max_suppressed: int = 0, *, progress: ProgressFn | None = None
+    dims: Sequence[Dimension], table: Table, k: int, max_suppressed: int = 0, *, progress: ProgressFn | None = None, l: int | None = None
 ) -> SearchResult:
     """Samarati's binary search on height: the lowest height with a k-anonymous node.
 
@@ -409,7 +417,7 @@ def binary_search(
             f"{', '.join(map(repr, ungraded))} has a step that skips a height -- use incognito or another algorithm"
         )
     t0 = time.perf_counter()
-    ctx = _Ctx(dims, table, k, max_suppressed, progress)
+    ctx = _Ctx(dims, table, k, max_suppressed, progress, l)
     attrs = tuple(range(len(dims)))
     heights = _heights_grid(dims, attrs)
     found = np.zeros(heights.shape, dtype=bool)
@@ -451,6 +459,7 @@ def bottom_up(
     *,
     use_rollup: bool = False,
     progress: ProgressFn | None = None,
+    l: int | None = None,
 ) -> SearchResult:
     """Bottom-up breadth-first search over the whole lattice (Section 2.2).
 
@@ -460,7 +469,7 @@ def bottom_up(
     anonymous, or the node would be marked).
     """
     t0 = time.perf_counter()
-    ctx = _Ctx(dims, table, k, max_suppressed, progress)
+    ctx = _Ctx(dims, table, k, max_suppressed, progress, l)
     attrs = tuple(range(len(dims)))
     lat = Lattice(dims, attrs)
     heights = _heights_grid(dims, attrs)
@@ -497,11 +506,11 @@ def bottom_up(
 
 
 def exhaustive(
-    dims: Sequence[Dimension], table: Table, k: int, max_suppressed: int = 0, *, progress: ProgressFn | None = None
+    dims: Sequence[Dimension], table: Table, k: int, max_suppressed: int = 0, *, progress: ProgressFn | None = None, l: int | None = None
 ) -> SearchResult:
     """Check every node of the lattice from T, without any pruning (the test oracle)."""
     t0 = time.perf_counter()
-    ctx = _Ctx(dims, table, k, max_suppressed, progress)
+    ctx = _Ctx(dims, table, k, max_suppressed, progress, l)
     attrs = tuple(range(len(dims)))
     shape = tuple(d.n_levels for d in dims)
     anon = np.zeros(shape, dtype=bool)
@@ -520,20 +529,22 @@ def run_search(
     max_suppressed: int = 0,
     *,
     progress: ProgressFn | None = None,
+    l: int | None = None,
 ) -> SearchResult:
-    """Dispatch on the algorithm's name (see :data:`ALGORITHMS`)."""
+    """Dispatch on the algorithm's name (see :data:`ALGORITHMS`). With ``l`` a node must also make
+    every class l-diverse (the table must carry the sensitive attribute, no suppression)."""
     if algorithm == "incognito":
-        return incognito(dims, table, k, max_suppressed, progress=progress)
+        return incognito(dims, table, k, max_suppressed, progress=progress, l=l)
     if algorithm == "super-roots":
-        return incognito(dims, table, k, max_suppressed, variant="super-roots", progress=progress)
+        return incognito(dims, table, k, max_suppressed, variant="super-roots", progress=progress, l=l)
     if algorithm == "cube":
-        return incognito(dims, table, k, max_suppressed, variant="cube", progress=progress)
+        return incognito(dims, table, k, max_suppressed, variant="cube", progress=progress, l=l)
     if algorithm == "binary-search":
-        return binary_search(dims, table, k, max_suppressed, progress=progress)
+        return binary_search(dims, table, k, max_suppressed, progress=progress, l=l)
     if algorithm == "bottom-up":
-        return bottom_up(dims, table, k, max_suppressed, progress=progress)
+        return bottom_up(dims, table, k, max_suppressed, progress=progress, l=l)
     if algorithm == "bottom-up-rollup":
-        return bottom_up(dims, table, k, max_suppressed, use_rollup=True, progress=progress)
+        return bottom_up(dims, table, k, max_suppressed, use_rollup=True, progress=progress, l=l)
     if algorithm == "exhaustive":
-        return exhaustive(dims, table, k, max_suppressed, progress=progress)
+        return exhaustive(dims, table, k, max_suppressed, progress=progress, l=l)
     raise InputError(f"unknown algorithm {algorithm!r}; expected one of {', '.join(ALGORITHMS)}")

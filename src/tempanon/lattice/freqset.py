@@ -52,6 +52,7 @@ class FrequencySet:
     counts: np.ndarray
     keys: np.ndarray | None
     n_uid: int = 0
+    sensitive: bool = False
     _cols: list | None = field(default=None, repr=False)
     _uid: np.ndarray | None = field(default=None, repr=False)
     _sizes: tuple | None = field(default=None, repr=False)
@@ -93,27 +94,48 @@ class FrequencySet:
     def _classes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(class sizes, class tuple counts, class index of every row)."""
         if self._sizes is None:
-            if not self.n_uid:
+            if self.sensitive:
+                starts = self._class_starts()
+                m = len(self.counts)
+                rows = np.add.reduceat(self.counts, starts) if m else np.zeros(0, dtype=np.int64)
+                self._sizes = (rows, rows, np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, m])))
+            elif not self.n_uid:
                 self._sizes = (self.counts, self.counts, np.arange(len(self.counts)))
             else:
                 m = len(self.counts)
-                if self.keys is not None:
-                    ck = self.keys // self.n_uid
-                    new = np.empty(m, dtype=bool)
-                    if m:
-                        new[0] = True
-                        np.not_equal(ck[1:], ck[:-1], out=new[1:])
-                else:
-                    new = np.ones(m, dtype=bool)
-                    if m and self.cards:
-                        new[1:] = (self.codes[1:] != self.codes[:-1]).any(axis=1)
-                    elif m:
-                        new[1:] = False
-                starts = np.flatnonzero(new)
-                sizes = np.diff(np.r_[starts, m])
+                starts = self._class_starts()
+                sizes = np.diff(np.r_[starts, m]).astype(np.int64)
                 rows = np.add.reduceat(self.counts, starts) if m else np.zeros(0, dtype=np.int64)
                 self._sizes = (sizes, rows, np.repeat(np.arange(len(starts)), sizes))
         return self._sizes
+
+    def _class_starts(self) -> np.ndarray:
+        """First row of every class (rows are sorted by class, then the extra digit)."""
+        m = len(self.counts)
+        if m == 0:
+            return np.zeros(0, dtype=np.int64)
+        new = np.empty(m, dtype=bool)
+        new[0] = True
+        if self.keys is not None:
+            ck = self.keys // self.n_uid
+            np.not_equal(ck[1:], ck[:-1], out=new[1:])
+        elif self.cards:
+            new[1:] = (self.codes[1:] != self.codes[:-1]).any(axis=1)
+        else:
+            new[1:] = False
+        return np.flatnonzero(new)
+
+    def max_sensitive_frequency(self) -> np.ndarray:
+        """Per class: tuples of its most frequent sensitive value (needs the sensitive digit)."""
+        if not self.sensitive:
+            raise ValueError("this frequency set carries no sensitive attribute")
+        starts = self._class_starts()
+        return np.maximum.reduceat(self.counts, starts) if len(self.counts) else np.zeros(0, dtype=np.int64)
+
+    def is_l_diverse(self, l: int) -> np.ndarray:
+        """Per class: the most frequent sensitive value has at most |E|/l tuples (l-eligible classes,
+        Definition 1 of Wang et al., ICDM 2010)."""
+        return self.max_sensitive_frequency() * l <= self.class_tuples()
 
     def class_sizes(self) -> np.ndarray:
         """Size of every equivalence class: distinct respondents with a uid, else tuples."""
@@ -141,8 +163,12 @@ class FrequencySet:
         sizes, rows, _ = self._classes()
         return int(rows[sizes < k].sum())
 
-    def is_anonymous(self, k: int, max_suppressed: int = 0) -> bool:
-        """k-anonymous with at most ``max_suppressed`` tuples suppressed (Section 2.1)."""
+    def is_anonymous(self, k: int, max_suppressed: int = 0, l: int | None = None) -> bool:
+        """k-anonymous with at most ``max_suppressed`` tuples suppressed (Section 2.1); with ``l``
+        every class must also be l-diverse (no suppression then: see :func:`tempanon.kanon.kanonymize`)."""
+        if l is not None:
+            sizes, rows, _ = self._classes()
+            return bool((sizes >= k).all() and self.is_l_diverse(l).all())
         if not self.n_uid:
             small = self.counts < k
             if not small.any():
@@ -163,8 +189,12 @@ def group_rows(
     weights: np.ndarray,
     uid: np.ndarray | None = None,
     n_uid: int = 0,
+    sensitive: bool = False,
 ) -> FrequencySet:
     """GROUP BY the code columns (and uid) into a :class:`FrequencySet`.
+
+    ``uid`` is the extra least-significant digit: respondent codes, or sensitive-value codes when
+    ``sensitive`` is set (then rows are distinct (class, sensitive value) pairs).
 
     The codes are packed into one int64 key per row (mixed radix over ``cards``, then the uid).
     Dense counting (``bincount``) is used when that key space is small next to the input, a sort
@@ -192,7 +222,7 @@ def group_rows(
         if size_u <= 4 * m + 4096:
             cnt = np.bincount(key, weights=weights, minlength=size_u)
             nz = np.flatnonzero(cnt)
-            return FrequencySet(tuple(attrs), tuple(levels), cards, cnt[nz].astype(np.int64), nz, n_uid)
+            return FrequencySet(tuple(attrs), tuple(levels), cards, cnt[nz].astype(np.int64), nz, n_uid, sensitive)
         order = np.argsort(key, kind="stable")
         sk = key[order]
         flag = np.empty(m, dtype=bool)
@@ -201,7 +231,7 @@ def group_rows(
             np.not_equal(sk[1:], sk[:-1], out=flag[1:])
         starts = np.flatnonzero(flag)
         counts = np.add.reduceat(weights[order], starts).astype(np.int64) if m else np.zeros(0, dtype=np.int64)
-        return FrequencySet(tuple(attrs), tuple(levels), cards, counts, sk[starts], n_uid)
+        return FrequencySet(tuple(attrs), tuple(levels), cards, counts, sk[starts], n_uid, sensitive)
     # overflow: compress progressively, gather the columns of the first row of each group
     key = np.zeros(m, dtype=np.int64)
     acc = 1
@@ -219,7 +249,7 @@ def group_rows(
     starts = np.flatnonzero(flag)
     rows = order[starts]
     counts = np.add.reduceat(weights[order], starts).astype(np.int64) if m else np.zeros(0, dtype=np.int64)
-    fs = FrequencySet(tuple(attrs), tuple(levels), cards, counts, None, n_uid)
+    fs = FrequencySet(tuple(attrs), tuple(levels), cards, counts, None, n_uid, sensitive)
     fs._cols = [np.asarray(c)[rows] for c in cols]
     if n_uid:
         fs._uid = np.asarray(uid)[rows]
@@ -237,18 +267,30 @@ class Table:
     uid: np.ndarray | None
     n_uid: int
     n_rows: int
+    sensitive: bool = False
 
 
 def encode_table(
-    dims: Sequence[Dimension], columns: Sequence[np.ndarray], uid: np.ndarray | None = None
+    dims: Sequence[Dimension],
+    columns: Sequence[np.ndarray],
+    uid: np.ndarray | None = None,
+    *,
+    sensitive: np.ndarray | None = None,
 ) -> Table:
-    """Build :class:`Table` from the base codes of every attribute (and respondent ids)."""
-    n = len(columns[0]) if columns else (0 if uid is None else len(uid))
-    uid_codes, n_uid = (None, 0) if uid is None else _dense(uid)
+    """Build :class:`Table` from the base codes of every attribute, and either respondent ids
+    (respondent-level k) or sensitive values (l-diversity checks) -- not both."""
+    if uid is not None and sensitive is not None:
+        raise ValueError("a table carries respondent ids or a sensitive attribute, not both")
+    extra = uid if uid is not None else sensitive
+    n = len(columns[0]) if columns else (0 if extra is None else len(extra))
+    extra_codes, n_extra = (None, 0) if extra is None else _dense(extra)
     cards = [d.n_base for d in dims]
     attrs = tuple(range(len(dims)))
-    fs = group_rows(attrs, (0,) * len(dims), [np.asarray(c, dtype=np.int64) for c in columns], cards, np.ones(n, dtype=np.int64), uid_codes, n_uid)
-    return Table([np.ascontiguousarray(c) for c in fs.cols], fs.counts, fs.uid, n_uid, n)
+    fs = group_rows(
+        attrs, (0,) * len(dims), [np.asarray(c, dtype=np.int64) for c in columns], cards,
+        np.ones(n, dtype=np.int64), extra_codes, n_extra, sensitive is not None,
+    )
+    return Table([np.ascontiguousarray(c) for c in fs.cols], fs.counts, fs.uid, n_extra, n, sensitive is not None)
 
 
 def _dense(values: np.ndarray) -> tuple[np.ndarray, int]:
@@ -264,7 +306,7 @@ def table_frequency_set(
     """Frequency set of T w.r.t. the node (attrs, levels), computed from T (a table scan)."""
     cols = [dims[j].codes[lv][table.columns[j]] for j, lv in zip(attrs, levels)]
     cards = [dims[j].cardinality(lv) for j, lv in zip(attrs, levels)]
-    return group_rows(attrs, levels, cols, cards, table.counts, table.uid, table.n_uid)
+    return group_rows(attrs, levels, cols, cards, table.counts, table.uid, table.n_uid, table.sensitive)
 
 
 def rollup(fs: FrequencySet, dims: Sequence[Dimension], levels: Sequence[int]) -> FrequencySet:
@@ -274,7 +316,7 @@ def rollup(fs: FrequencySet, dims: Sequence[Dimension], levels: Sequence[int]) -
         return fs
     cols = [c if old == new else dims[j].up(old, new)[c] for c, j, old, new in zip(fs.cols, fs.attrs, fs.levels, levels)]
     cards = [dims[j].cardinality(lv) for j, lv in zip(fs.attrs, levels)]
-    return group_rows(fs.attrs, levels, cols, cards, fs.counts, fs.uid, fs.n_uid)
+    return group_rows(fs.attrs, levels, cols, cards, fs.counts, fs.uid, fs.n_uid, fs.sensitive)
 
 
 def project(fs: FrequencySet, dims: Sequence[Dimension], attrs: Sequence[int]) -> FrequencySet:
@@ -283,13 +325,13 @@ def project(fs: FrequencySet, dims: Sequence[Dimension], attrs: Sequence[int]) -
     cols = [fs.cols[pos[j]] for j in attrs]
     lv = [fs.levels[pos[j]] for j in attrs]
     cards = [dims[j].cardinality(v) for j, v in zip(attrs, lv)]
-    return group_rows(attrs, lv, cols, cards, fs.counts, fs.uid, fs.n_uid)
+    return group_rows(attrs, lv, cols, cards, fs.counts, fs.uid, fs.n_uid, fs.sensitive)
 
 
 def table_as_frequency_set(table: Table) -> FrequencySet:
     """T's zero-generalization frequency set over all its attributes."""
     q = len(table.columns)
-    fs = FrequencySet(tuple(range(q)), (0,) * q, tuple(int(c.max(initial=0)) + 1 for c in table.columns), table.counts, None, table.n_uid)
+    fs = FrequencySet(tuple(range(q)), (0,) * q, tuple(int(c.max(initial=0)) + 1 for c in table.columns), table.counts, None, table.n_uid, table.sensitive)
     fs._cols = list(table.columns)
     fs._uid = table.uid
     return fs
