@@ -65,6 +65,23 @@ def check_k_anonymity(
     }
 
 
+def check_l_diverse_classes(released: pd.DataFrame, qi: Sequence[str], sensitive: str, l: int) -> dict:
+    """Check that in every equivalence class over ``qi`` the most frequent value of ``sensitive``
+    (missing is a value) has at most ``|E| / l`` rows."""
+    keys = released[list(qi)].astype(object).where(released[list(qi)].notna(), "\x00<NA>")
+    sens = released[sensitive].astype(object).where(released[sensitive].notna(), "\x00<NA>")
+    counts = keys.assign(__s__=sens.to_numpy()).groupby(list(qi) + ["__s__"], sort=False).size()
+    per = counts.groupby(level=list(range(len(qi))), sort=False).agg(["max", "sum"])
+    bad = per[per["max"] * l > per["sum"]]
+    if len(bad):
+        ex = bad.index[0]
+        raise VerificationError(
+            f"output is not {l}-diverse on {sensitive!r}: {len(bad)} class(es) fail, e.g. "
+            f"{dict(zip(qi, ex if isinstance(ex, tuple) else (ex,)))} where one value has {int(bad['max'].iloc[0])} of {int(bad['sum'].iloc[0])} rows"
+        )
+    return {"l": l, "classes": int(len(per))}
+
+
 def check_generalization(
     original: pd.DataFrame, released: pd.DataFrame, mapping: dict[str, dict[str, str]]
 ) -> None:
@@ -90,7 +107,373 @@ def check_generalization(
 # --- l-diversity / Anatomy (streams, issue 4) ----------------------------------------------------
 
 
+def _as_text(col: pd.Series) -> pd.Series:
+    obj = col.astype(object)
+    return obj.where(obj.notna(), "\x00<NA>").astype(str)
+
+
+def check_l_eligible(values: pd.Series, l: int) -> dict:
+    """Definition 1 of Wang et al. (ICDM 2010): the most frequent value of ``values`` (missing is a
+    value of its own) occurs at most ``len(values) / l`` times. The empty table is l-eligible."""
+    counts = _as_text(pd.Series(values)).value_counts()
+    n = int(counts.sum())
+    top = int(counts.iloc[0]) if len(counts) else 0
+    if l * top > n:
+        raise VerificationError(
+            f"table of {n} records is not {l}-eligible: value {counts.index[0]!r} occurs {top} times (> {n}/{l})"
+        )
+    return {"records": n, "max_frequency": top}
+
+
+def check_anatomy(
+    qit: pd.DataFrame,
+    st: pd.DataFrame,
+    l: int,
+    *,
+    sensitive: str,
+    qi: Sequence[str] | None = None,
+    group: str = "group",
+    partition: str | None = None,
+    expected_values: pd.Series | None = None,
+    expected_partition: pd.Series | None = None,
+) -> dict:
+    """Check an Anatomy release (Xiao & Tao, VLDB 2006) on the released tables only.
+
+    * ``st`` has columns ``group``, ``sensitive``, ``count`` with positive integer counts and no repeated
+      (group, value) pair; ``qit`` has a ``group`` column and, when ``qi`` is given, nothing but ``qi``
+      and ``group`` (no timestamp, no sensitive value published there);
+    * the groups of both tables coincide and each group's ST counts add up to its QIT rows;
+    * every group is l-diverse: each value makes at most ``1 / l`` of the group (so >= l distinct values);
+    * with ``expected_values`` (the sensitive values of the records meant to be published), the
+      released multiset of values equals it (nothing lost, nothing invented).
+
+    With ``partition`` (a column of both tables, e.g. the snapshot), groups are keyed by
+    ``(partition, group)`` and ``expected_partition`` gives the partition of each expected value, so
+    many releases are checked at once.
+    """
+    for col in (group, sensitive, "count"):
+        if col not in st.columns:
+            raise VerificationError(f"sensitive table lacks column {col!r}")
+    if group not in qit.columns:
+        raise VerificationError(f"quasi-identifier table lacks column {group!r}")
+    if qi is not None:
+        extra = [c for c in qit.columns if c not in set(qi) | {group} | ({partition} if partition else set())]
+        if extra:
+            raise VerificationError(f"quasi-identifier table publishes non-QI column(s) {extra}")
+        if sensitive in qit.columns and sensitive not in set(qi):
+            raise VerificationError(f"quasi-identifier table publishes the sensitive column {sensitive!r}")
+    counts = pd.to_numeric(st["count"], errors="coerce")
+    if counts.isna().any() or (counts <= 0).any() or (counts != counts.round()).any():
+        raise VerificationError("sensitive table has a count that is not a positive integer")
+    st_groups = _as_text(st[group])
+    qit_groups = _as_text(qit[group])
+    if partition is not None:
+        for name, table in (("sensitive", st), ("quasi-identifier", qit)):
+            if partition not in table.columns:
+                raise VerificationError(f"{name} table lacks column {partition!r}")
+        st_groups = _as_text(st[partition]) + "\x01" + st_groups
+        qit_groups = _as_text(qit[partition]) + "\x01" + qit_groups
+    st_values = _as_text(st[sensitive])
+    pairs = pd.DataFrame({"g": st_groups, "v": st_values})
+    if pairs.duplicated().any():
+        row = int(pairs.duplicated().to_numpy().nonzero()[0][0])
+        raise VerificationError(f"sensitive table repeats (group, value) at row {row}")
+    per_group = counts.groupby(st_groups.to_numpy()).agg(["sum", "max"])
+    qit_sizes = qit_groups.value_counts()
+    if set(per_group.index) != set(qit_sizes.index):
+        only = sorted(set(per_group.index) ^ set(qit_sizes.index))[:3]
+        raise VerificationError(f"groups differ between the two tables, e.g. {only}")
+    sizes = qit_sizes.reindex(per_group.index)
+    bad = per_group["sum"].to_numpy() != sizes.to_numpy()
+    if bad.any():
+        g = per_group.index[bad.nonzero()[0][0]]
+        raise VerificationError(
+            f"group {g.replace(chr(1), ', group ')}: sensitive counts add up to {int(per_group.loc[g, 'sum'])} but it has {int(sizes.loc[g])} QIT rows"
+        )
+    bad = l * per_group["max"].to_numpy() > per_group["sum"].to_numpy()
+    if bad.any():
+        g = per_group.index[bad.nonzero()[0][0]]
+        raise VerificationError(
+            f"group {g.replace(chr(1), ', group ')} is not {l}-diverse: a value has {int(per_group.loc[g, 'max'])} of its {int(per_group.loc[g, 'sum'])} records"
+        )
+    if expected_values is not None:
+        want_keys = _as_text(pd.Series(expected_values)).reset_index(drop=True)
+        got_keys = st_values
+        if partition is not None and expected_partition is not None:
+            want_keys = _as_text(pd.Series(expected_partition)).reset_index(drop=True) + "\x01" + want_keys
+            got_keys = _as_text(st[partition]) + "\x01" + st_values
+        want = want_keys.value_counts()
+        got = counts.groupby(got_keys.to_numpy()).sum()
+        want, got = want.sort_index(), got.sort_index()
+        if len(want) != len(got) or not (want.index == got.index).all() or not (want.to_numpy() == got.to_numpy()).all():
+            raise VerificationError("released sensitive values differ from the records meant to be published")
+    return {"groups": int(len(per_group)), "records": int(len(qit)), "min_group_size": int(sizes.min()) if len(sizes) else None}
+
+
+
 # --- (k,P)-anonymity (time series, issue 5) ------------------------------------------------------
 
 
+def _ts_sax_symbols(values, level: int, paa_segments: int | None = None):
+    """SAX symbols of each row, written independently of :mod:`tempanon.timeseries.sax` from the
+    documented rule: z-normalize (population std; a row with std <= 1e-9*max(1, max|x|) is constant
+    and gets z = 0), optional PAA by ``numpy.array_split`` chunks, symbol = number of breakpoints
+    ``Phi^-1(j/level)`` that are <= z."""
+    import numpy as np
+    from scipy.special import ndtri
+
+    x = np.asarray(values, dtype=float)
+    mu = x.mean(axis=1)[:, None]
+    sd = x.std(axis=1)[:, None]
+    flat = sd <= 1e-9 * np.maximum(1.0, np.abs(x).max(axis=1))[:, None]
+    z = np.where(flat, 0.0, (x - mu) / np.where(flat, 1.0, sd))
+    if paa_segments is not None and paa_segments != x.shape[1]:
+        z = np.stack([c.mean(axis=1) for c in np.array_split(z, paa_segments, axis=1)], axis=1)
+    cuts = ndtri(np.arange(1, level) / level)
+    return np.digitize(z, cuts, right=False), z, cuts
+
+
+def check_kp_anonymity(
+    original: pd.DataFrame,
+    released: pd.DataFrame,
+    audit: pd.DataFrame,
+    *,
+    id_col: str,
+    qi: Sequence[str],
+    k: int,
+    P: int,
+    value_columns: Sequence[str] | None = None,
+    pattern_columns: Sequence[str] | None = None,
+    sensitive: Sequence[str] = (),
+    l_diversity: int | None = None,
+    epsilon: float | None = None,
+    paa_segments: int | None = None,
+) -> dict:
+    """Check a (k,P)-anonymous time-series release (Shou et al., TKDE, Definition 5).
+
+    Works on the released table and the steward's audit (``id``, ``output_row``) only: every input
+    id appears once in the audit, published rows map one-to-one to output rows, fewer than ``P``
+    series are suppressed, every k-group has ``>= k`` rows sharing one envelope that contains each
+    member's original values, every P-subgroup lies in one k-group with ``>= P`` rows and one
+    pattern, inside each k-group every (pattern, level) is shared by ``>= P`` rows, and every
+    published pattern is the record's own SAX word at the published level (recomputed here).
+    Sensitive values are unchanged, or with ``l_diversity`` each P-subgroup has no value on more
+    than ``floor(size/l)`` rows and each value moved by at most ``epsilon``.
+    """
+    import numpy as np
+
+    def fail(msg: str):
+        raise VerificationError(f"(k,P)-anonymity check failed: {msg}")
+
+    qi = list(qi)
+    vcols = list(qi if value_columns is None else value_columns)
+    pcols = list(qi if pattern_columns is None else pattern_columns)
+    n_in = len(original)
+    ids = original[id_col].astype(str).to_numpy()
+    if len(audit) != n_in:
+        fail(f"audit has {len(audit)} lines for {n_in} input series")
+    aud_ids = audit["id"].astype(str).to_numpy()
+    if len(set(aud_ids)) != len(aud_ids):
+        fail("an id appears twice in the audit")
+    if set(aud_ids) != set(ids):
+        missing = sorted(set(ids) - set(aud_ids))[:3]
+        fail(f"ids lost or invented in the audit, e.g. {missing}")
+    pos = pd.Series(np.arange(n_in), index=ids)
+    src_of_audit = pos.loc[aud_ids].to_numpy()
+    rows = pd.to_numeric(audit["output_row"], errors="coerce")
+    pub = rows.notna().to_numpy()
+    suppressed = int((~pub).sum())
+    if suppressed >= max(P, 1):
+        fail(f"{suppressed} series suppressed, P={P} allows at most {P - 1}")
+    out_rows = rows[pub].to_numpy()
+    if not np.array_equal(np.sort(out_rows), np.arange(len(released))):
+        fail(f"audit output rows do not match the {len(released)} released rows one-to-one")
+    src = np.empty(len(released), dtype=np.int64)
+    src[out_rows.astype(np.int64)] = src_of_audit[pub]
+    if len(released) == 0:
+        fail("nothing is published")
+    rel = released.reset_index(drop=True)
+    kg = rel["kgroup"].to_numpy()
+    ks = rel.groupby("kgroup")["kgroup"].transform("size").to_numpy()
+    if ks.min() < k:
+        fail(f"k-group {kg[ks.argmin()]} has {ks.min()} series, fewer than k={k}")
+    ps = rel.groupby("psubgroup").agg(n=("kgroup", "size"), nk=("kgroup", "nunique"),
+                                      npat=("pattern", "nunique"), nlev=("pattern_level", "nunique"))
+    if (ps["nk"] > 1).any() or (ps["npat"] > 1).any() or (ps["nlev"] > 1).any():
+        fail("a P-subgroup spans several k-groups or patterns")
+    if ps["n"].min() < P:
+        fail(f"P-subgroup {ps['n'].idxmin()} has {ps['n'].min()} series, fewer than P={P}")
+    share = rel.groupby(["kgroup", "pattern", "pattern_level"])["kgroup"].transform("size").to_numpy()
+    if share.min() < P:
+        fail(f"in k-group {kg[share.argmin()]} a pattern is shared by {share.min()} series, fewer than P={P}")
+    X = original[qi].to_numpy(dtype=float)[src]
+    for c in vcols:
+        lo = rel[f"{c}_lo"].to_numpy(dtype=float)
+        hi = rel[f"{c}_hi"].to_numpy(dtype=float)
+        if (rel.groupby("kgroup")[[f"{c}_lo", f"{c}_hi"]].nunique() > 1).any().any():
+            fail(f"column {c!r}: rows of one k-group publish different envelopes")
+        x = X[:, qi.index(c)]
+        bad = ~((lo <= x) & (x <= hi))
+        if bad.any():
+            r = int(np.flatnonzero(bad)[0])
+            fail(f"column {c!r}, output row {r}: envelope [{lo[r]}, {hi[r]}] misses the original {x[r]}")
+    levels = rel["pattern_level"].to_numpy()
+    if not np.issubdtype(levels.dtype, np.integer) or levels.min() < 1 or levels.max() > 26:
+        fail("pattern_level must be an integer in 1..26")
+    pats = rel["pattern"].astype(str).to_numpy()
+    width = paa_segments if paa_segments is not None else len(pcols)
+    lens = np.array([len(p) for p in pats])
+    if (lens != width).any():
+        fail(f"output row {int(np.flatnonzero(lens != width)[0])}: pattern length is not {width}")
+    sel = [qi.index(c) for c in pcols] if paa_segments is None else list(range(width))
+    for level in np.unique(levels):
+        r = np.flatnonzero(levels == level)
+        expect, z, cuts = _ts_sax_symbols(X[r], int(level), paa_segments)
+        expect, z = expect[:, sel], z[:, sel]
+        text = "".join(pats[r])
+        if not text.isascii():
+            fail("a pattern has a letter outside a..z")
+        got = np.frombuffer(text.encode("ascii"), dtype=np.uint8).reshape(len(r), width).astype(np.int64) - 97
+        # a value within 1e-9 of a breakpoint may take either neighbouring symbol (summation order)
+        near = np.zeros(z.shape, dtype=bool)
+        if cuts.size:
+            near = np.abs(z[..., None] - cuts).min(axis=-1) <= 1e-9
+        wrong = ((expect != got) & ~(near & (np.abs(expect - got) == 1))).any(axis=1)
+        if wrong.any():
+            i = int(r[np.flatnonzero(wrong)[0]])
+            fail(f"output row {i}: pattern {pats[i]!r} is not the series' own SAX word at level {level}")
+    perturbed = 0
+    for s in sensitive:
+        orig = original[s].to_numpy()[src]
+        got = rel[s].to_numpy()
+        if l_diversity is None:
+            same = pd.Series(orig).eq(pd.Series(got)).to_numpy() | (pd.isna(orig) & pd.isna(got))
+            if not same.all():
+                fail(f"sensitive column {s!r} changed in output row {int(np.flatnonzero(~same)[0])}")
+        else:
+            o, g = np.asarray(orig, dtype=float), np.asarray(got, dtype=float)
+            if (np.abs(o - g) > (epsilon or 0.0) + 1e-9 * np.maximum(1, np.abs(o))).any():
+                fail(f"sensitive column {s!r}: a value moved by more than epsilon={epsilon}")
+            perturbed += int((o != g).sum())
+            cnt = rel.assign(_v=g).groupby(["psubgroup", "_v"])["_v"].transform("size").to_numpy()
+            cap = np.floor(rel.groupby("psubgroup")["psubgroup"].transform("size").to_numpy() / l_diversity)
+            if (cnt > cap).any():
+                i = int(np.flatnonzero(cnt > cap)[0])
+                fail(f"sensitive column {s!r}: P-subgroup {rel['psubgroup'][i]} is not {l_diversity}-diverse")
+    return {
+        "k": k,
+        "P": P,
+        "kgroups": int(rel["kgroup"].nunique()),
+        "psubgroups": int(len(ps)),
+        "min_kgroup": int(ks.min()),
+        "min_psubgroup": int(ps["n"].min()),
+        "suppressed": suppressed,
+        "perturbed": perturbed,
+    }
+
+
 # --- timestamped data (issue 3) -------------------------------------------------------------------
+
+import numpy as np  # noqa: E402
+
+
+def _expected_time_labels(times: pd.Series, granularity: str) -> pd.Series | None:
+    """Labels of the built-in granularities recomputed with pandas' own calendar code (not the
+    numpy index arithmetic of :mod:`tempanon.temporal`); None for other granularities."""
+    fmt = {
+        "second": "%Y-%m-%dT%H:%M:%S", "minute": "%Y-%m-%dT%H:%M", "hour": "%Y-%m-%dT%H",
+        "day": "%Y-%m-%d", "business-day": "%Y-%m-%d", "month": "%Y-%m", "year": "%Y",
+        "format:%Y": "%Y", "format:%Y-%m": "%Y-%m", "format:%Y-%m-%d": "%Y-%m-%d",
+    }.get(granularity)  # fmt: skip
+    if fmt is not None:
+        return times.dt.strftime(fmt)
+    year = times.dt.year.astype("Int64").astype(str)
+    if granularity == "week":
+        iso = times.dt.isocalendar()
+        return iso["year"].astype(str) + "-W" + iso["week"].astype(int).map("{:02d}".format)
+    if granularity == "quarter":
+        return year + "Q" + times.dt.quarter.astype(str)
+    if granularity == "semester":
+        return year + "S" + ((times.dt.month > 6).astype(int) + 1).astype(str)
+    return None
+
+
+def check_timestamped_release(
+    original: pd.DataFrame,
+    released: pd.DataFrame,
+    *,
+    time: str,
+    qi: Sequence[str],
+    uid: str | None,
+    k: int,
+    granularity: str,
+    original_times: pd.Series,
+    n_input: int,
+    max_suppressed: int = 0,
+    generalized_qi: Sequence[str] = (),
+) -> dict:
+    """Independent check of a timestamped release (Mascetti et al., Definition 4).
+
+    ``released`` carries the original row labels in its index. Checks that the UID column is not
+    published; that every class of (quasi-identifiers, released time) holds at least ``k``
+    distinct respondents (UIDs looked up in ``original``) and at most ``max_suppressed`` rows are
+    missing; that quasi-identifiers not in ``generalized_qi`` and all other columns are published
+    unchanged; that a missing timestamp stays missing; and that each released time is the label
+    of the granule holding the original time: recomputed with pandas for built-in granularities,
+    otherwise checked structurally (labels ordered by time form contiguous blocks: granules of a
+    granularity never interleave). ``original_times`` are the parsed timestamps (naive, UTC for
+    tz-aware input), indexed like ``original``.
+    """
+    if uid is not None and uid in released.columns:
+        raise VerificationError(f"the respondent identifier {uid!r} is published")
+    if not released.index.isin(original.index).all():
+        raise VerificationError("released rows that are not in the input")
+    src = original.loc[released.index]
+    for col in released.columns:
+        if col == time or col in generalized_qi:
+            continue
+        if col not in src.columns:
+            raise VerificationError(f"released column {col!r} is not in the input")
+        if src[col].equals(released[col]):  # same values, missing in the same places
+            continue
+        a = src[col].astype(object).where(src[col].notna(), None)
+        b = released[col].astype(object).where(released[col].notna(), None)
+        diff = a.ne(b) & ~(a.isna() & b.isna())
+        if bool(diff.any()):
+            row = diff[diff].index[0]
+            raise VerificationError(f"column {col!r}, row {row}: published {b[row]!r} instead of {a[row]!r}")
+    frame = released[list(qi) + [time]].copy()
+    frame["__uid__"] = src[uid].to_numpy() if uid is not None else np.arange(len(src))
+    report = check_k_anonymity(frame, list(qi) + [time], k, uid="__uid__", n_input=n_input,
+                               max_suppressed=max_suppressed)  # fmt: skip
+    times = original_times.loc[released.index]
+    got = released[time].astype(object).where(released[time].notna(), None)
+    miss_t, miss_l = times.isna(), got.isna()
+    if bool((miss_t != miss_l).any()):
+        row = (miss_t != miss_l)[lambda s: s].index[0]
+        raise VerificationError(f"row {row}: time {times[row]!r} released as {got[row]!r}")
+    times, got = times[~miss_t], got[~miss_t].astype(str)
+    expected = _expected_time_labels(times, granularity)
+    if expected is not None:
+        bad = expected.astype(str) != got
+        if granularity == "business-day":
+            bad |= times.dt.dayofweek >= 5
+        if bool(bad.any()):
+            row = bad[bad].index[0]
+            raise VerificationError(
+                f"row {row}: time {times[row]} released as {got[row]!r}, expected {expected[row]!r} ({granularity})"
+            )
+        report["time_labels"] = "recomputed"
+    else:
+        seq = got.iloc[np.argsort(times.to_numpy(), kind="stable")]
+        starts = seq.ne(seq.shift())
+        n_blocks = int(starts.sum())
+        if n_blocks != seq.nunique():
+            lab = seq[starts].value_counts()
+            raise VerificationError(
+                f"released time labels interleave in time (e.g. {lab.index[0]!r} occurs in {int(lab.iloc[0])} "
+                f"separate stretches): they are not the granules of one granularity"
+            )
+        report["time_labels"] = "contiguous"
+    report["respondents"] = int(frame["__uid__"].nunique())
+    return report
