@@ -215,3 +215,18 @@ def test_l_diversity_search_matches_brute_force(problem, l, data):
             brute.add(node)
     for alg in sorted(COMPLETE):
         assert set(run_search(alg, dims, table, k, 0, l=l).anonymous_nodes) == brute, alg
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problems())
+def test_parallel_families_give_identical_results(problem):
+    from tempanon.kanon.search import incognito
+
+    df, qi, hier, k, max_sup, uid = problem
+    dims, table = encode_for_search(df, qi, hier, uid)
+    for variant in ("basic", "super-roots", "cube"):
+        one = incognito(dims, table, k, max_sup, variant=variant, workers=1)
+        two = incognito(dims, table, k, max_sup, variant=variant, workers=2)
+        assert one.anonymous_nodes == two.anonymous_nodes
+        assert one.stats.nodes_checked == two.stats.nodes_checked
+        assert one.stats.rollups == two.stats.rollups and one.stats.table_scans == two.stats.table_scans

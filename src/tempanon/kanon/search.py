@@ -29,7 +29,9 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -43,6 +45,9 @@ from tempanon.lattice.lattice import Lattice, Node
 ProgressFn = Callable[[str, int, int], None]
 
 ALGORITHMS = ("incognito", "super-roots", "cube", "binary-search", "bottom-up", "bottom-up-rollup", "exhaustive")
+PARALLEL_MIN_ROWS = 500_000
+"""Tables with at least this many distinct rows search Incognito's families on several threads."""
+
 COMPLETE = {"incognito", "super-roots", "cube", "bottom-up", "bottom-up-rollup", "exhaustive"}
 
 
@@ -55,6 +60,12 @@ class SearchStats:
     rollups: int = 0
     cube_cuboids: int = 0
     seconds: float = 0.0
+
+    def add(self, other: SearchStats) -> None:
+        self.nodes_checked += other.nodes_checked
+        self.table_scans += other.table_scans
+        self.rollups += other.rollups
+        self.cube_cuboids += other.cube_cuboids
 
 
 @dataclass
@@ -93,6 +104,13 @@ class _Ctx:
         self.max_suppressed = int(max_suppressed)
         self.stats = SearchStats()
         self.progress = progress
+
+    def child(self) -> _Ctx:
+        """Same search, fresh counters (for one family searched on a worker thread)."""
+        c = _Ctx.__new__(_Ctx)
+        c.__dict__.update(self.__dict__)
+        c.stats = SearchStats()
+        return c
 
     def check(self, fs: FrequencySet) -> bool:
         self.stats.nodes_checked += 1
@@ -184,6 +202,7 @@ def incognito(
     variant: str = "basic",
     progress: ProgressFn | None = None,
     l: int | None = None,
+    workers: int | None = None,
 ) -> SearchResult:
     """Incognito (Section 3, Figure 7): all k-anonymous full-domain generalizations.
 
@@ -191,6 +210,10 @@ def incognito(
     k-anonymous when the tuples in classes smaller than k number at most ``max_suppressed``
     (Section 2.1); the subset and generalization properties hold with that threshold, and with
     respondent-level class sizes.
+
+    The families (attribute subsets) of one iteration are independent subgraphs; on tables of at
+    least :data:`PARALLEL_MIN_ROWS` distinct rows they are searched by ``workers`` threads (numpy
+    releases the GIL on large arrays). Results and counters do not depend on ``workers``.
     """
     if variant not in ("basic", "super-roots", "cube"):
         raise InputError(f"unknown Incognito variant {variant!r}")
@@ -201,23 +224,47 @@ def incognito(
     # C_1: every attribute's own DAG.
     C: dict[tuple[int, ...], np.ndarray] = {(j,): np.ones(dims[j].n_levels, dtype=bool) for j in range(n)}
     S: dict[tuple[int, ...], np.ndarray] = {}
-    for i in range(1, n + 1):
-        S = {}
-        iteration_source = _iteration_super_root(ctx, C) if variant == "super-roots" else None
-        for fi, (family, cand) in enumerate(sorted(C.items())):
-            anon = _search_family(ctx, family, cand, variant, cube, iteration_source)
-            if anon.any():
-                S[family] = anon
-            if progress is not None:
-                progress(f"Incognito: subsets of size {i}/{n}", fi + 1, len(C))
-        if i < n:
-            C = _graph_generation(S, dims)
-            if not C:
-                break
+    if workers is None:
+        workers = min(2, os.cpu_count() or 1) if table.n_rows >= PARALLEL_MIN_ROWS else 1
+    pool = ThreadPoolExecutor(max_workers=workers) if workers > 1 else None
+    try:
+        _incognito_iterations(ctx, C, S, n, variant, cube, pool, progress)
+    finally:
+        if pool is not None:
+            pool.shutdown()
     full = tuple(range(n))
     anon_full = S.get(full, np.zeros(tuple(d.n_levels for d in dims), dtype=bool))
     name = {"basic": "incognito", "super-roots": "super-roots", "cube": "cube"}[variant]
     return _result(ctx, name, anon_full, t0)
+
+
+def _incognito_iterations(ctx, C, S, n, variant, cube, pool, progress) -> None:
+    """The a-priori loop of Figure 7: search each subset size, then generate the next graph.
+    ``S`` is filled in place with the last iteration's anonymous nodes per family."""
+    dims = ctx.dims
+    for i in range(1, n + 1):
+        S.clear()
+        iteration_source = _iteration_super_root(ctx, C) if variant == "super-roots" else None
+        families = sorted(C.items())
+
+        def run(item: tuple[tuple[int, ...], np.ndarray]) -> tuple[tuple[int, ...], np.ndarray, SearchStats]:
+            # each family is searched with its own counters (families are independent subgraphs)
+            fctx = ctx.child()
+            return item[0], _search_family(fctx, item[0], item[1], variant, cube, iteration_source), fctx.stats
+
+        results = pool.map(run, families) if pool is not None else map(run, families)
+        for fi, (family, anon, fstats) in enumerate(results):
+            ctx.stats.add(fstats)
+            if anon.any():
+                S[family] = anon
+            if progress is not None:
+                progress(f"Incognito: subsets of size {i}/{n}", fi + 1, len(families))
+        if i < n:
+            C = _graph_generation(S, dims)
+            if not C:
+                S.clear()
+                return
+            S.clear()
 
 
 def _graph_generation(S: dict[tuple[int, ...], np.ndarray], dims: Sequence[Dimension]) -> dict[tuple[int, ...], np.ndarray]:
