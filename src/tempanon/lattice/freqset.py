@@ -186,14 +186,15 @@ def group_rows(
     levels: Sequence[int],
     cols: Sequence[np.ndarray],
     cards: Sequence[int],
-    weights: np.ndarray,
+    weights: np.ndarray | None,
     uid: np.ndarray | None = None,
     n_uid: int = 0,
     sensitive: bool = False,
 ) -> FrequencySet:
     """GROUP BY the code columns (and uid) into a :class:`FrequencySet`.
 
-    ``uid`` is the extra least-significant digit: respondent codes, or sensitive-value codes when
+    ``weights`` are the tuple counts of the input rows (``None``: one each). ``uid`` is the extra
+    least-significant digit: respondent codes, or sensitive-value codes when
     ``sensitive`` is set (then rows are distinct (class, sensitive value) pairs).
 
     The codes are packed into one int64 key per row (mixed radix over ``cards``, then the uid).
@@ -201,7 +202,7 @@ def group_rows(
     otherwise. Keys that would overflow 64 bits are compressed column by column (then the
     columns are gathered instead of decoded).
     """
-    m = len(weights)
+    m = len(weights) if weights is not None else (len(cols[0]) if cols else len(uid))
     cards = tuple(max(int(c), 1) for c in cards)
     n_uid = int(n_uid) if uid is not None else 0
     size = 1
@@ -222,7 +223,8 @@ def group_rows(
         if size_u <= 4 * m + 4096:
             cnt = np.bincount(key, weights=weights, minlength=size_u)
             nz = np.flatnonzero(cnt)
-            return FrequencySet(tuple(attrs), tuple(levels), cards, cnt[nz].astype(np.int64), nz, n_uid, sensitive)
+            counts = cnt[nz] if weights is None else cnt[nz].astype(np.int64)
+            return FrequencySet(tuple(attrs), tuple(levels), cards, counts, nz, n_uid, sensitive)
         order = np.argsort(key, kind="stable")
         sk = key[order]
         flag = np.empty(m, dtype=bool)
@@ -230,7 +232,10 @@ def group_rows(
             flag[0] = True
             np.not_equal(sk[1:], sk[:-1], out=flag[1:])
         starts = np.flatnonzero(flag)
-        counts = np.add.reduceat(weights[order], starts).astype(np.int64) if m else np.zeros(0, dtype=np.int64)
+        if weights is None:
+            counts = np.diff(np.r_[starts, m]).astype(np.int64)
+        else:
+            counts = np.add.reduceat(weights[order], starts).astype(np.int64) if m else np.zeros(0, dtype=np.int64)
         return FrequencySet(tuple(attrs), tuple(levels), cards, counts, sk[starts], n_uid, sensitive)
     # overflow: compress progressively, gather the columns of the first row of each group
     key = np.zeros(m, dtype=np.int64)
@@ -248,7 +253,10 @@ def group_rows(
         np.not_equal(sk[1:], sk[:-1], out=flag[1:])
     starts = np.flatnonzero(flag)
     rows = order[starts]
-    counts = np.add.reduceat(weights[order], starts).astype(np.int64) if m else np.zeros(0, dtype=np.int64)
+    if weights is None:
+        counts = np.diff(np.r_[starts, m]).astype(np.int64)
+    else:
+        counts = np.add.reduceat(weights[order], starts).astype(np.int64) if m else np.zeros(0, dtype=np.int64)
     fs = FrequencySet(tuple(attrs), tuple(levels), cards, counts, None, n_uid, sensitive)
     fs._cols = [np.asarray(c)[rows] for c in cols]
     if n_uid:
@@ -268,6 +276,25 @@ class Table:
     n_uid: int
     n_rows: int
     sensitive: bool = False
+    _level_cols: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def weights(self) -> np.ndarray | None:
+        """Tuple counts of the distinct rows, ``None`` when every row occurs once."""
+        if not hasattr(self, "_unit"):
+            self._unit = bool((self.counts == 1).all())
+        return None if self._unit else self.counts
+
+    def level_column(self, dims: Sequence[Dimension], j: int, level: int) -> np.ndarray:
+        """Attribute ``j``'s codes at ``level`` for every row of T, computed once and cached
+        (a table scan then only packs and counts)."""
+        col = self._level_cols.get((j, level))
+        if col is None:
+            col = dims[j].codes[level][self.columns[j]]
+            if dims[j].cardinality(level) < 2**31:
+                col = col.astype(np.int32)
+            self._level_cols[(j, level)] = col
+        return col
 
 
 def encode_table(
@@ -304,9 +331,9 @@ def table_frequency_set(
     table: Table, dims: Sequence[Dimension], attrs: Sequence[int], levels: Sequence[int]
 ) -> FrequencySet:
     """Frequency set of T w.r.t. the node (attrs, levels), computed from T (a table scan)."""
-    cols = [dims[j].codes[lv][table.columns[j]] for j, lv in zip(attrs, levels)]
+    cols = [table.level_column(dims, j, lv) for j, lv in zip(attrs, levels)]
     cards = [dims[j].cardinality(lv) for j, lv in zip(attrs, levels)]
-    return group_rows(attrs, levels, cols, cards, table.counts, table.uid, table.n_uid, table.sensitive)
+    return group_rows(attrs, levels, cols, cards, table.weights, table.uid, table.n_uid, table.sensitive)
 
 
 def rollup(fs: FrequencySet, dims: Sequence[Dimension], levels: Sequence[int]) -> FrequencySet:
