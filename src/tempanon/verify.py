@@ -457,7 +457,7 @@ def check_timestamped_release(
     if expected is not None:
         bad = expected.astype(str) != got
         if granularity == "business-day":
-            bad |= times.dt.dayofweek >= 5
+            bad |= times.dt.day_of_week >= 5
         if bool(bad.any()):
             row = bad[bad].index[0]
             raise VerificationError(
