@@ -43,12 +43,18 @@ def _run(
     summary: Path | None,
     quiet: bool,
     delimiter: str | None,
+    report: Path | None = None,
+    verbose: bool = False,
 ) -> dict:
     from tempanon.data.io import read_table, write_json, write_table
     from tempanon.data.roles import parse_column_list
     from tempanon.hierarchy import load_hierarchies
     from tempanon.kanon import kanonymize
 
+    import time
+
+    phases: dict[str, float] = {}
+    t0 = time.perf_counter()
     df = read_table(input_path, as_text=True, delimiter=delimiter)
     qi_cols = parse_column_list(qi, list(df.columns))
     drop_cols = parse_column_list(drop, list(df.columns))
@@ -56,6 +62,7 @@ def _run(
 
     require_columns(df, qi_cols, role="quasi-identifier")
     hier = load_hierarchies(hierarchies, qi_cols)
+    phases["read input and hierarchies"] = time.perf_counter() - t0
     with progress_reporter(quiet) as progress:
         res = kanonymize(
             df,
@@ -71,9 +78,35 @@ def _run(
             progress=progress,
         )
     # verified inside kanonymize; write atomically
+    phases["search"] = res.search.stats.seconds
+    phases["select, release and verify"] = max(res.runtime_seconds - res.search.stats.seconds, 0.0)
+    rep = None
+    if report is not None:  # built before anything is written; written after the output, atomically
+        from tempanon.report.kanon import kanon_report
+        from tempanon.report.sections import file_sha256
+
+        t1 = time.perf_counter()
+        rep = kanon_report(df, res, source=str(input_path), checksum=file_sha256(input_path), identifying=drop_cols)
+        phases["build report"] = time.perf_counter() - t1
+    t1 = time.perf_counter()
     write_table(res.table, out)
+    if rep is not None:
+        rep.write(report)
+    phases["write output" + (" and report" if rep is not None else "")] = time.perf_counter() - t1
     summ = res.summary()
     summ.update({"input": str(input_path), "output": str(out)})
+    if report is not None:
+        summ["report"] = str(report)
+    if verbose:
+        st = res.search.stats
+        info(
+            f"search: {st.nodes_checked} nodes checked of {res.lattice_size} ({len(res.anonymous_nodes)} anonymous, "
+            f"{len(res.minimal_nodes)} minimal), {st.table_scans} table scans, {st.rollups} rollups"
+            + (f", {st.cube_cuboids} cube cuboids" if st.cube_cuboids else "")
+            + "\n"
+            + "\n".join(f"  {name}: {sec:.3f} s" for name, sec in phases.items()),
+            quiet,
+        )
     if summary is not None:
         write_json(summ, summary)
     return summ
@@ -94,19 +127,21 @@ def kanon(
     summary: Annotated[Path | None, typer.Option("--summary", help="Write a JSON summary here.")] = None,
     delimiter: Annotated[str | None, typer.Option("--delimiter", help="CSV delimiter (detected if omitted).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or status output.")] = False,
+    report: Annotated[Path | None, typer.Option("--report", help="Write a self-contained HTML report here (after verification).")] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show the search: nodes checked, table scans, rollups, time per phase.")] = False,
 ) -> None:
     """k-anonymize a table by full-domain generalization (Incognito, SIGMOD 2005).
 
     Exit status: 0 written, 1 no generalization satisfies k, 2 bad input.
     """
     summ = run_api(
-        lambda: _run(input, qi, hierarchies, k, max_suppression, algorithm, criterion, weights, uid, drop, out, summary, quiet, delimiter)
+        lambda: _run(input, qi, hierarchies, k, max_suppression, algorithm, criterion, weights, uid, drop, out, summary, quiet, delimiter, report, verbose)
     )
     info(
         f"{summ['algorithm']}: {len(summ['anonymous_nodes'])} of {summ['lattice_size']} nodes are {summ['k']}-anonymous "
         f"({summ['nodes_checked']} checked); selected {summ['selected_levels']} by {summ['criterion']}; "
         f"{summ['suppressed_rows']} rows suppressed; loss {summ['loss']:.4f}\n"
-        f"wrote {out}" + (f" and {summary}" if summary else ""),
+        f"wrote {out}" + (f" and {summary}" if summary else "") + (f" and {report}" if report else ""),
         quiet,
     )
 

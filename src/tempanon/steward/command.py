@@ -1,0 +1,215 @@
+"""``tempanon check``, ``run``, ``init`` and ``hierarchy``: thin CLI layers over :mod:`tempanon.steward`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from tempanon._cliutil import info, progress_reporter, run_api
+from tempanon.errors import InputError
+
+
+def check(
+    input: Annotated[Path, typer.Argument(help="Table to check (CSV with ; , tab or |, or Parquet).")],
+    qi: Annotated[str, typer.Option("--qi", help="Quasi-identifier columns, comma-separated (ranges A:B allowed).")],
+    uid: Annotated[str | None, typer.Option("--uid", help="Respondent id column: also report respondent-level k; --k is checked against it.")] = None,
+    sensitive: Annotated[str | None, typer.Option("--sensitive", help="Sensitive column(s) for l-diversity.")] = None,
+    k: Annotated[int | None, typer.Option("--k", help="Required k: exit 1 when the table is not k-anonymous.")] = None,
+    l: Annotated[int | None, typer.Option("--l", help="Required l: exit 1 when the table is not l-diverse.")] = None,
+    l_model: Annotated[str, typer.Option("--l-model", help="Which l --l checks: distinct|frequency|entropy.")] = "distinct",
+    threshold: Annotated[float, typer.Option("--threshold", help="A record is 'at risk' when its prosecutor risk exceeds this.")] = 0.2,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the measures as one JSON object.")] = False,
+    delimiter: Annotated[str | None, typer.Option("--delimiter", help="CSV delimiter (detected if omitted).")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing; only the exit status tells.")] = False,
+) -> None:
+    """Measure k, respondent-level k, l, uniques and prosecutor risk of a table as it is.
+
+    Exit status: 0 every requested level is met, 1 a requested level is not met, 2 bad input.
+    """
+    from tempanon.data.io import read_table
+    from tempanon.data.roles import parse_column_list
+    from tempanon.steward.check import check_table
+
+    def go():
+        df = read_table(input, as_text=True, delimiter=delimiter)
+        cols = list(df.columns)
+        return check_table(
+            df,
+            parse_column_list(qi, cols),
+            uid=uid,
+            sensitive=parse_column_list(sensitive, cols),
+            k=k,
+            l=l,
+            l_model=l_model,
+            threshold=threshold,
+        )
+
+    res = run_api(go)
+    if as_json and not quiet:
+        typer.echo(json.dumps(res.as_dict(), allow_nan=False))
+    elif not quiet:
+        _print_check(res)
+    if not res.ok:
+        for f in res.failures:
+            info(f"[bold red]not met:[/] {_esc(f)}", quiet)
+        raise typer.Exit(1)
+
+
+def _esc(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)
+
+
+def _print_check(res) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    r = res.risk
+    t = Table(title=f"{r.rows:,} rows, {r.classes:,} equivalence classes over {', '.join(res.quasi_identifiers)}", show_header=True)
+    t.add_column("measure")
+    t.add_column("value", justify="right")
+    t.add_column("requested", justify="right")
+
+    def row(name, value, req=None):
+        t.add_row(name, "n/a" if value is None else (f"{value:.4g}" if isinstance(value, float) else str(value)), "" if req is None else str(req))
+
+    row("k", r.k, None if res.uid else res.k_requested)
+    if res.uid:
+        row(f"respondent-level k ({r.respondents} respondents)", r.respondent_k, res.k_requested)
+    if res.sensitive:
+        row("l (distinct)", r.l_distinct, res.l_requested if res.l_model == "distinct" else None)
+        row("l (frequency)", r.l_frequency, res.l_requested if res.l_model == "frequency" else None)
+        row("l (entropy)", r.l_entropy, res.l_requested if res.l_model == "entropy" else None)
+    row("unique records", r.uniques)
+    row("prosecutor risk, max", r.prosecutor_risk_max)
+    row("prosecutor risk, mean", r.prosecutor_risk_mean)
+    row(f"records with risk > {r.risk_threshold:g}", r.records_at_risk)
+    Console(highlight=False).print(t)
+
+
+def run(
+    job: Annotated[Path, typer.Argument(help="Job file (TOML): input, columns, hierarchies, model, output.")],
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or status output.")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show the search: nodes checked, table scans, rollups, time.")] = False,
+) -> None:
+    """Run a whole anonymization described in a job file (see `tempanon init`).
+
+    Exit status: 0 written, 1 no anonymization satisfies the model, 2 bad job file or input,
+    3 the independent verifier rejected the output (nothing written).
+    """
+    from tempanon.steward.job import load_job, run_job
+
+    def go():
+        j = load_job(job)
+        with progress_reporter(quiet) as progress:
+            return run_job(j, progress)
+
+    summ = run_api(go)
+    res = summ.pop("_result", None)
+    if verbose and res is not None:
+        st = res.search.stats
+        info(
+            f"search: {st.nodes_checked} nodes checked of {res.lattice_size} ({len(res.anonymous_nodes)} anonymous, "
+            f"{len(res.minimal_nodes)} minimal), {st.table_scans} table scans, {st.rollups} rollups; "
+            f"search {st.seconds:.3f} s, whole run {res.runtime_seconds:.3f} s",
+            quiet,
+        )
+    written = [summ["output"]] + [summ[k] for k in ("report",) if k in summ]
+    info(
+        f"{summ['algorithm']}: k={summ['k']}, selected {summ['selected_levels']}; {summ['suppressed_rows']} of {summ['rows_in']} rows "
+        f"suppressed; loss {summ['loss']:.4f}\nwrote {', '.join(written)}",
+        quiet,
+    )
+
+
+def init(
+    input: Annotated[Path, typer.Argument(help="Table to profile (CSV or Parquet).")],
+    out: Annotated[Path | None, typer.Option("--out", help="Job file to write (default: <input stem>.job.toml beside the input).")] = None,
+    k: Annotated[int, typer.Option("--k", help="k to propose.")] = 5,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing job file.")] = False,
+    delimiter: Annotated[str | None, typer.Option("--delimiter", help="CSV delimiter (detected if omitted).")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No status output.")] = False,
+) -> None:
+    """Profile a table and write a starter job file with a proposed role for every column."""
+    from tempanon.data.io import atomic_write, read_table
+    from tempanon.steward.init import profile_columns, starter_job
+
+    target = out or input.with_name(input.name.split(".")[0] + ".job.toml")
+
+    def go():
+        if target.exists() and not force:
+            raise InputError(f"{target} exists; use --force to overwrite it")
+        if k < 2:
+            raise InputError(f"--k must be at least 2, got {k}")
+        df = read_table(input, as_text=True, delimiter=delimiter)
+        profiles = profile_columns(df)
+        text = starter_job(input, target, df, profiles, k=k)
+        atomic_write(target, lambda p: p.write_text(text, encoding="utf-8"))
+        return profiles
+
+    profiles = run_api(go)
+    roles = {"identifying": "remove", "uid": "respondent id", "qi": "quasi-identifier", "other": "unchanged"}
+    info("\n".join(f"  {p.name}: {roles[p.role]}" + (f" ({p.hierarchy['type']})" if p.hierarchy else "") for p in profiles), quiet)
+    info(f"wrote {target}; review it, then: tempanon run {target}", quiet)
+
+
+def hierarchy(
+    file: Annotated[Path | None, typer.Argument(help="Hierarchy file (ARX format): shown as a tree, or written with --out.")] = None,
+    data: Annotated[Path | None, typer.Option("--data", help="Table whose column the hierarchy is built from.")] = None,
+    column: Annotated[str | None, typer.Option("--column", help="Column of --data to build the hierarchy for.")] = None,
+    kind: Annotated[str | None, typer.Option("--type", help="intervals|masking|dates|suppression|taxonomy")] = None,
+    widths: Annotated[str | None, typer.Option("--widths", help="intervals: widths per level, each a multiple of the previous, e.g. 5,10,20.")] = None,
+    start: Annotated[float, typer.Option("--start", help="intervals: where the first interval starts.")] = 0,
+    levels: Annotated[int | None, typer.Option("--levels", help="masking: digits masked before the top (default: all).")] = None,
+    formats: Annotated[str | None, typer.Option("--formats", help="dates: strftime formats per level, e.g. %Y-%m,%Y.")] = None,
+    tree: Annotated[Path | None, typer.Option("--tree", help="taxonomy: JSON or TOML file of nested categories.")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Write the built hierarchy here (ARX format).")] = None,
+    max_children: Annotated[int, typer.Option("--max-children", help="Tree view: children shown per node.")] = 8,
+    delimiter: Annotated[str | None, typer.Option("--delimiter", help="CSV delimiter of --data (detected if omitted).")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No tree view or status output.")] = False,
+) -> None:
+    """Build a generalization hierarchy (like ARX's wizards) or show one as a tree.
+
+    Show:  tempanon hierarchy age.csv
+    Build: tempanon hierarchy --data adult.csv --column age --type intervals --widths 5,10,20 --out age.csv
+    """
+    from tempanon.hierarchy import Hierarchy
+    from tempanon.steward.hierarchy import build, tree_view
+
+    def go():
+        if kind is None:
+            if file is None:
+                raise InputError("give a hierarchy FILE to show, or --type (with --data/--column) to build one")
+            if any(v is not None for v in (data, column, widths, levels, formats, tree, out)):
+                raise InputError("--data/--column/--widths/--levels/--formats/--tree/--out build a hierarchy: add --type")
+            return Hierarchy.from_csv(file), None
+        if column is None:
+            raise InputError("--column is required to build a hierarchy (it names the attribute)")
+        values = None
+        if data is not None:
+            from tempanon.data.io import read_table
+
+            df = read_table(data, as_text=True, delimiter=delimiter)
+            if column not in df.columns:
+                raise InputError(f"unknown column {column!r} in {data}; the input has columns: {', '.join(map(str, df.columns))}")
+            values = df[column]
+        h = build(kind, column, values, widths=widths, start=start, levels=levels, formats=formats, tree=tree)
+        target = out or file
+        if target is not None:
+            h.to_csv(target)
+        return h, target
+
+    h, target = run_api(go)
+    if not quiet:
+        from rich.console import Console
+
+        Console(highlight=False).print(tree_view(h, max_children))
+    if target is not None:
+        info(f"wrote {target} ({len(h.table)} values, height {h.height})", quiet)
+
+
+__all__ = ["check", "hierarchy", "init", "run"]

@@ -1,0 +1,324 @@
+"""Job files (`tempanon run`), the starter job (`tempanon init`) and hierarchy building."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from tempanon.cli import app
+from tempanon.hierarchy import Hierarchy
+from tempanon.steward.job import key_line, load_job
+from tempanon.verify import check_k_anonymity
+
+runner = CliRunner()
+
+
+def make_table(n=300, seed=1):
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({
+        "name": [f"Person {i}" for i in range(n)],
+        "patient_id": rng.integers(0, n // 2, n).astype(str),
+        "age": rng.integers(18, 90, n).astype(str),
+        "sex": rng.choice(["M", "F"], n),
+        "zip": rng.choice([f"537{i:02d}" for i in range(12)], n),
+        "visit": pd.date_range("2020-01-01", periods=n, freq="37h").strftime("%Y-%m-%d %H:%M"),
+        "dx": rng.choice(["flu", "cold", "hiv", "ulcer"], n),
+    })
+
+
+JOB = """\
+[input]
+path = "data/t.csv"
+
+[columns]
+quasi_identifiers = ["age", "sex", "zip"]
+identifying = ["name", "patient_id"]
+
+[hierarchies]
+age = { type = "intervals", widths = [10, 20, 40] }
+sex = "h/sex.csv"
+zip = { type = "masking", levels = 4 }
+
+[model]
+name = "kanon"
+k = 5
+max_suppression = 0.02
+
+[output]
+table = "out/t-anon.csv"
+summary = "out/summary.json"
+report = "out/report.html"
+"""
+
+
+@pytest.fixture
+def jobdir(tmp_path):
+    df = make_table()
+    (tmp_path / "data").mkdir()
+    df.to_csv(tmp_path / "data" / "t.csv", sep=";", index=False)
+    Hierarchy.from_rows("sex", [["M", "*"], ["F", "*"]]).to_csv(tmp_path / "h" / "sex.csv")
+    return tmp_path, df
+
+
+def write_job(tmp_path, text=JOB, name="job.toml"):
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+def test_run_job_writes_verified_outputs_relative_to_the_job(jobdir, monkeypatch):
+    tmp, df = jobdir
+    job = write_job(tmp)
+    monkeypatch.chdir(Path("/"))  # paths must not depend on the working directory
+    r = runner.invoke(app, ["run", str(job), "--verbose"])
+    assert r.exit_code == 0, r.output
+    assert "nodes checked" in r.output
+    out = pd.read_csv(tmp / "out" / "t-anon.csv", dtype=str, keep_default_na=False)
+    assert "name" not in out.columns and "patient_id" not in out.columns
+    check_k_anonymity(out, ["age", "sex", "zip"], 5, n_input=len(df), max_suppressed=int(0.02 * len(df)))
+    summ = json.loads((tmp / "out" / "summary.json").read_text())
+    assert summ["k"] == 5 and summ["rows_out"] == len(out)
+    assert 'id="guarantee"' in (tmp / "out" / "report.html").read_text()
+
+
+def test_run_job_from_duckdb(jobdir):
+    duckdb = pytest.importorskip("duckdb")
+    tmp, df = jobdir
+    db = tmp / "data" / "clinic.duckdb"
+    con = duckdb.connect(str(db))
+    con.register("df", df)
+    con.execute("CREATE TABLE visits AS SELECT * FROM df")
+    con.close()
+    text = JOB.replace('path = "data/t.csv"', 'database = "data/clinic.duckdb"\nsql = "SELECT * FROM src.visits WHERE sex IS NOT NULL"')
+    r = runner.invoke(app, ["run", str(write_job(tmp, text)), "-q"])
+    assert r.exit_code == 0, r.output
+    out = pd.read_csv(tmp / "out" / "t-anon.csv", dtype=str)
+    check_k_anonymity(out, ["age", "sex", "zip"], 5)
+    assert "SHA-256 of the query result" in (tmp / "out" / "report.html").read_text()
+
+
+@pytest.mark.parametrize(
+    "old, new, message, line",
+    [
+        ("max_suppression = 0.02", "max_supression = 0.02", "key 'model.max_supression': unknown key", 16),
+        ("k = 5", 'k = "5"', "key 'model.k': expected integer, got a string ('5')", 15),
+        ("k = 5", "k = true", "key 'model.k': expected integer, got a boolean", 15),
+        ('identifying = ["name", "patient_id"]', 'identifying = "name"', "key 'columns.identifying': expected list of strings", 6),
+        ('zip = { type = "masking", levels = 4 }', 'zip = { type = "masking", level = 4 }', "key 'hierarchies.zip.level': unknown key", 11),
+        ('zip = { type = "masking", levels = 4 }', 'zip = { type = "masks" }', "unknown hierarchy type 'masks'", 11),
+        ('table = "out/t-anon.csv"', 'tabel = "out/t-anon.csv"', "key 'output.tabel': unknown key", 19),
+        ('name = "kanon"', 'name = "stream"', "unknown model 'stream' (planned for job files, not wired yet", 14),
+        ('path = "data/t.csv"', 'path = "data/none.csv"', "key 'input.path': file not found", 2),
+        ('sex = "h/sex.csv"', 'sex = "h/nope.csv"', "key 'hierarchies.sex.path': hierarchy file not found", 10),
+        ('[output]', '[outputs]', "key 'outputs': unknown key", 18),
+        ("k = 5", "k = 1", "key 'model.k': k must be at least 2", 15),
+        ("max_suppression = 0.02", "max_suppression = 1.5", "key 'model.max_suppression': must be a fraction", 16),
+        ("max_suppression = 0.02", 'algorithm = "flash"', "key 'model.algorithm': unknown algorithm 'flash'", 16),
+        ("max_suppression = 0.02", 'criterion = "best"', "key 'model.criterion': unknown criterion 'best'", 16),
+        ("max_suppression = 0.02", 'weights = { age = "x" }', "key 'model.weights.age': expected a non-negative number", 16),
+        ("max_suppression = 0.02", "weights = { height = 1 }", "key 'model.weights.height': weight for 'height'", 16),
+    ],
+)
+def test_job_errors_name_key_and_line(jobdir, old, new, message, line):
+    tmp, _ = jobdir
+    assert old in JOB
+    job = write_job(tmp, JOB.replace(old, new, 1))
+    r = runner.invoke(app, ["run", str(job)])
+    assert r.exit_code == 2, r.output
+    flat = " ".join(r.output.split())
+    assert message in flat, flat
+    assert f"line {line}" in flat, flat
+    assert not (tmp / "out").exists()
+
+
+def test_job_semantic_errors(jobdir):
+    tmp, _ = jobdir
+    cases = {
+        JOB.replace('quasi_identifiers = ["age", "sex", "zip"]', 'quasi_identifiers = ["age", "sex", "zip", "height"]'): "hierarchies",
+        JOB.replace('sex = "h/sex.csv"\n', ""): "no hierarchy for quasi-identifier(s) sex",
+        JOB.replace('path = "data/t.csv"', 'path = "data/t.csv"\nsql = "select 1"'): "'sql' goes with 'database'",
+        JOB.replace("[model]\n", "[model]\nweights = 3\n"): "key 'model.weights': expected table",
+        "[input\n": "not valid TOML",
+    }
+    for text, message in cases.items():
+        r = runner.invoke(app, ["run", str(write_job(tmp, text))])
+        assert r.exit_code == 2, (message, r.output)
+        assert message in " ".join(r.output.split()), (message, r.output)
+    # a quasi-identifier that is not a column of the data
+    text = JOB.replace('quasi_identifiers = ["age", "sex", "zip"]', 'quasi_identifiers = ["age", "sex", "zip", "height"]')
+    text = text.replace("[model]", 'height = { type = "suppression" }\n\n[model]')
+    r = runner.invoke(app, ["run", str(write_job(tmp, text))])
+    assert r.exit_code == 2 and "unknown quasi-identifier 'height'" in r.output
+    r = runner.invoke(app, ["run", str(tmp / "missing.toml")])
+    assert r.exit_code == 2 and "job file not found" in r.output
+
+
+def test_no_solution_exit_1_writes_nothing(jobdir):
+    tmp, _ = jobdir
+    job = write_job(tmp, JOB.replace("k = 5", "k = 100000"))
+    r = runner.invoke(app, ["run", str(job), "-q"])
+    assert r.exit_code == 1
+    assert not (tmp / "out").exists()
+
+
+def test_key_line():
+    text = textwrap.dedent("""\
+        # comment
+        [a]
+        x = 1
+        "quoted key" = 2
+        [b.c]
+        y = { z = 1 }
+        b.c.w = 3
+        [[arr]]
+        q = 1
+        """)
+    assert key_line(text, ("a",)) == 2
+    assert key_line(text, ("a", "x")) == 3
+    assert key_line(text, ("a", "quoted key")) == 4
+    assert key_line(text, ("b", "c", "y")) == 6
+    assert key_line(text, ("b", "c", "y", "z")) == 6
+    assert key_line(text, ("a", "nope")) is None
+
+
+# ---- init ---------------------------------------------------------------------------------------
+def test_init_proposes_roles_and_the_job_runs(tmp_path):
+    df = make_table()
+    data = tmp_path / "visits.csv"
+    df.to_csv(data, index=False)
+    r = runner.invoke(app, ["init", str(data)])
+    assert r.exit_code == 0, r.output
+    job = tmp_path / "visits.job.toml"
+    text = job.read_text()
+    j = load_job(job)
+    assert j.identifying == ["name"] and j.uid == "patient_id"
+    assert set(j.quasi_identifiers) == {"age", "sex", "zip", "visit", "dx"}
+    kinds = {q: j.hierarchies[q].kind for q in j.quasi_identifiers}
+    assert kinds == {"age": "intervals", "sex": "suppression", "zip": "masking", "visit": "dates", "dx": "suppression"}
+    for col in df.columns:  # one explanation per column
+        assert f"# {col}:" in text
+    # it refuses to overwrite
+    again = runner.invoke(app, ["init", str(data)])
+    assert again.exit_code == 2 and "--force" in again.output
+    # the starter job runs as it is and its output is verified respondent-level k-anonymous
+    r = runner.invoke(app, ["run", str(job), "-q"])
+    assert r.exit_code == 0, r.output
+    out = pd.read_csv(tmp_path / "visits-anonymized.csv", dtype=str, keep_default_na=False)
+    assert "name" not in out.columns and "patient_id" not in out.columns
+    assert len(out) >= 0.98 * len(df)  # max_suppression = 0.02
+    # respondent-level k >= 5 implies every class has >= 5 rows
+    check_k_anonymity(out, j.quasi_identifiers, 5)
+    assert (tmp_path / "visits-report.html").exists()
+
+
+def test_init_profiles_missing_values_and_free_text(tmp_path):
+    df = pd.DataFrame({"comment": [f"free text {i}" for i in range(40)], "score": [None if i % 5 == 0 else str(i) for i in range(40)],
+                       "constant": ["x"] * 40})
+    data = tmp_path / "d.csv"
+    df.to_csv(data, index=False)
+    r = runner.invoke(app, ["init", str(data), "--out", str(tmp_path / "j.toml")])
+    assert r.exit_code == 0, r.output
+    text = (tmp_path / "j.toml").read_text()
+    assert "score: integer, 32 distinct, 8 missing" in text
+    assert 'identifying = ["comment"]' in text
+    assert "# constant: a single value" in text
+
+
+# ---- hierarchy ------------------------------------------------------------------------------------
+def test_hierarchy_build_and_show(tmp_path):
+    df = make_table()
+    data = tmp_path / "t.csv"
+    df.to_csv(data, index=False)
+    out = tmp_path / "age.csv"
+    r = runner.invoke(app, ["hierarchy", "--data", str(data), "--column", "age", "--type", "intervals", "--widths", "5,10,20", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    h = Hierarchy.from_csv(out)
+    assert h.height == 4 and set(df.age) <= set(h.values.tolist())
+    assert "20-24" in r.output and "age: " in r.output
+    show = runner.invoke(app, ["hierarchy", str(out), "--max-children", "2"])
+    assert show.exit_code == 0 and "more" in show.output
+    for kind, extra in (("masking", ["--levels", "2"]), ("dates", ["--formats", "%Y-%m,%Y"]), ("suppression", [])):
+        col = {"masking": "zip", "dates": "visit", "suppression": "sex"}[kind]
+        r = runner.invoke(app, ["hierarchy", "--data", str(data), "--column", col, "--type", kind, *extra, "--out", str(tmp_path / f"{col}.csv"), "-q"])
+        assert r.exit_code == 0, r.output
+        assert set(df[col]) <= set(Hierarchy.from_csv(tmp_path / f"{col}.csv").values.tolist())
+
+
+def test_hierarchy_taxonomy_from_file(tmp_path):
+    tree = tmp_path / "dx.json"
+    tree.write_text(json.dumps({"infection": ["flu", "cold", "hiv"], "other": ["ulcer"]}))
+    data = tmp_path / "t.csv"
+    make_table().to_csv(data, index=False)
+    r = runner.invoke(app, ["hierarchy", "--data", str(data), "--column", "dx", "--type", "taxonomy", "--tree", str(tree), "--out", str(tmp_path / "dx.csv")])
+    assert r.exit_code == 0, r.output
+    assert Hierarchy.from_csv(tmp_path / "dx.csv").mapping(1)["hiv"] == "infection"
+    tree.write_text(json.dumps({"infection": ["flu", "cold"], "other": ["ulcer"]}))
+    r = runner.invoke(app, ["hierarchy", "--data", str(data), "--column", "dx", "--type", "taxonomy", "--tree", str(tree), "--out", str(tmp_path / "dx2.csv")])
+    assert r.exit_code == 2 and "not in the taxonomy: 'hiv'" in r.output
+    assert not (tmp_path / "dx2.csv").exists()
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        ([], "give a hierarchy FILE"),
+        (["--type", "intervals", "--column", "age"], "built from the data"),
+        (["--type", "bogus", "--column", "age"], "unknown hierarchy type 'bogus'"),
+        (["--type", "intervals", "--column", "age", "--data", "DATA", "--widths", "5,x"], "--widths: expected comma-separated numbers"),
+        (["--type", "intervals", "--column", "height", "--data", "DATA", "--widths", "5"], "unknown column 'height'"),
+        (["--type", "intervals", "--column", "age", "--data", "DATA", "--widths", "5,7"], "not a multiple"),
+        (["--type", "intervals", "--column", "sex", "--data", "DATA", "--widths", "5"], "needs numeric values"),
+        (["--type", "taxonomy", "--column", "dx"], "--tree"),
+        (["NOFILE"], "hierarchy file not found"),
+    ],
+)
+def test_hierarchy_errors(tmp_path, args, message):
+    data = tmp_path / "t.csv"
+    make_table(20).to_csv(data, index=False)
+    args = [str(data) if a == "DATA" else str(tmp_path / "nofile.csv") if a == "NOFILE" else a for a in args]
+    r = runner.invoke(app, ["hierarchy", *args])
+    assert r.exit_code == 2, r.output
+    assert message in " ".join(r.output.split())
+
+
+def test_init_errors(tmp_path):
+    r = runner.invoke(app, ["init", str(tmp_path / "none.csv")])
+    assert r.exit_code == 2 and "input file not found" in r.output
+    data = tmp_path / "d.csv"
+    make_table(20).to_csv(data, index=False)
+    r = runner.invoke(app, ["init", str(data), "--k", "1"])
+    assert r.exit_code == 2 and "--k must be at least 2" in r.output
+    assert not (tmp_path / "d.job.toml").exists()
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=30, deadline=None)
+@given(section=st.sampled_from(["input", "columns", "model", "output"]),
+       key=st.from_regex(r"[a-z][a-z_]{0,10}", fullmatch=True))
+def test_any_unknown_key_is_named_with_its_line(tmp_path_factory, section, key):
+    from tempanon.steward.job import COLUMNS_SCHEMA, INPUT_SCHEMA, MODELS, OUTPUT_SCHEMA, JobError
+
+    known = {"input": INPUT_SCHEMA, "columns": COLUMNS_SCHEMA, "model": {**MODELS["kanon"].schema, "name": 1}, "output": OUTPUT_SCHEMA}
+    if key in known[section]:
+        return
+    tmp = tmp_path_factory.mktemp("job")
+    (tmp / "data").mkdir()
+    make_table(20).to_csv(tmp / "data" / "t.csv", index=False)
+    Hierarchy.from_rows("sex", [["M", "*"], ["F", "*"]]).to_csv(tmp / "h" / "sex.csv")
+    lines = JOB.splitlines()
+    header = lines.index(f"[{section}]")
+    lines.insert(header + 1, f"{key} = 1")
+    job = tmp / "job.toml"
+    job.write_text("\n".join(lines) + "\n")
+    with pytest.raises(JobError) as err:
+        load_job(job)
+    assert f"line {header + 2}: key '{section}.{key}': unknown key" in str(err.value)
