@@ -71,6 +71,12 @@ def test_parquet_roundtrip_and_atomic_write(tmp_path):
     write_table(df, tmp_path / "t.parquet")
     assert read_table(tmp_path / "t.parquet").equals(df)
     write_json({"x": 1}, tmp_path / "s.json")
+    import os
+    import stat
+
+    mask = os.umask(0)
+    os.umask(mask)
+    assert stat.S_IMODE((tmp_path / "s.json").stat().st_mode) == 0o666 & ~mask  # not mkstemp's 0600
 
     def boom(path):
         path.write_text("partial")

@@ -144,11 +144,18 @@ def atomic_write(path: str | os.PathLike, write: Callable[[Path], None]) -> Path
     tmp_path = Path(tmp)
     try:
         write(tmp_path)
+        os.chmod(tmp_path, 0o666 & ~_umask())  # mkstemp makes 0600; give the usual mode of a new file
         os.replace(tmp_path, target)
     except BaseException:
         tmp_path.unlink(missing_ok=True)
         raise
     return target
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def write_table(df: pd.DataFrame, path: str | os.PathLike, *, delimiter: str = ",") -> Path:

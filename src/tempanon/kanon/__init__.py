@@ -1,28 +1,21 @@
 """Full-domain k-anonymity: Incognito and its baselines (LeFevre, DeWitt, Ramakrishnan 2005)."""
 
-from tempanon.kanon.api import KAnonResult, encode_for_search, kanonymize
-from tempanon.kanon.search import (
-    ALGORITHMS,
-    SearchResult,
-    binary_search,
-    bottom_up,
-    exhaustive,
-    incognito,
-    run_search,
-)
-from tempanon.kanon.select import CRITERIA, select_node
+from tempanon._lazy import lazy_exports
 
-__all__ = [
-    "ALGORITHMS",
-    "CRITERIA",
-    "KAnonResult",
-    "SearchResult",
-    "binary_search",
-    "bottom_up",
-    "encode_for_search",
-    "exhaustive",
-    "incognito",
-    "kanonymize",
-    "run_search",
-    "select_node",
-]
+_EXPORTS = {
+    'KAnonResult': 'api',
+    'encode_for_search': 'api',
+    'kanonymize': 'api',
+    'ALGORITHMS': 'search',
+    'SearchResult': 'search',
+    'binary_search': 'search',
+    'bottom_up': 'search',
+    'exhaustive': 'search',
+    'incognito': 'search',
+    'run_search': 'search',
+    'CRITERIA': 'select',
+    'select_node': 'select',
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__ = sorted(_EXPORTS)

@@ -1,5 +1,15 @@
 """Privacy, risk and utility measures of tables (vectorized over integer class codes)."""
 
-from tempanon.metrics.risk import RiskSummary, class_codes, class_sizes, distinct_per_class, l_measures, measure
+from tempanon._lazy import lazy_exports
 
-__all__ = ["RiskSummary", "class_codes", "class_sizes", "distinct_per_class", "l_measures", "measure"]
+_EXPORTS = {
+    'RiskSummary': 'risk',
+    'class_codes': 'risk',
+    'class_sizes': 'risk',
+    'distinct_per_class': 'risk',
+    'l_measures': 'risk',
+    'measure': 'risk',
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__ = sorted(_EXPORTS)

@@ -3,9 +3,14 @@
 * :mod:`tempanon.report.html` -- :class:`Report` and :class:`Section` (the generic section API);
 * :mod:`tempanon.report.figures` -- matplotlib figures rendered to inline SVG, from plain data;
 * :mod:`tempanon.report.sections` -- section builders shared by every capability;
-* :mod:`tempanon.report.kanon` -- the report of a k-anonymity run.
-"""
+* :mod:`tempanon.report.kanon` -- the report of a k-anonymity run."""
 
-from tempanon.report.html import Report, Section
+from tempanon._lazy import lazy_exports
 
-__all__ = ["Report", "Section"]
+_EXPORTS = {
+    'Report': 'html',
+    'Section': 'html',
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__ = sorted(_EXPORTS)

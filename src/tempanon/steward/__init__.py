@@ -1,6 +1,12 @@
 """What a data steward uses day to day: risk checks of a table, job files, a guided start,
 hierarchy building. Each function here is the Python API behind a ``tempanon`` command."""
 
-from tempanon.steward.check import CheckResult, check_table
+from tempanon._lazy import lazy_exports
 
-__all__ = ["CheckResult", "check_table"]
+_EXPORTS = {
+    'CheckResult': 'check',
+    'check_table': 'check',
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__ = sorted(_EXPORTS)

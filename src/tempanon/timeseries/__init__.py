@@ -6,9 +6,15 @@ P-subgroup. Entry point: :func:`kp_anonymize` (CLI: ``tempanon kp``). Modules: :
 (pattern representation), :mod:`.model` (losses, breach probabilities), :mod:`.tree`
 (Algorithms 1-2), :mod:`.partition` (top-down partitioning, Algorithm 3), :mod:`.algorithms`
 (Naive, KAPRA), :mod:`.ldiversity` (Section 5.4), :mod:`.publish` (Section 6), :mod:`.queries`
-(Section 7), :mod:`.data` (Walk and Uniform generators).
-"""
+(Section 7), :mod:`.data` (Walk and Uniform generators)."""
 
-from tempanon.timeseries.api import KPResult, kp_anonymize, released_source_rows
+from tempanon._lazy import lazy_exports
 
-__all__ = ["KPResult", "kp_anonymize", "released_source_rows"]
+_EXPORTS = {
+    'KPResult': 'api',
+    'kp_anonymize': 'api',
+    'released_source_rows': 'api',
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__ = sorted(_EXPORTS)
