@@ -119,3 +119,16 @@ def test_demo_runs_on_bundled_adult(tmp_path):
     rel = pd.read_csv(out, dtype=str, keep_default_na=False)
     check_k_anonymity(rel, s["quasi_identifiers"], 5)
     assert str(out) in r.output.replace("\n", "")
+
+
+def test_l_diversity_from_the_cli(setup):
+    tmp, data, hdir = setup
+    out, summ = tmp / "l.csv", tmp / "l.json"
+    r = runner.invoke(app, _args(data, hdir, out, "--k", "2", "--sensitive", "Disease", "--l", "2", "--summary", str(summ), "-q"))
+    assert r.exit_code == 0, r.output
+    from tempanon.verify import check_l_diverse_classes
+
+    check_l_diverse_classes(pd.read_csv(out, dtype=str), ["Birthdate", "Sex", "Zipcode"], "Disease", 2)
+    assert json.loads(summ.read_text())["l"] == 2
+    r = runner.invoke(app, _args(data, hdir, out, "--k", "2", "--l", "2"))
+    assert r.exit_code == 2 and "needs both" in r.output

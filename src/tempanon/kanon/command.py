@@ -45,6 +45,8 @@ def _run(
     delimiter: str | None,
     report: Path | None = None,
     verbose: bool = False,
+    sensitive: str | None = None,
+    l: int | None = None,
 ) -> dict:
     from tempanon.data.io import read_table, write_json, write_table
     from tempanon.data.roles import parse_column_list
@@ -75,6 +77,8 @@ def _run(
             algorithm=algorithm,
             criterion=criterion,
             weights=_parse_weights(weights),
+            sensitive=sensitive,
+            l=l,
             progress=progress,
         )
     # verified inside kanonymize; write atomically
@@ -129,13 +133,15 @@ def kanon(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or status output.")] = False,
     report: Annotated[Path | None, typer.Option("--report", help="Write a self-contained HTML report here (after verification).")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show the search: nodes checked, table scans, rollups, time per phase.")] = False,
+    sensitive: Annotated[str | None, typer.Option("--sensitive", help="Sensitive column: with --l every class must be l-diverse on it.")] = None,
+    l: Annotated[int | None, typer.Option("--l", help="l-diversity: in every class the most frequent sensitive value has at most |class|/l rows.")] = None,
 ) -> None:
     """k-anonymize a table by full-domain generalization (Incognito, SIGMOD 2005).
 
     Exit status: 0 written, 1 no generalization satisfies k, 2 bad input.
     """
     summ = run_api(
-        lambda: _run(input, qi, hierarchies, k, max_suppression, algorithm, criterion, weights, uid, drop, out, summary, quiet, delimiter, report, verbose)
+        lambda: _run(input, qi, hierarchies, k, max_suppression, algorithm, criterion, weights, uid, drop, out, summary, quiet, delimiter, report, verbose, sensitive, l)
     )
     info(
         f"{summ['algorithm']}: {len(summ['anonymous_nodes'])} of {summ['lattice_size']} nodes are {summ['k']}-anonymous "
