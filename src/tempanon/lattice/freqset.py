@@ -58,6 +58,8 @@ class FrequencySet:
     _cols: list | None = field(default=None, repr=False)
     _uid: np.ndarray | None = field(default=None, repr=False)
     _sizes: tuple | None = field(default=None, repr=False)
+    # lazy decoding: the input columns and how to find one input row per output row
+    _src: tuple | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.counts)
@@ -68,15 +70,25 @@ class FrequencySet:
 
     @property
     def cols(self) -> list[np.ndarray]:
-        """One code array per attribute of the node."""
+        """One code array per attribute of the node.
+
+        Gathered from one input row per group when the grouping kept that information (cheaper
+        than decoding the keys by integer division), decoded from the keys otherwise."""
         if self._cols is None:
-            rest = self.keys // self.n_uid if self.n_uid else self.keys
-            cols: list = [None] * len(self.cards)
-            for j in range(len(self.cards) - 1, 0, -1):
-                rest, cols[j] = np.divmod(rest, self.cards[j])
-            if self.cards:
-                cols[0] = rest
-            self._cols = cols
+            if self._src is not None:
+                src_cols, rows = self._src
+                if callable(rows):
+                    rows = rows()
+                self._cols = [c[rows] for c in src_cols]
+                self._src = None
+            else:
+                rest = self.keys // self.n_uid if self.n_uid else self.keys
+                cols: list = [None] * len(self.cards)
+                for j in range(len(self.cards) - 1, 0, -1):
+                    rest, cols[j] = np.divmod(rest, self.cards[j])
+                if self.cards:
+                    cols[0] = rest
+                self._cols = cols
         return self._cols
 
     @property
@@ -226,14 +238,18 @@ def group_rows(
             cnt = np.bincount(key, weights=weights, minlength=size_u)
             nz = np.flatnonzero(cnt)
             counts = cnt[nz] if weights is None else cnt[nz].astype(np.int64)
-            return FrequencySet(tuple(attrs), tuple(levels), cards, counts, nz, n_uid, sensitive)
+            fs = FrequencySet(tuple(attrs), tuple(levels), cards, counts, nz, n_uid, sensitive)
+            fs._src = (cols, lambda: _representatives(key, size_u, nz))
+            return fs
         if m >= _HASH_MIN_ROWS:
             # hash GROUP BY in O(m), then sort only the distinct keys
             inv, uniq = pd.factorize(key)
             order = np.argsort(uniq)
             cnt = np.bincount(inv, weights=weights, minlength=len(uniq))
             counts = cnt[order] if weights is None else cnt[order].astype(np.int64)
-            return FrequencySet(tuple(attrs), tuple(levels), cards, counts, uniq[order], n_uid, sensitive)
+            fs = FrequencySet(tuple(attrs), tuple(levels), cards, counts, uniq[order], n_uid, sensitive)
+            fs._src = (cols, lambda: _representatives(inv, len(uniq), order))
+            return fs
         order = np.argsort(key, kind="stable")
         sk = key[order]
         flag = np.empty(m, dtype=bool)
@@ -245,7 +261,9 @@ def group_rows(
             counts = np.diff(np.r_[starts, m]).astype(np.int64)
         else:
             counts = np.add.reduceat(weights[order], starts).astype(np.int64) if m else np.zeros(0, dtype=np.int64)
-        return FrequencySet(tuple(attrs), tuple(levels), cards, counts, sk[starts], n_uid, sensitive)
+        fs = FrequencySet(tuple(attrs), tuple(levels), cards, counts, sk[starts], n_uid, sensitive)
+        fs._src = (cols, order[starts])
+        return fs
     # overflow: compress progressively, gather the columns of the first row of each group
     key = np.zeros(m, dtype=np.int64)
     acc = 1
@@ -271,6 +289,13 @@ def group_rows(
     if n_uid:
         fs._uid = np.asarray(uid)[rows]
     return fs
+
+
+def _representatives(key: np.ndarray, size: int, picks: np.ndarray) -> np.ndarray:
+    """An input row for each group: scatter row numbers by key, read them at ``picks``."""
+    idx = np.empty(size, dtype=np.intp)
+    idx[key] = np.arange(len(key))
+    return idx[picks]
 
 
 @dataclass
