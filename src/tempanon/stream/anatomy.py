@@ -1,0 +1,100 @@
+"""Anatomy (Xiao and Tao, "Anatomy: Simple and Effective Privacy Preservation", VLDB 2006, Section 5).
+
+Anatomy publishes an l-eligible table as two tables: the *quasi-identifier table* (QIT: the
+quasi-identifiers of each record and its group id) and the *sensitive table* (ST: ``group``, sensitive
+value, ``count``). Every group holds at least ``l`` records with pairwise distinct sensitive values, so an
+adversary who links a person to a group learns her value with probability at most ``1 / l``.
+
+Anatomy's group-creation phase hashes the records into buckets by sensitive value and repeatedly forms a
+group from one record of each of the ``l`` largest buckets; at most ``l - 1`` *residue* records remain,
+each in a different bucket, and each is added to a distinct group that does not yet contain its value.
+Here the same partition is built without a loop per group: the records are sorted by sensitive value
+(random order within a value) and record ``i`` of that order goes to group ``i mod G`` with
+``G = floor(N / l)``. The first ``G * l`` records fill ``l`` complete rounds (every group gets ``l``
+records) and the remaining ``N - G * l < l`` residue records go one per group. Because the table is
+l-eligible, every value has at most ``N / l`` records, hence at most ``G`` (an integer), so its records
+form a contiguous run of length ``<= G`` in the sorted order and land in ``G``-wise distinct groups:
+no group repeats a value, every group has ``>= l`` records, exactly Anatomy's guarantees
+(Xiao & Tao, Theorem 2: an l-eligible table always has such a partition).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from tempanon.errors import InputError
+
+
+def anatomy_groups(codes: np.ndarray, l: int, rng: np.random.Generator) -> np.ndarray:
+    """1-based Anatomy group of each record of one l-eligible snapshot (see the module doc)."""
+    codes = np.asarray(codes, dtype=np.int64)
+    n = len(codes)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    counts = np.bincount(codes)
+    G = n // l
+    if G == 0 or counts.max() > G:
+        raise InputError(f"snapshot of {n} records is not {l}-eligible (a value occurs {int(counts.max())} times)")
+    order = np.lexsort((rng.permutation(n), codes))
+    group = np.empty(n, dtype=np.int64)
+    group[order] = np.arange(n) % G + 1
+    return group
+
+
+def qit_order(group: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Row order of the QIT: by group, random inside a group (the row order reveals nothing)."""
+    perm = rng.permutation(len(group))
+    return perm[np.argsort(group[perm], kind="stable")]
+
+
+def sensitive_table(group: np.ndarray, codes: np.ndarray, values: np.ndarray, sensitive: str, extra: dict | None = None) -> pd.DataFrame:
+    """The ST rows ``(group, value, count)`` of records with ``group`` and value ``codes``/``values``;
+    ``extra`` columns (arrays per record, constant inside a group, e.g. the snapshot) go first."""
+    n = len(group)
+    extra_cols = list(extra.values()) if extra else []
+    # sort by (extra..., group, code); np.lexsort takes the primary key last
+    key_order = np.lexsort([codes, group, *reversed(extra_cols)])
+    first = np.ones(n, dtype=bool)
+    if n:
+        changed = np.zeros(n - 1, dtype=bool)
+        for k in [codes, group, *extra_cols]:
+            ks = np.asarray(k)[key_order]
+            changed |= ks[1:] != ks[:-1]
+        first[1:] = changed
+    starts = np.nonzero(first)[0] if n else np.zeros(0, dtype=np.int64)
+    cnt = np.diff(np.append(starts, n)).astype(np.int64)
+    cols = {}
+    if extra:
+        for name, v in extra.items():
+            cols[name] = np.asarray(v)[key_order][starts]
+    cols["group"] = group[key_order][starts]
+    cols[sensitive] = np.asarray(values, dtype=object)[key_order][starts]
+    cols["count"] = cnt
+    return pd.DataFrame(cols)
+
+
+def anatomize(
+    qi: pd.DataFrame,
+    values: pd.Series | np.ndarray,
+    codes: np.ndarray,
+    l: int,
+    *,
+    sensitive: str = "sensitive",
+    rng: np.random.Generator | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Partition the records of one l-eligible snapshot into Anatomy groups.
+
+    ``qi`` holds the quasi-identifiers of the ``N`` records, ``values`` their sensitive values (any
+    hashable, missing allowed: it is its own category) and ``codes`` integer codes of those values.
+    Returns ``(qit, st)``: ``qit`` = ``qi`` columns + ``group`` (1-based, rows shuffled inside each group so
+    that the row order reveals nothing), ``st`` = ``group``, ``sensitive``, ``count``.
+    """
+    rng = rng if rng is not None else np.random.default_rng(0)
+    codes = np.asarray(codes, dtype=np.int64)
+    values = np.asarray(values, dtype=object)
+    group = anatomy_groups(codes, l, rng)
+    perm = qit_order(group, rng)
+    qit = qi.iloc[perm].reset_index(drop=True).copy()
+    qit["group"] = group[perm]
+    return qit, sensitive_table(group, codes, values, sensitive)

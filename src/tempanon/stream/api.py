@@ -1,0 +1,319 @@
+"""Python API of snapshot-stream publishing (Wang, Xu, Wong, Fu, ICDM 2010).
+
+* :func:`anonymize_stream` — a whole timestamped table: cut into snapshots (consecutive granules),
+  pushed through a :class:`~tempanon.stream.publisher.StreamPublisher`, every release verified.
+* :func:`stream_json_lines` — JSON lines (one record per line, in time order) published as the
+  snapshots pop out of the window; ``on_publish`` is called with each release as soon as it exists.
+"""
+
+from __future__ import annotations
+
+import json
+import time as _time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from tempanon.data.roles import parse_column_list, require_columns
+from tempanon.errors import InputError
+from tempanon.stream.model import CostModel, validate_l, validate_window
+from tempanon.stream.publisher import PublishedSnapshot, StreamPublisher
+from tempanon.stream.snapshots import (
+    granule_range,
+    index_snapshots,
+    label_of,
+    parse_times,
+    truncate,
+    validate_granule,
+)
+
+ProgressFn = Callable[[str, int, int], None]
+
+
+@dataclass
+class StreamResult:
+    """``published``: every released snapshot in order; ``audit``: per input row (0-based) its own
+    snapshot, the snapshot it was published in (missing if suppressed) and the distance; ``summary``:
+    the totals (see :meth:`StreamPublisher.summary`) plus timing."""
+
+    published: list[PublishedSnapshot]
+    audit: pd.DataFrame
+    summary: dict
+    publisher: StreamPublisher
+    qit: pd.DataFrame | None = None
+    st: pd.DataFrame | None = None
+    labels: list[str] | None = None
+    row_snapshot: np.ndarray | None = None
+
+    def tables(self, label: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """The QIT and ST published for the snapshot labelled ``label``."""
+        for p in self.published:
+            if p.label == label and p.qit is not None:
+                return p.qit, p.st
+        if self.qit is None:
+            raise KeyError(label)
+        q = self.qit[self.qit["snapshot"] == label].drop(columns="snapshot").reset_index(drop=True)
+        s = self.st[self.st["snapshot"] == label].drop(columns="snapshot").reset_index(drop=True)
+        return q, s
+
+
+def make_cost(cost: str | CostModel | list, w: int, suppression_cost: float | dict = 10.0) -> CostModel:
+    """``"linear"`` (``mu(d) = d``), ``"quadratic"`` (``d**2``), a list / comma-separated text of
+    ``mu(0), mu(1), ..., mu(w)``, or a :class:`CostModel`; validated against (C1)-(C3)."""
+    w = validate_window(w)
+    if isinstance(cost, CostModel):
+        return cost
+    if isinstance(cost, str):
+        name = cost.strip().lower()
+        if name == "linear":
+            return CostModel.linear(w, 1.0, suppression_cost)
+        if name == "quadratic":
+            return CostModel.quadratic(w, suppression_cost)
+        if "," in name or name.replace(".", "", 1).isdigit():
+            try:
+                values = [float(v) for v in name.split(",") if v.strip()]
+            except ValueError as exc:
+                raise InputError(f"cost {cost!r}: not a list of numbers mu(0),...,mu(w)") from exc
+            return CostModel.from_function(values, w, suppression_cost, name=f"table({cost})")
+        raise InputError(f"unknown cost {cost!r}: use linear, quadratic or a list mu(0),mu(1),...,mu(w)")
+    return CostModel.from_function(cost, w, suppression_cost)
+
+
+def _audit(pub: StreamPublisher) -> pd.DataFrame:
+    t = pub.record_table()
+    sup = t["placed"].to_numpy() < 0
+    dist = pd.array(np.where(sup, 0, t["distance"].to_numpy()), dtype="Int64")
+    dist[sup] = pd.NA
+    out = pd.DataFrame(
+        {
+            "row": t["row"].to_numpy(),
+            "snapshot": t["snapshot"].to_numpy(),
+            "published": t["published"].to_numpy(),
+            "distance": dist,
+        }
+    )
+    return out.sort_values("row", kind="stable").reset_index(drop=True)
+
+
+def anonymize_stream(
+    df: pd.DataFrame,
+    *,
+    time: str,
+    sensitive: str,
+    l: int,
+    w: int,
+    qi: str | list[str] | None = None,
+    snapshot: str = "day",
+    cost: str | CostModel | list = "linear",
+    suppression_cost: float | dict = 10.0,
+    seed: int = 0,
+    progress: ProgressFn | None = None,
+    defer: bool = False,
+) -> StreamResult:
+    """Publish the snapshots of ``df`` (cut by truncating ``time`` to ``snapshot``) l-diverse with delay
+    at most ``w``. ``qi`` defaults to every column but ``time`` and ``sensitive``. The timestamp is never
+    published. Missing sensitive values are a category of their own; missing QI values are published
+    as missing."""
+    l = validate_l(l)
+    w = validate_window(w)
+    granule = validate_granule(snapshot)
+    require_columns(df, [time], role="time column")
+    require_columns(df, [sensitive], role="sensitive column")
+    if time == sensitive:
+        raise InputError(f"column {time!r} cannot be both the time and the sensitive column")
+    qi_cols = parse_column_list(qi, list(df.columns)) if qi is not None else [c for c in df.columns if c not in (time, sensitive)]
+    require_columns(df, qi_cols, role="quasi-identifier")
+    for c in qi_cols:
+        if c in (time, sensitive):
+            raise InputError(f"column {c!r} cannot be a quasi-identifier: it is the {'time' if c == time else 'sensitive'} column")
+    cm = make_cost(cost, w, suppression_cost)
+    start = _time.perf_counter()
+    df = df.reset_index(drop=True)
+    idx = index_snapshots(df[time], time, granule)
+    pub = StreamPublisher(l, w, sensitive=sensitive, qi=qi_cols, cost=cm, seed=seed, verify=False, defer=defer)
+    sens = df[sensitive].astype(object)
+    sens = sens.where(sens.notna(), None)
+    codes, uniques = pd.factorize(sens.to_numpy(dtype=object), use_na_sentinel=False)
+    pub.set_values(list(uniques))
+    codes = codes.astype(np.int64)
+    unknown = [k for k in cm.beta_by_value if k not in set(uniques)]
+    if unknown:
+        raise InputError(
+            f"suppression cost given for value(s) {', '.join(map(repr, unknown))} that do not occur in column {sensitive!r}"
+        )
+    order = idx.order
+    snap_sorted = idx.snapshot[order]
+    bounds = np.searchsorted(snap_sorted, np.arange(len(idx.labels) + 1), side="left")
+    published: list[PublishedSnapshot] = []
+    K = len(idx.labels)
+    for k in range(K):
+        rows = order[bounds[k] : bounds[k + 1]]
+        published += pub.push_coded(codes[rows], rows, label=idx.labels[k])
+        if progress is not None and (k % 64 == 0 or k == K - 1):
+            progress("publishing snapshots", k + 1, K)
+    published += pub.flush()
+    qit, st = release_tables(df, published, qi_cols, sensitive, pub.values, codes)
+    verify_release(qit, st, l, qi_cols, sensitive, df, published)
+    seconds = _time.perf_counter() - start
+    summary = pub.summary()
+    summary.update(
+        seconds=seconds,
+        records_per_second=(len(df) / seconds) if seconds > 0 else None,
+        time=time,
+        sensitive=sensitive,
+        qi=qi_cols,
+        snapshot_unit=granule,
+    )
+    return StreamResult(published, _audit(pub), summary, pub, qit, st, list(idx.labels), idx.snapshot)
+
+
+def release_tables(
+    df: pd.DataFrame, published: list[PublishedSnapshot], qi: list[str], sensitive: str, values: list, codes: np.ndarray
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """All releases as two tables with a leading ``snapshot`` column (the label): the QITs
+    (``snapshot``, QIs, ``group``) and the STs (``snapshot``, ``group``, value, ``count``)."""
+    from tempanon.stream.anatomy import sensitive_table
+
+    labels = np.array([p.label for p in published], dtype=object)
+    sizes = np.array([p.size for p in published], dtype=np.int64)
+    snap = np.repeat(np.arange(len(published)), sizes)
+    rows = np.concatenate([p.rows for p in published]).astype(np.int64) if published else np.zeros(0, dtype=np.int64)
+    group = np.concatenate([p.group for p in published]) if published else np.zeros(0, dtype=np.int64)
+    rec_codes = codes[rows]
+    qit = df.iloc[rows][qi].reset_index(drop=True)
+    qit.insert(0, "snapshot", labels[snap] if len(snap) else np.zeros(0, dtype=object))
+    qit["group"] = group
+    vals = np.array(values, dtype=object)
+    st = sensitive_table(group, rec_codes, vals[rec_codes] if len(rec_codes) else np.zeros(0, dtype=object), sensitive, extra={"snapshot": snap})
+    st["snapshot"] = labels[st["snapshot"].to_numpy()] if len(st) else st["snapshot"].astype(object)
+    return qit, st
+
+
+def verify_release(
+    qit: pd.DataFrame, st: pd.DataFrame, l: int, qi: list[str], sensitive: str, df: pd.DataFrame, published: list[PublishedSnapshot]
+) -> dict:
+    """Independent check of every release (:func:`tempanon.verify.check_anatomy`): every group l-diverse
+    and each snapshot's released values equal to the original values of the records published there
+    (taken from the input table by row)."""
+    from tempanon.verify import check_anatomy
+
+    rows = np.concatenate([p.rows for p in published]).astype(np.int64) if published else np.zeros(0, dtype=np.int64)
+    labels = np.repeat(np.array([p.label for p in published], dtype=object), [p.size for p in published])
+    return check_anatomy(
+        qit,
+        st,
+        l,
+        sensitive=sensitive,
+        qi=qi,
+        partition="snapshot",
+        expected_values=df[sensitive].iloc[rows].reset_index(drop=True),
+        expected_partition=pd.Series(labels, dtype=object),
+    )
+
+
+def stream_json_lines(
+    lines: Iterable[str],
+    *,
+    time: str,
+    sensitive: str,
+    l: int,
+    w: int,
+    qi: str | list[str] | None = None,
+    snapshot: str = "day",
+    cost: str | CostModel | list = "linear",
+    suppression_cost: float | dict = 10.0,
+    seed: int = 0,
+    on_publish: Callable[[PublishedSnapshot], None] | None = None,
+    defer: bool = False,
+) -> StreamResult:
+    """Publish JSON-lines records as they arrive: a snapshot is pushed when the first record of a later
+    granule arrives (the empty granules in between are pushed too), and every snapshot leaving the window
+    is passed to ``on_publish`` at once. Records must come in time order *across* snapshots (inside a
+    snapshot any order; they are sorted by time); a record of an already closed snapshot raises
+    :class:`InputError` after everything popped so far was handed to ``on_publish`` (nothing published
+    is lost or duplicated). The columns are ``qi`` or the keys of the first record; a key missing from
+    a later record is a missing value. Rows are numbered from 0 in the order of the non-blank lines."""
+    l = validate_l(l)
+    w = validate_window(w)
+    granule = validate_granule(snapshot)
+    cm = make_cost(cost, w, suppression_cost)
+    start = _time.perf_counter()
+    pub: StreamPublisher | None = None
+    qi_cols: list[str] | None = None
+    published: list[PublishedSnapshot] = []
+    buffer: list[dict] = []
+    buffer_rows: list[int] = []
+    current = None  # granule start of the open snapshot
+    row = -1
+
+    def emit(items: list[PublishedSnapshot]) -> None:
+        for item in items:
+            published.append(item)
+            if on_publish is not None:
+                on_publish(item)
+
+    def close(upto) -> None:
+        """Push the open snapshot and the empty granules before ``upto`` (exclusive)."""
+        nonlocal buffer, buffer_rows
+        frame = pd.DataFrame(buffer, columns=[*qi_cols, sensitive, time], index=pd.Index(buffer_rows, dtype=np.int64))
+        if len(frame):
+            ts = parse_times(frame[time].reset_index(drop=True), time, granule)
+            frame = frame.iloc[np.argsort(ts.to_numpy(), kind="stable")]
+        emit(pub.push(frame[[*qi_cols, sensitive]], label=label_of(current, granule)))
+        buffer, buffer_rows = [], []
+        if upto is not None:
+            grid = granule_range(current, upto, granule)
+            for g in grid[1:-1]:
+                empty = pd.DataFrame({c: pd.Series(dtype=object) for c in [*qi_cols, sensitive]})
+                emit(pub.push(empty, label=label_of(g, granule)))
+
+    for lineno, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        row += 1
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"standard input, line {lineno}: not valid JSON ({exc.msg})") from exc
+        if not isinstance(rec, dict):
+            raise InputError(f"standard input, line {lineno}: a record must be a JSON object, got {type(rec).__name__}")
+        if qi_cols is None:
+            for col, role in ((time, "time column"), (sensitive, "sensitive column")):
+                if col not in rec:
+                    raise InputError(f"standard input, line {lineno}: unknown {role} {col!r}; the record has keys {', '.join(rec)}")
+            keys = list(rec)
+            qi_cols = parse_column_list(qi, keys) if qi is not None else [k for k in keys if k not in (time, sensitive)]
+            for c in qi_cols:
+                if c in (time, sensitive):
+                    raise InputError(f"column {c!r} cannot be a quasi-identifier")
+                if c not in rec:
+                    raise InputError(f"standard input, line {lineno}: unknown quasi-identifier {c!r}; the record has keys {', '.join(rec)}")
+            pub = StreamPublisher(l, w, sensitive=sensitive, qi=qi_cols, cost=cm, seed=seed, defer=defer)
+        t_value = rec.get(time)
+        try:
+            ts = parse_times(pd.Series([t_value], dtype=object), time, granule)
+        except InputError as exc:
+            raise InputError(f"standard input, line {lineno}: {str(exc).split(': ', 1)[-1]}") from exc
+        g = truncate(ts, granule).iloc[0]
+        if current is None:
+            current = g
+        elif g < current:
+            raise InputError(
+                f"standard input, line {lineno}: time {t_value!r} belongs to snapshot {label_of(g, granule)}, "
+                f"which is already closed (the open snapshot is {label_of(current, granule)}); records must come in time order"
+            )
+        elif g > current:
+            close(g)
+            current = g
+        buffer.append({c: rec.get(c) for c in [*qi_cols, sensitive, time]})
+        buffer_rows.append(row)
+    if pub is None:
+        raise InputError("standard input has no record")
+    close(None)
+    emit(pub.flush())
+    seconds = _time.perf_counter() - start
+    summary = pub.summary()
+    summary.update(seconds=seconds, time=time, sensitive=sensitive, qi=qi_cols, snapshot_unit=granule)
+    return StreamResult(published, _audit(pub), summary, pub)

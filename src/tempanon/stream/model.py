@@ -1,0 +1,192 @@
+"""The reposition model of Wang, Xu, Wong and Fu, "Anonymizing Temporal Data" (ICDM 2010), Section II.
+
+A stream of snapshots ``D[1], D[2], ...`` arrives; every record ``r`` has a *home* snapshot ``h(r)`` and a
+sensitive value ``r.s``. The publisher releases ``D'[j]`` for every ``j``; a record of ``D[h]`` is either
+published in some ``D'[j]`` with ``h <= j <= h + w`` (repositioned forward by ``d = j - h`` snapshots,
+``w`` the maximum publication delay) or suppressed (it then belongs to its home suppressed set ``S_h``).
+
+* **l-diversity / l-eligibility (Definition 1).** A table ``T`` is *l-eligible* when the most frequent
+  sensitive value occurs at most ``|T| / l`` times (``l * max_s n_s <= |T|``); an l-eligible table can be
+  published l-diverse by Anatomy (every group of ``l`` distinct values). The empty table is l-eligible.
+* **Costs.** Repositioning by ``d`` costs ``mu(d)`` with (C1) ``mu(0) = 0``, (C2) ``mu`` increasing and
+  (C3) ``mu`` convex; suppressing a record of value ``s`` costs ``beta_s``.
+* **Information loss (Equations 1 and 2).** ``IL(D'[j]) = sum_{r in D'[j]} mu(j - h(r))`` (Eq. 1) and
+  ``IL = sum_j IL(D'[j]) + sum_i sum_{r in S_i} beta_{r.s}`` (Eq. 2).
+
+Everything here works on integer codes: sensitive values are coded ``0..m-1``; ``mu`` is tabulated as an
+array ``mu[0..w]``; ``beta`` as an array over codes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from tempanon.errors import InputError
+
+
+def is_l_eligible(counts: np.ndarray, l: int) -> bool:
+    """Definition 1: ``l * max(counts) <= sum(counts)`` (the empty table is l-eligible)."""
+    counts = np.asarray(counts)
+    if counts.size == 0:
+        return True
+    return bool(l * int(counts.max()) <= int(counts.sum()))
+
+
+def eligible_cap(counts: np.ndarray, l: int) -> int:
+    """The *initial solution* of a new snapshot (Section IV): suppress records of the most frequent
+    value, one at a time, until the snapshot is l-eligible.
+
+    The process ends with every count capped at the largest level ``m`` with
+    ``l * m <= sum_s min(c_s, m)`` (an intermediate state with maximum ``m + 1`` has fewer records than
+    the cap at ``m + 1``, so it cannot be eligible when that cap is not). Returns ``m``. The cap is also
+    the cheapest suppression for *any* costs ``beta``: a feasible table with maximum ``m`` keeps at most
+    ``min(c_s, m)`` of each value, and keeping more never hurts, so its cost is at least that of the cap
+    at ``m``, which decreases in ``m``.
+    """
+    c = np.asarray(counts, dtype=np.int64)
+    if c.size == 0 or c.max() == 0:
+        return 0
+    levels = np.arange(int(c.max()) + 1)
+    sorted_c = np.sort(c)
+    # sum_s min(c_s, m) for every m, via the sorted counts
+    below = np.searchsorted(sorted_c, levels, side="left")  # number of counts < m
+    prefix = np.concatenate(([0], np.cumsum(sorted_c)))
+    capped = prefix[below] + (c.size - below) * levels
+    ok = np.nonzero(l * levels <= capped)[0]
+    return int(ok.max())
+
+
+def initial_suppression(counts: np.ndarray, l: int) -> np.ndarray:
+    """Per-value number of records the initial solution suppresses (``max(c_s - m, 0)``)."""
+    c = np.asarray(counts, dtype=np.int64)
+    m = eligible_cap(c, l)
+    return np.maximum(c - m, 0)
+
+
+@dataclass(frozen=True)
+class CostModel:
+    """Reposition cost ``mu`` tabulated on ``0..w`` and suppression cost ``beta``.
+
+    Build one with :meth:`linear`, :meth:`quadratic` or :meth:`from_function`; ``beta`` is a number
+    (uniform) or a mapping ``{sensitive value: cost}`` with ``default`` for the values not listed.
+    """
+
+    mu: np.ndarray
+    beta_default: float = 10.0
+    beta_by_value: Mapping[object, float] = field(default_factory=dict)
+    name: str = "custom"
+
+    @property
+    def window(self) -> int:
+        return len(self.mu) - 1
+
+    @staticmethod
+    def linear(w: int, c: float = 1.0, beta: float | Mapping[object, float] = 10.0) -> "CostModel":
+        """``mu(d) = c * d`` (``c > 0``)."""
+        return CostModel.from_function(lambda d: c * d, w, beta, name=f"linear({c:g})")
+
+    @staticmethod
+    def quadratic(w: int, beta: float | Mapping[object, float] = 10.0) -> "CostModel":
+        """``mu(d) = d ** 2``."""
+        return CostModel.from_function(lambda d: float(d) ** 2, w, beta, name="quadratic")
+
+    @staticmethod
+    def from_function(
+        mu: Callable[[int], float] | Sequence[float],
+        w: int,
+        beta: float | Mapping[object, float] = 10.0,
+        *,
+        name: str = "custom",
+    ) -> "CostModel":
+        """Tabulate ``mu`` on ``0..w`` (a function, or a sequence of at least ``w + 1`` values) and
+        validate (C1)-(C3) and the suppression costs; raise :class:`InputError` naming what breaks."""
+        w = validate_window(w)
+        if callable(mu):
+            try:
+                table = np.array([float(mu(d)) for d in range(w + 1)], dtype=float)
+            except Exception as exc:  # a user function that fails is bad input
+                raise InputError(f"reposition cost function failed: {exc}") from exc
+        else:
+            values = list(mu)
+            if len(values) < w + 1:
+                raise InputError(
+                    f"reposition cost table has {len(values)} values; it needs mu(0)..mu({w}), {w + 1} values"
+                )
+            try:
+                table = np.array([float(v) for v in values[: w + 1]], dtype=float)
+            except (TypeError, ValueError) as exc:
+                raise InputError(f"reposition cost table: not a number: {exc}") from exc
+        validate_mu(table)
+        default, by_value = _parse_beta(beta)
+        return CostModel(mu=table, beta_default=default, beta_by_value=by_value, name=name)
+
+    def beta_array(self, values: Sequence[object]) -> np.ndarray:
+        """``beta`` for each sensitive value of ``values`` (in code order)."""
+        return np.array([float(self.beta_by_value.get(v, self.beta_default)) for v in values], dtype=float)
+
+
+def validate_window(w: object) -> int:
+    if isinstance(w, bool) or not isinstance(w, (int, np.integer)):
+        raise InputError(f"window w must be an integer >= 0, got {w!r}")
+    if w < 0:
+        raise InputError(f"window w must be >= 0 (the maximum publication delay), got {w}")
+    return int(w)
+
+
+def validate_l(l: object) -> int:
+    if isinstance(l, bool) or not isinstance(l, (int, np.integer)):
+        raise InputError(f"l must be an integer >= 2, got {l!r}")
+    if l < 2:
+        raise InputError(f"l must be >= 2 (l-diversity), got {l}")
+    return int(l)
+
+
+def validate_mu(mu: np.ndarray) -> None:
+    """Check (C1) ``mu(0) = 0``, (C2) strictly increasing, (C3) convex on ``0..w``."""
+    if not np.all(np.isfinite(mu)):
+        raise InputError(f"reposition cost must be finite on 0..{len(mu) - 1}, got {mu.tolist()}")
+    if mu[0] != 0:
+        raise InputError(f"reposition cost breaks (C1) mu(0) = 0: mu(0) = {mu[0]:g}")
+    diff = np.diff(mu)
+    bad = np.nonzero(diff <= 0)[0]
+    if bad.size:
+        d = int(bad[0])
+        raise InputError(
+            f"reposition cost breaks (C2) increasing: mu({d + 1}) = {mu[d + 1]:g} <= mu({d}) = {mu[d]:g}"
+        )
+    curv = np.diff(diff)
+    bad = np.nonzero(curv < -1e-9 * np.maximum(1.0, np.abs(diff[1:])))[0]
+    if bad.size:
+        d = int(bad[0]) + 1
+        raise InputError(
+            f"reposition cost breaks (C3) convex: mu({d + 1}) - mu({d}) = {diff[d]:g} < "
+            f"mu({d}) - mu({d - 1}) = {diff[d - 1]:g}"
+        )
+
+
+def _parse_beta(beta: float | Mapping[object, float]) -> tuple[float, dict]:
+    if isinstance(beta, Mapping):
+        by_value = dict(beta)
+        default = float(by_value.pop("default", 10.0))
+    else:
+        by_value, default = {}, beta
+    for key, val in [("default", default), *by_value.items()]:
+        try:
+            v = float(val)
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"suppression cost of {key!r} is not a number: {val!r}") from exc
+        if not np.isfinite(v) or v <= 0:
+            raise InputError(f"suppression cost of {key!r} must be a positive number, got {val!r}")
+    return float(default), {k: float(v) for k, v in by_value.items()}
+
+
+def information_loss(distance: np.ndarray, suppressed: np.ndarray, codes: np.ndarray, mu: np.ndarray, beta: np.ndarray) -> float:
+    """Equation (2) over records: ``sum mu(distance)`` of the published ones (Eq. 1 summed over
+    snapshots) plus ``sum beta[code]`` of the suppressed ones. ``distance`` is ignored where suppressed."""
+    distance = np.asarray(distance)
+    suppressed = np.asarray(suppressed, dtype=bool)
+    pub = ~suppressed
+    return float(mu[distance[pub]].sum() + beta[np.asarray(codes)[suppressed]].sum())

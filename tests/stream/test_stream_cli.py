@@ -1,0 +1,214 @@
+"""`tempanon stream`: files, stdin JSON lines, audit, summary, and every bad-input error (exit 2)."""
+
+import json
+from importlib import resources
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from tempanon.cli import app
+from tempanon.verify import check_anatomy
+
+runner = CliRunner()
+SAMPLE = Path(str(resources.files("tempanon") / "samples" / "stream" / "use_of_force_sample.csv"))
+QI = ["race", "sex", "age", "precinct"]
+
+
+def _run(args, input=None):
+    return runner.invoke(app, ["stream", *map(str, args)], input=input)
+
+
+def _tiny(tmp_path, times, values, name="t.csv"):
+    df = pd.DataFrame({"when": times, "dx": values, "zip": [f"0{i % 4}" for i in range(len(times))]})
+    p = tmp_path / name
+    df.to_csv(p, index=False)
+    return p
+
+
+def test_stream_file_end_to_end(tmp_path):
+    out = tmp_path / "out"
+    r = _run([SAMPLE, "--time", "response_datetime", "--sensitive", "problem", "--qi", ",".join(QI),
+              "--l", 3, "--window", 2, "--out", out, "--summary", tmp_path / "s.json", "--audit", tmp_path / "a.csv", "--quiet"])
+    assert r.exit_code == 0, r.output
+    src = pd.read_csv(SAMPLE, dtype=str, keep_default_na=False, na_values=[""])
+    summary = json.loads((tmp_path / "s.json").read_text())
+    for key in ("l", "window", "information_loss", "suppressed", "repositioned", "max_reposition_distance", "per_snapshot"):
+        assert key in summary
+    assert summary["l"] == 3 and summary["window"] == 2 and summary["records"] == len(src)
+    labels = [p["snapshot"] for p in summary["per_snapshot"]]
+    # consecutive days, empty ones included, one QIT and one ST per snapshot
+    days = pd.date_range(labels[0], labels[-1], freq="D").strftime("%Y-%m-%d").tolist()
+    assert labels == days
+    audit = pd.read_csv(tmp_path / "a.csv", dtype=str, keep_default_na=False, na_values=[""])
+    assert list(audit.columns) == ["row", "snapshot", "published", "distance"]
+    assert audit["row"].astype(int).tolist() == list(range(len(src)))
+    assert int(audit["published"].isna().sum()) == summary["suppressed"]
+    d = audit["distance"].dropna().astype(int)
+    assert d.max() <= 2 and d.min() >= 0 and int((d > 0).sum()) == summary["repositioned"]
+    # the audit's snapshot is the record's own day
+    own = pd.to_datetime(src["response_datetime"], format="mixed").dt.strftime("%Y-%m-%d")
+    assert (audit["snapshot"] == own).all()
+    for p in summary["per_snapshot"]:
+        qit = pd.read_csv(out / f"{p['snapshot']}.qit.csv", dtype=str, keep_default_na=False, na_values=[""])
+        st = pd.read_csv(out / f"{p['snapshot']}.st.csv", dtype=str, keep_default_na=False, na_values=[""])
+        assert "response_datetime" not in qit.columns and list(qit.columns) == QI + ["group"]
+        check_anatomy(qit, st, 3, sensitive="problem", qi=QI)
+        assert len(qit) == p["published_size"] == int((audit["published"] == p["snapshot"]).sum())
+        # released values are the original values of the records the audit says were published here
+        rows = audit.index[audit["published"] == p["snapshot"]]
+        want = src.loc[rows, "problem"].value_counts().sort_index()
+        got = st.groupby("problem")["count"].apply(lambda c: c.astype(int).sum()).sort_index()
+        assert want.to_dict() == got.to_dict()
+
+
+def test_empty_granules_and_weeks(tmp_path):
+    p = _tiny(tmp_path, ["2020-01-01 10:00", "2020-01-01 11:00", "2020-01-04 09:00", "2020-01-04 09:30"], ["a", "b", "a", "b"])
+    out = tmp_path / "o"
+    r = _run([p, "--time", "when", "--sensitive", "dx", "--l", 2, "--window", 1, "--out", out, "--quiet"])
+    assert r.exit_code == 0, r.output
+    names = sorted(x.name for x in out.iterdir())
+    assert names == sorted(f"2020-01-0{d}.{k}.csv" for d in (1, 2, 3, 4) for k in ("qit", "st"))
+    assert pd.read_csv(out / "2020-01-02.qit.csv").empty
+    assert list(pd.read_csv(out / "2020-01-02.qit.csv").columns) == ["zip", "group"]
+    out2 = tmp_path / "w"
+    r = _run([p, "--time", "when", "--sensitive", "dx", "--l", 2, "--window", 0, "--snapshot", "week", "--out", out2, "--quiet"])
+    assert r.exit_code == 0, r.output
+    assert sorted(x.name for x in out2.iterdir()) == ["2019-12-30.qit.csv", "2019-12-30.st.csv"]
+
+
+def _jsonl(path, n=None):
+    src = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
+    if n is not None:
+        src = src.iloc[:n]
+    return "".join(json.dumps({k: (None if pd.isna(v) else v) for k, v in row.items()}) + "\n" for row in src.to_dict("records"))
+
+
+def test_stdin_matches_file(tmp_path):
+    args = ["--time", "response_datetime", "--sensitive", "problem", "--l", 2, "--window", 3, "--quiet"]
+    small = tmp_path / "small.csv"
+    pd.read_csv(SAMPLE, dtype=str).iloc[:250].to_csv(small, index=False)
+    r1 = _run([small, *args, "--out", tmp_path / "f", "--summary", tmp_path / "f.json"])
+    r2 = _run(["-", *args, "--out", tmp_path / "s", "--summary", tmp_path / "s.json"], input=_jsonl(small))
+    assert r1.exit_code == 0 and r2.exit_code == 0, r2.output
+    files = sorted(x.name for x in (tmp_path / "f").iterdir())
+    assert files == sorted(x.name for x in (tmp_path / "s").iterdir())
+    for name in files:
+        assert (tmp_path / "f" / name).read_text() == (tmp_path / "s" / name).read_text()
+    a, b = (json.loads((tmp_path / n).read_text()) for n in ("f.json", "s.json"))
+    assert a["information_loss"] == b["information_loss"] and a["per_snapshot"] == b["per_snapshot"]
+
+
+def test_stdin_out_of_order_keeps_what_was_published(tmp_path):
+    lines = [
+        {"t": "2020-01-01T01:00", "s": "a", "q": 1}, {"t": "2020-01-01T02:00", "s": "b", "q": 2},
+        {"t": "2020-01-02T01:00", "s": "a", "q": 3}, {"t": "2020-01-02T05:00", "s": "b", "q": 4},
+        {"t": "2020-01-03T01:00", "s": "a", "q": 5}, {"t": "2020-01-01T09:00", "s": "b", "q": 6},
+    ]
+    text = "".join(json.dumps(x) + "\n" for x in lines)
+    out = tmp_path / "o"
+    r = _run(["-", "--time", "t", "--sensitive", "s", "--l", 2, "--window", 0, "--out", out, "--quiet"], input=text)
+    assert r.exit_code == 2
+    assert "line 6" in r.output and "already closed" in r.output
+    # the two closed days were published (once), nothing else
+    assert sorted(x.name for x in out.iterdir()) == ["2020-01-01.qit.csv", "2020-01-01.st.csv", "2020-01-02.qit.csv", "2020-01-02.st.csv"]
+    assert len(pd.read_csv(out / "2020-01-01.qit.csv")) == 2
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--l", 1], "l must be >= 2"),
+        (["--window", -1], "w must be >= 0"),
+        (["--cost", "1,2,3"], "(C1)"),
+        (["--cost", "0,2,2"], "(C2)"),
+        (["--cost", "0,3,4"], "(C3)"),
+        (["--cost", "cubic"], "unknown cost"),
+        (["--suppression-cost", 0], "suppression cost"),
+        (["--snapshot", "fortnight"], "unknown snapshot unit"),
+    ],
+)
+def test_bad_parameters(tmp_path, extra, message):
+    p = _tiny(tmp_path, ["2020-01-01", "2020-01-02"], ["a", "b"])
+    args = {"--l": 2, "--window": 2}
+    base = [p, "--time", "when", "--sensitive", "dx", "--out", tmp_path / "o", "--quiet"]
+    for k, v in args.items():
+        if k not in extra:
+            base += [k, v]
+    r = _run([*base, *extra])
+    assert r.exit_code == 2, r.output
+    assert message in r.output
+    assert not (tmp_path / "o").exists() or not any((tmp_path / "o").iterdir())
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--time", "nope", "--sensitive", "dx"], "unknown time column 'nope'"),
+        (["--time", "when", "--sensitive", "nope"], "unknown sensitive column 'nope'"),
+        (["--time", "when", "--sensitive", "dx", "--qi", "zip,age"], "unknown quasi-identifier 'age'"),
+        (["--time", "when", "--sensitive", "dx", "--qi", "zip,dx"], "cannot be a quasi-identifier"),
+    ],
+)
+def test_bad_columns(tmp_path, args, message):
+    p = _tiny(tmp_path, ["2020-01-01", "2020-01-02"], ["a", "b"])
+    r = _run([p, *args, "--l", 2, "--window", 1, "--out", tmp_path / "o", "--quiet"])
+    assert r.exit_code == 2, r.output
+    assert message in r.output
+
+
+def test_bad_times(tmp_path):
+    p = _tiny(tmp_path, ["2020-01-01", "yesterday", "2020-01-03"], ["a", "b", "a"])
+    r = _run([p, "--time", "when", "--sensitive", "dx", "--l", 2, "--window", 1, "--out", tmp_path / "o", "--quiet"])
+    assert r.exit_code == 2 and "row 1" in r.output and "yesterday" in r.output
+    p = _tiny(tmp_path, ["2020-01-01", "", "2020-01-03"], ["a", "b", "a"], name="m.csv")
+    r = _run([p, "--time", "when", "--sensitive", "dx", "--l", 2, "--window", 1, "--out", tmp_path / "o", "--quiet"])
+    assert r.exit_code == 2 and "row 1" in r.output and "missing time" in r.output
+    r = _run([tmp_path / "absent.csv", "--time", "when", "--sensitive", "dx", "--l", 2, "--window", 1, "--out", tmp_path / "o"])
+    assert r.exit_code == 2 and "not found" in r.output
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ('{"t": "2020-01-01", "s": "a"}\nnot json\n', "line 2: not valid JSON"),
+        ('[1, 2]\n', "must be a JSON object"),
+        ('{"x": "2020-01-01", "s": "a"}\n', "unknown time column 't'"),
+        ('{"t": "2020-01-01", "s": "a"}\n{"t": "soon", "s": "b"}\n', "line 2"),
+        ("\n", "no record"),
+    ],
+)
+def test_bad_stdin(tmp_path, text, message):
+    r = _run(["-", "--time", "t", "--sensitive", "s", "--l", 2, "--window", 1, "--out", tmp_path / "o", "--quiet"], input=text)
+    assert r.exit_code == 2, r.output
+    assert message in r.output
+
+
+def test_per_value_suppression_cost(tmp_path):
+    # day 1: a,a,a,b -> one or two 'a' must go at l=2, w=0; an expensive 'a' changes nothing about
+    # *which* value is suppressed (only 'a' can be), but the IL reflects its price
+    p = _tiny(tmp_path, ["2020-01-01"] * 4, ["a", "a", "a", "b"])
+    args = [p, "--time", "when", "--sensitive", "dx", "--l", 2, "--window", 0, "--quiet"]
+    r = _run([*args, "--out", tmp_path / "o1", "--summary", tmp_path / "s1.json", "--suppression-cost", "a=7,default=1"])
+    assert r.exit_code == 0, r.output
+    s = json.loads((tmp_path / "s1.json").read_text())
+    assert s["suppressed"] == 2 and s["information_loss"] == 14
+    r = _run([*args, "--out", tmp_path / "o2", "--suppression-cost", "zz=3"])
+    assert r.exit_code == 2 and "'zz'" in r.output
+    r = _run([*args, "--out", tmp_path / "o3", "--suppression-cost", "a=x"])
+    assert r.exit_code == 2 and "not a number" in r.output
+
+
+def test_defer_option(tmp_path):
+    small = tmp_path / "small.csv"
+    pd.read_csv(SAMPLE, dtype=str).iloc[:200].to_csv(small, index=False)
+    args = [small, "--time", "response_datetime", "--sensitive", "problem", "--qi", "race,sex", "--l", 3, "--window", 1, "--quiet"]
+    r = _run([*args, "--defer", "--out", tmp_path / "d", "--summary", tmp_path / "d.json"])
+    assert r.exit_code == 0, r.output
+    s = json.loads((tmp_path / "d.json").read_text())
+    assert s["defer"] is True and s["max_reposition_distance"] <= 1
+    for p in s["per_snapshot"]:
+        qit = pd.read_csv(tmp_path / "d" / f"{p['snapshot']}.qit.csv", dtype=str)
+        st = pd.read_csv(tmp_path / "d" / f"{p['snapshot']}.st.csv", dtype=str, keep_default_na=False, na_values=[""])
+        check_anatomy(qit, st, 3, sensitive="problem", qi=["race", "sex"])
