@@ -1,17 +1,19 @@
 """Streams of snapshots (Wang, Xu, Wong, Fu, "Anonymizing Temporal Data", ICDM 2010): the reposition
-model, OptimalReposition, Anatomy publishing (Xiao & Tao, VLDB 2006), window queries. See docs/stream.md."""
+model, per-step optimal repositioning, Anatomy publishing (Xiao & Tao, VLDB 2006), window queries.
+See docs/stream.md."""
 
-from tempanon.stream.api import StreamResult, anonymize_stream, make_cost, stream_json_lines
-from tempanon.stream.model import CostModel, is_l_eligible
-from tempanon.stream.publisher import PublishedSnapshot, StreamPublisher
+from tempanon._lazy import lazy_exports
 
-__all__ = [
-    "CostModel",
-    "PublishedSnapshot",
-    "StreamPublisher",
-    "StreamResult",
-    "anonymize_stream",
-    "is_l_eligible",
-    "make_cost",
-    "stream_json_lines",
-]
+_EXPORTS = {
+    "StreamResult": "api",
+    "anonymize_stream": "api",
+    "make_cost": "api",
+    "stream_json_lines": "api",
+    "CostModel": "model",
+    "is_l_eligible": "model",
+    "PublishedSnapshot": "publisher",
+    "StreamPublisher": "publisher",
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__ = sorted(_EXPORTS)
