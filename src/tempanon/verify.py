@@ -82,6 +82,21 @@ def check_l_diverse_classes(released: pd.DataFrame, qi: Sequence[str], sensitive
     return {"l": l, "classes": int(len(per))}
 
 
+def _value_text(v: object) -> str:
+    """The text under which a data value is looked up in a hierarchy: missing -> "", an integral
+    float prints as an integer (20.0 -> "20"), everything else ``str`` (the documented data model)."""
+    import numpy as np
+
+    if v is None:
+        return ""
+    if isinstance(v, (float, np.floating)):
+        if v != v:
+            return ""
+        if float(v).is_integer():
+            return str(int(v))
+    return str(v)
+
+
 def check_generalization(
     original: pd.DataFrame, released: pd.DataFrame, mapping: dict[str, dict[str, str]]
 ) -> None:
@@ -93,7 +108,7 @@ def check_generalization(
     for col, table in mapping.items():
         src = original.loc[released.index, col].astype(object)
         src = src.where(src.notna(), "")
-        expected = src.map(lambda v: table.get(str(v)))
+        expected = src.map(lambda v: table.get(_value_text(v)))
         got = released[col].astype(object).where(released[col].notna(), "").astype(str)
         bad = expected.isna() | (expected.astype(str) != got)
         if bool(bad.any()):

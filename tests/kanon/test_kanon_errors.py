@@ -144,3 +144,14 @@ def test_l_diversity_release_and_errors(patients, patients_h):
     same = patients.assign(Disease="Flu")
     with pytest.raises(NoSolutionError, match="2-diverse"):
         kanonymize(same, QI, patients_h, 2, sensitive="Disease", l=2)
+
+
+def test_float_column_matches_integer_hierarchy_and_passes_verification():
+    """pandas reads an integer column with missing cells as float (20.0); the encoder and the
+    independent verifier both look 20.0 up as "20" (a regression: the verifier used "20.0")."""
+    df = pd.DataFrame({"age": [20.0, 21.0, 22.0, np.nan, 20.0, np.nan], "x": list("abcdef")})
+    h = build_intervals("age", [20, 21, 22], [5])
+    res = kanonymize(df, ["age"], {"age": h}, 2, criterion="height")
+    # level 0 fails (21 and 22 occur once); level 1: 20-24 four times, missing (its own category) twice
+    assert res.selected_node == (1,)
+    assert res.table["age"].tolist() == ["20-24", "20-24", "20-24", "", "20-24", ""]
