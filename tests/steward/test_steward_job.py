@@ -113,7 +113,7 @@ def test_run_job_from_duckdb(jobdir):
         ('zip = { type = "masking", levels = 4 }', 'zip = { type = "masking", level = 4 }', "key 'hierarchies.zip.level': unknown key", 11),
         ('zip = { type = "masking", levels = 4 }', 'zip = { type = "masks" }', "unknown hierarchy type 'masks'", 11),
         ('table = "out/t-anon.csv"', 'tabel = "out/t-anon.csv"', "key 'output.tabel': unknown key", 19),
-        ('name = "kanon"', 'name = "stream"', "unknown model 'stream' (planned for job files, not wired yet", 14),
+        ('name = "kanon"', 'name = "sdc"', "unknown model 'sdc'; job files support: kanon, timestamped, kp, stream", 14),
         ('path = "data/t.csv"', 'path = "data/none.csv"', "key 'input.path': file not found", 2),
         ('sex = "h/sex.csv"', 'sex = "h/nope.csv"', "key 'hierarchies.sex.path': hierarchy file not found", 10),
         ('[output]', '[outputs]', "key 'outputs': unknown key", 18),

@@ -110,6 +110,13 @@ def run(
 
     summ = run_api(go)
     res = summ.pop("_result", None)
+    status, detail = summ.pop("_status", None), summ.pop("_verbose", None)
+    if status is not None:  # a model other than kanon describes its own run
+        if verbose and detail:
+            info(detail, quiet)
+        written = [summ["output"]] + [summ[k] for k in ("audit", "report") if k in summ]
+        info(f"{status}\nwrote {', '.join(written)}", quiet)
+        return
     if verbose and res is not None:
         st = res.search.stats
         info(

@@ -219,6 +219,21 @@ def starter_job(input_path: str | os.PathLike, job_path: str | os.PathLike, df: 
         f"k = {k}  # every released combination of quasi-identifiers is shared by at least k " + ("respondents" if uid else "rows"),
         "max_suppression = 0.02  # up to 2% of the rows may be removed instead of generalizing everything further",
         'criterion = "loss"  # pick the anonymous generalization that loses the least information',
+    ]
+    dates = [p for p in qi if p.kind == "date"]
+    if uid is not None and dates:  # many rows per respondent with a time: the timestamped model fits
+        d = dates[0].name
+        lines += [
+            f"# Alternative: several rows per respondent ({uid.name}) with a date/time ({d}): generalize the time over",
+            "# calendar granularities (day, week, month, ...; Mascetti et al. 2006) instead of truncation. To use it, move",
+            f"# {d} out of quasi_identifiers and [hierarchies], add  time = {_q(d)}  to [columns], and use",
+            '#   name = "timestamped"',
+            f"#   k = {k}",
+            '#   granularities = ["day", "week", "month", "quarter", "year"]',
+            "#   max_suppression = 0.02",
+            "# (the other quasi-identifiers keep their hierarchies and are generalized jointly with time).",
+        ]
+    lines += [
         "",
         "[output]",
         f"table = {_q(stem + '-anonymized.csv')}",

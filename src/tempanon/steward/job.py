@@ -37,8 +37,12 @@ the key and its line in the file)::
     report = "out/report.html"      # optional
 
 Models are a dispatch table (:data:`MODELS`): each entry names its ``[model]`` keys with their
-types and a runner. Only ``kanon`` is wired today; the timestamped, stream and (k,P) models are
-added by registering a :class:`ModelSpec` once their Python APIs are final.
+types, the ``[columns]``/``[output]`` keys it accepts, whether it takes hierarchies, and a runner.
+Wired: ``kanon``, ``timestamped`` (``[columns] time = ...``; hierarchies optional, for a joint
+generalization) and ``kp`` (``[columns] uid`` is the series id, quasi-identifiers may be ranges
+``"A0:A9"``, no hierarchies, ``[output] audit``) and ``stream`` (``[columns] time`` and one
+``sensitive`` column, no hierarchies, ``[output] directory`` for the snapshot files); see
+docs/steward.md.
 """
 
 from __future__ import annotations
@@ -119,11 +123,12 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "list of strings": (list,),
     "table": (dict,),
     "list of numbers": (list,),
+    "number or table": (int, float, dict),
 }
 
 
 def _check_type(ctx: Ctx, keys: tuple[str, ...], value: Any, kind: str) -> None:
-    ok = isinstance(value, _TYPES[kind]) and not (kind in ("integer", "number") and isinstance(value, bool))
+    ok = isinstance(value, _TYPES[kind]) and not (kind in ("integer", "number", "number or table") and isinstance(value, bool))
     if ok and kind == "list of strings":
         ok = all(isinstance(v, str) for v in value)
     if ok and kind == "list of numbers":
@@ -150,8 +155,11 @@ def _check_table(ctx: Ctx, keys: tuple[str, ...], table: Any, schema: Mapping[st
 
 TOP_SCHEMA = {"input": "table", "columns": "table", "hierarchies": "table", "model": "table", "output": "table"}
 INPUT_SCHEMA = {"path": "string", "delimiter": "string", "database": "string", "sql": "string", "postgres": "string"}
-COLUMNS_SCHEMA = {"quasi_identifiers": "list of strings", "identifying": "list of strings", "sensitive": "list of strings", "uid": "string"}
-OUTPUT_SCHEMA = {"table": "string", "summary": "string", "report": "string"}
+COLUMNS_SCHEMA = {"quasi_identifiers": "list of strings", "identifying": "list of strings", "sensitive": "list of strings", "uid": "string",
+                  "time": "string"}
+OUTPUT_SCHEMA = {"table": "string", "directory": "string", "summary": "string", "report": "string", "audit": "string"}
+_BASE_COLUMNS = frozenset({"quasi_identifiers", "identifying", "sensitive", "uid"})
+_BASE_OUTPUTS = frozenset({"table", "summary", "report"})
 HIERARCHY_SCHEMA = {"type": "string", "widths": "list of numbers", "start": "number", "top": "string", "levels": "integer",
                     "char": "string", "formats": "list of strings", "tree": "table", "path": "string"}
 
@@ -174,6 +182,12 @@ class ModelSpec:
     run: Callable[[Job, pd.DataFrame, SourceInfo, Any], dict]
     description: str = ""
     validate: Callable[[Ctx, dict, list[str]], None] | None = None
+    columns: frozenset[str] = _BASE_COLUMNS  # accepted [columns] keys
+    required_columns: frozenset[str] = frozenset({"quasi_identifiers"})  # quasi_identifiers: non-empty too
+    hierarchies: str = "required"  # "required" for every quasi-identifier, "optional", or "none"
+    outputs: frozenset[str] = _BASE_OUTPUTS  # accepted [output] keys
+    required_outputs: frozenset[str] = frozenset({"table"})
+    column_ranges: bool = False  # quasi_identifiers entries may be ranges "A0:A9" (expanded on the data)
 
 
 @dataclass
@@ -189,10 +203,12 @@ class Job:
     hierarchies: dict[str, Any]
     model: str
     params: dict
-    output_table: Path
+    output_table: Path  # the released table (for the stream model: the directory of snapshot files)
     summary: Path | None
     report: Path | None
     raw: dict = field(repr=False, default_factory=dict)
+    time: str | None = None
+    audit: Path | None = None
 
 
 def load_job(path: str | Path) -> Job:
@@ -224,19 +240,27 @@ def load_job(path: str | Path) -> Job:
             if not source[key].exists():
                 raise ctx.error(("input", key), f"file not found: {source[key]}")
 
+    # the model decides which column roles, hierarchies and outputs the file may have (checked in
+    # full below; an unknown or missing model name falls back to the kanon layout until then)
+    model_raw = raw["model"]
+    spec0 = MODELS.get(model_raw.get("name") if isinstance(model_raw, dict) else None, MODELS["kanon"])
     cols = raw["columns"]
-    _check_table(ctx, ("columns",), cols, COLUMNS_SCHEMA, {"quasi_identifiers"})
-    if not cols["quasi_identifiers"]:
+    _check_table(ctx, ("columns",), cols, {k: v for k, v in COLUMNS_SCHEMA.items() if k in spec0.columns}, set(spec0.required_columns))
+    qi_required = "quasi_identifiers" in spec0.required_columns
+    if qi_required and not cols["quasi_identifiers"]:
         raise ctx.error(("columns", "quasi_identifiers"), "give at least one quasi-identifier")
+    qi_list = list(cols.get("quasi_identifiers", []))
 
     hier_raw = raw.get("hierarchies", {})
     if not isinstance(hier_raw, dict):
         raise ctx.error(("hierarchies",), f"expected a table, got {_describe(hier_raw)}")
+    if spec0.hierarchies == "none" and hier_raw:
+        raise ctx.error(("hierarchies",), f"the {model_raw.get('name')} model generalizes without hierarchies; remove the [hierarchies] table")
     hierarchies: dict[str, Any] = {}
     for name, conf in hier_raw.items():
         keys = ("hierarchies", name)
-        if name not in cols["quasi_identifiers"]:
-            raise ctx.error(keys, f"hierarchy for {name!r}, which is not a quasi-identifier ({', '.join(cols['quasi_identifiers'])})")
+        if name not in qi_list:
+            raise ctx.error(keys, f"hierarchy for {name!r}, which is not a quasi-identifier ({', '.join(qi_list) or 'none given'})")
         if isinstance(conf, str):  # shorthand: a file path
             conf = {"type": "file", "path": conf}
         _check_table(ctx, keys, conf, HIERARCHY_SCHEMA, {"type"})
@@ -253,8 +277,8 @@ def load_job(path: str | Path) -> Job:
             raise
         except InputError as exc:
             raise JobError(str(exc)) from None
-    missing = [q for q in cols["quasi_identifiers"] if q not in hierarchies]
-    if missing:
+    missing = [q for q in qi_list if q not in hierarchies]
+    if missing and spec0.hierarchies == "required":
         raise ctx.error(("hierarchies",), f"no hierarchy for quasi-identifier(s) {', '.join(missing)}")
 
     model = raw["model"]
@@ -264,30 +288,30 @@ def load_job(path: str | Path) -> Job:
     if not isinstance(name, str):
         raise ctx.error(("model", "name") if "name" in model else ("model",), "give the model's name as a string, e.g. name = \"kanon\"")
     if name not in MODELS:
-        planned = {"timestamped", "stream", "kp"}
-        extra = " (planned for job files, not wired yet: use its own command)" if name in planned else ""
-        raise ctx.error(("model", "name"), f"unknown model {name!r}{extra}; job files support: {', '.join(MODELS)}")
+        raise ctx.error(("model", "name"), f"unknown model {name!r}; job files support: {', '.join(MODELS)}")
     spec = MODELS[name]
     _check_table(ctx, ("model",), {k: v for k, v in model.items() if k != "name"}, spec.schema, spec.required)
     if spec.validate is not None:
-        spec.validate(ctx, model, list(cols["quasi_identifiers"]))
+        spec.validate(ctx, model, qi_list)
 
     out = raw["output"]
-    _check_table(ctx, ("output",), out, OUTPUT_SCHEMA, {"table"})
+    _check_table(ctx, ("output",), out, {k: v for k, v in OUTPUT_SCHEMA.items() if k in spec.outputs}, set(spec.required_outputs))
     return Job(
         ctx=ctx,
         source=source,
-        quasi_identifiers=list(cols["quasi_identifiers"]),
+        quasi_identifiers=qi_list,
         identifying=list(cols.get("identifying", [])),
         sensitive=list(cols.get("sensitive", [])),
         uid=cols.get("uid"),
         hierarchies=hierarchies,
         model=name,
         params={k: v for k, v in model.items() if k != "name"},
-        output_table=ctx.resolve(out["table"]),
+        output_table=ctx.resolve(out["table"] if "table" in out else out["directory"]),
         summary=ctx.resolve(out["summary"]) if "summary" in out else None,
         report=ctx.resolve(out["report"]) if "report" in out else None,
         raw=raw,
+        time=cols.get("time"),
+        audit=ctx.resolve(out["audit"]) if "audit" in out else None,
     )
 
 
@@ -388,6 +412,261 @@ def _validate_kanon(ctx: Ctx, model: dict, qi: list[str]) -> None:
             raise ctx.error(("model", "weights", name), f"expected a non-negative number, got {_describe(w)}")
 
 
+def _write_outputs(job: Job, table: pd.DataFrame, summ: dict, rep: Any, extra: Mapping[Path, pd.DataFrame] | None = None) -> dict:
+    """Write the verified table (and extra tables), then the report and the summary, atomically."""
+    from tempanon.data.io import write_json, write_table
+
+    write_table(table, job.output_table)
+    for path, frame in (extra or {}).items():
+        write_table(frame, path)
+    summ = {**summ, "job": str(job.ctx.path), "output": str(job.output_table)}
+    if rep is not None:
+        rep.write(job.report)
+        summ["report"] = str(job.report)
+    if job.summary is not None:
+        write_json(summ, job.summary)
+    return summ
+
+
+def _parameter_error(job: Job, keys: tuple[str, ...], exc: InputError) -> JobError:
+    return job.ctx.error(keys, str(exc))
+
+
+# -- timestamped data (tempanon.temporal, Mascetti et al. TIME 2006) --
+_TS_INCOGNITO = ("height", "loss", "discernibility")
+
+
+def _timestamped_parts(ctx: Ctx, model: dict):
+    from tempanon.temporal.granularity import parse_parts
+
+    try:
+        return parse_parts(model.get("day_parts"))
+    except InputError as exc:
+        raise ctx.error(("model", "day_parts"), str(exc)) from None
+
+
+def _validate_timestamped(ctx: Ctx, model: dict, qi: list[str]) -> None:
+    from tempanon.temporal.api import parse_granularities
+    from tempanon.temporal.least import METRICS
+
+    if model["k"] < 2:
+        raise ctx.error(("model", "k"), f"k must be at least 2, got {model['k']}")
+    ms = model.get("max_suppression", 0.0)
+    if not 0 <= ms < 1:
+        raise ctx.error(("model", "max_suppression"), f"must be a fraction in [0, 1), got {ms}")
+    metric = model.get("metric", "gen_c")
+    if metric not in METRICS + _TS_INCOGNITO:
+        raise ctx.error(("model", "metric"), f"unknown metric {metric!r}; expected one of {', '.join(METRICS)} "
+                        f"(or {', '.join(_TS_INCOGNITO)} with hierarchies for the other quasi-identifiers)")
+    parts = _timestamped_parts(ctx, model)
+    try:
+        parse_granularities(model.get("granularities"), country=model.get("country"), parts=parts)
+    except InputError as exc:
+        raise ctx.error(("model", "granularities") if "granularities" in model else ("model",), str(exc)) from None
+    if "data_granularity" in model:
+        from tempanon.temporal.granularity import parse_granularity
+
+        try:
+            parse_granularity(model["data_granularity"], country=model.get("country"), parts=parts)
+        except InputError as exc:
+            raise ctx.error(("model", "data_granularity"), str(exc)) from None
+
+
+def _run_timestamped(job: Job, df: pd.DataFrame, source: SourceInfo, progress: Any) -> dict:
+    from tempanon.temporal.api import anonymize_timestamped
+
+    p, ctx = job.params, job.ctx
+    if job.time in job.quasi_identifiers:
+        raise ctx.error(("columns", "time"), f"the time column {job.time!r} is generalized by granularities; do not list it in quasi_identifiers")
+    if job.uid is not None and job.uid in job.quasi_identifiers + [job.time]:
+        raise ctx.error(("columns", "uid"), f"the respondent id {job.uid!r} cannot also be a quasi-identifier or the time")
+    data = df.drop(columns=[c for c in job.identifying if c != job.uid])  # direct identifiers are removed first
+    metric = p.get("metric", "gen_c")
+    if metric in _TS_INCOGNITO and not job.hierarchies:
+        raise ctx.error(("model", "metric"), f"metric {metric!r} needs hierarchies for the other quasi-identifiers; use gen_c, gen_m or gen_s")
+    res = anonymize_timestamped(
+        data, time=job.time, qi=job.quasi_identifiers, k=p["k"], uid=job.uid, granularities=p.get("granularities"),
+        metric=metric, max_suppression=float(p.get("max_suppression", 0.0)), data_granularity=p.get("data_granularity"),
+        country=p.get("country"), parts=_timestamped_parts(ctx, p), hierarchies=job.hierarchies or None, progress=progress,
+    )  # verified inside (tempanon.verify.check_timestamped_release)
+    rep = None
+    if job.report is not None:  # built before anything is written
+        from tempanon.report.timestamped import timestamped_report
+
+        rep = timestamped_report(df, res, source=source.description, checksum=source.checksum, checksum_kind=source.checksum_kind,
+                                 identifying=job.identifying)
+    summ = _write_outputs(job, res.released, res.summary, rep)
+    s = res.summary
+    gran = s["granularity"]
+    if isinstance(gran, dict):  # joint: {time: granularity, qi: level}
+        gran = f"{gran[job.time]} (" + ", ".join(f"{q} at level {v}" for q, v in gran.items() if q != job.time) + ")"
+    summ["_status"] = (f"timestamped: respondent-level k={s['k']} with time as {gran}; gen_m {s['gen_m']}, "
+                       f"gen_s {s['gen_s']}; {s['suppressed']} of {s['tuples']} tuples suppressed")
+    from tempanon.report.timestamped import search_lines
+
+    summ["_verbose"] = search_lines(s)
+    return summ
+
+
+# -- time series (tempanon.timeseries, (k,P)-anonymity, Shou et al. TKDE) --
+def _validate_kp(ctx: Ctx, model: dict, qi: list[str]) -> None:
+    from tempanon.timeseries.api import ALGORITHMS
+    from tempanon.timeseries.sax import MAX_LEVEL
+
+    k, P = model["k"], model["p"]
+    if k < 1:
+        raise ctx.error(("model", "k"), f"k must be at least 1, got {k}")
+    if not 1 <= P <= k:
+        raise ctx.error(("model", "p"), f"P must be in 1..k (Definition 5 needs P <= k = {k}), got {P}")
+    if model.get("algorithm", "kapra") not in ALGORITHMS:
+        raise ctx.error(("model", "algorithm"), f"unknown algorithm {model['algorithm']!r}; expected one of {', '.join(ALGORITHMS)}")
+    if not 1 <= model.get("max_level", 5) <= MAX_LEVEL:
+        raise ctx.error(("model", "max_level"), f"must be in 1..{MAX_LEVEL}, got {model['max_level']}")
+    if model.get("paa", 1) < 1:
+        raise ctx.error(("model", "paa"), f"must be at least 1, got {model['paa']}")
+    if "l_diversity" in model:
+        if not 1 <= model["l_diversity"] <= P:
+            raise ctx.error(("model", "l_diversity"), f"l must be in 1..P (P = {P}), got {model['l_diversity']}")
+        if "epsilon" not in model:
+            raise ctx.error(("model", "l_diversity"), "l-diversity needs 'epsilon' (the largest change of a perturbed sensitive value)")
+    if "epsilon" in model and not model["epsilon"] > 0:
+        raise ctx.error(("model", "epsilon"), f"must be positive, got {model['epsilon']}")
+
+
+def _run_kp(job: Job, df: pd.DataFrame, source: SourceInfo, progress: Any) -> dict:
+    from tempanon.timeseries.api import kp_anonymize
+
+    p, ctx = job.params, job.ctx
+    for key in ("publish_values", "publish_patterns"):
+        if key in p:
+            from tempanon.data.roles import parse_column_list
+
+            try:
+                p = {**p, key: parse_column_list(",".join(p[key]), list(df.columns))}
+            except InputError as exc:
+                raise _parameter_error(job, ("model", key), exc) from None
+            other = [c for c in p[key] if c not in job.quasi_identifiers]
+            if other:
+                raise ctx.error(("model", key), f"{', '.join(map(repr, other))} is not a quasi-identifier ({', '.join(job.quasi_identifiers)})")
+    try:
+        res = kp_anonymize(
+            df, id_col=job.uid, qi=job.quasi_identifiers, k=p["k"], P=p["p"], sensitive=job.sensitive,
+            algorithm=p.get("algorithm", "kapra"), max_level=p.get("max_level", 5), paa_segments=p.get("paa"),
+            l_diversity=p.get("l_diversity"), epsilon=p.get("epsilon"), publish_values=p.get("publish_values"),
+            publish_patterns=p.get("publish_patterns"), progress=progress,
+        )  # verified inside (tempanon.verify.check_kp_anonymity)
+    except InputError as exc:
+        if "PAA" in str(exc) and "paa" in p:
+            raise _parameter_error(job, ("model", "paa"), exc) from None
+        raise
+    rep = None
+    if job.report is not None:  # built before anything is written
+        from tempanon.report.kp import kp_report
+
+        rep = kp_report(df, res, id_col=job.uid, qi=job.quasi_identifiers, sensitive=job.sensitive, source=source.description,
+                        checksum=source.checksum, checksum_kind=source.checksum_kind)
+    extra = {job.audit: res.audit} if job.audit is not None else {}
+    summ = _write_outputs(job, res.released, res.summary, rep, extra)
+    if job.audit is not None:
+        summ["audit"] = str(job.audit)
+    s = res.summary
+    summ["_status"] = (f"kp ({s['algorithm']}): k={s['k']}, P={s['P']}; {s['published']} of {s['series']} series published in "
+                       f"{s['kgroups']} k-groups / {s['psubgroups']} P-subgroups; VL {s['value_loss']:.4g}, PL {s['pattern_loss']:.4g}")
+    return summ
+
+
+# -- snapshot streams (tempanon.stream, Wang et al. ICDM 2010) --
+def _validate_stream(ctx: Ctx, model: dict, qi: list[str]) -> None:
+    from tempanon.stream.api import make_cost
+    from tempanon.stream.model import validate_l, validate_window
+    from tempanon.stream.snapshots import validate_granule
+
+    for key, check in (("l", validate_l), ("window", validate_window)):
+        try:
+            check(model[key])
+        except InputError as exc:
+            raise ctx.error(("model", key), str(exc)) from None
+    if "snapshot" in model:
+        try:
+            validate_granule(model["snapshot"])
+        except InputError as exc:
+            raise ctx.error(("model", "snapshot"), str(exc)) from None
+    beta = model.get("suppression_cost", 10.0)
+    if isinstance(beta, dict):
+        for value, c in beta.items():
+            if isinstance(c, bool) or not isinstance(c, (int, float)):
+                raise ctx.error(("model", "suppression_cost", value), f"expected a number, got {_describe(c)}")
+        beta = {k: float(v) for k, v in beta.items()}
+    try:
+        make_cost(model.get("cost", "linear"), model["window"], beta)
+    except InputError as exc:
+        raise ctx.error(("model", "cost") if "cost" in model else ("model", "suppression_cost"), str(exc)) from None
+
+
+def _run_stream(job: Job, df: pd.DataFrame, source: SourceInfo, progress: Any) -> dict:
+    from tempanon.data.io import write_json, write_table
+    from tempanon.stream.api import anonymize_stream
+
+    p, ctx = job.params, job.ctx
+    if len(job.sensitive) != 1:
+        raise ctx.error(("columns", "sensitive"), f"the stream model protects exactly one sensitive column, got {len(job.sensitive)}")
+    sens = job.sensitive[0]
+    qi = job.quasi_identifiers or [c for c in df.columns if c not in (job.time, sens, *job.identifying)]
+    beta = p.get("suppression_cost", 10.0)
+    res = anonymize_stream(
+        df, time=job.time, sensitive=sens, l=p["l"], w=p["window"], qi=qi, snapshot=p.get("snapshot", "day"),
+        cost=p.get("cost", "linear"), suppression_cost={k: float(v) for k, v in beta.items()} if isinstance(beta, dict) else float(beta),
+        seed=p.get("seed", 0), progress=progress, defer=p.get("defer", False),
+    )  # every snapshot verified inside (tempanon.verify.check_anatomy)
+    rep = None
+    if job.report is not None:  # built before anything is written
+        from tempanon.report.stream import stream_report
+
+        rep = stream_report(df, res, source=source.description, checksum=source.checksum, checksum_kind=source.checksum_kind)
+    out = job.output_table
+    if out.exists() and not out.is_dir():
+        raise ctx.error(("output", "directory"), f"{out} exists and is not a directory")
+    out.mkdir(parents=True, exist_ok=True)
+    qcols = [c for c in res.qit.columns if c != "snapshot"]
+    scols = [c for c in res.st.columns if c != "snapshot"]
+    q_split = dict(tuple(res.qit.groupby("snapshot", sort=False)))
+    s_split = dict(tuple(res.st.groupby("snapshot", sort=False)))
+    for snap in res.published:
+        q, st = q_split.get(snap.label), s_split.get(snap.label)
+        write_table(res.qit.iloc[:0][qcols] if q is None else q[qcols], out / f"{snap.label}.qit.csv")
+        write_table(res.st.iloc[:0][scols] if st is None else st[scols], out / f"{snap.label}.st.csv")
+    if job.audit is not None:
+        write_table(res.audit[["row", "snapshot", "published", "distance"]], job.audit)
+    summ = {**res.summary, "job": str(job.ctx.path), "output": str(out)}
+    if job.audit is not None:
+        summ["audit"] = str(job.audit)
+    if rep is not None:
+        rep.write(job.report)
+        summ["report"] = str(job.report)
+    if job.summary is not None:
+        write_json(summ, job.summary)
+    s = res.summary
+    summ["_status"] = (f"stream: l={s['l']}, window {s['window']}; {s['snapshots']} snapshots of {s['records']} records: "
+                       f"{s['suppressed']} suppressed, {s['repositioned']} repositioned (max {s['max_reposition_distance']}), "
+                       f"information loss {s['information_loss']:g}")
+    return summ
+
+
+_STREAM_SPEC = ModelSpec(
+    schema={"l": "integer", "window": "integer", "snapshot": "string", "cost": "string", "suppression_cost": "number or table",
+            "seed": "integer", "defer": "boolean"},
+    required={"l", "window"},
+    run=_run_stream,
+    description="l-diverse snapshot stream with bounded delay (Anatomy, Wang et al.)",
+    validate=_validate_stream,
+    columns=frozenset({"quasi_identifiers", "identifying", "sensitive", "time"}),
+    required_columns=frozenset({"time", "sensitive"}),
+    hierarchies="none",
+    outputs=frozenset({"directory", "summary", "report", "audit"}),
+    required_outputs=frozenset({"directory"}),
+)
+
+
 MODELS: dict[str, ModelSpec] = {
     "kanon": ModelSpec(
         schema={"k": "integer", "max_suppression": "number", "algorithm": "string", "criterion": "string", "weights": "table"},
@@ -396,8 +675,30 @@ MODELS: dict[str, ModelSpec] = {
         description="full-domain k-anonymity (Incognito)",
         validate=_validate_kanon,
     ),
-    # TODO(job files): "timestamped", "stream" and "kp" register here once tempanon.temporal,
-    # tempanon.stream and tempanon.timeseries publish their final APIs.
+    "timestamped": ModelSpec(
+        schema={"k": "integer", "granularities": "list of strings", "metric": "string", "max_suppression": "number",
+                "data_granularity": "string", "country": "string", "day_parts": "string"},
+        required={"k"},
+        run=_run_timestamped,
+        description="respondent-level k-anonymity of timestamped data over time granularities (Mascetti et al.)",
+        validate=_validate_timestamped,
+        columns=_BASE_COLUMNS | {"time"},
+        required_columns=frozenset({"time"}),
+        hierarchies="optional",
+    ),
+    "kp": ModelSpec(
+        schema={"k": "integer", "p": "integer", "algorithm": "string", "max_level": "integer", "paa": "integer",
+                "l_diversity": "integer", "epsilon": "number", "publish_values": "list of strings", "publish_patterns": "list of strings"},
+        required={"k", "p"},
+        run=_run_kp,
+        description="(k,P)-anonymity of time series (KAPRA / Naive, Shou et al.)",
+        validate=_validate_kp,
+        required_columns=frozenset({"quasi_identifiers", "uid"}),
+        hierarchies="none",
+        outputs=_BASE_OUTPUTS | {"audit"},
+        column_ranges=True,
+    ),
+    "stream": _STREAM_SPEC,
 }
 
 
@@ -406,13 +707,23 @@ def run_job(job: Job, progress: Any = None) -> dict:
     from tempanon.data.roles import ColumnRoles
 
     df, desc, checksum, kind = read_source(job)
+    spec = MODELS[job.model]
+    if spec.column_ranges:
+        from tempanon.data.roles import parse_column_list
+
+        try:
+            job.quasi_identifiers = parse_column_list(",".join(job.quasi_identifiers), list(df.columns))
+        except InputError as exc:
+            raise JobError(f"{job.ctx.where(('columns', 'quasi_identifiers'))}: {exc}") from None
+    if job.time is not None and job.time not in df.columns:
+        raise job.ctx.error(("columns", "time"), f"unknown column {job.time!r}; the input has columns: {', '.join(map(str, df.columns))}")
     try:
-        ColumnRoles(job.quasi_identifiers, job.identifying, job.sensitive).validate(df)
+        ColumnRoles(job.quasi_identifiers + ([job.time] if job.time else []), job.identifying, job.sensitive).validate(df)
     except InputError as exc:
         raise JobError(f"{job.ctx.where(('columns',))}: {exc}") from None
     if job.uid is not None and job.uid not in df.columns:
         raise job.ctx.error(("columns", "uid"), f"unknown column {job.uid!r}; the input has columns: {', '.join(map(str, df.columns))}")
-    return MODELS[job.model].run(job, df, SourceInfo(desc, checksum, kind), progress)
+    return spec.run(job, df, SourceInfo(desc, checksum, kind), progress)
 
 
 __all__ = ["MODELS", "Job", "JobError", "ModelSpec", "key_line", "load_job", "read_postgres", "read_source", "run_job"]

@@ -69,14 +69,26 @@ def stream(
         help="Price a suppression that can still be recycled at its cheapest recycling cost (extension; lower IL).",
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress or status output."),
+    report: Optional[Path] = typer.Option(None, "--report", help="Write a self-contained HTML report here (after verification; file input only)."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Show the window steps (ILP), repositions and the time per phase."),
 ) -> None:
     """Publish a stream of snapshots l-diverse (Anatomy) with delay at most --window snapshots,
     repositioning and suppressing records at minimum information loss (Wang et al., ICDM 2010)."""
 
+    from time import perf_counter as _clock
+
+    phases: dict[str, float] = {}
+    built: list = []  # the report, once built
+
     def run() -> dict:
+        t0 = _clock()
         beta = parse_suppression_cost(suppression_cost)
         if out.exists() and not out.is_dir():
             raise InputError(f"--out {out} exists and is not a directory")
+        if report is not None and input == "-":
+            raise InputError("--report needs an input file (the report measures the input table); with '-' use --summary")
+        if report is not None and Path(report).resolve() in {Path(p).resolve() for p in (input, summary, audit) if p is not None}:
+            raise InputError("--report must be a file of its own (not the input, --summary or --audit)")
         if input == "-":
             return _run_stdin()
         with progress_reporter(quiet) as progress:
@@ -97,6 +109,16 @@ def stream(
                 progress=progress,
                 defer=defer,
             )
+        phases["read, publish and verify"] = _clock() - t0
+        if report is not None:  # built before anything is written
+            from tempanon.report.sections import file_sha256
+            from tempanon.report.stream import stream_report
+
+            t1 = _clock()
+            built.append(stream_report(df, result, source=str(input), checksum=file_sha256(input),
+                                       parameters={"suppression cost": suppression_cost, "seed": seed, "defer": defer}))
+            phases["build report"] = _clock() - t1
+        t1 = _clock()
         # everything verified: write
         out.mkdir(parents=True, exist_ok=True)
         qcols = [c for c in result.qit.columns if c != "snapshot"]
@@ -113,7 +135,9 @@ def stream(
                 empty_q if q is None else q[qcols],
                 empty_s if s is None else s[scols],
             )
-        return _finish(result)
+        done = _finish(result)
+        phases["write outputs"] = _clock() - t1
+        return done
 
     def _run_stdin() -> dict:
         from tempanon.stream.api import stream_json_lines
@@ -148,11 +172,21 @@ def stream(
         s["defer"] = defer
         if audit is not None:
             write_table(_audit_frame(result.audit), audit)
+        if built:
+            built[0].write(report)
+            s["report"] = str(report)
         if summary is not None:
             write_json(s, summary)
         return s
 
     s = run_api(run)
+    if verbose:
+        info(
+            f"window steps: {s['steps_solved_by_ilp']} solved by the ILP; {s['repositioned']} records repositioned "
+            f"(total distance {s['total_reposition_distance']}), {s['suppressed']} suppressed\n"
+            + "\n".join(f"  {name}: {sec:.3f} s" for name, sec in phases.items()),
+            quiet,
+        )
     info(
         f"published {s['snapshots']} snapshots of {s['records']} records to {out}: "
         f"{s['suppressed']} suppressed, {s['repositioned']} repositioned (max {s['max_reposition_distance']}), "

@@ -48,6 +48,12 @@ def timestamped(
     ] = None,
     summary: Annotated[Optional[Path], typer.Option("--summary", help="Write a JSON summary here.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or status output.")] = False,
+    report: Annotated[
+        Optional[Path], typer.Option("--report", help="Write a self-contained HTML report here (after verification).")
+    ] = None,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Show the search: granularities checked, pruned, time per phase.")
+    ] = False,
 ) -> None:
     """Least k-anonymous generalization of timestamps over time granularities (many tuples per
     respondent; Mascetti, Bettini, Wang, Jajodia, TIME 2006)."""
@@ -55,9 +61,18 @@ def timestamped(
     from tempanon.data.roles import parse_column_list
     from tempanon.temporal.api import anonymize_timestamped
 
+    import time as _time
+
+    phases: dict[str, float] = {}
+
     def work():
         from tempanon.temporal.granularity import parse_parts
 
+        t0 = _time.perf_counter()
+        if report is not None and Path(report).resolve() in {Path(p).resolve() for p in (input, out, summary) if p is not None}:
+            from tempanon.errors import InputError
+
+            raise InputError("--report must be a file of its own (not the input, --out or --summary)")
         parts = parse_parts(day_parts)
         df = read_table(input, as_text=True)
         qis = parse_column_list(qi, list(df.columns))
@@ -72,18 +87,39 @@ def timestamped(
                 max_suppression=max_suppression, data_granularity=data_granularity, country=country,
                 parts=parts, hierarchies=hier, progress=progress,
             )  # fmt: skip
+        phases["read, search, release and verify"] = _time.perf_counter() - t0
+        rep = None
+        if report is not None:  # built before anything is written; written after the output, atomically
+            from tempanon.report.sections import file_sha256
+            from tempanon.report.timestamped import timestamped_report
+
+            t1 = _time.perf_counter()
+            extra = {"granularities requested": granularities, "country (holidays)": country, "day parts": day_parts,
+                     "hierarchies": str(hierarchies) if hierarchies is not None else None}
+            rep = timestamped_report(df, res, source=str(input), checksum=file_sha256(input),
+                                     parameters={k_: v for k_, v in extra.items() if v is not None})
+            phases["build report"] = _time.perf_counter() - t1
+        t1 = _time.perf_counter()
         write_table(res.released, out)
+        if rep is not None:
+            rep.write(report)
         if summary is not None:
-            write_json(res.summary, summary)
+            write_json({**res.summary, **({"report": str(report)} if report is not None else {})}, summary)
+        phases["write outputs"] = _time.perf_counter() - t1
         return res
 
     res = run_api(work)
+    if verbose:
+        from tempanon.report.timestamped import search_lines
+
+        info(search_lines(res.summary) + "\n" + "\n".join(f"  {name}: {sec:.3f} s" for name, sec in phases.items()), quiet)
     for m in res.summary["messages"]:
         info(f"[yellow]note:[/] {m}", quiet)
     s = res.summary
     info(
         f"{s['k']}-anonymous at the respondent level with time as [bold]{s['granularity']}[/] "
         f"(gen_m {s['gen_m']}, gen_s {s['gen_s']}, {s['suppressed']} tuple(s) suppressed, "
-        f"{s['respondents']} respondents); wrote {out}",
+        f"{s['respondents']} respondents); wrote {out}" + (f" and {report}" if report is not None else ""),
         quiet,
     )
+

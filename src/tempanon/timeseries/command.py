@@ -28,6 +28,8 @@ def kp(
     summary: Annotated[Optional[Path], typer.Option("--summary", help="Write a JSON summary here.")] = None,
     audit: Annotated[Optional[Path], typer.Option("--audit", help="Steward-only CSV: id, output_row (empty if suppressed).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress or status output.")] = False,
+    report: Annotated[Optional[Path], typer.Option("--report", help="Write a self-contained HTML report here (after verification).")] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show the grouping (k-groups, P-subgroups, levels) and the time per phase.")] = False,
 ) -> None:
     """(k,P)-anonymize time series with KAPRA or Naive (Shou et al., TKDE).
 
@@ -40,12 +42,17 @@ def kp(
     from tempanon.data.roles import parse_column_list
     from tempanon.timeseries.api import kp_anonymize
 
+    import time
+
+    phases: dict[str, float] = {}
+
     def work():
-        targets = [Path(t).resolve() for t in (input, out, summary, audit) if t is not None]
+        t0 = time.perf_counter()
+        targets = [Path(t).resolve() for t in (input, out, summary, audit, report) if t is not None]
         if len(set(targets)) != len(targets):
             from tempanon.errors import InputError
 
-            raise InputError("the input, --out, --summary and --audit must be different files")
+            raise InputError("the input, --out, --summary, --audit and --report must be different files")
         df = read_table(input)
         cols = list(df.columns)
         q = parse_column_list(qi, cols)
@@ -57,18 +64,41 @@ def kp(
                 df, id_col=id, qi=q, k=k, P=p, sensitive=sens, algorithm=algorithm.lower(),
                 max_level=max_level, paa_segments=paa, l_diversity=l_diversity, epsilon=epsilon,
                 publish_values=pv, publish_patterns=pp, progress=progress)
+        phases["read, group, publish and verify"] = time.perf_counter() - t0
+        rep = None
+        if report is not None:  # built before anything is written; written after the output, atomically
+            from tempanon.report.kp import kp_report
+            from tempanon.report.sections import file_sha256
+
+            t1 = time.perf_counter()
+            rep = kp_report(df, result, id_col=id, qi=q, sensitive=sens, source=str(input), checksum=file_sha256(input))
+            phases["build report"] = time.perf_counter() - t1
+        t1 = time.perf_counter()
         write_table(result.released, out)
         if audit is not None:
             write_table(result.audit, audit)
+        if rep is not None:
+            rep.write(report)
         if summary is not None:
-            write_json(result.summary, summary)
+            write_json({**result.summary, **({"report": str(report)} if report is not None else {})}, summary)
+        phases["write outputs"] = time.perf_counter() - t1
         return result
 
     result = run_api(work)
     s = result.summary
+    if verbose:
+        import numpy as np
+
+        levels = np.bincount(result.grouping.level[result.grouping.kgroup >= 0])
+        info(
+            f"grouping: {s['kgroups']} k-groups, {s['psubgroups']} P-subgroups, {s['suppressed']} series suppressed; "
+            "published pattern levels: " + ", ".join(f"{lv}: {c}" for lv, c in enumerate(levels) if c) + "\n"
+            + "\n".join(f"  {name}: {sec:.3f} s" for name, sec in phases.items()),
+            quiet,
+        )
     info(
         f"{s['algorithm']}: {s['published']} of {s['series']} series published in {s['kgroups']} k-groups / "
         f"{s['psubgroups']} P-subgroups, {s['suppressed']} suppressed, VL={s['value_loss']:.4g}, "
-        f"PL={s['pattern_loss']:.4g}, mean level {s['mean_level']:.3g} (verified) -> {out}",
+        f"PL={s['pattern_loss']:.4g}, mean level {s['mean_level']:.3g} (verified) -> {out}" + (f" and {report}" if report is not None else ""),
         quiet,
     )
