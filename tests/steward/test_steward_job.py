@@ -322,3 +322,25 @@ def test_any_unknown_key_is_named_with_its_line(tmp_path_factory, section, key):
     with pytest.raises(JobError) as err:
         load_job(job)
     assert f"line {header + 2}: key '{section}.{key}': unknown key" in str(err.value)
+
+
+def test_kanon_job_with_l_diversity(jobdir):
+    """A kanon job with a sensitive column and l: every released class is l-diverse."""
+    from tempanon.verify import check_l_diverse_classes
+
+    tmp, df = jobdir
+    text = (JOB.replace('identifying = ["name", "patient_id"]', 'identifying = ["name", "patient_id"]\nsensitive = ["dx"]')
+               .replace("max_suppression = 0.02", "l = 2"))
+    r = runner.invoke(app, ["run", str(write_job(tmp, text)), "-q"])
+    assert r.exit_code == 0, r.output
+    out = pd.read_csv(tmp / "out" / "t-anon.csv", dtype=str, keep_default_na=False)
+    check_k_anonymity(out, ["age", "sex", "zip"], 5)
+    check_l_diverse_classes(out, ["age", "sex", "zip"], "dx", 2)
+    assert json.loads((tmp / "out" / "summary.json").read_text())["l"] == 2
+    # a sensitive column without l, and l with suppression, are errors naming the key
+    bad = text.replace("l = 2", "")
+    r = runner.invoke(app, ["run", str(write_job(tmp, bad, "bad.toml"))])
+    assert r.exit_code == 2 and "sensitive" in r.output and "needs [model] l" in r.output
+    bad = text.replace("l = 2", "l = 2\nmax_suppression = 0.1")
+    r = runner.invoke(app, ["run", str(write_job(tmp, bad, "bad2.toml"))])
+    assert r.exit_code == 2 and "without suppression" in r.output

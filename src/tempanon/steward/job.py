@@ -358,8 +358,11 @@ def _run_kanon(job: Job, df: pd.DataFrame, source: SourceInfo, progress: Any) ->
 
     p = job.params
     ctx = job.ctx
-    if job.sensitive:
-        raise ctx.error(("columns", "sensitive"), "the kanon model has no l-diversity; remove 'sensitive' or check l with `tempanon check`")
+    l = p.get("l")
+    if job.sensitive and l is None:
+        raise ctx.error(("columns", "sensitive"), "a sensitive column in the kanon model needs [model] l (l-diverse classes)")
+    if l is not None and len(job.sensitive) != 1:
+        raise ctx.error(("model", "l"), "l-diversity needs exactly one [columns] sensitive column")
     res = kanonymize(
         df,
         job.quasi_identifiers,
@@ -371,6 +374,8 @@ def _run_kanon(job: Job, df: pd.DataFrame, source: SourceInfo, progress: Any) ->
         algorithm=p.get("algorithm", "incognito"),
         criterion=p.get("criterion", "loss"),
         weights=p.get("weights"),
+        sensitive=job.sensitive[0] if l is not None else None,
+        l=l,
         progress=progress,
     )
     # kanonymize verified the release independently; build the report first, then write atomically
@@ -398,6 +403,10 @@ def _validate_kanon(ctx: Ctx, model: dict, qi: list[str]) -> None:
 
     if model["k"] < 2:
         raise ctx.error(("model", "k"), f"k must be at least 2, got {model['k']}")
+    if "l" in model and model["l"] < 2:
+        raise ctx.error(("model", "l"), f"l must be at least 2, got {model['l']}")
+    if "l" in model and model.get("max_suppression", 0.0) > 0:
+        raise ctx.error(("model", "l"), "l-diversity is checked without suppression; remove max_suppression or l")
     ms = model.get("max_suppression", 0.0)
     if not 0 <= ms < 1:
         raise ctx.error(("model", "max_suppression"), f"must be a fraction in [0, 1), got {ms}")
@@ -451,6 +460,10 @@ def _validate_timestamped(ctx: Ctx, model: dict, qi: list[str]) -> None:
 
     if model["k"] < 2:
         raise ctx.error(("model", "k"), f"k must be at least 2, got {model['k']}")
+    if "l" in model and model["l"] < 2:
+        raise ctx.error(("model", "l"), f"l must be at least 2, got {model['l']}")
+    if "l" in model and model.get("max_suppression", 0.0) > 0:
+        raise ctx.error(("model", "l"), "l-diversity is checked without suppression; remove max_suppression or l")
     ms = model.get("max_suppression", 0.0)
     if not 0 <= ms < 1:
         raise ctx.error(("model", "max_suppression"), f"must be a fraction in [0, 1), got {ms}")
@@ -669,7 +682,8 @@ _STREAM_SPEC = ModelSpec(
 
 MODELS: dict[str, ModelSpec] = {
     "kanon": ModelSpec(
-        schema={"k": "integer", "max_suppression": "number", "algorithm": "string", "criterion": "string", "weights": "table"},
+        schema={"k": "integer", "max_suppression": "number", "algorithm": "string", "criterion": "string", "weights": "table",
+                "l": "integer"},
         required={"k"},
         run=_run_kanon,
         description="full-domain k-anonymity (Incognito)",
