@@ -46,6 +46,7 @@ def read_table(
     delimiter: str | None = None,
     as_text: bool = False,
     sql: str | None = None,
+    postgres: str | None = None,
 ) -> pd.DataFrame:
     """Load a table.
 
@@ -63,9 +64,16 @@ def read_table(
         A query run by DuckDB; ``source`` is then attached as database ``src`` when it is a file,
         so the query can say ``FROM src.table``. Without a file source the query runs in an
         in-memory DuckDB (``read_csv``/``read_parquet`` and other table functions work there).
+    postgres:
+        A PostgreSQL connection string; the database is attached read-only as ``src`` through
+        DuckDB's postgres extension (which DuckDB installs on first use) and ``sql`` runs there.
     """
     if isinstance(source, pd.DataFrame):
         return source.copy()
+    if postgres is not None:
+        if sql is None:
+            raise InputError("a PostgreSQL source needs a SQL query")
+        return _read_sql(None, sql, postgres=postgres)
     if sql is not None:
         return _read_sql(source, sql)
     path = Path(source)
@@ -109,12 +117,16 @@ def _open_text(path: Path) -> Callable[[], Any]:
     return lambda: open(path, encoding="utf-8", newline="")
 
 
-def _read_sql(source: str | os.PathLike | None, sql: str) -> pd.DataFrame:
+def _read_sql(source: str | os.PathLike | None, sql: str, *, postgres: str | None = None) -> pd.DataFrame:
     import duckdb
 
     con = duckdb.connect()
     try:
-        if source not in (None, "", "-"):
+        if postgres is not None:
+            con.execute("INSTALL postgres; LOAD postgres;")
+            quoted = postgres.replace("'", "''")
+            con.execute(f"ATTACH '{quoted}' AS src (TYPE postgres, READ_ONLY)")
+        elif source not in (None, "", "-"):
             path = Path(source)
             if not path.exists():
                 raise InputError(f"database file not found: {path}")

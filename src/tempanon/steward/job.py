@@ -327,28 +327,10 @@ def read_source(job: Job) -> tuple[pd.DataFrame, str, str | None, str]:
     if "database" in src:
         df = read_table(src["database"], sql=src["sql"])
         return df, f"{src['database']}: {src['sql']}", frame_sha256(df), "SHA-256 of the query result (pandas row hashes)"
-    df = read_postgres(src["postgres"], src["sql"])
+    from tempanon.data.io import read_table
+
+    df = read_table(None, sql=src["sql"], postgres=src["postgres"])  # PostgreSQL through DuckDB
     return df, f"postgres: {src['sql']}", frame_sha256(df), "SHA-256 of the query result (pandas row hashes)"
-
-
-def read_postgres(dsn: str, sql: str) -> pd.DataFrame:
-    """Run ``sql`` against PostgreSQL attached as ``src`` through DuckDB's postgres extension.
-
-    The extension is installed by DuckDB on first use (it downloads it once unless it is already
-    in DuckDB's extension directory). Not exercised by the test suite (no server there).
-    """
-    import duckdb
-
-    con = duckdb.connect()
-    try:
-        con.execute("INSTALL postgres; LOAD postgres;")
-        quoted = dsn.replace("'", "''")
-        con.execute(f"ATTACH '{quoted}' AS src (TYPE postgres, READ_ONLY)")
-        return con.execute(sql).df()
-    except duckdb.Error as exc:
-        raise InputError(f"PostgreSQL source failed: {exc}") from exc
-    finally:
-        con.close()
 
 
 # ---- models -----------------------------------------------------------------------------------
@@ -740,4 +722,4 @@ def run_job(job: Job, progress: Any = None) -> dict:
     return spec.run(job, df, SourceInfo(desc, checksum, kind), progress)
 
 
-__all__ = ["MODELS", "Job", "JobError", "ModelSpec", "key_line", "load_job", "read_postgres", "read_source", "run_job"]
+__all__ = ["MODELS", "Job", "JobError", "ModelSpec", "key_line", "load_job", "read_source", "run_job"]
