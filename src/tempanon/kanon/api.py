@@ -29,7 +29,7 @@ from tempanon.data.roles import require_columns
 from tempanon.errors import InputError, NoSolutionError
 from tempanon.hierarchy.builders import HierarchySpec
 from tempanon.hierarchy.core import Hierarchy
-from tempanon.kanon.search import ALGORITHMS, COMPLETE, SearchResult, run_search
+from tempanon.kanon.search import ALGORITHMS, SearchResult, run_search
 from tempanon.kanon.select import CRITERIA, Criterion, discernibility, generalization_loss, select_node
 from tempanon.lattice.dimension import Dimension
 from tempanon.lattice.freqset import Table, encode_table, table_frequency_set

@@ -29,7 +29,6 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from tempanon.errors import InputError
 from tempanon.lattice.dimension import Dimension
 
 _MAX_KEY = 2**62

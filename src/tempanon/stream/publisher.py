@@ -49,12 +49,12 @@ the records placed in pending snapshots, the new ones, and the suppressed ones t
 from __future__ import annotations
 
 import time as _time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from tempanon.errors import InputError, VerificationError
+from tempanon.errors import InputError
 from tempanon.stream.anatomy import anatomy_groups, qit_order, sensitive_table
 from tempanon.stream.model import CostModel, initial_suppression, validate_l, validate_window
 from tempanon.stream.window import WindowProblem, solve_window_ilp
@@ -245,7 +245,7 @@ class StreamPublisher:
     # ------------------------------------------------------------------ one step
     def _step(self, t: int) -> None:
         start = _time.perf_counter()
-        w, l = self.w, self.l
+        w = self.w
         oldest = max(0, t - w)
         homes = list(range(max(0, t - 2 * w), t + 1))
         new = self._snaps[t]
