@@ -230,3 +230,20 @@ def test_parallel_families_give_identical_results(problem):
         assert one.anonymous_nodes == two.anonymous_nodes
         assert one.stats.nodes_checked == two.stats.nodes_checked
         assert one.stats.rollups == two.stats.rollups and one.stats.table_scans == two.stats.table_scans
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problems())
+def test_incognito_accounts_for_every_subset_lattice_node(problem):
+    """candidates + pruned = all nodes of all subset lattices; candidates = checked + marked."""
+    import itertools
+
+    from tempanon.kanon.search import incognito
+
+    df, qi, hier, k, max_sup, uid = problem
+    dims, table = encode_for_search(df, qi, hier, uid)
+    st = incognito(dims, table, k, max_sup).stats
+    total = sum(int(np.prod([dims[j].n_levels for j in sub])) for i in range(1, len(dims) + 1)
+                for sub in itertools.combinations(range(len(dims)), i))
+    assert st.candidates + st.pruned_subsets == total
+    assert st.candidates == st.nodes_checked + st.marked

@@ -71,3 +71,16 @@ def test_release_of_patients(patients, patients_h):
     assert list(res.table["Zipcode"]) == list(patients["Zipcode"])
     assert list(res.table["Disease"]) == list(patients["Disease"])  # insensitive columns unchanged
     assert res.table.groupby(QI).size().min() >= 2
+
+
+def test_pruning_counts_add_up(patients, patients_h):
+    """Every candidate node is either checked or skipped by marking; the subset lattices' other
+    nodes were pruned a priori."""
+    from tempanon.kanon.search import incognito
+
+    dims, table = encode_for_search(patients, QI, patients_h)
+    st = incognito(dims, table, 2).stats
+    assert st.candidates == st.nodes_checked + st.marked
+    # size-1 lattices: 2+2+3; pairs: 4+6+6; triple: 12 -> 35 nodes in all subset lattices
+    assert st.candidates + st.pruned_subsets == 35
+    assert st.pruned_subsets > 0  # e.g. <B0,S0,*> never became candidates (Example 3.1)

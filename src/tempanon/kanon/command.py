@@ -106,6 +106,12 @@ def _run(
         info(
             f"search: {st.nodes_checked} nodes checked of {res.lattice_size} ({len(res.anonymous_nodes)} anonymous, "
             f"{len(res.minimal_nodes)} minimal), {st.table_scans} table scans, {st.rollups} rollups"
+            + (
+                f"; pruned: {st.pruned_subsets} subset-lattice nodes by the subset property, "
+                f"{st.marked} of {st.candidates} candidates by marking (generalization property)"
+                if st.candidates
+                else ""
+            )
             + (f", {st.cube_cuboids} cube cuboids" if st.cube_cuboids else "")
             + "\n"
             + "\n".join(f"  {name}: {sec:.3f} s" for name, sec in phases.items()),

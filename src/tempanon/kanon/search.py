@@ -60,12 +60,18 @@ class SearchStats:
     rollups: int = 0
     cube_cuboids: int = 0
     seconds: float = 0.0
+    candidates: int = 0  # nodes in the candidate graphs (Incognito: sum over iterations)
+    pruned_subsets: int = 0  # nodes of all subset lattices never made candidates (a-priori pruning, subset property)
+    marked: int = 0  # nodes not checked because a specialization was anonymous (generalization property)
 
     def add(self, other: SearchStats) -> None:
         self.nodes_checked += other.nodes_checked
         self.table_scans += other.table_scans
         self.rollups += other.rollups
         self.cube_cuboids += other.cube_cuboids
+        self.candidates += other.candidates
+        self.pruned_subsets += other.pruned_subsets
+        self.marked += other.marked
 
 
 @dataclass
@@ -252,6 +258,9 @@ def _incognito_iterations(ctx, C, S, n, variant, cube, pool, progress) -> None:
             fctx = ctx.child()
             return item[0], _search_family(fctx, item[0], item[1], variant, cube, iteration_source), fctx.stats
 
+        n_cand = sum(int(cand.sum()) for _f, cand in families)
+        ctx.stats.candidates += n_cand
+        ctx.stats.pruned_subsets += _subset_lattice_nodes(dims, i) - n_cand
         results = pool.map(run, families) if pool is not None else map(run, families)
         for fi, (family, anon, fstats) in enumerate(results):
             ctx.stats.add(fstats)
@@ -263,8 +272,14 @@ def _incognito_iterations(ctx, C, S, n, variant, cube, pool, progress) -> None:
             C = _graph_generation(S, dims)
             if not C:
                 S.clear()
+                ctx.stats.pruned_subsets += sum(_subset_lattice_nodes(dims, j) for j in range(i + 1, n + 1))
                 return
             S.clear()
+
+
+def _subset_lattice_nodes(dims: Sequence[Dimension], size: int) -> int:
+    """Number of nodes in the lattices of all attribute subsets of ``size`` attributes."""
+    return sum(int(np.prod([dims[j].n_levels for j in sub])) for sub in itertools.combinations(range(len(dims)), size))
 
 
 def _graph_generation(S: dict[tuple[int, ...], np.ndarray], dims: Sequence[Dimension]) -> dict[tuple[int, ...], np.ndarray]:
@@ -378,6 +393,7 @@ def _search_family(
                     parent_of[g] = node
                 elif len(fs_cache[old]) > size:
                     parent_of[g] = node
+    ctx.stats.marked += int((cand & ~done).sum())  # anonymous without a check (marked or never reached)
     return anon
 
 
