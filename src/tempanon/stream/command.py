@@ -5,18 +5,22 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
-import numpy as np
-import pandas as pd
 import typer
 
 from tempanon._cliutil import info, progress_reporter, run_api
-from tempanon.data.io import read_table, write_json, write_table
 from tempanon.errors import InputError
+
+if TYPE_CHECKING:  # pandas is imported lazily so that ``tempanon --help`` stays fast
+    import pandas as pd
+
+PUBLISH_MODES = ("anatomy", "generalization")
 
 
 def _write_snapshot(out: Path, label: str, qit: pd.DataFrame, st: pd.DataFrame) -> None:
+    from tempanon.data.io import write_table
+
     write_table(qit, out / f"{label}.qit.csv")
     write_table(st, out / f"{label}.st.csv")
 
@@ -60,7 +64,10 @@ def stream(
         "10", "--suppression-cost",
         help="Suppression cost beta: a number, or per value 'Fight=20,Theft=5,default=10'.",
     ),
-    out: Path = typer.Option(..., "--out", help="Directory for <snapshot>.qit.csv and <snapshot>.st.csv."),
+    out: Path = typer.Option(
+        ..., "--out",
+        help="Directory for <snapshot>.qit.csv and <snapshot>.st.csv (Anatomy) or <snapshot>.csv (generalization).",
+    ),
     summary: Optional[Path] = typer.Option(None, "--summary", help="Write a JSON summary here."),
     audit: Optional[Path] = typer.Option(None, "--audit", help="Write the per-record audit CSV here (data steward only)."),
     seed: int = typer.Option(0, "--seed", help="Seed of Anatomy's random group choices."),
@@ -71,6 +78,15 @@ def stream(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress or status output."),
     report: Optional[Path] = typer.Option(None, "--report", help="Write a self-contained HTML report here (after verification; file input only)."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Show the window steps (ILP), repositions and the time per phase."),
+    publish: str = typer.Option(
+        "anatomy", "--publish",
+        help="How each popped snapshot is published: anatomy (QIT + ST tables) or generalization "
+        "(Incognito with an l-diversity check; needs --hierarchies; file input only).",
+    ),
+    hierarchies: Optional[Path] = typer.Option(
+        None, "--hierarchies",
+        help="Directory with <attribute>.csv hierarchies (ARX format) for every quasi-identifier (--publish generalization).",
+    ),
 ) -> None:
     """Publish a stream of snapshots l-diverse (Anatomy) with delay at most --window snapshots,
     repositioning and suppressing records at minimum information loss (Wang et al., ICDM 2010)."""
@@ -83,6 +99,19 @@ def stream(
     def run() -> dict:
         t0 = _clock()
         beta = parse_suppression_cost(suppression_cost)
+        if publish not in PUBLISH_MODES:
+            raise InputError(f"--publish {publish!r}: expected one of {', '.join(PUBLISH_MODES)}")
+        generalize = publish == "generalization"
+        if generalize and hierarchies is None:
+            raise InputError("--publish generalization needs --hierarchies DIR (one <attribute>.csv per quasi-identifier)")
+        if not generalize and hierarchies is not None:
+            raise InputError("--hierarchies is only used with --publish generalization")
+        if generalize and input == "-":
+            raise InputError(
+                "--publish generalization needs an input file; with '-' (standard input) snapshots are published by Anatomy"
+            )
+        if generalize and report is not None:
+            raise InputError("--report describes Anatomy releases only; it cannot be used with --publish generalization")
         if out.exists() and not out.is_dir():
             raise InputError(f"--out {out} exists and is not a directory")
         if report is not None and input == "-":
@@ -91,10 +120,21 @@ def stream(
             raise InputError("--report must be a file of its own (not the input, --summary or --audit)")
         if input == "-":
             return _run_stdin()
+        from tempanon.data.io import read_table
+
+        df = read_table(input, as_text=True).reset_index(drop=True)
+        hier = None
+        if generalize:
+            from tempanon.data.roles import parse_column_list
+            from tempanon.hierarchy import load_hierarchies
+
+            qi_cols = (
+                parse_column_list(qi, list(df.columns)) if qi is not None else [c for c in df.columns if c not in (time, sensitive)]
+            )
+            hier = load_hierarchies(hierarchies, [c for c in qi_cols if c in df.columns])
         with progress_reporter(quiet) as progress:
             from tempanon.stream.api import anonymize_stream
 
-            df = read_table(input, as_text=True)
             result = anonymize_stream(
                 df,
                 time=time,
@@ -110,6 +150,22 @@ def stream(
                 defer=defer,
             )
         phases["read, publish and verify"] = _clock() - t0
+        if generalize:
+            from tempanon.stream.generalize import generalize_snapshots
+
+            t1 = _clock()
+            # each snapshot is generalized and verified l-diverse (independent check) before anything is written
+            gen = generalize_snapshots(df, result.published, result.summary["qi"], sensitive, l, hier)
+            phases["generalize and verify"] = _clock() - t1
+            t1 = _clock()
+            from tempanon.data.io import write_table
+
+            out.mkdir(parents=True, exist_ok=True)
+            for g in gen:
+                write_table(g.table, out / f"{g.label}.csv")
+            done = _finish(result, gen)
+            phases["write outputs"] = _clock() - t1
+            return done
         if report is not None:  # built before anything is written
             from tempanon.report.sections import file_sha256
             from tempanon.report.stream import stream_report
@@ -164,12 +220,21 @@ def stream(
         )
         return _finish(result)
 
-    def _finish(result) -> dict:
+    def _finish(result, gen=None) -> dict:
+        from tempanon.data.io import write_json, write_table
+
         s = dict(result.summary)
         s["input"] = input
         s["out"] = str(out)
         s["suppression_cost"] = suppression_cost
         s["defer"] = defer
+        s["publish"] = publish
+        if gen is not None:
+            s["hierarchies"] = str(hierarchies)
+            s["generalization"] = {
+                g.label: {"levels": dict(g.levels), "loss": float(g.loss), "classes": int(g.classes), "records": int(len(g.table))}
+                for g in gen
+            }
         if audit is not None:
             write_table(_audit_frame(result.audit), audit)
         if built:
