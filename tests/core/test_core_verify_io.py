@@ -110,3 +110,18 @@ def test_sql_source_through_duckdb(tmp_path):
     assert df["x"].tolist() == ["a", "b"]
     with pytest.raises(InputError, match="SQL query failed"):
         read_table(db, sql="SELECT nope FROM src.t")
+
+
+def test_sql_source_sqlite(tmp_path):
+    import sqlite3
+
+    db = tmp_path / "d.sqlite"
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE t (x TEXT, y INTEGER)")
+    con.executemany("INSERT INTO t VALUES (?, ?)", [("a", 1), ("b", 2)])
+    con.commit()
+    con.close()
+    assert read_table(db, sql="SELECT x, y FROM src.t ORDER BY y")["x"].tolist() == ["a", "b"]
+    assert read_table(db, sql="SELECT x FROM t WHERE y = 2")["x"].tolist() == ["b"]
+    with pytest.raises(InputError, match="SQL query failed"):
+        read_table(db, sql="SELECT nope FROM t")

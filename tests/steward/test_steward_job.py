@@ -344,3 +344,18 @@ def test_kanon_job_with_l_diversity(jobdir):
     bad = text.replace("l = 2", "l = 2\nmax_suppression = 0.1")
     r = runner.invoke(app, ["run", str(write_job(tmp, bad, "bad2.toml"))])
     assert r.exit_code == 2 and "without suppression" in r.output
+
+
+def test_run_job_from_sqlite(jobdir):
+    import sqlite3
+
+    tmp, df = jobdir
+    db = tmp / "data" / "clinic.sqlite"
+    con = sqlite3.connect(db)
+    df.to_sql("visits", con, index=False)
+    con.close()
+    text = JOB.replace('path = "data/t.csv"', 'database = "data/clinic.sqlite"\nsql = "SELECT * FROM visits"')
+    r = runner.invoke(app, ["run", str(write_job(tmp, text)), "-q"])
+    assert r.exit_code == 0, r.output
+    out = pd.read_csv(tmp / "out" / "t-anon.csv", dtype=str, keep_default_na=False)
+    check_k_anonymity(out, ["age", "sex", "zip"], 5, n_input=len(df), max_suppressed=int(0.02 * len(df)))

@@ -130,14 +130,26 @@ def _read_sql(source: str | os.PathLike | None, sql: str, *, postgres: str | Non
             path = Path(source)
             if not path.exists():
                 raise InputError(f"database file not found: {path}")
-            kind = "sqlite" if path.suffix.lower() in {".sqlite", ".sqlite3", ".db"} else "duckdb"
-            if kind == "sqlite":
-                con.execute("INSTALL sqlite; LOAD sqlite;")
-                con.execute(f"ATTACH '{path}' AS src (TYPE sqlite, READ_ONLY)")
-            else:
-                con.execute(f"ATTACH '{path}' AS src (READ_ONLY)")
+            if path.suffix.lower() in {".sqlite", ".sqlite3", ".db"}:
+                return _read_sqlite(path, sql)
+            con.execute(f"ATTACH '{path}' AS src (READ_ONLY)")
         return con.execute(sql).df()
     except duckdb.Error as exc:
+        raise InputError(f"SQL query failed: {exc}") from exc
+    finally:
+        con.close()
+
+
+def _read_sqlite(path: Path, sql: str) -> pd.DataFrame:
+    """SQLite files are read with the standard library (read-only), no DuckDB extension download;
+    the database is attached as ``src`` like DuckDB files, so ``FROM src.table`` works too."""
+    import sqlite3
+
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        con.execute(f"ATTACH DATABASE 'file:{path}?mode=ro' AS src")
+        return pd.read_sql_query(sql, con)
+    except (sqlite3.Error, pd.errors.DatabaseError) as exc:
         raise InputError(f"SQL query failed: {exc}") from exc
     finally:
         con.close()

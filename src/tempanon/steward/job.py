@@ -6,7 +6,7 @@ the key and its line in the file)::
     [input]
     path = "patients.csv"          # CSV (delimiter detected) or Parquet; relative to this file
     # delimiter = ";"
-    # --- or a SQL query through DuckDB, against a DuckDB/SQLite file ...
+    # --- or a SQL query against a DuckDB or SQLite file ...
     # database = "clinic.duckdb"
     # sql = "SELECT * FROM src.patients"
     # --- ... or a PostgreSQL server (DuckDB's postgres extension; not tested here, see docs)
