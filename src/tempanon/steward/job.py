@@ -379,19 +379,23 @@ def _run_kanon(job: Job, df: pd.DataFrame, source: SourceInfo, progress: Any) ->
     return summ
 
 
+def _validate_k_and_suppression(ctx: Ctx, model: dict) -> None:
+    if model["k"] < 2:
+        raise ctx.error(("model", "k"), f"k must be at least 2, got {model['k']}")
+    ms = model.get("max_suppression", 0.0)
+    if not 0 <= ms < 1:
+        raise ctx.error(("model", "max_suppression"), f"must be a fraction in [0, 1), got {ms}")
+
+
 def _validate_kanon(ctx: Ctx, model: dict, qi: list[str]) -> None:
     from tempanon.kanon.search import ALGORITHMS
     from tempanon.kanon.select import CRITERIA
 
-    if model["k"] < 2:
-        raise ctx.error(("model", "k"), f"k must be at least 2, got {model['k']}")
+    _validate_k_and_suppression(ctx, model)
     if "l" in model and model["l"] < 2:
         raise ctx.error(("model", "l"), f"l must be at least 2, got {model['l']}")
     if "l" in model and model.get("max_suppression", 0.0) > 0:
         raise ctx.error(("model", "l"), "l-diversity is checked without suppression; remove max_suppression or l")
-    ms = model.get("max_suppression", 0.0)
-    if not 0 <= ms < 1:
-        raise ctx.error(("model", "max_suppression"), f"must be a fraction in [0, 1), got {ms}")
     if model.get("algorithm", "incognito") not in ALGORITHMS:
         raise ctx.error(("model", "algorithm"), f"unknown algorithm {model['algorithm']!r}; expected one of {', '.join(ALGORITHMS)}")
     if model.get("criterion", "loss") not in CRITERIA:
@@ -440,15 +444,7 @@ def _validate_timestamped(ctx: Ctx, model: dict, qi: list[str]) -> None:
     from tempanon.temporal.api import parse_granularities
     from tempanon.temporal.least import METRICS
 
-    if model["k"] < 2:
-        raise ctx.error(("model", "k"), f"k must be at least 2, got {model['k']}")
-    if "l" in model and model["l"] < 2:
-        raise ctx.error(("model", "l"), f"l must be at least 2, got {model['l']}")
-    if "l" in model and model.get("max_suppression", 0.0) > 0:
-        raise ctx.error(("model", "l"), "l-diversity is checked without suppression; remove max_suppression or l")
-    ms = model.get("max_suppression", 0.0)
-    if not 0 <= ms < 1:
-        raise ctx.error(("model", "max_suppression"), f"must be a fraction in [0, 1), got {ms}")
+    _validate_k_and_suppression(ctx, model)
     metric = model.get("metric", "gen_c")
     if metric not in METRICS + _TS_INCOGNITO:
         raise ctx.error(("model", "metric"), f"unknown metric {metric!r}; expected one of {', '.join(METRICS)} "
