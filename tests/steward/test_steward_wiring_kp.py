@@ -20,7 +20,8 @@ from tempanon.timeseries.data import random_walk
 from tempanon.timeseries.sax import MAX_LEVEL, paa, symbols_of
 from tempanon.verify import check_kp_anonymity
 
-from report_page import check_page  # noqa: E402  (tests/report_page.py)
+from job_check import assert_job_error  # tests/job_check.py
+from report_page import check_page  # tests/report_page.py
 
 runner = CliRunner()
 SECTIONS = ["inputs", "guarantee", "risk", "utility", "timeseries"]
@@ -205,12 +206,4 @@ def test_job_customized_publishing(walk_csv, walk, tmp_path):
     ],
 )
 def test_job_errors_name_key_and_line(walk_csv, tmp_path, old, new, message, line):
-    assert old in JOB
-    job = tmp_path / "job.toml"
-    job.write_text(JOB.replace(old, new, 1))
-    r = runner.invoke(app, ["run", str(job)])
-    assert r.exit_code == 2, r.output
-    msg = " ".join(r.output.split())
-    assert message in msg, msg
-    assert f"job.toml, line {line}:" in msg, msg
-    assert not (tmp_path / "out").exists()
+    assert_job_error(JOB, tmp_path, old, new, message, line)

@@ -16,7 +16,8 @@ from tempanon.cli import app
 from tempanon.report.stream import group_table, l_per_snapshot, stream_report
 from tempanon.stream.api import anonymize_stream
 
-from report_page import check_page  # noqa: E402  (tests/report_page.py)
+from job_check import assert_job_error  # tests/job_check.py
+from report_page import check_page  # tests/report_page.py
 
 runner = CliRunner()
 SECTIONS = ["inputs", "guarantee", "risk", "utility", "stream"]
@@ -226,12 +227,4 @@ def test_job_runs_and_output_is_independently_verified(stream_csv, tmp_path, mon
     ],
 )
 def test_job_errors_name_key_and_line(stream_csv, tmp_path, old, new, message, line):
-    assert old in JOB
-    job = tmp_path / "job.toml"
-    job.write_text(JOB.replace(old, new, 1))
-    r = runner.invoke(app, ["run", str(job)])
-    assert r.exit_code == 2, r.output
-    msg = " ".join(r.output.split())
-    assert message in msg, msg
-    assert f"job.toml, line {line}:" in msg, msg
-    assert not (tmp_path / "out").exists()
+    assert_job_error(JOB, tmp_path, old, new, message, line)

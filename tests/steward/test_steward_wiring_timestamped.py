@@ -17,7 +17,8 @@ from tempanon.report.timestamped import observed_losses, timestamped_report
 from tempanon.temporal.api import anonymize_timestamped
 from tempanon.temporal.generator import example_exams
 
-from report_page import check_page  # noqa: E402  (tests/report_page.py)
+from job_check import assert_job_error  # tests/job_check.py
+from report_page import check_page  # tests/report_page.py
 
 runner = CliRunner()
 SECTIONS = ["inputs", "guarantee", "risk", "utility", "granularities"]
@@ -227,15 +228,7 @@ def test_job_with_hierarchies_generalizes_jointly(exams, tmp_path):
     ],
 )
 def test_job_errors_name_key_and_line(exams, tmp_path, old, new, message, line):
-    assert old in JOB
-    job = tmp_path / "job.toml"
-    job.write_text(JOB.replace(old, new, 1))
-    r = runner.invoke(app, ["run", str(job)])
-    assert r.exit_code == 2, r.output
-    msg = " ".join(r.output.split())
-    assert message in msg, msg
-    assert f"job.toml, line {line}:" in msg, msg
-    assert not (tmp_path / "out").exists()
+    assert_job_error(JOB, tmp_path, old, new, message, line)
 
 
 def test_kanon_job_rejects_a_time_column(exams, tmp_path):
