@@ -39,7 +39,15 @@ import numpy as np
 
 from tempanon.errors import InputError
 from tempanon.lattice.dimension import Dimension
-from tempanon.lattice.freqset import FrequencySet, Table, project, rollup, table_as_frequency_set, table_frequency_set
+from tempanon.lattice.freqset import (
+    FrequencySet,
+    Table,
+    project,
+    rollup,
+    small_class_tuples,
+    table_as_frequency_set,
+    table_frequency_set,
+)
 from tempanon.lattice.lattice import Lattice, Node
 
 ProgressFn = Callable[[str, int, int], None]
@@ -47,6 +55,10 @@ ProgressFn = Callable[[str, int, int], None]
 ALGORITHMS = ("incognito", "super-roots", "cube", "binary-search", "bottom-up", "bottom-up-rollup", "exhaustive")
 PARALLEL_MIN_ROWS = 500_000
 """Tables with at least this many distinct rows search Incognito's families on several threads."""
+
+_BATCH_CELLS = 16_384
+"""Roots are checked together in one batched rollup once (roots x rows of their super-root) is
+at most this; larger groups are split further in the tree of super-roots."""
 
 COMPLETE = {"incognito", "super-roots", "cube", "bottom-up", "bottom-up-rollup", "exhaustive"}
 
@@ -63,6 +75,7 @@ class SearchStats:
     candidates: int = 0  # nodes in the candidate graphs (Incognito: sum over iterations)
     pruned_subsets: int = 0  # nodes of all subset lattices never made candidates (a-priori pruning, subset property)
     marked: int = 0  # nodes not checked because a specialization was anonymous (generalization property)
+    by_projection: int = 0  # checks answered without a frequency set: an attribute at a one-value level
 
     def add(self, other: SearchStats) -> None:
         self.nodes_checked += other.nodes_checked
@@ -72,6 +85,7 @@ class SearchStats:
         self.candidates += other.candidates
         self.pruned_subsets += other.pruned_subsets
         self.marked += other.marked
+        self.by_projection += other.by_projection
 
 
 @dataclass
@@ -110,6 +124,8 @@ class _Ctx:
         self.max_suppressed = int(max_suppressed)
         self.stats = SearchStats()
         self.progress = progress
+        # root checks can be batched when class sizes are tuple counts
+        self.batchable = l is None and not table.n_uid and not table.sensitive
 
     def child(self) -> _Ctx:
         """Same search, fresh counters (for one family searched on a worker thread)."""
@@ -347,18 +363,27 @@ def _search_family(
     done = np.zeros(shape, dtype=bool)
     fs_cache: dict[Node, FrequencySet] = {}
     parent_of: dict[Node, Node] = {}
-    root_set = {tuple(int(x) for x in r) for r in np.argwhere(roots_grid)}
+    # a candidate with an attribute at a one-value level has its projection's frequency set,
+    # and that projection is in S (prune step): it is anonymous, no frequency set needed
+    projected = cand & _single_value_cells(dims, family) if len(family) > 1 else np.zeros(shape, dtype=bool)
+    root_set = {tuple(int(x) for x in r) for r in np.argwhere(roots_grid & ~projected)}
     root_fs: dict[Node, FrequencySet] | None = None
+    root_anon: dict[Node, bool] = {}
+    source = None
+    heap = [(int(heights[r]), r) for r in root_set]
+    for c in np.argwhere(roots_grid & projected):
+        r = tuple(int(x) for x in c)
+        heap.append((int(heights[r]), r))
     if variant == "super-roots" and root_set:
         meet = _meet(dims, family, list(root_set))
         if iteration_source is None:
-            super_root = ctx.scan(family, meet)
+            source = ctx.scan(family, meet)
         else:
-            super_root = ctx.roll(project(iteration_source, dims, family), meet)
-        root_fs = _root_frequency_sets(ctx, family, list(root_set), super_root)
+            source = ctx.roll(project(iteration_source, dims, family), meet)
     elif variant == "cube" and cube is not None and root_set:
-        root_fs = _root_frequency_sets(ctx, family, list(root_set), cube[family])
-    heap = [(int(heights[r]), r) for r in root_set]
+        source = cube[family]
+    if source is not None:
+        root_fs = _root_frequency_sets(ctx, family, list(root_set), source, root_anon if ctx.batchable else None)
     heapq.heapify(heap)
     max_gain = lat.max_edge_height
     last_h = -1
@@ -372,12 +397,23 @@ def _search_family(
                 del fs_cache[nd]
         last_h = h
         done[node] = True
-        if node in root_set:
-            fs = ctx.scan(family, node) if root_fs is None else root_fs.pop(node)
-        else:
-            fs = ctx.roll(fs_cache[parent_of.pop(node)], node)
         gens = [g for g in lat.direct_generalizations(node) if cand[g]]
-        if ctx.check(fs):
+        if projected[node]:
+            ctx.stats.nodes_checked += 1
+            ctx.stats.by_projection += 1
+            parent_of.pop(node, None)
+            is_anon = True
+        elif node in root_anon:  # checked in a batch with the family's other roots
+            ctx.stats.nodes_checked += 1
+            is_anon = root_anon.pop(node)
+            fs = None if is_anon else root_fs.pop(node)
+        else:
+            if node in root_set:
+                fs = ctx.scan(family, node) if root_fs is None else root_fs.pop(node)
+            else:
+                fs = ctx.roll(fs_cache[parent_of.pop(node)], node)
+            is_anon = ctx.check(fs)
+        if is_anon:
             for g in gens:
                 marked[g] = True
         else:
@@ -395,6 +431,17 @@ def _search_family(
                     parent_of[g] = node
     ctx.stats.marked += int((cand & ~done).sum())  # anonymous without a check (marked or never reached)
     return anon
+
+
+def _single_value_cells(dims: Sequence[Dimension], family: tuple[int, ...]) -> np.ndarray:
+    """Grid cells (nodes of the family) with at least one attribute at a level of one value."""
+    out = np.zeros(tuple(dims[j].n_levels for j in family), dtype=bool)
+    for ax, j in enumerate(family):
+        one = np.array([dims[j].cardinality(v) <= 1 for v in range(dims[j].n_levels)])
+        sh = [1] * len(family)
+        sh[ax] = dims[j].n_levels
+        out |= one.reshape(sh)
+    return out
 
 
 def _meet(dims: Sequence[Dimension], family: tuple[int, ...], nodes: Sequence[Node]) -> Node:
@@ -431,7 +478,11 @@ def _iteration_super_root(ctx: _Ctx, C: dict[tuple[int, ...], np.ndarray]) -> Fr
 
 
 def _root_frequency_sets(
-    ctx: _Ctx, family: tuple[int, ...], roots: Sequence[Node], source: FrequencySet, leaf_size: int = 2
+    ctx: _Ctx,
+    family: tuple[int, ...],
+    roots: Sequence[Node],
+    source: FrequencySet,
+    checked: dict[Node, bool] | None = None,
 ) -> dict[Node, FrequencySet]:
     """Frequency sets of a family's roots rolled up from ``source`` through a tree of super-roots.
 
@@ -439,15 +490,30 @@ def _root_frequency_sets(
     from one super-root (Section 3.3.1) re-reads that large frequency set once per root. Here the
     roots are split recursively (median of the attribute whose levels vary most) and each group's
     own super-root (its meet) is rolled up from the parent group's, so every root is rolled up
-    from a small, close specialization. Only roots are checked; the intermediate super-roots are
-    frequency-set computations, counted as rollups.
+    from a small, close specialization. The intermediate super-roots are frequency-set
+    computations, counted as rollups.
+
+    With ``checked`` (tuple-level k without l), the roots of each leaf group are checked together
+    by one batched rollup (:func:`~tempanon.lattice.freqset.small_class_tuples`): ``checked[root]``
+    receives the verdict (the check is counted when the search reaches the root) and only the
+    roots found not anonymous get a frequency set -- the search rolls their generalizations up
+    from it. Most roots are anonymous, so most never materialize one.
     """
     out: dict[Node, FrequencySet] = {}
 
     def rec(group: list[Node], src: FrequencySet) -> None:
-        if len(group) <= leaf_size:
-            for r in group:
-                out[r] = ctx.roll(src, r)
+        if len(group) <= 2 if checked is None else (len(group) <= 1 or len(group) * len(src) <= _BATCH_CELLS):
+            if checked is None:
+                for r in group:
+                    out[r] = ctx.roll(src, r)
+                return
+            ctx.stats.rollups += len(group)
+            sup = small_class_tuples(src, ctx.dims, group, ctx.k)
+            for r, s in zip(group, sup.tolist()):
+                ok = s == 0 or (ctx.max_suppressed > 0 and s <= ctx.max_suppressed)
+                checked[r] = ok
+                if not ok:
+                    out[r] = rollup(src, ctx.dims, r)
             return
         arr = np.asarray(group)
         ax = int(np.argmax(arr.max(axis=0) - arr.min(axis=0)))

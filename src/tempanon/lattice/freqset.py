@@ -377,6 +377,66 @@ def rollup(fs: FrequencySet, dims: Sequence[Dimension], levels: Sequence[int]) -
     return group_rows(fs.attrs, levels, cols, cards, fs.counts, fs.uid, fs.n_uid, fs.sensitive)
 
 
+def small_class_tuples(fs: FrequencySet, dims: Sequence[Dimension], nodes: Sequence[Sequence[int]], k: int) -> np.ndarray:
+    """For every node (levels over ``fs.attrs``, each at least as general as ``fs.levels``): the
+    tuples in its classes smaller than ``k`` -- what a k-anonymity check with a suppression
+    threshold needs -- rolled up from ``fs`` for all nodes in one pass (Rollup Property).
+
+    A batched rollup: each attribute's codes are mapped once per distinct target level, the keys
+    of all nodes are packed into one ``(nodes, rows)`` array over fixed radices, and the classes of
+    every node are counted at once (one ``bincount`` over a small key space, else one row-wise
+    sort). The per-node work is a few array cells, not a few array *calls*; this is what makes
+    checking the many roots of Incognito's candidate graphs cheap. Tuple-level counts only (no
+    respondent ids, no sensitive digit)."""
+    if fs.n_uid or fs.sensitive:
+        raise ValueError("small_class_tuples counts tuples: no respondent ids or sensitive digit")
+    nodes_arr = np.asarray(nodes, dtype=np.int64).reshape(len(nodes), len(fs.attrs))
+    R, m = len(nodes_arr), len(fs)
+    if R == 0 or m == 0:
+        return np.zeros(R, dtype=np.int64)
+    cols = fs.cols
+    base = np.zeros(m, dtype=np.int64)  # digits of attributes whose level is the same for all nodes
+    varying = []
+    space = 1
+    for p, j in enumerate(fs.attrs):
+        lv = nodes_arr[:, p]
+        first = int(lv[0])
+        if (lv == first).all():
+            card = max(int(dims[j].cardinality(first)), 1)
+            base *= card
+            base += dims[j].up(fs.levels[p], first)[np.asarray(cols[p], dtype=np.intp)]
+            space *= card
+        else:
+            varying.append(p)
+    key: np.ndarray = base
+    for p in varying:
+        j = fs.attrs[p]
+        lvls, pick = np.unique(nodes_arr[:, p], return_inverse=True)
+        card = max(int(dims[j].cardinality(int(v))) for v in lvls)
+        c = np.asarray(cols[p], dtype=np.intp)
+        mapped = np.stack([dims[j].up(fs.levels[p], int(v))[c] for v in lvls])  # (levels, m)
+        key = key * card + mapped[pick]
+        space *= card
+    if key.ndim == 1:
+        key = np.broadcast_to(key, (R, m))
+    weights = fs.counts
+    total = R * space
+    if total <= 4 * R * m + 4096:
+        flat = (key + (np.arange(R, dtype=np.int64) * space)[:, None]).ravel()
+        cnt = np.bincount(flat, weights=np.tile(weights, R), minlength=total).reshape(R, space)
+        small = (cnt > 0) & (cnt < k)
+        return (cnt * small).sum(axis=1).astype(np.int64)
+    order = np.argsort(key, axis=1)
+    sk = np.take_along_axis(key, order, axis=1)
+    new = np.empty((R, m), dtype=bool)
+    new[:, 0] = True
+    np.not_equal(sk[:, 1:], sk[:, :-1], out=new[:, 1:])
+    starts = np.flatnonzero(new.ravel())
+    class_tuples = np.add.reduceat(weights[order].ravel(), starts)
+    small = class_tuples < k
+    return np.bincount(starts[small] // m, weights=class_tuples[small], minlength=R).astype(np.int64)
+
+
 def project(fs: FrequencySet, dims: Sequence[Dimension], attrs: Sequence[int]) -> FrequencySet:
     """Frequency set over a subset of ``fs``'s attributes (a data-cube roll-up, Section 3.3.2)."""
     pos = {j: i for i, j in enumerate(fs.attrs)}
