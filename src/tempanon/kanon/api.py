@@ -101,6 +101,7 @@ class KAnonResult:
             "candidates": st.candidates,
             "pruned_subsets": st.pruned_subsets,
             "marked": st.marked,
+            "checks_by_projection": st.by_projection,
             "anonymous_nodes": [list(n) for n in self.anonymous_nodes],
             "minimal_nodes": [list(n) for n in self.minimal_nodes],
             "selected_node": list(self.selected_node),

@@ -105,7 +105,8 @@ def _run(
         st = res.search.stats
         info(
             f"search: {st.nodes_checked} nodes checked of {res.lattice_size} ({len(res.anonymous_nodes)} anonymous, "
-            f"{len(res.minimal_nodes)} minimal), {st.table_scans} table scans, {st.rollups} rollups"
+            f"{len(res.minimal_nodes)} minimal; {st.by_projection} decided by projection without a frequency set), "
+            f"{st.table_scans} table scans, {st.rollups} rollups"
             + (
                 f"; pruned: {st.pruned_subsets} subset-lattice nodes by the subset property, "
                 f"{st.marked} of {st.candidates} candidates by marking (generalization property)"
