@@ -108,7 +108,9 @@ def check_generalization(
     for col, table in mapping.items():
         src = original.loc[released.index, col].astype(object)
         src = src.where(src.notna(), "")
-        expected = src.map(lambda v: table.get(_value_text(v)))
+        codes, uniq = pd.factorize(src, use_na_sentinel=False)  # look each distinct value up once
+        looked_up = np.array([table.get(_value_text(v)) for v in uniq], dtype=object)
+        expected = pd.Series(looked_up[codes], index=src.index, dtype=object)
         got = released[col].astype(object).where(released[col].notna(), "").astype(str)
         bad = expected.isna() | (expected.astype(str) != got)
         if bool(bad.any()):
