@@ -43,6 +43,15 @@ def test_kanon_writes_verified_output_and_summary(setup):
     assert s["selected_node"] == [1, 1, 0]
     assert sorted(map(tuple, s["minimal_nodes"])) == [(0, 1, 2), (1, 0, 2), (1, 1, 0)]
     assert list(rel["Disease"]) == list(pd.read_csv(data, sep=";")["Disease"])
+    # re-identification risk before and after, recounted here from the files
+    risk = s["risk"]
+    orig = pd.read_csv(data, sep=";", dtype=str)
+    before_sizes = orig.groupby(["Birthdate", "Sex", "Zipcode"]).size()
+    after_sizes = rel.groupby(["Birthdate", "Sex", "Zipcode"]).size()
+    assert risk["before"]["k"] == before_sizes.min() and risk["after"]["k"] == after_sizes.min() >= 2
+    assert risk["before"]["uniques"] == int((before_sizes == 1).sum()) and risk["after"]["uniques"] == 0
+    assert risk["after"]["prosecutor_risk_max"] == pytest.approx(1 / after_sizes.min())
+    assert risk["before"]["prosecutor_risk_max"] == 1.0
 
 
 @pytest.mark.parametrize("algorithm", ["incognito", "super-roots", "cube", "binary-search", "bottom-up", "bottom-up-rollup", "exhaustive"])

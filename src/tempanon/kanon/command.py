@@ -11,6 +11,20 @@ from tempanon._cliutil import info, progress_reporter, run_api
 from tempanon.errors import InputError
 
 
+def _risk_before_after(df, res, qi: list[str], uid: str | None, threshold: float = 0.2) -> dict:
+    """Re-identification risk of the input and of the release (:func:`tempanon.metrics.measure`):
+    k, uniques, prosecutor risk max/mean and the share of records above ``threshold``."""
+    from tempanon.metrics.risk import measure
+
+    released = res.table
+    if uid is not None:
+        released = released.assign(__uid__=df.loc[released.index, uid].to_numpy())
+    keep = ("rows", "classes", "k", "respondent_k", "uniques", "prosecutor_risk_max", "prosecutor_risk_mean", "records_at_risk")
+    before = measure(df, qi, uid=uid, threshold=threshold).as_dict()
+    after = measure(released, qi, uid="__uid__" if uid else None, threshold=threshold).as_dict()
+    return {"threshold": threshold, "before": {k: before[k] for k in keep}, "after": {k: after[k] for k in keep}}
+
+
 def _parse_weights(spec: str | None) -> dict[str, float] | None:
     if not spec:
         return None
@@ -99,6 +113,7 @@ def _run(
     phases["write output" + (" and report" if rep is not None else "")] = time.perf_counter() - t1
     summ = res.summary()
     summ.update({"input": str(input_path), "output": str(out)})
+    summ["risk"] = _risk_before_after(df, res, qi_cols, uid)
     if report is not None:
         summ["report"] = str(report)
     if verbose:
