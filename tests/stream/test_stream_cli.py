@@ -212,3 +212,16 @@ def test_defer_option(tmp_path):
         qit = pd.read_csv(tmp_path / "d" / f"{p['snapshot']}.qit.csv", dtype=str)
         st = pd.read_csv(tmp_path / "d" / f"{p['snapshot']}.st.csv", dtype=str, keep_default_na=False, na_values=[""])
         check_anatomy(qit, st, 3, sensitive="problem", qi=["race", "sex"])
+
+
+def test_stream_summary_counts_step_paths(tmp_path):
+    """The summary says how each online step was solved: certified combinatorially or by the step ILP
+    (and how often the ILP confirmed the combinatorial IL)."""
+    r = _run([SAMPLE, "--time", "response_datetime", "--sensitive", "problem", "--qi", ",".join(QI),
+              "--l", 3, "--window", 2, "--out", tmp_path / "out", "--summary", tmp_path / "s.json", "--quiet"])
+    assert r.exit_code == 0, r.output
+    s = json.loads((tmp_path / "s.json").read_text())
+    assert s["steps_solved_combinatorially"] + s["steps_solved_by_ilp"] == s["snapshots"]
+    assert 0 <= s["steps_ilp_confirmed_combinatorial"] <= s["steps_solved_by_ilp"]
+    assert sum(s["step_certificates"].values()) == s["steps_solved_combinatorially"]
+    assert set(s["step_certificates"]) <= {"single place", "lower bound", "w = 0", "empty"}

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tempanon.stream.window import WindowProblem, solve_window_ilp
+from tempanon.stream.window import WindowProblem, solve_window_caps, solve_window_ilp
 
 
 @dataclass
@@ -34,8 +34,12 @@ def offline_lower_bound(
     *,
     n_snapshots: int | None = None,
     time_limit: float | None = 60.0,
+    form: str = "direct",
 ) -> OfflineBound:
-    """Offline ILP over the records with home ``snapshot[i]`` and value code ``codes[i]``."""
+    """Offline ILP over the records with home ``snapshot[i]`` and value code ``codes[i]``. ``form``:
+    ``"direct"`` (:func:`~tempanon.stream.window.solve_window_ilp`) or ``"caps"``
+    (:func:`~tempanon.stream.window.solve_window_caps`, which finds much better offline solutions
+    within a time limit; both bounds are proven lower bounds)."""
     snapshot = np.asarray(snapshot, dtype=np.int64)
     codes = np.asarray(codes, dtype=np.int64)
     T = int(n_snapshots if n_snapshots is not None else (snapshot.max() + 1 if len(snapshot) else 0))
@@ -46,5 +50,7 @@ def offline_lower_bound(
     key, count = np.unique(snapshot * m + codes, return_counts=True)
     home, code = key // m, key % m
     p = WindowProblem(home, code, count, home, np.minimum(home + w, T - 1), l, np.asarray(mu, float), np.asarray(beta, float))
-    sol = solve_window_ilp(p, time_limit=time_limit)
+    if form not in ("direct", "caps"):
+        raise ValueError(f"unknown offline form {form!r}")
+    sol = solve_window_caps(p, time_limit=time_limit) if form == "caps" else solve_window_ilp(p, time_limit=time_limit)
     return OfflineBound(sol.bound, sol.il, sol.optimal, int(len(snapshot)), T)

@@ -22,25 +22,19 @@ the records placed in pending snapshots, the new ones, and the suppressed ones t
    ``w``, recycling suppressed records, suppressing) of minimum information loss (Equation 2) with
    every pending snapshot l-eligible.
 
-   The paper solves step 2 combinatorially: LP- and LL-Repositions move records into the new snapshot,
-   relays through the intermediate snapshots keep timestamp order (Theorem 1), each move is scored by
-   its information gain (Equations 5-6) and the last LL-Reposition is rolled back when it does not pay.
-   The text of the paper was not available to this implementation, so instead of a reconstruction whose
-   optimality could not be proved, step 2 solves the recycle-reposition problem **exactly** as the
-   integer program of :mod:`tempanon.stream.window` over *counts* of interchangeable records (records
-   with the same home and sensitive value), which HiGHS solves to proven optimality. The combinatorial
-   notions survive as follows:
-
-   * relays and timestamp order (Theorem 1): inside a group the records are assigned to places in
-     timestamp order (earliest records to the earliest snapshots, the latest ones suppressed), so
-     repositioned records never overtake each other; by convexity (C3) a chain of short moves is never
-     dearer than one long move, and the ILP chooses the relays it needs;
-   * gains and rollback: an improvement over the initial solution is kept only when its total
-     information gain is positive, which is what optimality of the ILP guarantees;
-   * work bound (Theorem 2): the initial solution is returned without solving anything when it is
-     provably optimal — with ``w = 0`` (the cap of the initial solution is the cheapest suppression for
-     any ``beta``, see :func:`~tempanon.stream.model.eligible_cap`) and when no active record is
-     repositioned or suppressed and the new snapshot is already l-eligible (information loss 0).
+   Step 2 runs :func:`tempanon.stream.reposition.optimal_reposition` on counts of interchangeable
+   records (records with the same home and sensitive value): from the initial solution it applies
+   LP-Repositions and repaired LL-Repositions (relays included), best information gain (Equations
+   5-6) first, rolling an LL-Reposition back when its repair does not pay; records keep timestamp
+   order inside a group (Theorem 1). Its result is kept only with a certificate of optimality (one
+   pending snapshot: exact single-snapshot solver; or a matching lower bound). Otherwise the step is
+   solved exactly by the step ILP of :mod:`tempanon.stream.window` (cap form, HiGHS), because moves
+   into the new snapshot are not always enough for this step problem (see the module doc of
+   :mod:`tempanon.stream.reposition` for a counterexample). The initial solution is returned without
+   any search when it is provably optimal: with ``w = 0`` (the cap of the initial solution is the
+   cheapest suppression for any ``beta``, see :func:`~tempanon.stream.model.eligible_cap`) and when no
+   active record is repositioned or suppressed (information loss 0). :meth:`StreamPublisher.summary`
+   counts the steps of each path.
 
    The acceptance test (``tests/stream/test_stream_oracle.py``) compares every step with an
    independent per-record ILP and with brute force on random windows, for linear and quadratic ``mu``.
@@ -57,7 +51,8 @@ import pandas as pd
 from tempanon.errors import InputError
 from tempanon.stream.anatomy import anatomy_groups, qit_order, sensitive_table
 from tempanon.stream.model import CostModel, initial_suppression, validate_l, validate_window
-from tempanon.stream.window import WindowProblem, solve_window_ilp
+from tempanon.stream.reposition import optimal_reposition
+from tempanon.stream.window import WindowProblem, solve_step_caps, solve_window_ilp
 
 MISSING = None  # the key of a missing sensitive value (its own category)
 
@@ -99,9 +94,15 @@ class _Snapshot:
 
 @dataclass
 class StepStats:
+    """One step: ``method`` ``initial`` (the initial solution is proven optimal), ``combinatorial``
+    (OptimalReposition with a certificate) or ``milp`` (the step ILP); ``certificate`` the proof used
+    without ILP; ``confirmed`` (ILP steps) whether the combinatorial IL already was the optimum."""
+
     method: str
     active: int
     seconds: float
+    certificate: str | None = None
+    confirmed: bool | None = None
 
 
 class StreamPublisher:
@@ -168,6 +169,7 @@ class StreamPublisher:
         self._next_pub = 0  # first snapshot not yet published
         self._flushed = False
         self.steps: list[StepStats] = []
+        self.step_solver = "caps"  # "caps" (solve_step_caps) or "direct" (solve_window_ilp only)
 
     # ------------------------------------------------------------------ inputs
     def _code(self, column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
@@ -247,16 +249,18 @@ class StreamPublisher:
         start = _time.perf_counter()
         w = self.w
         oldest = max(0, t - w)
-        homes = list(range(max(0, t - 2 * w), t + 1))
         new = self._snaps[t]
+        certificate = None
+        confirmed = None
+        # 1. the initial solution of the new snapshot (Section IV)
+        new_suppressed = self._initial(t)
         if w == 0:
-            method = "initial"
-            self._initial(t)
+            method, certificate = "initial", "w = 0"
             active = len(new.codes)
         else:
             # active records: not published (placed in a pending snapshot or suppressed)
             parts = []
-            for h in homes:
+            for h in range(max(0, t - 2 * w), t + 1):
                 s = self._snaps[h]
                 mask = (s.place == -1) | (s.place >= oldest)
                 parts.append((h, np.nonzero(mask)[0]))
@@ -264,12 +268,12 @@ class StreamPublisher:
                 np.any(self._snaps[h].place[idx] != h) for h, idx in parts if h != t
             )
             active = sum(len(idx) for _, idx in parts)
-            if not moved_or_suppressed and self._initial(t) == 0:
-                method = "initial"  # information loss 0: optimal
+            if not moved_or_suppressed and new_suppressed == 0:
+                method, certificate = "initial", "lower bound"  # information loss 0: optimal
             else:
-                method = "milp"
-                self._optimal_reposition(t, oldest, parts)
-        self.steps.append(StepStats(method, active, _time.perf_counter() - start))
+                # 2. OptimalReposition (Section V) on counts, with a certificate or the step ILP
+                method, certificate, confirmed = self._optimal_reposition(t, oldest, parts)
+        self.steps.append(StepStats(method, active, _time.perf_counter() - start, certificate, confirmed))
 
     def _initial(self, t: int) -> int:
         """Initial solution of ``D[t]``: suppress its most frequent value until l-eligible (in place)."""
@@ -277,6 +281,8 @@ class StreamPublisher:
         if not len(s.codes):
             return 0
         counts = np.bincount(s.codes)
+        if self.l * int(counts.max()) <= len(s.codes):
+            return 0  # already l-eligible (Definition 1)
         supp = initial_suppression(counts, self.l)
         if supp.sum() == 0:
             return 0
@@ -289,16 +295,22 @@ class StreamPublisher:
         s.place[order[drop]] = -1
         return int(supp.sum())
 
-    def _optimal_reposition(self, t: int, oldest: int, parts: list[tuple[int, np.ndarray]]) -> None:
-        """Solve the recycle-reposition problem of step ``t`` exactly and apply it (see module doc)."""
+    def _optimal_reposition(self, t: int, oldest: int, parts: list[tuple[int, np.ndarray]]) -> tuple[str, str | None, bool | None]:
+        """Solve the recycle-reposition problem of step ``t`` (see module doc) and apply it: the
+        combinatorial OptimalReposition of :mod:`tempanon.stream.reposition` when it proves its result
+        optimal, else the step ILP (with the combinatorial IL as a cutoff). Returns (method,
+        certificate, whether the ILP confirmed the combinatorial IL)."""
         m = len(self._values)
         rec_home = np.concatenate([np.full(len(idx), h, dtype=np.int64) for h, idx in parts])
         rec_code = np.concatenate([self._snaps[h].codes[idx] for h, idx in parts])
         rec_pos = np.concatenate([idx for _, idx in parts])
+        rec_place = np.concatenate([self._snaps[h].place[idx] for h, idx in parts])
         key = rec_home * m + rec_code
         gkey, ginv, gcount = np.unique(key, return_inverse=True, return_counts=True)
         ghome, gcode = gkey // m, gkey % m
+        G = len(gkey)
         beta = self._beta
+        lo, hi = np.maximum(ghome, oldest), np.minimum(ghome + self.w, t)
         if self.defer:
             # deferred suppression: a record that can still reach a future snapshot is priced at
             # its cheapest recycling, mu(t + 1 - h), instead of beta (an estimate, see class doc)
@@ -306,31 +318,39 @@ class StreamPublisher:
             gbeta = np.where(can_wait, np.minimum(beta[gcode], self.mu[np.minimum(t + 1 - ghome, self.w)]), beta[gcode])
             # encode per-group costs through per-group codes (costs are looked up by code)
             problem = WindowProblem(
-                home=ghome, code=np.arange(len(gkey)), count=gcount,
-                lo=np.maximum(ghome, oldest), hi=np.minimum(ghome + self.w, t), l=self.l, mu=self.mu, beta=gbeta,
-                value=gcode,
+                home=ghome, code=np.arange(G), count=gcount, lo=lo, hi=hi, l=self.l, mu=self.mu, beta=gbeta, value=gcode,
             )
         else:
-            problem = WindowProblem(
-                home=ghome,
-                code=gcode,
-                count=gcount,
-                lo=np.maximum(ghome, oldest),
-                hi=np.minimum(ghome + self.w, t),
-                l=self.l,
-                mu=self.mu,
-                beta=beta,
-            )
-        sol = solve_window_ilp(problem)
-        # destinations in (group, place) order, suppressed last inside a group
-        big = np.iinfo(np.int64).max
-        d_group = np.concatenate([sol.var_group, np.arange(len(gkey))])
-        d_place = np.concatenate([sol.var_place, np.full(len(gkey), big)])
-        d_count = np.concatenate([sol.var_count, sol.suppressed])
-        o = np.lexsort((d_place, d_group))
-        dest = np.repeat(d_place[o], d_count[o])
-        dest[dest == big] = -1
-        # records in (group, timestamp order) order: position in the snapshot is the time order
+            problem = WindowProblem(home=ghome, code=gcode, count=gcount, lo=lo, hi=hi, l=self.l, mu=self.mu, beta=beta)
+        # the current placement (previous window + initial solution of the new snapshot) as counts
+        P = t - oldest + 1
+        opt = np.where(rec_place < 0, P, rec_place - oldest)
+        xz0 = np.zeros((G, P + 1), dtype=np.int64)
+        np.add.at(xz0, (ginv, opt), 1)
+        res = optimal_reposition(problem, oldest, t, xz0[:, :P], xz0[:, P])
+        if res.certificate is not None:
+            x, z = res.x, res.z
+            method, certificate, confirmed = "combinatorial", res.certificate, None
+        else:
+            sol = solve_step_caps(problem) if self.step_solver == "caps" else None
+            if sol is None:
+                sol = solve_window_ilp(problem, upper_bound=res.il)
+            x = np.zeros((G, P), dtype=np.int64)
+            np.add.at(x, (sol.var_group, sol.var_place - oldest), sol.var_count)
+            z = sol.suppressed
+            method, certificate = "milp", None
+            confirmed = bool(sol.il >= res.il - 1e-9 * max(1.0, abs(res.il)))
+        self._apply_counts(parts, ginv, rec_pos, x, z, oldest)
+        return method, certificate, confirmed
+
+    def _apply_counts(self, parts, ginv: np.ndarray, rec_pos: np.ndarray, x: np.ndarray, z: np.ndarray, oldest: int) -> None:
+        """Map the counts ``x[g, p]`` (placed in ``oldest + p``) and ``z[g]`` (suppressed) back to the
+        records: inside a group, records in timestamp order go to the earliest snapshots and the latest
+        ones are suppressed (Theorem 1)."""
+        G, P = x.shape
+        counts = np.concatenate([x, z[:, None]], axis=1).ravel()  # (group, place) order, suppressed last
+        places = np.tile(np.append(oldest + np.arange(P), -1), G)
+        dest = np.repeat(places, counts)
         rec_order = np.lexsort((rec_pos, ginv))
         new_place = np.empty(len(rec_pos), dtype=np.int64)
         new_place[rec_order] = dest
@@ -403,9 +423,9 @@ class StreamPublisher:
             }
         )
 
-    def information_loss(self) -> float:
+    def information_loss(self, table: pd.DataFrame | None = None) -> float:
         """Equation (2) of the current placement (final after :meth:`flush`)."""
-        t = self.record_table()
+        t = self.record_table() if table is None else table
         if len(t) == 0:
             return 0.0
         sup = t["placed"].to_numpy() < 0
@@ -431,12 +451,15 @@ class StreamPublisher:
             "cost": self.cost.name,
             "records": int(len(t)),
             "snapshots": n_snap,
-            "information_loss": self.information_loss(),
+            "information_loss": self.information_loss(t),
             "suppressed": int(sup.sum()),
             "repositioned": int(moved.sum()),
             "total_reposition_distance": int(d[moved].sum()),
             "max_reposition_distance": int(d[moved].max()) if moved.any() else 0,
             "steps_solved_by_ilp": methods.count("milp"),
+            "steps_solved_combinatorially": len(methods) - methods.count("milp"),
+            "steps_ilp_confirmed_combinatorial": sum(1 for s in self.steps if s.confirmed),
+            "step_certificates": _certificate_counts(self.steps),
             "per_snapshot": [
                 {
                     "snapshot": s.label,
@@ -448,3 +471,11 @@ class StreamPublisher:
                 for i, s in enumerate(self._snaps)
             ],
         }
+
+
+def _certificate_counts(steps: list[StepStats]) -> dict:
+    out: dict[str, int] = {}
+    for s in steps:
+        if s.certificate is not None:
+            out[s.certificate] = out.get(s.certificate, 0) + 1
+    return out

@@ -74,9 +74,13 @@ def _variables(p: WindowProblem) -> tuple[np.ndarray, np.ndarray]:
     return var_group, starts + offsets
 
 
-def solve_window_ilp(p: WindowProblem, *, time_limit: float | None = None, mip_rel_gap: float = 0.0) -> WindowSolution:
+def solve_window_ilp(
+    p: WindowProblem, *, time_limit: float | None = None, mip_rel_gap: float = 0.0, upper_bound: float | None = None
+) -> WindowSolution:
     """Solve the window ILP exactly (or, with ``time_limit``, return the best solution found and the
-    proven lower bound ``bound``)."""
+    proven lower bound ``bound``). ``upper_bound``: the IL of a known feasible solution (e.g. the
+    combinatorial OptimalReposition's), added as the constraint ``IL <= upper_bound``; it prunes HiGHS's
+    search and does not change the optimum (the known solution satisfies it)."""
     G = len(p.home)
     if G == 0:
         empty = np.zeros(0, dtype=np.int64)
@@ -116,6 +120,15 @@ def solve_window_ilp(p: WindowProblem, *, time_limit: float | None = None, mip_r
     lo_b.append(np.full(R, -np.inf))
     hi_b.append(np.zeros(R))
     r0 += R
+    if upper_bound is not None:
+        # objective cutoff: sum cost * x <= upper_bound (with a relative tolerance)
+        nz = np.flatnonzero(cost[: V + G])
+        rows.append(np.full(len(nz), r0))
+        cols.append(nz)
+        vals.append(cost[nz])
+        lo_b.append(np.array([-np.inf]))
+        hi_b.append(np.array([float(upper_bound) + 1e-7 * max(1.0, abs(float(upper_bound)))]))
+        r0 += 1
     A = sparse.csr_array(
         (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(r0, n_var)
     )
@@ -150,6 +163,87 @@ def solve_window_ilp(p: WindowProblem, *, time_limit: float | None = None, mip_r
         bound = il if optimal else 0.0
     keep = y > 0
     return WindowSolution(var_group[keep], var_place[keep], y[keep], z, il, float(min(bound, il)), bool(optimal), "milp")
+
+
+def _caps_model(p: WindowProblem):
+    """The cap form of the window ILP (see :func:`solve_step_caps`): variables ``[y (V) | z (G) |
+    k (P)]``; returns ``(var_group, var_place, cost, A, lo, hi, ub, integrality)``."""
+    G = len(p.home)
+    var_group, var_place = _variables(p)
+    V = len(var_group)
+    places, place_idx = np.unique(var_place, return_inverse=True)
+    P = len(places)
+    gval = p.code if p.value is None else p.value
+    m = int(gval.max()) + 1
+    key = place_idx.astype(np.int64) * m + gval[var_group]
+    pairs, pair_idx = np.unique(key, return_inverse=True)
+    R = len(pairs)
+    cost = np.concatenate([p.mu[var_place - p.home[var_group]], p.beta[p.code], np.zeros(P)])
+    # rows: conservation (G), n[j, s] - k[j] <= 0 (R), N[j] - l * k[j] >= 0 (P)
+    rows = [var_group, np.arange(G), G + pair_idx, G + np.arange(R), G + R + place_idx, G + R + np.arange(P)]
+    cols = [np.arange(V), V + np.arange(G), np.arange(V), V + G + pairs // m, np.arange(V), V + G + np.arange(P)]
+    vals = [np.ones(V), np.ones(G), np.ones(V), -np.ones(R), np.ones(V), -float(p.l) * np.ones(P)]
+    lo_b = np.concatenate([p.count.astype(float), np.full(R, -np.inf), np.zeros(P)])
+    hi_b = np.concatenate([p.count.astype(float), np.zeros(R), np.full(P, np.inf)])
+    A = sparse.csr_array((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(G + R + P, V + G + P))
+    ub = np.concatenate([p.count[var_group], p.count, np.full(P, float(p.count.sum()))]).astype(float)
+    integrality = np.concatenate([np.zeros(V + G), np.ones(P)])
+    return var_group, var_place, cost, A, lo_b, hi_b, ub, integrality
+
+
+def _solve_caps(p: WindowProblem, time_limit: float | None) -> tuple[WindowSolution | None, object]:
+    """Solve the cap form; ``None`` when HiGHS returns no point or a non-integral one."""
+    var_group, var_place, cost, A, lo_b, hi_b, ub, integrality = _caps_model(p)
+    V, G = len(var_group), len(p.home)
+    options = {"mip_rel_gap": 0.0}
+    if time_limit is not None:
+        options["time_limit"] = float(time_limit)
+    res = milp(cost, constraints=LinearConstraint(A, lo_b, hi_b), integrality=integrality, bounds=Bounds(0, ub), options=options)
+    if res.x is None or np.abs(res.x[: V + G] - np.rint(res.x[: V + G])).max(initial=0.0) > 1e-6:
+        return None, res
+    x = np.rint(res.x).astype(np.int64)
+    y, z = x[:V], x[V : V + G]
+    il = float(cost[: V + G] @ x[: V + G])
+    optimal = res.status == 0
+    bound = getattr(res, "mip_dual_bound", None)
+    if bound is None or not np.isfinite(bound):
+        bound = il if optimal else 0.0
+    keep = y > 0
+    sol = WindowSolution(var_group[keep], var_place[keep], y[keep], z, il, float(min(bound, il)), bool(optimal), "milp-caps")
+    try:
+        check_solution(p, sol)
+    except AssertionError:
+        return None, res
+    return sol, res
+
+
+def solve_step_caps(p: WindowProblem) -> WindowSolution | None:
+    """The window ILP in its *cap* form, used for the online steps: integer caps ``k[j]`` (the largest
+    count of a value in ``D'[j]``) with ``n[j, s] <= k[j]`` and ``N[j] >= l * k[j]``; the placements
+    ``y`` and suppressions ``z`` are continuous. For fixed caps the rest is a network flow (source ->
+    group -> (place, value) with capacity ``k[j]`` -> place with lower bound ``l * k[j]``; suppression
+    arcs to the sink), whose constraint matrix is totally unimodular, so HiGHS branches on the caps
+    only and the final LP solution is integral. Returns ``None`` if HiGHS returns a non-optimal,
+    non-integral or infeasible point (the caller then solves :func:`solve_window_ilp`). Measured 14x
+    faster than the direct form on daily stops windows at ``w = 8``, about as fast on the small
+    daily use-of-force windows."""
+    if len(p.home) == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return WindowSolution(empty, empty, empty, empty, 0.0, 0.0, True, "empty")
+    sol, res = _solve_caps(p, None)
+    if sol is None or res.status != 0:
+        return None
+    return sol
+
+
+def solve_window_caps(p: WindowProblem, *, time_limit: float | None = None) -> WindowSolution:
+    """The window ILP in cap form (see :func:`solve_step_caps`) with an optional time limit, for the
+    offline bound: returns the best solution found (``il``), HiGHS's proven dual bound (``bound``) and
+    whether it is optimal. Falls back on :func:`solve_window_ilp` if the point is not integral."""
+    if len(p.home) == 0:
+        return solve_window_ilp(p)
+    sol, _ = _solve_caps(p, time_limit)
+    return sol if sol is not None else solve_window_ilp(p, time_limit=time_limit)
 
 
 def check_solution(p: WindowProblem, s: WindowSolution) -> None:

@@ -1,0 +1,428 @@
+"""OptimalReposition on counts (Wang, Xu, Wong, Fu, ICDM 2010, Section V, Figure 4).
+
+The step problem
+----------------
+One step of the online publisher (see :mod:`tempanon.stream.publisher`) is the *recycle-reposition*
+problem of Definition 2 over the pending snapshots ``first..last`` (``last = t`` the new snapshot):
+records with the same home ``h`` and sensitive value ``s`` are interchangeable, so the problem is a
+:class:`~tempanon.stream.window.WindowProblem` over *groups* ``g = (h, s)`` of ``u_g`` records, and a
+solution is a count matrix ``x[g, p]`` (records of ``g`` placed in pending snapshot ``first + p``,
+costing ``mu(first + p - h)`` each, Equation 1) plus ``z[g]`` suppressed (``beta_s`` each, Equation 2),
+with ``sum_p x[g, p] + z[g] = u_g``, ``x[g, p] = 0`` outside ``lo_g..hi_g`` and every pending snapshot
+l-eligible (Definition 1: ``l * n[p, s] <= N[p]``).
+
+The algorithm (the paper's notions, reconstructed on counts)
+------------------------------------------------------------
+1. **Initial solution** (Section IV): the previous placement of the old records, and the new snapshot
+   with its most frequent value suppressed until l-eligible (``model.initial_suppression``; done by the
+   publisher before the step). With the previous window l-eligible it is feasible.
+2. **Repositions scored by their information gain** (Equations 5-6): the gain of a move is the
+   decrease of the information loss. :func:`local_search` applies, best gain first,
+
+   * *LP-Repositions* (l-eligibility-preserving): one record of a group moved between two options —
+     a pending snapshot in its reach or its suppressed set — such that both touched snapshots stay
+     l-eligible. Moving a record forward into the new snapshot, recycling a suppressed record into a
+     snapshot, and un-suppressing a record of the new snapshot are all of this kind;
+   * *LL-Repositions* (l-eligibility-losing) followed by the move that repairs them: a first move that
+     leaves at most two snapshots not l-eligible, then a second move that makes every snapshot
+     l-eligible again. A *relay* (a record leaves ``D'[j]`` for a later snapshot and a record of the
+     same value takes its place in ``D'[j]`` from an earlier snapshot or from its suppressed set) is such
+     a pair. The pair is kept only when the total gain is positive; otherwise the LL-Reposition is
+     rolled back (never applied).
+
+   Inside a group records are interchangeable, so timestamp order (Theorem 1) is restored when the
+   counts are mapped back to records (earliest records to the earliest snapshots, the latest ones
+   suppressed; ``publisher._apply_counts``): by convexity (C3), ``mu(a) + mu(b') <= mu(a') + mu(b)`` for
+   crossing assignments, so the order-preserving assignment is never dearer.
+   Every applied move strictly lowers the information loss (a finite set of integer count matrices), so
+   the search terminates; the work per move is one vectorized scan of ``G x (P+1)^2`` single moves and
+   at most ``pair_candidates`` such scans for pairs (our counterpart of Theorem 2's bound).
+
+Why a certificate, and when the fallback runs
+---------------------------------------------
+The paper's OptimalReposition improves the new snapshot by moves *into* it. For the step problem as
+solved here (every pending placement may change) that is **not** always optimal, and neither is any
+fixed-size exchange neighbourhood: the new snapshot can make a *cheaper arrangement of the old
+snapshots* possible even when it is itself l-eligible. Example (``l = 2``, ``w = 2``, linear ``mu``):
+``D[0] = {c, d, g}``, ``D[1] = {a, a, a, b}``. At step 1 the optimum moves ``c, d, g`` into ``D'[1]``
+(IL 3; suppressing an ``a`` costs 10). At step 2, ``D[2] = {e, f}`` arrives (l-eligible); the optimum
+moves two ``a`` into ``D'[2]`` and **puts c, d, g back** into ``D'[0]`` (IL 2). Reaching an optimum takes at
+least three simultaneous single moves (e.g. ``d, g`` back to ``D'[0]`` and one ``a`` forward); no
+pair of moves improves (``tests/stream/test_stream_reposition.py::test_new_snapshot_restructures_old``).
+The problem with several snapshots is a bin-assignment problem with diversity side constraints; we
+found no polynomial exact algorithm, and the LP relaxation is not integral (it leaves 7-63% of real steps
+with a gap). So the combinatorial result is returned only with a proof of optimality, a **certificate**:
+
+* ``single place`` — one pending snapshot (the first step): :func:`single_place_optimum` is exact
+  (for a cap ``K`` the best table is the greedy one over a partition matroid, see its docstring);
+* ``lower bound`` — the IL equals :func:`lower_bound`, the largest of three valid bounds: every
+  record at its cheapest option (eligibility ignored); the *merged* bound (a union of l-eligible
+  tables is l-eligible, so the placed records of any solution form one l-eligible table); the
+  *new-snapshot* bound (the least excess over those cheapest options that makes ``D'[last]``
+  l-eligible). It fires where suppression is forced (e.g. a value too frequent for ``l``) and where the
+  step costs only what the new snapshot needs;
+* ``w = 0`` and ``IL 0`` (the publisher's own fast paths): with ``w = 0`` every snapshot is alone and
+  the initial solution is the cheapest suppression for any ``beta`` (``model.eligible_cap``); a step
+  that changes nothing and suppresses nothing costs 0.
+
+Otherwise the step ILP is solved exactly (:func:`tempanon.stream.window.solve_step_caps`, the cap form,
+or :func:`~tempanon.stream.window.solve_window_ilp` with the combinatorial IL as a cutoff). The publisher counts each path
+(``steps_solved_combinatorially``, ``steps_solved_by_ilp``) and how often the combinatorial IL already
+was the optimum the ILP proved (``steps_ilp_confirmed_combinatorial``). No step is returned that is
+not proven optimal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tempanon.stream.window import WindowProblem
+
+_TOL = 1e-9
+
+
+@dataclass
+class StepTables:
+    """Dense tables of a step problem over the pending snapshots ``first..first + P - 1``.
+
+    ``cost[g, p]`` (``inf`` where snapshot ``first + p`` is out of reach) and, in column ``P``, the
+    suppression cost ``beta_g``; ``value[g]`` the compact sensitive value of group ``g`` (``0..m-1``)."""
+
+    first: int
+    P: int
+    cost: np.ndarray  # (G, P + 1)
+    allowed: np.ndarray  # (G, P + 1) bool, column P (suppression) always True
+    value: np.ndarray  # (G,)
+    m: int
+    count: np.ndarray  # (G,)
+    l: int
+
+
+@dataclass
+class RepositionResult:
+    """A solution of the step problem: ``x[g, p]`` records of group ``g`` placed in snapshot
+    ``first + p`` and ``z[g]`` suppressed; ``il`` its information loss; ``certificate`` the reason it is
+    proven optimal (``None``: not proven, the caller must solve the ILP); ``lower_bound`` the bound
+    used; ``moves`` the number of applied LP-Repositions and repaired LL-Repositions."""
+
+    x: np.ndarray
+    z: np.ndarray
+    il: float
+    certificate: str | None
+    lower_bound: float
+    moves: int
+
+
+def step_tables(p: WindowProblem, first: int, last: int) -> StepTables:
+    """The cost and reach tables of problem ``p`` over the pending snapshots ``first..last``."""
+    P = int(last - first + 1)
+    places = first + np.arange(P)
+    inside = (places[None, :] >= p.lo[:, None]) & (places[None, :] <= p.hi[:, None])
+    d = np.clip(places[None, :] - p.home[:, None], 0, len(p.mu) - 1)
+    cost = np.where(inside, np.asarray(p.mu, float)[d], np.inf)
+    beta_g = np.asarray(p.beta, float)[p.code]
+    val = p.code if p.value is None else p.value
+    uniq, vidx = np.unique(val, return_inverse=True)
+    G = len(p.home)
+    return StepTables(
+        first=int(first),
+        P=P,
+        cost=np.concatenate([cost, beta_g[:, None]], axis=1),
+        allowed=np.concatenate([inside, np.ones((G, 1), dtype=bool)], axis=1),
+        value=vidx.astype(np.int64),
+        m=max(len(uniq), 1),
+        count=np.asarray(p.count, dtype=np.int64),
+        l=int(p.l),
+    )
+
+
+def information_loss(tab: StepTables, xz: np.ndarray) -> float:
+    """Equation (2) of the count matrix ``xz`` (``(G, P + 1)``, last column suppressed)."""
+    c = np.where(xz > 0, tab.cost, 0.0)
+    return float((c * xz).sum())
+
+
+def place_counts(tab: StepTables, xz: np.ndarray) -> np.ndarray:
+    """``n[p, s]``: records of value ``s`` placed in snapshot ``first + p``."""
+    n = np.zeros((tab.P, tab.m), dtype=np.int64)
+    np.add.at(n.T, tab.value, xz[:, : tab.P])
+    return n
+
+
+def eligible(n: np.ndarray, l: int) -> np.ndarray:
+    """Definition 1 for every row of ``n`` (the empty table is l-eligible)."""
+    return l * n.max(axis=1, initial=0) <= n.sum(axis=1)
+
+
+def _move_tables(n: np.ndarray, l: int) -> tuple[np.ndarray, np.ndarray]:
+    """``rem[p, s]``: snapshot ``p`` is l-eligible after removing one record of value ``s`` (and has
+    one); ``add[p, s]``: it is l-eligible after adding one. Whatever its state before."""
+    N = n.sum(axis=1)
+    m = n.shape[1]
+    if m >= 2:
+        part = -np.partition(-n, 1, axis=1)
+        top1, top2 = part[:, 0], part[:, 1]
+    else:
+        top1, top2 = n[:, 0], np.zeros(len(n), dtype=n.dtype)
+    n_top = (n == top1[:, None]).sum(axis=1)
+    unique_top = (n == top1[:, None]) & (n_top[:, None] == 1)
+    max_after_rem = np.where(unique_top, np.maximum(top1[:, None] - 1, top2[:, None]), top1[:, None])
+    rem = (n >= 1) & (l * max_after_rem <= (N - 1)[:, None])
+    add = l * np.maximum(top1[:, None], n + 1) <= (N + 1)[:, None]
+    return rem, add
+
+
+def _extend(tab: StepTables, rem: np.ndarray, add: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per group and option (``P`` snapshots + suppression): removal / addition keeps eligibility."""
+    G = len(tab.value)
+    ones = np.ones((G, 1), dtype=bool)
+    return (
+        np.concatenate([rem.T[tab.value], ones], axis=1),
+        np.concatenate([add.T[tab.value], ones], axis=1),
+    )
+
+
+@np.errstate(invalid="ignore")
+def _best_single(tab: StepTables, xz: np.ndarray, n: np.ndarray) -> tuple[float, tuple[int, int, int] | None]:
+    """The best LP-Reposition (a single move keeping every snapshot l-eligible)."""
+    rem, add = _move_tables(n, tab.l)
+    rem_g, add_g = _extend(tab, rem, add)
+    src = (xz > 0) & rem_g  # (G, O)
+    dst = tab.allowed & add_g
+    O = tab.P + 1
+    delta = tab.cost[:, None, :] - np.where(src, tab.cost, np.inf)[:, :, None]  # (G, src, dst)
+    ok = src[:, :, None] & dst[:, None, :] & ~np.eye(O, dtype=bool)[None]
+    delta = np.where(ok, delta, np.inf)
+    k = int(np.argmin(delta))
+    best = float(delta.flat[k])
+    if not best < -_TOL:
+        return 0.0, None
+    g, a, b = np.unravel_index(k, delta.shape)
+    return best, (int(g), int(a), int(b))
+
+
+def _apply(tab: StepTables, xz: np.ndarray, n: np.ndarray, g: int, a: int, b: int) -> None:
+    xz[g, a] -= 1
+    xz[g, b] += 1
+    s = tab.value[g]
+    if a < tab.P:
+        n[a, s] -= 1
+    if b < tab.P:
+        n[b, s] += 1
+
+
+@np.errstate(invalid="ignore")
+def _best_pair(tab: StepTables, xz: np.ndarray, n: np.ndarray, candidates: int) -> tuple[float, list | None]:
+    """The best LL-Reposition with its repair: a first move (any, l-eligibility may be lost in at most
+    two snapshots) followed by a second move after which every snapshot is l-eligible."""
+    O = tab.P + 1
+    has = xz > 0
+    d1 = tab.cost[:, None, :] - np.where(has, tab.cost, np.inf)[:, :, None]
+    ok1 = has[:, :, None] & tab.allowed[:, None, :] & ~np.eye(O, dtype=bool)[None]
+    d1 = np.where(ok1, d1, np.inf)
+    flat = np.flatnonzero(np.isfinite(d1))
+    if not len(flat):
+        return 0.0, None
+    order = flat[np.argsort(d1.flat[flat], kind="stable")][:candidates]
+    best, best_moves = -_TOL, None
+    not_same = ~np.eye(O, dtype=bool)[None]
+    for k in order:
+        g1, a1, b1 = (int(v) for v in np.unravel_index(k, d1.shape))
+        first_gain = float(d1.flat[k])
+        _apply(tab, xz, n, g1, a1, b1)
+        try:
+            bad = np.flatnonzero(~eligible(n, tab.l))
+            if len(bad) > 2:
+                continue
+            if len(bad) == 0:
+                continue  # a feasible first move: already an LP-Reposition (or no gain)
+            rem, add = _move_tables(n, tab.l)
+            rem_g, add_g = _extend(tab, rem, add)
+            has2 = xz > 0
+            src = has2 & rem_g
+            dst = tab.allowed & add_g
+            ok = src[:, :, None] & dst[:, None, :] & not_same
+            # every snapshot not l-eligible must be the source or the destination of the repair
+            cover = np.ones((O, O), dtype=bool)
+            for q in bad:
+                cover &= (np.arange(O)[:, None] == q) | (np.arange(O)[None, :] == q)
+            ok &= cover[None]
+            ok[g1, b1, a1] = False  # not the plain undo
+            delta = np.where(ok, tab.cost[:, None, :] - np.where(has2, tab.cost, np.inf)[:, :, None], np.inf)
+            j = int(np.argmin(delta))
+            total = first_gain + float(delta.flat[j])
+            if total < best:
+                g2, a2, b2 = np.unravel_index(j, delta.shape)
+                best, best_moves = total, [(g1, a1, b1), (int(g2), int(a2), int(b2))]
+        finally:
+            _apply(tab, xz, n, g1, b1, a1)  # roll the LL-Reposition back
+    if best_moves is None:
+        return 0.0, None
+    return best, best_moves
+
+
+def local_search(tab: StepTables, xz: np.ndarray, *, pair_candidates: int = 24, max_moves: int | None = None) -> tuple[np.ndarray, int]:
+    """Apply LP-Repositions and repaired LL-Repositions, best information gain first, until none has a
+    positive gain. ``xz`` must be feasible (every snapshot l-eligible); the result is feasible and its
+    IL never higher. Returns the new count matrix and the number of applied moves."""
+    xz = xz.copy()
+    n = place_counts(tab, xz)
+    moves = 0
+    limit = max_moves if max_moves is not None else 4 * int(tab.count.sum()) + 16
+    while moves < limit:
+        _, mv = _best_single(tab, xz, n)
+        if mv is not None:
+            _apply(tab, xz, n, *mv)
+            moves += 1
+            continue
+        if pair_candidates <= 0:
+            break
+        _, mvs = _best_pair(tab, xz, n, pair_candidates)
+        if mvs is None:
+            break
+        for mv in mvs:
+            _apply(tab, xz, n, *mv)
+        moves += 1
+    return xz, moves
+
+
+def single_place_optimum(tab: StepTables) -> np.ndarray:
+    """Exact optimum of a step with one pending snapshot (``P == 1``).
+
+    Each record is kept (cost ``cost[g, 0]``) or suppressed (``beta_g``); its *saving* when kept is
+    ``beta_g - cost[g, 0]``. For a cap ``K`` (at most ``K`` records per value, at least ``l * K``
+    records), the kept sets are the independent sets of a partition matroid (capacity ``K`` per value)
+    with at least ``l * K`` elements; the best is greedy: every record of positive saving in order of
+    saving (at most ``K`` per value), then, if fewer than ``l * K``, the largest remaining savings up
+    to ``l * K`` (a best basis of the matroid truncated at that size). Every l-eligible table with
+    maximum count ``K`` is feasible for cap ``K``, so the minimum over ``K = 0..max`` is the optimum."""
+    G = len(tab.value)
+    out = np.zeros((G, 2), dtype=np.int64)
+    out[:, 1] = tab.count
+    reach = tab.allowed[:, 0]
+    if not reach.any():
+        return out
+    # one entry per record that can be kept: (value, saving), sorted by value then saving descending
+    gidx = np.repeat(np.flatnonzero(reach), tab.count[reach])
+    if not len(gidx):
+        return out
+    save = tab.cost[gidx, 1] - tab.cost[gidx, 0]
+    val = tab.value[gidx]
+    order = np.lexsort((-save, val))
+    gidx, save, val = gidx[order], save[order], val[order]
+    rank = np.arange(len(val)) - np.searchsorted(val, val, side="left")  # rank inside its value
+    kmax = int(rank.max()) + 1
+    Ks = np.arange(1, kmax + 1)
+    # candidates of cap K: rank < K; their number sum_s min(K, c_s)
+    n_cand = np.searchsorted(np.sort(rank), Ks, side="left")
+    # the positive savings are first inside each value: kept for cap K are those of rank < K
+    pos = save > _TOL
+    pos_rank = np.sort(rank[pos])
+    pos_save_by_rank = np.bincount(rank[pos], weights=save[pos], minlength=kmax)
+    n_pos = np.searchsorted(pos_rank, Ks, side="left")
+    gain_pos = np.cumsum(pos_save_by_rank)[:kmax]
+    need = tab.l * Ks - n_pos
+    feasible = n_cand >= tab.l * Ks
+    gain = np.where(feasible & (need <= 0), gain_pos, -np.inf)
+    for K in Ks[feasible & (need > 0)]:  # rare: non-positive savings needed to reach l * K records
+        rest = np.flatnonzero((rank < K) & ~pos)
+        top = np.sort(save[rest])[::-1][: tab.l * K - n_pos[K - 1]]
+        gain[K - 1] = gain_pos[K - 1] + float(top.sum())
+    best_keep = np.zeros(len(val), dtype=bool)
+    if len(gain) and gain.max() > _TOL:
+        K = int(np.argmax(gain)) + 1  # the smallest best cap
+        best_keep = (rank < K) & pos
+        if tab.l * K > n_pos[K - 1]:
+            rest = np.flatnonzero((rank < K) & ~pos)
+            best_keep[rest[np.argsort(-save[rest], kind="stable")][: tab.l * K - n_pos[K - 1]]] = True
+    kept = np.bincount(gidx[best_keep], minlength=G)
+    out[:, 0] = kept
+    out[:, 1] = tab.count - kept
+    return out
+
+
+def _min_cost(tab: StepTables) -> np.ndarray:
+    """``c_min[g]``: the cheapest option of group ``g`` (a snapshot in reach or suppression)."""
+    return np.where(tab.allowed, tab.cost, np.inf).min(axis=1)
+
+
+def _one_place(tab: StepTables, keep: np.ndarray, drop: np.ndarray, rows: np.ndarray) -> float:
+    """Optimum of the single-snapshot problem over groups ``rows`` with per-record costs ``keep`` (in
+    the snapshot) and ``drop`` (out of it)."""
+    sub = StepTables(0, 1, np.stack([keep[rows], drop[rows]], axis=1), np.ones((len(rows), 2), dtype=bool),
+                     tab.value[rows], tab.m, tab.count[rows], tab.l)
+    return information_loss(sub, single_place_optimum(sub))
+
+
+def lower_bound(tab: StepTables) -> float:
+    """A valid lower bound on the step optimum, the largest of three (each record's cost is written
+    ``c_min + excess``, ``c_min`` its cheapest option with eligibility ignored):
+
+    * ``trivial``: ``sum_g u_g * c_min[g]``;
+    * ``merged``: the union of l-eligible tables is l-eligible (``l * sum_j n[j, s] <= sum_j N[j]``), so
+      the placed records of any feasible solution form one l-eligible table; with each placed record
+      charged ``c_min`` (no more than it pays) and each suppressed one ``beta``, the single-snapshot
+      optimum over all records (:func:`single_place_optimum`) is a lower bound;
+    * ``new snapshot``: ``trivial`` plus the least excess that makes the new snapshot ``D'[last]``
+      l-eligible: its own records (only option: stay or be suppressed) cost ``beta`` when left out, and
+      an older record costs its excess ``cost[g, last] - c_min[g]`` when put in (and 0 when left out,
+      its excess elsewhere is >= 0); every record's excess is counted at most once.
+    """
+    c_min = _min_cost(tab)
+    trivial = float((tab.count * c_min).sum())
+    G = len(tab.value)
+    if G == 0:
+        return 0.0
+    P = tab.P
+    placeable = tab.allowed[:, :P].any(axis=1)
+    keep_min = np.where(placeable, np.where(tab.allowed[:, :P], tab.cost[:, :P], np.inf).min(axis=1), np.inf)
+    rows = np.flatnonzero(placeable)
+    merged = float((tab.count[~placeable] * tab.cost[~placeable, P]).sum())
+    if len(rows):
+        merged += _one_place(tab, keep_min, tab.cost[:, P], rows)
+    best = max(trivial, merged)
+    if P > 1:
+        reach = np.flatnonzero(tab.allowed[:, P - 1])
+        if len(reach):
+            only_last = ~tab.allowed[:, : P - 1].any(axis=1)
+            keep = tab.cost[:, P - 1] - c_min
+            drop = np.where(only_last, tab.cost[:, P] - c_min, 0.0)
+            best = max(best, trivial + _one_place(tab, keep, drop, reach))
+    return best
+
+
+def optimal_reposition(
+    p: WindowProblem, first: int, last: int, x0: np.ndarray, z0: np.ndarray, *, pair_candidates: int = 24
+) -> RepositionResult:
+    """OptimalReposition of one step (Figure 4): the local search of LP- and LL-Repositions from the
+    initial solution ``(x0, z0)`` (``x0[g, p]`` records of group ``g`` in snapshot ``first + p``,
+    feasible), with a certificate of optimality when one applies (see the module docstring). The
+    caller solves the step ILP when ``certificate`` is ``None``."""
+    tab = step_tables(p, first, last)
+    G = len(tab.value)
+    if G == 0:
+        return RepositionResult(np.zeros((0, tab.P), np.int64), np.zeros(0, np.int64), 0.0, "empty", 0.0, 0)
+    if tab.P == 1:
+        xz = single_place_optimum(tab)
+        il = information_loss(tab, xz)
+        return RepositionResult(xz[:, :1], xz[:, 1], il, "single place", il, 0)
+    xz0 = np.concatenate([np.asarray(x0, dtype=np.int64), np.asarray(z0, dtype=np.int64)[:, None]], axis=1)
+    lb = lower_bound(tab)
+    il0 = information_loss(tab, xz0)
+    if il0 <= lb + _TOL:
+        return RepositionResult(xz0[:, : tab.P], xz0[:, tab.P], il0, "lower bound", lb, 0)
+    xz, moves = local_search(tab, xz0, pair_candidates=pair_candidates)
+    il = information_loss(tab, xz)
+    cert = "lower bound" if il <= lb + _TOL else None
+    return RepositionResult(xz[:, : tab.P], xz[:, tab.P], il, cert, lb, moves)
+
+
+def check_counts(tab: StepTables, x: np.ndarray, z: np.ndarray) -> None:
+    """Assert that ``(x, z)`` conserves records, respects reach and leaves every snapshot l-eligible."""
+    xz = np.concatenate([x, z[:, None]], axis=1)
+    assert np.all(xz >= 0), "negative count"
+    assert np.array_equal(xz.sum(axis=1), tab.count), "records not conserved"
+    assert not np.any((xz > 0) & ~tab.allowed), "a record placed out of reach"
+    assert np.all(eligible(place_counts(tab, xz), tab.l)), "a snapshot is not l-eligible"
