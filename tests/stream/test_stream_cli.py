@@ -224,4 +224,4 @@ def test_stream_summary_counts_step_paths(tmp_path):
     assert s["steps_solved_combinatorially"] + s["steps_solved_by_ilp"] == s["snapshots"]
     assert 0 <= s["steps_ilp_confirmed_combinatorial"] <= s["steps_solved_by_ilp"]
     assert sum(s["step_certificates"].values()) == s["steps_solved_combinatorially"]
-    assert set(s["step_certificates"]) <= {"single place", "lower bound", "w = 0", "empty"}
+    assert set(s["step_certificates"]) <= {"single place", "lower bound", "LP bound", "integral LP", "w = 0", "empty"}

