@@ -515,7 +515,11 @@ def _root_frequency_sets(
     out: dict[Node, FrequencySet] = {}
 
     def rec(group: list[Node], src: FrequencySet) -> None:
-        if len(group) <= 2 if checked is None else (len(group) <= 1 or len(group) * len(src) <= _BATCH_CELLS):
+        if checked is None:
+            leaf = len(group) <= 2
+        else:
+            leaf = len(group) <= 1 or len(group) * len(src) <= _BATCH_CELLS
+        if leaf:
             if checked is None:
                 for r in group:
                     out[r] = ctx.roll(src, r)
