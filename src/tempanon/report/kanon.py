@@ -11,7 +11,7 @@ import pandas as pd
 from tempanon.hierarchy.core import as_text
 from tempanon.metrics.risk import measure
 from tempanon.report.html import Report
-from tempanon.report.sections import guarantee_section, inputs_section, lattice_section, risk_section, utility_section
+from tempanon.report.sections import guarantee_section, inputs_section, lattice_section, other_role, risk_section, utility_section
 
 
 def attribute_losses(result: Any) -> list[tuple[str, int, str, float]]:
@@ -62,12 +62,8 @@ def kanon_report(
     for c in data.columns:
         if c in qi:
             roles[c] = f"quasi-identifier (generalized, level {result.selected_levels[c]})"
-        elif c == uid:
-            roles[c] = "respondent id (counts respondents; removed)"
-        elif c in identifying:
-            roles[c] = "direct identifier (removed)"
         else:
-            roles[c] = "other (released unchanged)"
+            roles[c] = other_role(c, uid=uid, identifying=identifying)
     params = {
         "model": "k-anonymity" + (" (respondent level)" if uid else ""),
         "k": result.k,

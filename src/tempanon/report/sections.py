@@ -36,6 +36,16 @@ def frame_sha256(df: pd.DataFrame) -> str:
     return h.hexdigest()
 
 
+def other_role(column: str, *, uid: str | None, identifying: Sequence[str]) -> str:
+    """The role text of an input column that is no quasi-identifier, time or sensitive column of a
+    k-anonymity release: the respondent id, a direct identifier, or an unchanged column."""
+    if column == uid:
+        return "respondent id (counts respondents; removed)"
+    if column in identifying:
+        return "direct identifier (removed)"
+    return "other (released unchanged)"
+
+
 def inputs_section(
     *,
     source: str,

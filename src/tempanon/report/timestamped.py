@@ -24,7 +24,7 @@ import pandas as pd
 from tempanon.hierarchy.core import as_text
 from tempanon.metrics.risk import measure
 from tempanon.report.html import Report, Section
-from tempanon.report.sections import granularity_section, guarantee_section, inputs_section, risk_section, utility_section
+from tempanon.report.sections import granularity_section, guarantee_section, inputs_section, other_role, risk_section, utility_section
 
 _UID = "__tempanon_uid__"
 
@@ -87,12 +87,8 @@ def timestamped_report(
         elif c in qi:
             lv = levels.get(c)
             roles[c] = f"quasi-identifier (generalized, level {lv})" if joint and lv not in (None, "value") else "quasi-identifier (unchanged)"
-        elif c == uid:
-            roles[c] = "respondent id (counts respondents; removed)"
-        elif c in identifying:
-            roles[c] = "direct identifier (removed)"
         else:
-            roles[c] = "other (released unchanged)"
+            roles[c] = other_role(c, uid=uid, identifying=identifying)
     params = {
         "model": "respondent-level k-anonymity of timestamped data" + (" (time and quasi-identifiers jointly)" if joint else ""),
         "k": k,
