@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import pandas as pd
 
 from tempanon.errors import VerificationError
@@ -142,6 +143,33 @@ def check_l_eligible(values: pd.Series, l: int) -> dict:
     return {"records": n, "max_frequency": top}
 
 
+def _text_codes(*columns: pd.Series) -> tuple[list[np.ndarray], np.ndarray]:
+    """Codes of the *text* of every value of ``columns`` (as :func:`_as_text`: missing is one value
+    of its own, everything else ``str``) in one code space shared by all columns, and the texts of
+    the codes. Only the distinct values are converted to text when that is exact: integer, boolean
+    and string columns, and object columns whose distinct values are all ``str`` or missing (a
+    hash-based factorization could merge values that compare equal but print differently, e.g.
+    ``1`` and ``1.0``; other columns are converted value by value first)."""
+    codes, texts = [], []
+    for col in columns:
+        col = pd.Series(col).reset_index(drop=True)
+        dtype = col.dtype
+        exact = isinstance(dtype, pd.StringDtype) or pd.api.types.is_integer_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)
+        c, u = pd.factorize(col, use_na_sentinel=False)
+        if not exact and dtype == object:
+            exact = all(type(v) is str or v is None or (isinstance(v, float) and v != v) for v in u)
+        if not exact:
+            c, u = pd.factorize(_as_text(col), use_na_sentinel=False)
+        codes.append(np.asarray(c, dtype=np.int64))
+        texts.append(_as_text(pd.Series(np.asarray(u, dtype=object), dtype=object)).to_numpy(dtype=object))
+    canon, uniq = pd.factorize(np.concatenate(texts) if texts else np.zeros(0, dtype=object))
+    out, offset = [], 0
+    for c, t in zip(codes, texts):
+        out.append(canon[offset + c] if len(c) else np.zeros(0, dtype=np.int64))
+        offset += len(t)
+    return out, np.asarray(uniq, dtype=object)
+
+
 def check_anatomy(
     qit: pd.DataFrame,
     st: pd.DataFrame,
@@ -167,6 +195,10 @@ def check_anatomy(
     With ``partition`` (a column of both tables, e.g. the snapshot), groups are keyed by
     ``(partition, group)`` and ``expected_partition`` gives the partition of each expected value, so
     many releases are checked at once.
+
+    Values are compared by their published text (missing is a value of its own): every column is
+    coded by the text of its values (:func:`_text_codes`) and the checks are counts over those codes,
+    so a group, a value or a snapshot is what a reader of the released tables sees.
     """
     for col in (group, sensitive, "count"):
         if col not in st.columns:
@@ -182,50 +214,79 @@ def check_anatomy(
     counts = pd.to_numeric(st["count"], errors="coerce")
     if counts.isna().any() or (counts <= 0).any() or (counts != counts.round()).any():
         raise VerificationError("sensitive table has a count that is not a positive integer")
-    st_groups = _as_text(st[group])
-    qit_groups = _as_text(qit[group])
+    counts = counts.to_numpy(dtype=float)
+    (st_g, qit_g), g_text = _text_codes(st[group], qit[group])
+    n_st, n_qit = len(st), len(qit)
     if partition is not None:
         for name, table in (("sensitive", st), ("quasi-identifier", qit)):
             if partition not in table.columns:
                 raise VerificationError(f"{name} table lacks column {partition!r}")
-        st_groups = _as_text(st[partition]) + "\x01" + st_groups
-        qit_groups = _as_text(qit[partition]) + "\x01" + qit_groups
-    st_values = _as_text(st[sensitive])
-    pairs = pd.DataFrame({"g": st_groups, "v": st_values})
-    if pairs.duplicated().any():
-        row = int(pairs.duplicated().to_numpy().nonzero()[0][0])
-        raise VerificationError(f"sensitive table repeats (group, value) at row {row}")
-    per_group = counts.groupby(st_groups.to_numpy()).agg(["sum", "max"])
-    qit_sizes = qit_groups.value_counts()
-    if set(per_group.index) != set(qit_sizes.index):
-        only = sorted(set(per_group.index) ^ set(qit_sizes.index))[:3]
-        raise VerificationError(f"groups differ between the two tables, e.g. {only}")
-    sizes = qit_sizes.reindex(per_group.index)
-    bad = per_group["sum"].to_numpy() != sizes.to_numpy()
-    if bad.any():
-        g = per_group.index[bad.nonzero()[0][0]]
+        with_expected = expected_values is not None and expected_partition is not None
+        parts = [st[partition], qit[partition]] + ([pd.Series(expected_partition)] if with_expected else [])
+        part_codes, p_text = _text_codes(*parts)
+        st_p, qit_p = part_codes[0], part_codes[1]
+    else:
+        p_text = np.array([""], dtype=object)
+        st_p, qit_p = np.zeros(n_st, dtype=np.int64), np.zeros(n_qit, dtype=np.int64)
+    # a group is the pair (partition text, group text): one dense id over both tables
+    NG = max(len(g_text), 1)
+    gkey, gid = np.unique(np.concatenate([st_p * NG + st_g, qit_p * NG + qit_g]), return_inverse=True)
+    gid = gid.reshape(-1)
+    st_id, qit_id = gid[:n_st], gid[n_st:]
+    K = len(gkey)
+
+    def key_text(k: int) -> str:
+        """The text key of group ``k`` as the messages print it: partition, ``\\x01``, group."""
+        p, g = divmod(int(gkey[k]), NG)
+        return (p_text[p] + "\x01" if partition is not None else "") + g_text[g]
+
+    if expected_values is not None:
+        (st_v, exp_v), v_text = _text_codes(st[sensitive], pd.Series(expected_values))
+    else:
+        (st_v,), v_text = _text_codes(st[sensitive])
+    pair = st_id * max(len(v_text), 1) + st_v
+    _, first = np.unique(pair, return_index=True)
+    if len(first) < n_st:
+        dup = np.ones(n_st, dtype=bool)
+        dup[first] = False
+        raise VerificationError(f"sensitive table repeats (group, value) at row {int(np.flatnonzero(dup)[0])}")
+    st_sum = np.bincount(st_id, weights=counts, minlength=K)
+    st_max = np.zeros(K)
+    np.maximum.at(st_max, st_id, counts)
+    in_st = np.bincount(st_id, minlength=K) > 0
+    sizes = np.bincount(qit_id, minlength=K)
+    if not np.array_equal(in_st, sizes > 0):
+        only = np.flatnonzero(in_st != (sizes > 0))
+        keys = sorted(key_text(k) for k in only)
+        raise VerificationError(f"groups differ between the two tables, e.g. {keys[:3]}")
+    bad = np.flatnonzero(st_sum != sizes)
+    if len(bad):
+        k = min(bad, key=key_text)  # the first failing group in text order
+        g = key_text(k)
         raise VerificationError(
-            f"group {g.replace(chr(1), ', group ')}: sensitive counts add up to {int(per_group.loc[g, 'sum'])} but it has {int(sizes.loc[g])} QIT rows"
+            f"group {g.replace(chr(1), ', group ')}: sensitive counts add up to {int(st_sum[k])} but it has {int(sizes[k])} QIT rows"
         )
-    bad = l * per_group["max"].to_numpy() > per_group["sum"].to_numpy()
-    if bad.any():
-        g = per_group.index[bad.nonzero()[0][0]]
+    bad = np.flatnonzero(l * st_max > st_sum)
+    if len(bad):
+        k = min(bad, key=key_text)  # the first failing group in text order
+        g = key_text(k)
         raise VerificationError(
-            f"group {g.replace(chr(1), ', group ')} is not {l}-diverse: a value has {int(per_group.loc[g, 'max'])} of its {int(per_group.loc[g, 'sum'])} records"
+            f"group {g.replace(chr(1), ', group ')} is not {l}-diverse: a value has {int(st_max[k])} of its {int(st_sum[k])} records"
         )
     if expected_values is not None:
-        want_keys = _as_text(pd.Series(expected_values)).reset_index(drop=True)
-        got_keys = st_values
+        NV = max(len(v_text), 1)
         if partition is not None and expected_partition is not None:
-            want_keys = _as_text(pd.Series(expected_partition)).reset_index(drop=True) + "\x01" + want_keys
-            got_keys = _as_text(st[partition]) + "\x01" + st_values
-        want = want_keys.value_counts()
-        got = counts.groupby(got_keys.to_numpy()).sum()
-        want, got = want.sort_index(), got.sort_index()
-        if len(want) != len(got) or not (want.index == got.index).all() or not (want.to_numpy() == got.to_numpy()).all():
+            exp_p = part_codes[2]
+            if len(exp_p) != len(exp_v):
+                raise VerificationError("released sensitive values differ from the records meant to be published")
+            want_key, got_key, M = exp_p * NV + exp_v, st_p * NV + st_v, max(len(p_text), 1) * NV
+        else:
+            want_key, got_key, M = exp_v, st_v, NV
+        want = np.bincount(want_key, minlength=M)
+        got = np.bincount(got_key, weights=counts, minlength=M)
+        if len(want) != len(got) or not np.array_equal(want, got):
             raise VerificationError("released sensitive values differ from the records meant to be published")
-    return {"groups": int(len(per_group)), "records": int(len(qit)), "min_group_size": int(sizes.min()) if len(sizes) else None}
-
+    return {"groups": int(K), "records": int(n_qit), "min_group_size": int(sizes.min()) if K else None}
 
 
 # --- (k,P)-anonymity (time series, issue 5) ------------------------------------------------------

@@ -9,13 +9,19 @@ Anatomy's group-creation phase hashes the records into buckets by sensitive valu
 group from one record of each of the ``l`` largest buckets; at most ``l - 1`` *residue* records remain,
 each in a different bucket, and each is added to a distinct group that does not yet contain its value.
 Here the same partition is built without a loop per group: the records are sorted by sensitive value
-(random order within a value) and record ``i`` of that order goes to group ``i mod G`` with
+(random order within a value: by a uniform random key per record) and record ``i`` of that order goes
+to group ``i mod G`` with
 ``G = floor(N / l)``. The first ``G * l`` records fill ``l`` complete rounds (every group gets ``l``
 records) and the remaining ``N - G * l < l`` residue records go one per group. Because the table is
 l-eligible, every value has at most ``N / l`` records, hence at most ``G`` (an integer), so its records
 form a contiguous run of length ``<= G`` in the sorted order and land in ``G``-wise distinct groups:
 no group repeats a value, every group has ``>= l`` records, exactly Anatomy's guarantees
 (Xiao & Tao, Theorem 2: an l-eligible table always has such a partition).
+
+Random draws: a snapshot of ``n`` records takes ``n`` uniform keys for the order within a value, then
+``n`` for the QIT row order (:func:`qit_order`). :func:`anatomy_segments` draws the keys of many
+snapshots in one call in the same sequence, so publishing snapshot by snapshot and in bulk from the
+same generator gives the same groups and rows.
 """
 
 from __future__ import annotations
@@ -36,7 +42,7 @@ def anatomy_groups(codes: np.ndarray, l: int, rng: np.random.Generator) -> np.nd
     G = n // l
     if G == 0 or counts.max() > G:
         raise InputError(f"snapshot of {n} records is not {l}-eligible (a value occurs {int(counts.max())} times)")
-    order = np.lexsort((rng.permutation(n), codes))
+    order = np.lexsort((rng.random(n), codes))
     group = np.empty(n, dtype=np.int64)
     group[order] = np.arange(n) % G + 1
     return group
@@ -44,8 +50,41 @@ def anatomy_groups(codes: np.ndarray, l: int, rng: np.random.Generator) -> np.nd
 
 def qit_order(group: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Row order of the QIT: by group, random inside a group (the row order reveals nothing)."""
-    perm = rng.permutation(len(group))
-    return perm[np.argsort(group[perm], kind="stable")]
+    return np.lexsort((rng.random(len(group)), group))
+
+
+def anatomy_segments(codes: np.ndarray, seg: np.ndarray, n_seg: int, l: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`anatomy_groups` and :func:`qit_order` of many snapshots at once: record ``i`` belongs to
+    snapshot ``seg[i]`` (``seg`` non-decreasing). Inside each snapshot the partition is the one of the
+    module doc (records sorted by value, random order within a value, record ``i`` of that order to
+    group ``i mod G + 1``) and the QIT order is by group, random inside a group: the same distribution
+    as one call per snapshot, and the same random keys as :func:`anatomy_groups` then :func:`qit_order`
+    called snapshot after snapshot with ``rng`` (so the same result). Returns ``group`` (1-based, per
+    snapshot) and ``order``: the records in QIT order, snapshot after snapshot."""
+    codes = np.asarray(codes, dtype=np.int64)
+    seg = np.asarray(seg, dtype=np.int64)
+    n = len(codes)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    size = np.bincount(seg, minlength=n_seg)
+    G = size // l
+    m = int(codes.max()) + 1
+    uk, cnt = np.unique(seg * m + codes, return_counts=True)
+    top = np.zeros(n_seg, dtype=np.int64)  # the largest count of a value per snapshot
+    np.maximum.at(top, uk // m, cnt)
+    bad = np.flatnonzero((size > 0) & ((G == 0) | (top > G)))
+    if len(bad):
+        k = int(bad[0])
+        raise InputError(f"snapshot of {int(size[k])} records is not {l}-eligible (a value occurs {int(top[k])} times)")
+    start = np.cumsum(size) - size
+    # snapshot k draws its n_k keys for the value order, then n_k for the QIT order
+    keys = rng.random(2 * n)
+    pos = np.arange(n) + start[seg]  # record i's first key (2 * start + position in its snapshot)
+    order = np.lexsort((keys[pos], seg * m + codes))
+    group = np.empty(n, dtype=np.int64)
+    group[order] = (np.arange(n) - start[seg[order]]) % G[seg[order]] + 1
+    qit = np.lexsort((keys[pos + size[seg]], seg * (int(G.max()) + 1) + group))
+    return group, qit
 
 
 def sensitive_table(group: np.ndarray, codes: np.ndarray, values: np.ndarray, sensitive: str, extra: dict | None = None) -> pd.DataFrame:

@@ -81,8 +81,8 @@ def make_cost(cost: str | CostModel | list, w: int, suppression_cost: float | di
     return CostModel.from_function(cost, w, suppression_cost)
 
 
-def _audit(pub: StreamPublisher) -> pd.DataFrame:
-    t = pub.record_table()
+def _audit(pub: StreamPublisher, table: pd.DataFrame | None = None) -> pd.DataFrame:
+    t = pub.record_table() if table is None else table
     sup = t["placed"].to_numpy() < 0
     dist = pd.array(np.where(sup, 0, t["distance"].to_numpy()), dtype="Int64")
     dist[sup] = pd.NA
@@ -146,18 +146,14 @@ def anonymize_stream(
     order = idx.order
     snap_sorted = idx.snapshot[order]
     bounds = np.searchsorted(snap_sorted, np.arange(len(idx.labels) + 1), side="left")
-    published: list[PublishedSnapshot] = []
-    K = len(idx.labels)
-    for k in range(K):
-        rows = order[bounds[k] : bounds[k + 1]]
-        published += pub.push_coded(codes[rows], rows, label=idx.labels[k])
-        if progress is not None and (k % 64 == 0 or k == K - 1):
-            progress("publishing snapshots", k + 1, K)
+    step_progress = None if progress is None else (lambda k, n: progress("publishing snapshots", k, n))
+    published: list[PublishedSnapshot] = pub.push_coded_many(codes[order], order, bounds, idx.labels, progress=step_progress)
     published += pub.flush()
     qit, st = release_tables(df, published, qi_cols, sensitive, pub.values, codes)
     verify_release(qit, st, l, qi_cols, sensitive, df, published)
     seconds = _time.perf_counter() - start
-    summary = pub.summary()
+    table = pub.record_table()
+    summary = pub.summary(table)
     summary.update(
         seconds=seconds,
         records_per_second=(len(df) / seconds) if seconds > 0 else None,
@@ -166,7 +162,7 @@ def anonymize_stream(
         qi=qi_cols,
         snapshot_unit=granule,
     )
-    return StreamResult(published, _audit(pub), summary, pub, qit, st, list(idx.labels), idx.snapshot)
+    return StreamResult(published, _audit(pub, table), summary, pub, qit, st, list(idx.labels), idx.snapshot)
 
 
 def release_tables(
@@ -182,7 +178,7 @@ def release_tables(
     rows = np.concatenate([p.rows for p in published]).astype(np.int64) if published else np.zeros(0, dtype=np.int64)
     group = np.concatenate([p.group for p in published]) if published else np.zeros(0, dtype=np.int64)
     rec_codes = codes[rows]
-    qit = df.iloc[rows][qi].reset_index(drop=True)
+    qit = df[qi].take(rows).reset_index(drop=True)
     qit.insert(0, "snapshot", labels[snap] if len(snap) else np.zeros(0, dtype=object))
     qit["group"] = group
     vals = np.array(values, dtype=object)

@@ -66,6 +66,61 @@ def initial_suppression(counts: np.ndarray, l: int) -> np.ndarray:
     return np.maximum(c - m, 0)
 
 
+def initial_suppression_segments(codes: np.ndarray, seg: np.ndarray, n_seg: int, l: int) -> tuple[np.ndarray, np.ndarray]:
+    """The initial solution (Section IV) of many snapshots at once: records ``i`` of snapshot
+    ``seg[i]`` (``seg`` non-decreasing, records of a snapshot in their order) with value ``codes[i]``.
+
+    Returns ``drop`` (per record: suppressed by the initial solution, i.e. the latest records of each
+    value above the snapshot's cap, as in :meth:`StreamPublisher._initial`) and the number suppressed
+    per snapshot. The cap of each snapshot is :func:`eligible_cap`, computed for all snapshots with
+    segment operations: ``f(m) = sum_s min(c_s, m) - l * m`` is concave and piecewise linear with
+    ``f(0) = 0``; with the counts sorted decreasingly, ``c_(1) >= c_(2) >= ...``, on the piece
+    ``[c_(i+1), c_(i)]`` it equals ``T_i + (i - l) * m`` (``T_i`` the sum of the counts after the
+    ``i``-th), so the largest feasible ``m`` of the piece is ``c_(i)`` when ``i >= l`` and
+    ``min(c_(i), floor(T_i / (l - i)))`` otherwise, if that is ``>= c_(i+1)``; the cap is the
+    largest over the pieces (or 0)."""
+    codes = np.asarray(codes, dtype=np.int64)
+    seg = np.asarray(seg, dtype=np.int64)
+    N = len(codes)
+    drop = np.zeros(N, dtype=bool)
+    if N == 0:
+        return drop, np.zeros(n_seg, dtype=np.int64)
+    m = int(codes.max()) + 1
+    key = seg * m + codes
+    order = np.argsort(key, kind="stable")  # by snapshot, value, then position
+    skey = key[order]
+    starts = np.flatnonzero(np.r_[True, skey[1:] != skey[:-1]])
+    cnt = np.diff(np.r_[starts, N])
+    rseg = skey[starts] // m
+    size = np.bincount(seg, minlength=n_seg)
+    top = np.zeros(n_seg, dtype=np.int64)
+    np.maximum.at(top, rseg, cnt)
+    bad_seg = l * top > size
+    if not bad_seg.any():
+        return drop, np.zeros(n_seg, dtype=np.int64)
+    runs = np.flatnonzero(bad_seg[rseg])  # the value runs of snapshots that are not l-eligible
+    c, s = cnt[runs], rseg[runs]
+    o = np.lexsort((-c, s))
+    c, s = c[o], s[o]
+    first = np.r_[True, s[1:] != s[:-1]]
+    seg_start = np.maximum.accumulate(np.where(first, np.arange(len(s)), 0))
+    i = np.arange(len(s)) - seg_start + 1  # rank of the count inside its snapshot (1-based)
+    csum = np.cumsum(c)
+    prefix = csum - np.where(seg_start > 0, csum[seg_start - 1], 0)
+    T = size[s] - prefix
+    last = np.r_[s[1:] != s[:-1], True]
+    c_next = np.where(last, 0, np.r_[c[1:], 0])
+    cand = np.where(i >= l, c, np.minimum(c, T // np.maximum(l - i, 1)))
+    cap = np.zeros(n_seg, dtype=np.int64)
+    valid = cand >= c_next
+    np.maximum.at(cap, s[valid], cand[valid])
+    # suppress the latest records of each value above the cap
+    keep = np.where(bad_seg[rseg], np.minimum(cnt, cap[rseg]), cnt)
+    rank = np.arange(N) - np.repeat(starts, cnt)
+    drop[order] = rank >= np.repeat(keep, cnt)
+    return drop, np.bincount(seg[drop], minlength=n_seg)
+
+
 @dataclass(frozen=True)
 class CostModel:
     """Reposition cost ``mu`` tabulated on ``0..w`` and suppression cost ``beta``.

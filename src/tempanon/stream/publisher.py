@@ -49,8 +49,8 @@ import numpy as np
 import pandas as pd
 
 from tempanon.errors import InputError
-from tempanon.stream.anatomy import anatomy_groups, qit_order, sensitive_table
-from tempanon.stream.model import CostModel, initial_suppression, validate_l, validate_window
+from tempanon.stream.anatomy import anatomy_groups, anatomy_segments, qit_order, sensitive_table
+from tempanon.stream.model import CostModel, initial_suppression, initial_suppression_segments, validate_l, validate_window
 from tempanon.stream.reposition import optimal_reposition
 from tempanon.stream.window import WindowProblem, solve_step_caps, solve_window_ilp
 
@@ -90,13 +90,22 @@ class _Snapshot:
     codes: np.ndarray
     rows: np.ndarray
     place: np.ndarray  # absolute snapshot index, -1 suppressed
+    n_supp: int = 0  # records of the snapshot suppressed (place == -1)
+    last: int = -1  # the latest place of a record of the snapshot (-1: none placed)
+
+    def refresh(self) -> None:
+        """Recount ``n_supp`` and ``last`` after ``place`` changed."""
+        self.n_supp = int(np.count_nonzero(self.place < 0))
+        self.last = int(self.place.max()) if len(self.place) else -1
 
 
 @dataclass
 class StepStats:
     """One step: ``method`` ``initial`` (the initial solution is proven optimal), ``combinatorial``
     (OptimalReposition with a certificate) or ``milp`` (the step ILP); ``certificate`` the proof used
-    without ILP; ``confirmed`` (ILP steps) whether the combinatorial IL already was the optimum."""
+    without ILP; ``confirmed`` (ILP steps) whether the combinatorial IL already was the optimum.
+    ``seconds``: the step's time (with :meth:`StreamPublisher.push_coded_many` the initial solutions
+    are computed for all snapshots at once, and that time is shared evenly among the steps)."""
 
     method: str
     active: int
@@ -221,6 +230,95 @@ class StreamPublisher:
             raise InputError("push_coded: a code is outside the declared sensitive values")
         return self._push(codes, np.asarray(rows), label, None)
 
+    def push_coded_many(
+        self, codes: np.ndarray, rows: np.ndarray, bounds: np.ndarray, labels: list, progress=None
+    ) -> list[PublishedSnapshot]:
+        """Push the snapshots ``k = 0..K-1`` (codes ``codes[bounds[k]:bounds[k + 1]]``, row ids
+        likewise, label ``labels[k]``) as :meth:`push_coded` would, one after the other, and return
+        every snapshot that leaves the window meanwhile, in order. The steps are the same (same
+        placements, same :attr:`steps`), computed in bulk where they do not depend on each other: the
+        initial solution of every snapshot depends on its own counts only
+        (:func:`~tempanon.stream.model.initial_suppression_segments`); with ``w = 0`` it is the step's
+        proven optimum, so no per-snapshot work remains; and the releases are grouped by Anatomy all
+        at once (:func:`~tempanon.stream.anatomy.anatomy_segments`: the same partition rule and
+        distribution as per snapshot, other random draws). ``progress(k, K)`` is called every 64
+        snapshots."""
+        if self._flushed:
+            raise InputError("the stream was already flushed; no snapshot can be pushed after flush()")
+        codes = np.asarray(codes, dtype=np.int64)
+        rows = np.asarray(rows)
+        bounds = np.asarray(bounds, dtype=np.int64)
+        K = len(bounds) - 1
+        if K < 0 or len(labels) != K or bounds[0] != 0 or bounds[-1] != len(codes) or np.any(np.diff(bounds) < 0):
+            raise InputError("push_coded_many: bounds must rise from 0 to the number of records, one label per snapshot")
+        if len(codes) and (codes.min() < 0 or codes.max() >= len(self._values)):
+            raise InputError("push_coded: a code is outside the declared sensitive values")
+        if K == 0:
+            return []
+        t0 = len(self._snaps)
+        sizes = np.diff(bounds)
+        start = _time.perf_counter()
+        seg = np.repeat(np.arange(K), sizes)
+        drop, n_supp = initial_suppression_segments(codes, seg, K, self.l)
+        place = np.repeat(t0 + np.arange(K), sizes)
+        place[drop] = -1
+        kept = sizes - n_supp
+        share = (_time.perf_counter() - start) / K
+        released = []  # (j, label, codes, rows, homes) of each snapshot leaving the window
+        for k in range(K):
+            t = t0 + k
+            a, b = bounds[k], bounds[k + 1]
+            label = labels[k]
+            self._snaps.append(
+                _Snapshot(
+                    label=str(label if label is not None else t),
+                    qi=None,
+                    codes=codes[a:b],
+                    rows=rows[a:b],
+                    place=place[a:b],  # a view: the steps write into ``place``
+                    n_supp=int(n_supp[k]),
+                    last=t if kept[k] else -1,
+                )
+            )
+            if self.w == 0:
+                self.steps.append(StepStats("initial", int(sizes[k]), share, "w = 0"))
+            else:
+                self._step(t, new_suppressed=int(n_supp[k]), extra_seconds=share)
+                if t - self.w >= 0:
+                    released.append(self._release(t - self.w))
+                    self._next_pub = t - self.w + 1
+            if progress is not None and (k % 64 == 0 or k == K - 1):
+                progress(k + 1, K)
+        if self.w == 0:
+            keep = ~drop
+            c, r = codes[keep], rows[keep]
+            hm = t0 + seg[keep]
+            seg_r = seg[keep]
+            labs = [s.label for s in self._snaps[t0:]]
+            js = t0 + np.arange(K)
+            self._next_pub = t0 + K
+        else:
+            if not released:
+                return []
+            js = np.array([j for j, *_ in released], dtype=np.int64)
+            labs = [lab for _, lab, *_ in released]
+            c = np.concatenate([x[2] for x in released])
+            r = np.concatenate([x[3] for x in released])
+            hm = np.concatenate([x[4] for x in released])
+            seg_r = np.repeat(np.arange(len(released)), [len(x[2]) for x in released])
+        R = len(js)
+        group, order = anatomy_segments(c, seg_r, R, self.l, self._rng)
+        c, r, hm, group = c[order], r[order], hm[order], group[order]
+        n_rel = np.bincount(seg_r, minlength=R)
+        dist = np.repeat(js, n_rel) - hm
+        il = np.bincount(seg_r, weights=self.mu[dist], minlength=R)
+        cuts = np.concatenate([[0], np.cumsum(n_rel)]).tolist()
+        js_list, il_list = js.tolist(), il.tolist()
+        return [
+            PublishedSnapshot(js_list[i], labs[i], r[a:b], hm[a:b], dist[a:b], c[a:b], group[a:b], il_list[i])
+            for i, (a, b) in enumerate(zip(cuts[:-1], cuts[1:]))
+        ]
+
     def _push(self, codes: np.ndarray, rows: np.ndarray, label, qi: pd.DataFrame | None) -> list[PublishedSnapshot]:
         t = len(self._snaps)
         self._snaps.append(
@@ -230,6 +328,7 @@ class StreamPublisher:
                 codes=codes,
                 rows=rows,
                 place=np.full(len(codes), t, dtype=np.int64),
+                last=t if len(codes) else -1,
             )
         )
         self._step(t)
@@ -245,7 +344,9 @@ class StreamPublisher:
         return out
 
     # ------------------------------------------------------------------ one step
-    def _step(self, t: int) -> None:
+    def _step(self, t: int, new_suppressed: int | None = None, extra_seconds: float = 0.0) -> None:
+        """Step ``t``; ``new_suppressed``: the initial solution of ``D[t]`` was already applied (by
+        :meth:`push_coded_many`) and suppressed that many records."""
         start = _time.perf_counter()
         w = self.w
         oldest = max(0, t - w)
@@ -253,27 +354,35 @@ class StreamPublisher:
         certificate = None
         confirmed = None
         # 1. the initial solution of the new snapshot (Section IV)
-        new_suppressed = self._initial(t)
+        if new_suppressed is None:
+            new_suppressed = self._initial(t)
         if w == 0:
             method, certificate = "initial", "w = 0"
             active = len(new.codes)
         else:
-            # active records: not published (placed in a pending snapshot or suppressed)
-            parts = []
-            for h in range(max(0, t - 2 * w), t + 1):
-                s = self._snaps[h]
-                mask = (s.place == -1) | (s.place >= oldest)
-                parts.append((h, np.nonzero(mask)[0]))
+            # an active record (not published: placed in a pending snapshot or suppressed) of an
+            # older snapshot h is moved or suppressed iff its place is -1 or >= max(h + 1, oldest)
+            first = max(0, t - 2 * w)
             moved_or_suppressed = any(
-                np.any(self._snaps[h].place[idx] != h) for h, idx in parts if h != t
+                s.n_supp > 0 or s.last >= max(h + 1, oldest) for h, s in enumerate(self._snaps[first:t], start=first)
             )
-            active = sum(len(idx) for _, idx in parts)
             if not moved_or_suppressed and new_suppressed == 0:
+                # every active record is at home: all records of D[oldest..t], none older
                 method, certificate = "initial", "lower bound"  # information loss 0: optimal
+                active = sum(len(s.codes) for s in self._snaps[oldest : t + 1])
             else:
+                parts = []
+                for h in range(first, t + 1):
+                    s = self._snaps[h]
+                    if h >= oldest:  # every record of D[h] is placed in D'[h..t] or suppressed
+                        parts.append((h, np.arange(len(s.place))))
+                    else:
+                        parts.append((h, np.flatnonzero((s.place == -1) | (s.place >= oldest))))
+                active = sum(len(idx) for _, idx in parts)
                 # 2. OptimalReposition (Section V) on counts, with a certificate or the step ILP
                 method, certificate, confirmed = self._optimal_reposition(t, oldest, parts)
-        self.steps.append(StepStats(method, active, _time.perf_counter() - start, certificate, confirmed))
+        seconds = _time.perf_counter() - start + extra_seconds
+        self.steps.append(StepStats(method, active, seconds, certificate, confirmed))
 
     def _initial(self, t: int) -> int:
         """Initial solution of ``D[t]``: suppress its most frequent value until l-eligible (in place)."""
@@ -293,6 +402,7 @@ class StreamPublisher:
         keep_n = counts[sorted_codes] - supp[sorted_codes]
         drop = rank_in_code >= keep_n
         s.place[order[drop]] = -1
+        s.refresh()
         return int(supp.sum())
 
     def _optimal_reposition(self, t: int, oldest: int, parts: list[tuple[int, np.ndarray]]) -> tuple[str, str | None, bool | None]:
@@ -356,26 +466,38 @@ class StreamPublisher:
         new_place[rec_order] = dest
         offset = 0
         for h, idx in parts:
-            self._snaps[h].place[idx] = new_place[offset : offset + len(idx)]
+            s = self._snaps[h]
+            s.place[idx] = new_place[offset : offset + len(idx)]
+            s.refresh()
             offset += len(idx)
 
     # ------------------------------------------------------------------ publishing
-    def _publish(self, j: int) -> PublishedSnapshot:
+    def _release(self, j: int) -> tuple:
+        """The records placed in ``D'[j]``: ``(j, label, codes, rows, homes, parts)``, the snapshots in
+        home order, each in its input order (``parts``: ``(home, snapshot, indices)``)."""
         assert j == self._next_pub
-        w = self.w
         parts = []
-        for h in range(max(0, j - w), j + 1):
+        for h in range(max(0, j - self.w), j + 1):
             s = self._snaps[h]
-            idx = np.nonzero(s.place == j)[0]
+            if s.last < j:  # no record of D[h] is placed as late as j
+                continue
+            idx = np.flatnonzero(s.place == j)
             if len(idx):
                 parts.append((h, s, idx))
         label = self._snaps[j].label
-        if parts:
+        if len(parts) == 1:
+            h, s, idx = parts[0]
+            c, r, hm = s.codes[idx], s.rows[idx], np.full(len(idx), h, dtype=np.int64)
+        elif parts:
             c = np.concatenate([s.codes[idx] for _, s, idx in parts])
             r = np.concatenate([s.rows[idx] for _, s, idx in parts])
-            hm = np.concatenate([np.full(len(idx), h, dtype=np.int64) for h, _, idx in parts])
+            hm = np.repeat(np.array([h for h, _, _ in parts], dtype=np.int64), [len(idx) for _, _, idx in parts])
         else:
             c, r, hm = np.zeros(0, dtype=np.int64), self._snaps[j].rows[:0], np.zeros(0, dtype=np.int64)
+        return j, label, c, r, hm, parts
+
+    def _publish(self, j: int) -> PublishedSnapshot:
+        j, label, c, r, hm, parts = self._release(j)
         group = anatomy_groups(c, self.l, self._rng)
         perm = qit_order(group, self._rng)
         c, r, hm, group = c[perm], r[perm], hm[perm], group[perm]
@@ -407,7 +529,7 @@ class StreamPublisher:
         if not self._snaps:
             return pd.DataFrame(columns=["row", "home", "snapshot", "placed", "published", "distance", "code"])
         labels = np.array([s.label for s in self._snaps], dtype=object)
-        home = np.concatenate([np.full(len(s.codes), i, dtype=np.int64) for i, s in enumerate(self._snaps)])
+        home = np.repeat(np.arange(len(self._snaps), dtype=np.int64), [len(s.codes) for s in self._snaps])
         placed = np.concatenate([s.place for s in self._snaps])
         pub = np.where(placed >= 0, labels[np.maximum(placed, 0)], None)
         dist = np.where(placed >= 0, placed - home, -1)
@@ -432,9 +554,10 @@ class StreamPublisher:
         d = t["distance"].to_numpy()
         return float(self.mu[d[~sup]].sum() + self._beta[t["code"].to_numpy()[sup]].sum())
 
-    def summary(self) -> dict:
-        """Totals and per-snapshot counts (call after :meth:`flush`)."""
-        t = self.record_table()
+    def summary(self, table: pd.DataFrame | None = None) -> dict:
+        """Totals and per-snapshot counts (call after :meth:`flush`); ``table``: the current
+        :meth:`record_table`, if the caller has it already."""
+        t = self.record_table() if table is None else table
         sup = t["placed"].to_numpy() < 0 if len(t) else np.zeros(0, dtype=bool)
         d = t["distance"].to_numpy() if len(t) else np.zeros(0, dtype=np.int64)
         moved = (~sup) & (d > 0)

@@ -60,10 +60,19 @@ def parse_times(column: pd.Series, name: str, granule: str) -> pd.Series:
             row = int(np.nonzero(bad.to_numpy())[0][0])
             raise InputError(f"column {name!r}, row {row}: {raw.iloc[row]!r} is not an integer snapshot number")
         return num.astype(np.int64)
-    try:
-        parsed = pd.to_datetime(raw, errors="coerce", format="mixed")
-    except (ValueError, TypeError) as exc:
-        raise InputError(f"column {name!r}: cannot parse times ({exc})") from exc
+    parsed = None
+    if raw.dtype == object or isinstance(raw.dtype, pd.StringDtype):
+        # fast path: ISO 8601 text in one format is parsed in C by the same parser that "mixed" uses
+        # for such text; anything else (a bad value, mixed time zones, ...) takes the general path
+        try:
+            parsed = pd.to_datetime(raw, format="ISO8601")
+        except (ValueError, TypeError, OverflowError):
+            parsed = None
+    if parsed is None:
+        try:
+            parsed = pd.to_datetime(raw, errors="coerce", format="mixed")
+        except (ValueError, TypeError) as exc:
+            raise InputError(f"column {name!r}: cannot parse times ({exc})") from exc
     bad = parsed.isna()
     if bad.any():
         row = int(np.nonzero(bad.to_numpy())[0][0])
@@ -114,5 +123,11 @@ def index_snapshots(column: pd.Series, name: str, granule: str) -> SnapshotIndex
     if (snap < 0).any():  # should not happen: every start is on the grid
         row = int(np.nonzero(snap < 0)[0][0])
         raise InputError(f"column {name!r}, row {row}: time {column.iloc[row]!r} falls outside the snapshot grid")
-    order = np.argsort(times.to_numpy(), kind="stable")
-    return SnapshotIndex(snap.astype(np.int64), [label_of(g, granule) for g in grid], order, times)
+    # sort by the instants (epoch nanoseconds; a tz-aware column would otherwise become Timestamp objects)
+    keys = times.array.asi8 if hasattr(times.array, "asi8") else times.to_numpy()
+    order = np.argsort(keys, kind="stable")
+    if granule == "number":
+        labels = [str(int(g)) for g in grid]
+    else:
+        labels = list(pd.DatetimeIndex(grid).strftime(_LABEL[granule]))
+    return SnapshotIndex(snap.astype(np.int64), labels, order, times)
