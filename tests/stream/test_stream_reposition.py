@@ -201,7 +201,7 @@ def test_publisher_steps_equal_step_ilp(seed, l, w, cost_kind, n_values):
     values = [chr(97 + i) for i in range(n_values)]
     beta = {v: float(rng.choice([2.0, 5.0, 10.0])) for v in values}
     cost = CostModel.linear(w, 1.0, beta) if cost_kind == "linear" else CostModel.quadratic(w, beta)
-    pub = StreamPublisher(l, w, sensitive="s", qi=["q"], cost=cost)
+    pub = StreamPublisher(l, w, sensitive="s", qi=["q"], cost=cost, defer=0)  # the paper's pricing
     rid = 0
     for t in range(7):
         n = int(rng.integers(0, 7))
@@ -291,3 +291,175 @@ def test_lp_certificate_proves_steps_the_combinatorial_bounds_leave_open():
             assert res.il == pytest.approx(solve_window_ilp(p).il)
             by_lp += 1
     assert by_lp > 0
+
+
+# --- fast paths of the search against their one-at-a-time counterparts -------------------------
+
+
+def _reference_best_pair(tab, xz, n, candidates):
+    """The LL-Reposition search one candidate at a time (the scan the batched search replaced)."""
+    from tempanon.stream.reposition import _apply, _extend, _move_tables, eligible
+
+    O = tab.P + 1
+    has = xz > 0
+    d1 = tab.cost[:, None, :] - np.where(has, tab.cost, np.inf)[:, :, None]
+    d1 = np.where(has[:, :, None] & tab.allowed[:, None, :] & ~np.eye(O, dtype=bool)[None], d1, np.inf)
+    flat = np.flatnonzero(np.isfinite(d1))
+    if not len(flat):
+        return 0.0, None
+    best, best_moves = -1e-9, None
+    for k in flat[np.argsort(d1.flat[flat], kind="stable")][:candidates]:
+        g1, a1, b1 = (int(v) for v in np.unravel_index(k, d1.shape))
+        _apply(tab, xz, n, g1, a1, b1)
+        try:
+            bad = np.flatnonzero(~eligible(n, tab.l))
+            if len(bad) == 0 or len(bad) > 2:
+                continue
+            rem, add = _move_tables(n, tab.l)
+            rem_g, add_g = _extend(tab, rem, add)
+            has2 = xz > 0
+            ok = (has2 & rem_g)[:, :, None] & (tab.allowed & add_g)[:, None, :] & ~np.eye(O, dtype=bool)[None]
+            for q in bad:
+                ok &= ((np.arange(O)[:, None] == q) | (np.arange(O)[None, :] == q))[None]
+            ok[g1, b1, a1] = False
+            delta = np.where(ok, tab.cost[:, None, :] - np.where(has2, tab.cost, np.inf)[:, :, None], np.inf)
+            j = int(np.argmin(delta))
+            total = float(d1.flat[k]) + float(delta.flat[j])
+            if total < best:
+                g2, a2, b2 = np.unravel_index(j, delta.shape)
+                best, best_moves = total, [(g1, a1, b1), (int(g2), int(a2), int(b2))]
+        finally:
+            _apply(tab, xz, n, g1, b1, a1)
+    return (0.0, None) if best_moves is None else (best, best_moves)
+
+
+def _random_feasible_state(rng, p, first, last):
+    """A feasible count matrix: the initial solution, then a few random single moves that keep every
+    snapshot l-eligible (so the states are varied, not only local optima)."""
+    from tempanon.stream.reposition import _apply, eligible, place_counts
+
+    tab = step_tables(p, first, last)
+    xz = _previous_window_start(p, first, last)
+    n = place_counts(tab, xz)
+    for _ in range(int(rng.integers(0, 6))):
+        g = int(rng.integers(0, len(p.home)))
+        a, b = (int(v) for v in rng.integers(0, tab.P + 1, 2))
+        if a == b or xz[g, a] == 0 or not tab.allowed[g, b]:
+            continue
+        _apply(tab, xz, n, g, a, b)
+        if not eligible(n, tab.l).all():
+            _apply(tab, xz, n, g, b, a)
+    return tab, xz, n
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 10**6), st.sampled_from([2, 3, 5]), st.integers(1, 4), st.integers(2, 6), st.integers(1, 5), st.booleans())
+def test_batched_pair_search_equals_one_at_a_time(seed, l, w, T, max_count, quadratic):
+    from tempanon.stream.reposition import _best_pair
+
+    rng = np.random.default_rng(seed)
+    p, first, last = _random_problem(rng, l, w, 4, T, max_count, quadratic)
+    if not len(p.home):
+        return
+    tab, xz, n = _random_feasible_state(rng, p, first, last)
+    for candidates in (1, 4, 9):
+        want = _reference_best_pair(tab, xz.copy(), n.copy(), candidates)
+        got = _best_pair(tab, xz.copy(), n.copy(), candidates)
+        assert got[1] == want[1]
+        assert got[0] == pytest.approx(want[0])
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 10**6), st.sampled_from([2, 3, 5]), st.integers(1, 4), st.integers(2, 6), st.integers(1, 40), st.booleans())
+def test_multi_unit_move_count_equals_one_at_a_time(seed, l, w, T, max_count, quadratic):
+    """``_units`` is the number of records of the best LP-Reposition that can move one after the
+    other with every snapshot l-eligible after each (checked by applying single moves)."""
+    from tempanon.stream.reposition import _apply, _best_single, _units, eligible
+
+    rng = np.random.default_rng(seed)
+    p, first, last = _random_problem(rng, l, w, 4, T, max_count, quadratic)
+    if not len(p.home):
+        return
+    tab, xz, n = _random_feasible_state(rng, p, first, last)
+    _, mv = _best_single(tab, xz, n)
+    if mv is None:
+        return
+    k = _units(tab, xz, n, *mv)
+    xs, ns, steps = xz.copy(), n.copy(), 0
+    while xs[mv[0], mv[1]] > 0:
+        _apply(tab, xs, ns, *mv)
+        if not eligible(ns, tab.l).all():
+            break
+        steps += 1
+    assert k == steps >= 1
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10**6), st.sampled_from([2, 3, 5]), st.integers(1, 3), st.integers(2, 5), st.booleans())
+def test_local_search_with_large_counts_ends_at_a_local_optimum(seed, l, w, T, quadratic):
+    """Multi-unit moves on large counts (e.g. weekly snapshots): the result is feasible, never worse
+    than the start, and no LP-Reposition nor repaired LL-Reposition improves it."""
+    from tempanon.stream.reposition import _best_pair, _best_single, place_counts
+
+    rng = np.random.default_rng(seed)
+    p, first, last = _random_problem(rng, l, w, 4, T, 300, quadratic)
+    if not len(p.home):
+        return
+    tab = step_tables(p, first, last)
+    xz0 = _previous_window_start(p, first, last)
+    xz, moves = local_search(tab, xz0)
+    check_counts(tab, xz[:, :-1], xz[:, -1])
+    assert information_loss(tab, xz) <= information_loss(tab, xz0)
+    n = place_counts(tab, xz)
+    assert _best_single(tab, xz, n)[1] is None
+    assert _best_pair(tab, xz, n, 4)[1] is None
+    assert moves <= 4 * int(tab.count.sum()) + 16
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10**6), st.sampled_from([2, 3, 5]), st.integers(1, 4), st.integers(1, 6), st.booleans(), st.sampled_from([1.0, 0.37]))
+def test_lp_relaxation_without_presolve_has_the_same_optimum(seed, l, w, T, quadratic, scale):
+    """The LP relaxation is solved with HiGHS's presolve off; its optimum is the one with presolve on."""
+    from scipy.optimize import milp
+
+    from tempanon.stream.window import _direct_model, lp_relaxation
+
+    rng = np.random.default_rng(seed)
+    p, _, _ = _random_problem(rng, l, w, 4, T, 4, quadratic)
+    if not len(p.home):
+        return
+    p = WindowProblem(p.home, p.code, p.count, p.lo, p.hi, l, p.mu * scale, p.beta * scale)
+    _, _, cost, cons, bounds, integ = _direct_model(p)
+    ref = milp(cost, constraints=cons, integrality=np.zeros_like(integ), bounds=bounds, options={"presolve": True})
+    assert lp_relaxation(p).value == pytest.approx(float(ref.fun), rel=1e-9, abs=1e-9)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10**6), st.sampled_from([2, 3, 5]), st.integers(1, 40), st.integers(1, 6))
+def test_single_place_optimum_with_many_records_equals_cap_enumeration(seed, l, max_count, n_groups):
+    """The caps that need non-positive savings are evaluated in bulk and pruned by an upper bound;
+    the optimum equals an enumeration of every cap with a plain sort per cap."""
+    rng = np.random.default_rng(seed)
+    count = rng.integers(1, max_count + 1, n_groups)
+    value = rng.integers(0, 3, n_groups)
+    keep = rng.choice([0.0, 1.0, 2.0, 4.0], n_groups)
+    drop = rng.choice([1.0, 2.0, 3.0], n_groups)
+    from tempanon.stream.reposition import StepTables
+
+    tab = StepTables(0, 1, np.stack([keep, drop], axis=1), np.ones((n_groups, 2), bool), value, 3, count, l)
+    got = information_loss(tab, single_place_optimum(tab))
+    # reference: for every cap K, keep the best records (<= K per value, >= l*K in all)
+    rec_val = np.repeat(value, count)
+    rec_save = np.repeat(drop - keep, count)
+    best = float((count * drop).sum())
+    for K in range(1, int(np.bincount(rec_val).max()) + 1):
+        cand = []
+        for v in range(3):
+            s = np.sort(rec_save[rec_val == v])[::-1][:K]
+            cand.extend(s.tolist())
+        cand = np.sort(np.array(cand))[::-1]
+        if len(cand) < l * K:
+            continue
+        take = max(l * K, int((cand > 0).sum()))
+        best = min(best, float((count * drop).sum()) - float(cand[:take].sum()))
+    assert got == pytest.approx(best)

@@ -165,19 +165,20 @@ def eligible(n: np.ndarray, l: int) -> np.ndarray:
 
 def _move_tables(n: np.ndarray, l: int) -> tuple[np.ndarray, np.ndarray]:
     """``rem[p, s]``: snapshot ``p`` is l-eligible after removing one record of value ``s`` (and has
-    one); ``add[p, s]``: it is l-eligible after adding one. Whatever its state before."""
-    N = n.sum(axis=1)
-    m = n.shape[1]
+    one); ``add[p, s]``: it is l-eligible after adding one. Whatever its state before. ``n`` may
+    have leading dimensions (several count tables at once)."""
+    N = n.sum(axis=-1)[..., None]
+    m = n.shape[-1]
     if m >= 2:
-        part = -np.partition(-n, 1, axis=1)
-        top1, top2 = part[:, 0], part[:, 1]
+        part = -np.partition(-n, 1, axis=-1)
+        top1, top2 = part[..., :1], part[..., 1:2]
     else:
-        top1, top2 = n[:, 0], np.zeros(len(n), dtype=n.dtype)
-    n_top = (n == top1[:, None]).sum(axis=1)
-    unique_top = (n == top1[:, None]) & (n_top[:, None] == 1)
-    max_after_rem = np.where(unique_top, np.maximum(top1[:, None] - 1, top2[:, None]), top1[:, None])
-    rem = (n >= 1) & (l * max_after_rem <= (N - 1)[:, None])
-    add = l * np.maximum(top1[:, None], n + 1) <= (N + 1)[:, None]
+        top1, top2 = n[..., :1], np.zeros_like(n[..., :1])
+    is_top = n == top1
+    unique_top = is_top & (is_top.sum(axis=-1)[..., None] == 1)
+    max_after_rem = np.where(unique_top, np.maximum(top1 - 1, top2), top1)
+    rem = (n >= 1) & (l * max_after_rem <= N - 1)
+    add = l * np.maximum(top1, n + 1) <= N + 1
     return rem, add
 
 
@@ -210,70 +211,111 @@ def _best_single(tab: StepTables, xz: np.ndarray, n: np.ndarray) -> tuple[float,
     return best, (int(g), int(a), int(b))
 
 
-def _apply(tab: StepTables, xz: np.ndarray, n: np.ndarray, g: int, a: int, b: int) -> None:
-    xz[g, a] -= 1
-    xz[g, b] += 1
+def _apply(tab: StepTables, xz: np.ndarray, n: np.ndarray, g: int, a: int, b: int, k: int = 1) -> None:
+    xz[g, a] -= k
+    xz[g, b] += k
     s = tab.value[g]
     if a < tab.P:
-        n[a, s] -= 1
+        n[a, s] -= k
     if b < tab.P:
-        n[b, s] += 1
+        n[b, s] += k
+
+
+def _units(tab: StepTables, xz: np.ndarray, n: np.ndarray, g: int, a: int, b: int) -> int:
+    """How many records of group ``g`` the LP-Reposition ``a -> b`` can move at once, every
+    snapshot l-eligible after each of them (all are l-eligible before; each unit has the same gain).
+
+    Removing ``u`` records of value ``s`` from ``D'[a]`` keeps ``l * max(n[a, s] - u, M) <= N[a] - u``
+    (``M`` the largest count of another value) iff ``u <= N[a] - l * M``; adding ``u`` to ``D'[b]``
+    keeps ``l * max(top, n[b, s] + u) <= N[b] + u`` iff ``(l - 1) * u <= N[b] - l * n[b, s]``. Both
+    bounds are monotone in ``u``, so every intermediate state is l-eligible too."""
+    k = int(xz[g, a])
+    s = tab.value[g]
+    l = tab.l
+    if a < tab.P:
+        row = n[a]
+        other = np.delete(row, s).max(initial=0)
+        k = min(k, int(row.sum()) - l * int(other))
+    if b < tab.P:
+        row = n[b]
+        k = min(k, (int(row.sum()) - l * int(row[s])) // (l - 1))
+    return max(k, 1)
 
 
 @np.errstate(invalid="ignore")
 def _best_pair(tab: StepTables, xz: np.ndarray, n: np.ndarray, candidates: int) -> tuple[float, list | None]:
     """The best LL-Reposition with its repair: a first move (any, l-eligibility may be lost in at most
-    two snapshots) followed by a second move after which every snapshot is l-eligible."""
+    two snapshots) followed by a second move after which every snapshot is l-eligible.
+
+    The ``candidates`` first moves of highest gain are tried, each with its best repair (the first
+    in ``(group, source, destination)`` order among equals); the first candidate of the best total
+    gain wins. All candidates are evaluated at once on stacked copies of the counts."""
     O = tab.P + 1
+    P = tab.P
     has = xz > 0
     d1 = tab.cost[:, None, :] - np.where(has, tab.cost, np.inf)[:, :, None]
-    ok1 = has[:, :, None] & tab.allowed[:, None, :] & ~np.eye(O, dtype=bool)[None]
+    not_same = ~np.eye(O, dtype=bool)
+    ok1 = has[:, :, None] & tab.allowed[:, None, :] & not_same[None]
     d1 = np.where(ok1, d1, np.inf)
     flat = np.flatnonzero(np.isfinite(d1))
     if not len(flat):
         return 0.0, None
     order = flat[np.argsort(d1.flat[flat], kind="stable")][:candidates]
-    best, best_moves = -_TOL, None
-    not_same = ~np.eye(O, dtype=bool)[None]
-    for k in order:
-        g1, a1, b1 = (int(v) for v in np.unravel_index(k, d1.shape))
-        first_gain = float(d1.flat[k])
-        _apply(tab, xz, n, g1, a1, b1)
-        try:
-            bad = np.flatnonzero(~eligible(n, tab.l))
-            if len(bad) > 2:
-                continue
-            if len(bad) == 0:
-                continue  # a feasible first move: already an LP-Reposition (or no gain)
-            rem, add = _move_tables(n, tab.l)
-            rem_g, add_g = _extend(tab, rem, add)
-            has2 = xz > 0
-            src = has2 & rem_g
-            dst = tab.allowed & add_g
-            ok = src[:, :, None] & dst[:, None, :] & not_same
-            # every snapshot not l-eligible must be the source or the destination of the repair
-            cover = np.ones((O, O), dtype=bool)
-            for q in bad:
-                cover &= (np.arange(O)[:, None] == q) | (np.arange(O)[None, :] == q)
-            ok &= cover[None]
-            ok[g1, b1, a1] = False  # not the plain undo
-            delta = np.where(ok, tab.cost[:, None, :] - np.where(has2, tab.cost, np.inf)[:, :, None], np.inf)
-            j = int(np.argmin(delta))
-            total = first_gain + float(delta.flat[j])
-            if total < best:
-                g2, a2, b2 = np.unravel_index(j, delta.shape)
-                best, best_moves = total, [(g1, a1, b1), (int(g2), int(a2), int(b2))]
-        finally:
-            _apply(tab, xz, n, g1, b1, a1)  # roll the LL-Reposition back
-    if best_moves is None:
+    C = len(order)
+    g1, a1, b1 = np.unravel_index(order, d1.shape)
+    first_gain = d1.flat[order]
+    cc = np.arange(C)
+    # the state after each first move (the LL-Reposition), one copy per candidate
+    xzc = np.repeat(xz[None], C, axis=0)
+    xzc[cc, g1, a1] -= 1
+    xzc[cc, g1, b1] += 1
+    nc = np.repeat(n[None], C, axis=0)
+    s1 = tab.value[g1]
+    src_in, dst_in = a1 < P, b1 < P
+    nc[cc[src_in], a1[src_in], s1[src_in]] -= 1
+    nc[cc[dst_in], b1[dst_in], s1[dst_in]] += 1
+    bad = ~(tab.l * nc.max(axis=2, initial=0) <= nc.sum(axis=2))  # (C, P)
+    n_bad = bad.sum(axis=1)
+    # a feasible first move is already an LP-Reposition (or has no gain); more than two broken
+    # snapshots cannot be repaired by one move
+    live = (n_bad >= 1) & (n_bad <= 2)
+    if not live.any():
         return 0.0, None
-    return best, best_moves
+    rem, add = _move_tables(nc, tab.l)  # (C, P, m)
+    ones = np.ones((C, len(tab.value), 1), dtype=bool)
+    rem_g = np.concatenate([rem.transpose(0, 2, 1)[:, tab.value, :], ones], axis=2)  # (C, G, O)
+    add_g = np.concatenate([add.transpose(0, 2, 1)[:, tab.value, :], ones], axis=2)
+    has2 = xzc > 0
+    src = has2 & rem_g
+    dst = tab.allowed[None] & add_g
+    ok = src[:, :, :, None] & dst[:, :, None, :] & not_same[None, None]
+    # every snapshot not l-eligible must be the source or the destination of the repair
+    bad_o = np.concatenate([bad, np.zeros((C, 1), dtype=bool)], axis=1)  # (C, O)
+    cover = (bad_o[:, :, None].astype(np.int64) + bad_o[:, None, :]) == n_bad[:, None, None]
+    ok &= cover[:, None]
+    ok[cc, g1, b1, a1] = False  # not the plain undo
+    delta = np.where(ok, tab.cost[None, :, None, :] - np.where(has2, tab.cost[None], np.inf)[:, :, :, None], np.inf)
+    delta = delta.reshape(C, -1)
+    j = np.argmin(delta, axis=1)
+    total = np.where(live, first_gain + delta[cc, j], np.inf)
+    c = int(np.argmin(total))
+    if not total[c] < -_TOL:
+        return 0.0, None
+    g2, a2, b2 = np.unravel_index(int(j[c]), d1.shape)
+    return float(total[c]), [(int(g1[c]), int(a1[c]), int(b1[c])), (int(g2), int(a2), int(b2))]
 
 
 def local_search(tab: StepTables, xz: np.ndarray, *, pair_candidates: int = 4, max_moves: int | None = None) -> tuple[np.ndarray, int]:
     """Apply LP-Repositions and repaired LL-Repositions, best information gain first, until none has a
     positive gain. ``xz`` must be feasible (every snapshot l-eligible); the result is feasible and its
-    IL never higher. Returns the new count matrix and the number of applied moves."""
+    IL never higher. Returns the new count matrix and the number of applied moves (records moved by
+    LP-Repositions plus applied pairs).
+
+    *Multi-unit moves*: the best LP-Reposition moves as many records of its group at once as keep
+    both snapshots l-eligible after every single one (:func:`_units`); each of them is an
+    LP-Reposition with the same gain, so this is the same search without one scan per record (large
+    counts, e.g. weekly snapshots of ~1,000 records). It ends, as before, at a local optimum: no
+    LP-Reposition and no repaired LL-Reposition among the candidates gains."""
     xz = xz.copy()
     n = place_counts(tab, xz)
     moves = 0
@@ -281,8 +323,9 @@ def local_search(tab: StepTables, xz: np.ndarray, *, pair_candidates: int = 4, m
     while moves < limit:
         _, mv = _best_single(tab, xz, n)
         if mv is not None:
-            _apply(tab, xz, n, *mv)
-            moves += 1
+            k = min(_units(tab, xz, n, *mv), limit - moves)
+            _apply(tab, xz, n, *mv, k)
+            moves += k
             continue
         if pair_candidates <= 0:
             break
@@ -333,10 +376,31 @@ def single_place_optimum(tab: StepTables) -> np.ndarray:
     need = tab.l * Ks - n_pos
     feasible = n_cand >= tab.l * Ks
     gain = np.where(feasible & (need <= 0), gain_pos, -np.inf)
-    for K in Ks[feasible & (need > 0)]:  # rare: non-positive savings needed to reach l * K records
-        rest = np.flatnonzero((rank < K) & ~pos)
-        top = np.sort(save[rest])[::-1][: tab.l * K - n_pos[K - 1]]
-        gain[K - 1] = gain_pos[K - 1] + float(top.sum())
+    fill = Ks[feasible & (need > 0)]  # non-positive savings needed to reach l * K records
+    if len(fill):
+        # gain[K] adds the largest need[K] savings among the non-positive ones of rank < K. Without
+        # the rank condition this is a prefix sum of all of them, an upper bound ``ub``: the caps
+        # are evaluated exactly in order of ``ub`` (a cap-by-record table per chunk) until ``ub``
+        # falls below the best gain found, which no remaining cap can then reach.
+        rest = np.flatnonzero(~pos)
+        rest = rest[np.argsort(-save[rest], kind="stable")]
+        r_rank, r_save = rank[rest], save[rest]
+        prefix = np.concatenate([[0.0], np.cumsum(r_save)])
+        ub = gain_pos[fill - 1] + prefix[np.minimum(need[fill - 1], len(rest))]
+        by_ub = np.argsort(-ub, kind="stable")
+        fill, ub = fill[by_ub], ub[by_ub]
+        best = float(gain.max()) if len(gain) else -np.inf
+        i, chunk = 0, 8
+        while i < len(fill):
+            if np.isfinite(best) and ub[i] < best - 1e-9 * max(1.0, abs(best)):
+                break
+            Kc = fill[i : i + chunk]
+            cand = r_rank[None, :] < Kc[:, None]
+            take = cand & (np.cumsum(cand, axis=1) <= need[Kc - 1][:, None])
+            gain[Kc - 1] = gain_pos[Kc - 1] + (take * r_save[None, :]).sum(axis=1)
+            best = max(best, float(gain[Kc - 1].max()))
+            i += len(Kc)
+            chunk = min(2 * chunk, max(8, 2_000_000 // max(len(rest), 1)))
     best_keep = np.zeros(len(val), dtype=bool)
     if len(gain) and gain.max() > _TOL:
         K = int(np.argmax(gain)) + 1  # the smallest best cap

@@ -22,7 +22,7 @@ the step problems, ~30 ms CPU each, so the direct one is kept.)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import sparse
@@ -48,6 +48,23 @@ class WindowProblem:
     mu: np.ndarray  # mu[0..w]
     beta: np.ndarray  # beta by code
     value: np.ndarray | None = None  # (G,) sensitive value of each group when ``code`` only indexes beta
+    # the variables and (place, value) rows, shared by the model forms built for the same problem
+    _layout: tuple | None = field(default=None, init=False, repr=False, compare=False)
+
+    def layout(self) -> tuple:
+        """``(var_group, var_place, places, place_idx, m, pairs, pair_idx)``: the placement variables,
+        the pending places and each variable's place, and the (place, value) pairs that occur (key
+        ``place_idx * m + value``) with each variable's pair. Computed once per problem (the LP
+        relaxation and the step ILP of one step share it)."""
+        if self._layout is None:
+            var_group, var_place = _variables(self)
+            places, place_idx = np.unique(var_place, return_inverse=True)
+            gval = self.code if self.value is None else self.value
+            m = int(gval.max()) + 1 if len(gval) else 1
+            key = place_idx.astype(np.int64) * m + gval[var_group]
+            pairs, pair_idx = np.unique(key, return_inverse=True)
+            self._layout = (var_group, var_place, places, place_idx, m, pairs, pair_idx)
+        return self._layout
 
 
 @dataclass
@@ -78,9 +95,8 @@ def _direct_model(p: WindowProblem, upper_bound: float | None = None):
     """The direct form of the window ILP (module doc): variables ``[y (V) | z (G) | N (P)]``; returns
     ``(var_group, var_place, cost, constraints, bounds, integrality)``."""
     G = len(p.home)
-    var_group, var_place = _variables(p)
+    var_group, var_place, places, place_idx, m, pairs, pair_idx = p.layout()
     V = len(var_group)
-    places, place_idx = np.unique(var_place, return_inverse=True)
     P = len(places)
     # variable layout: [y (V) | z (G) | N (P)]
     n_var = V + G + P
@@ -101,10 +117,6 @@ def _direct_model(p: WindowProblem, upper_bound: float | None = None):
     hi_b.append(np.zeros(P))
     r0 += P
     # (c) l * n[j, s] - N[j] <= 0 for every (place, value) pair that occurs
-    gval = p.code if p.value is None else p.value
-    m = int(gval.max()) + 1
-    key = place_idx.astype(np.int64) * m + gval[var_group]
-    pairs, pair_idx = np.unique(key, return_inverse=True)
     R = len(pairs)
     rows += [r0 + pair_idx, r0 + np.arange(R)]
     cols += [np.arange(V), V + G + pairs // m]
@@ -143,11 +155,13 @@ class LPRelaxation:
 
 
 def lp_relaxation(p: WindowProblem) -> LPRelaxation:
-    """Solve the LP relaxation of the window ILP (direct form)."""
+    """Solve the LP relaxation of the window ILP (direct form). HiGHS's presolve is off: on these
+    small LPs it costs more than it saves (measured on the recorded step LPs of the benchmark, same
+    optimum; ``tests/stream/test_stream_window.py`` checks the value against presolve on)."""
     if len(p.home) == 0:
         return LPRelaxation(0.0, None)
     var_group, var_place, cost, constraints, bounds, integrality = _direct_model(p)
-    res = milp(cost, constraints=constraints, integrality=np.zeros_like(integrality), bounds=bounds)
+    res = milp(cost, constraints=constraints, integrality=np.zeros_like(integrality), bounds=bounds, options={"presolve": False})
     if res.status != 0 or res.x is None:
         return LPRelaxation(0.0, None)
     V, G = len(var_group), len(p.home)
@@ -220,14 +234,9 @@ def _caps_model(p: WindowProblem):
     """The cap form of the window ILP (see :func:`solve_step_caps`): variables ``[y (V) | z (G) |
     k (P)]``; returns ``(var_group, var_place, cost, A, lo, hi, ub, integrality)``."""
     G = len(p.home)
-    var_group, var_place = _variables(p)
+    var_group, var_place, places, place_idx, m, pairs, pair_idx = p.layout()
     V = len(var_group)
-    places, place_idx = np.unique(var_place, return_inverse=True)
     P = len(places)
-    gval = p.code if p.value is None else p.value
-    m = int(gval.max()) + 1
-    key = place_idx.astype(np.int64) * m + gval[var_group]
-    pairs, pair_idx = np.unique(key, return_inverse=True)
     R = len(pairs)
     cost = np.concatenate([p.mu[var_place - p.home[var_group]], p.beta[p.code], np.zeros(P)])
     # rows: conservation (G), n[j, s] - k[j] <= 0 (R), N[j] - l * k[j] >= 0 (P)
