@@ -133,7 +133,7 @@ def _direct_model(p: WindowProblem, upper_bound: float | None = None):
         lo_b.append(np.array([-np.inf]))
         hi_b.append(np.array([float(upper_bound) + 1e-7 * max(1.0, abs(float(upper_bound)))]))
         r0 += 1
-    A = sparse.csr_array(
+    A = sparse.csc_array(  # column-wise, as HiGHS takes it (no conversion inside milp)
         (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(r0, n_var)
     )
     total = float(p.count.sum())
@@ -245,7 +245,7 @@ def _caps_model(p: WindowProblem):
     vals = [np.ones(V), np.ones(G), np.ones(V), -np.ones(R), np.ones(V), -float(p.l) * np.ones(P)]
     lo_b = np.concatenate([p.count.astype(float), np.full(R, -np.inf), np.zeros(P)])
     hi_b = np.concatenate([p.count.astype(float), np.zeros(R), np.full(P, np.inf)])
-    A = sparse.csr_array((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(G + R + P, V + G + P))
+    A = sparse.csc_array((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(G + R + P, V + G + P))
     ub = np.concatenate([p.count[var_group], p.count, np.full(P, float(p.count.sum()))]).astype(float)
     integrality = np.concatenate([np.zeros(V + G), np.ones(P)])
     return var_group, var_place, cost, A, lo_b, hi_b, ub, integrality
@@ -315,8 +315,7 @@ def check_solution(p: WindowProblem, s: WindowSolution) -> None:
     if len(s.var_group):
         gval = p.code if p.value is None else p.value
         m = int(gval.max()) + 1
-        places = np.unique(s.var_place)
-        for j in places:
-            sel = s.var_place == j
-            counts = np.bincount(gval[s.var_group[sel]], weights=s.var_count[sel], minlength=m)
-            assert p.l * counts.max() <= counts.sum(), f"snapshot {j} not {p.l}-eligible"
+        places, pidx = np.unique(s.var_place, return_inverse=True)
+        counts = np.bincount(pidx * m + gval[s.var_group], weights=s.var_count, minlength=len(places) * m).reshape(len(places), m)
+        bad = np.flatnonzero(p.l * counts.max(axis=1) > counts.sum(axis=1))
+        assert not len(bad), f"snapshot {places[bad[0]]} not {p.l}-eligible"
