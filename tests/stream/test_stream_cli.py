@@ -204,14 +204,19 @@ def test_defer_option(tmp_path):
     small = tmp_path / "small.csv"
     pd.read_csv(SAMPLE, dtype=str).iloc[:200].to_csv(small, index=False)
     args = [small, "--time", "response_datetime", "--sensitive", "problem", "--qi", "race,sex", "--l", 3, "--window", 1, "--quiet"]
-    r = _run([*args, "--defer", "--out", tmp_path / "d", "--summary", tmp_path / "d.json"])
-    assert r.exit_code == 0, r.output
-    s = json.loads((tmp_path / "d.json").read_text())
-    assert s["defer"] is True and s["max_reposition_distance"] <= 1
-    for p in s["per_snapshot"]:
-        qit = pd.read_csv(tmp_path / "d" / f"{p['snapshot']}.qit.csv", dtype=str)
-        st = pd.read_csv(tmp_path / "d" / f"{p['snapshot']}.st.csv", dtype=str, keep_default_na=False, na_values=[""])
-        check_anatomy(qit, st, 3, sensitive="problem", qi=["race", "sex"])
+    for name, extra, want in [("d", ["--defer", "1"], 1.0), ("p", ["--defer", "0"], 0.0), ("x", [], 2 / 3)]:
+        r = _run([*args, *extra, "--out", tmp_path / name, "--summary", tmp_path / f"{name}.json"])
+        assert r.exit_code == 0, r.output
+        s = json.loads((tmp_path / f"{name}.json").read_text())
+        assert s["defer"] == pytest.approx(want) and s["max_reposition_distance"] <= 1
+        for p in s["per_snapshot"]:
+            qit = pd.read_csv(tmp_path / name / f"{p['snapshot']}.qit.csv", dtype=str)
+            st = pd.read_csv(tmp_path / name / f"{p['snapshot']}.st.csv", dtype=str, keep_default_na=False, na_values=[""])
+            check_anatomy(qit, st, 3, sensitive="problem", qi=["race", "sex"])
+    for bad in ["1.5", "-0.1", "x"]:
+        r = _run([*args, "--defer", bad, "--out", tmp_path / "bad", "--summary", tmp_path / "bad.json"])
+        assert r.exit_code == 2 and "--defer" in r.output
+        assert not (tmp_path / "bad.json").exists()
 
 
 def test_stream_summary_counts_step_paths(tmp_path):

@@ -87,13 +87,14 @@ def _brute_force(home, code, oldest, t, w, l, mu, beta):
     return best
 
 
-def _check_steps(seed, l, w, cost_kind, T=7, max_n=6, skew=4.0, brute=False, defer=False):
+def _check_steps(seed, l, w, cost_kind, T=7, max_n=6, skew=4.0, brute=False, defer=False, betas=(2.0, 5.0, 10.0)):
     rng = np.random.default_rng(seed)
     snaps = _stream(rng, T, max_n, skew)
-    beta_vals = {v: float(rng.choice([2.0, 5.0, 10.0])) for v in VALUES}
+    beta_vals = {v: float(rng.choice(betas)) for v in VALUES}
     beta_vals["default"] = 10.0
     cost = CostModel.linear(w, 1.0, beta_vals) if cost_kind == "linear" else CostModel.quadratic(w, beta_vals)
     pub = StreamPublisher(l, w, sensitive="s", qi=["q"], cost=cost, defer=defer)
+    assert pub.defer == (1.0 if defer is True else float(defer))
     mu = cost.mu
     for t, snap in enumerate(snaps):
         before = pub.record_table()
@@ -110,10 +111,18 @@ def _check_steps(seed, l, w, cost_kind, T=7, max_n=6, skew=4.0, brute=False, def
         home = after.loc[rows, "home"].to_numpy()
         code = after.loc[rows, "code"].to_numpy()
         placed = after.loc[rows, "placed"].to_numpy()
-        if defer:  # the step's prices: a suppression that can still be recycled costs its cheapest recycling
-            rec_beta = np.array([min(beta[c], mu[min(t + 1 - h, w)]) if h + w > t else beta[c] for h, c in zip(home, code)])
-        else:
-            rec_beta = beta[code]
+        # the step's prices: a suppression that can still be recycled (h + w > t) costs
+        # beta - defer * (beta - its cheapest recycling mu(t + 1 - h)), rounded when the costs are integers
+        d = 1.0 if defer is True else float(defer)
+        integral = np.all(mu == np.round(mu)) and np.all(beta == np.round(beta))
+        rec_beta = []
+        for h, c in zip(home, code):
+            price = float(beta[c])
+            if h + w > t and d > 0:
+                price = beta[c] - d * max(beta[c] - mu[min(t + 1 - h, w)], 0.0)
+                price = float(np.round(price)) if integral else price
+            rec_beta.append(price)
+        rec_beta = np.array(rec_beta)
         got = float(sum(rec_beta[r] if p < 0 else mu[p - h] for r, (h, p) in enumerate(zip(home, placed))))
         # the step's placement is feasible: reach respected and pending snapshots l-eligible
         assert np.all((placed == -1) | ((placed >= np.maximum(home, oldest)) & (placed <= np.minimum(home + w, t))))
@@ -136,16 +145,19 @@ def test_optimal_reposition_equals_ilp(cost_kind, l, w):
 
 
 @settings(max_examples=25, deadline=None)
-@given(st.integers(0, 10_000), st.sampled_from([2, 3]), st.integers(1, 2), st.sampled_from(["linear", "quadratic"]), st.booleans())
+@given(st.integers(0, 10_000), st.sampled_from([2, 3]), st.integers(1, 2), st.sampled_from(["linear", "quadratic"]), st.sampled_from([False, True, 2 / 3]))
 def test_optimal_reposition_brute_force(seed, l, w, cost_kind, defer):
     _check_steps(seed, l, w, cost_kind, T=5, max_n=3, skew=2.0, brute=True, defer=defer)
 
 
 @pytest.mark.parametrize("cost_kind", ["linear", "quadratic"])
 @pytest.mark.parametrize("l,w", [(2, 1), (3, 2)])
-def test_deferred_step_equals_ilp(cost_kind, l, w):
+@pytest.mark.parametrize("defer", [True, 2 / 3, 0.3])
+def test_deferred_step_equals_ilp(cost_kind, l, w, defer):
     for seed in range(3):
-        _check_steps(seed, l, w, cost_kind, defer=True)
+        _check_steps(seed, l, w, cost_kind, defer=defer)
+        # fractional suppression costs: the prices are not rounded
+        _check_steps(seed, l, w, cost_kind, defer=defer, betas=(2.5, 7.25))
 
 
 @settings(max_examples=20, deadline=None)
@@ -167,16 +179,53 @@ def test_online_is_above_offline_optimum(seed, l, w, cost_kind):
 
 def test_first_window_is_offline_optimum_of_the_window():
     """With all snapshots inside the first window (T <= w + 1) nothing is published before the last
-    push, so the last step solves the first-window ILP over everything: online == offline."""
+    push, so the last step solves the first-window ILP over everything: online == offline (with the
+    paper's pricing of suppressions, defer=0)."""
     for seed in range(5):
         rng = np.random.default_rng(seed)
         snaps = _stream(rng, 4, 6, 4.0)
-        pub = StreamPublisher(2, 3, sensitive="s", qi=["q"], cost="quadratic")
+        pub = StreamPublisher(2, 3, sensitive="s", qi=["q"], cost="quadratic", defer=0)
         for t, s in enumerate(snaps):
             pub.push(s, label=str(t))
         table = pub.record_table()
         off = offline_lower_bound(table.home.to_numpy(), table.code.to_numpy(), 2, pub.mu, pub.cost.beta_array(pub.values), n_snapshots=4)
         assert pub.information_loss() == pytest.approx(off.best_il)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 10_000), st.sampled_from([2, 3]), st.integers(1, 3), st.sampled_from(["linear", "quadratic"]),
+       st.sampled_from([2 / 3, 1.0, 0.3]))
+def test_flush_resolves_pending_snapshots_with_true_costs(seed, l, w, cost_kind, defer):
+    """With defer > 0 the last step priced recyclable suppressions below beta; flush() re-solves the
+    pending snapshots with the true costs: the final placement of D'[next..t] is the optimum of the
+    per-record ILP over the records still active, the published snapshots fixed."""
+    rng = np.random.default_rng(seed)
+    snaps = _stream(rng, 6, 6, 4.0)
+    pub = StreamPublisher(l, w, sensitive="s", qi=["q"], cost=cost_kind, defer=defer)
+    for t, snap in enumerate(snaps):
+        pub.push(snap, label=str(t))
+    t = len(snaps) - 1
+    oldest = t - w + 1  # D'[t - w] was published by the last push
+    before = pub.record_table()
+    act = before[((before.placed == -1) | (before.placed >= oldest)) & (before.home + w >= oldest)]
+    pub.flush()
+    assert pub.final_step is not None
+    after = pub.record_table().set_index("row")
+    home = after.loc[act["row"], "home"].to_numpy()
+    code = after.loc[act["row"], "code"].to_numpy()
+    placed = after.loc[act["row"], "placed"].to_numpy()
+    beta = pub.cost.beta_array(pub.values)
+    mu = pub.mu
+    got = float(sum(beta[c] if p < 0 else mu[p - h] for h, c, p in zip(home, code, placed)))
+    assert np.all((placed == -1) | ((placed >= np.maximum(home, oldest)) & (placed <= np.minimum(home + w, t))))
+    assert got == pytest.approx(_per_record_ilp(home, code, oldest, t, w, l, mu, beta[code]), abs=1e-6)
+    # the published part was not touched, and the whole release is l-eligible snapshot by snapshot
+    kept = before[before.placed.between(0, oldest - 1)]
+    assert np.array_equal(after.loc[kept["row"], "placed"].to_numpy(), kept["placed"].to_numpy())
+    final = pub.record_table()
+    for j in range(len(snaps)):
+        sel = final.code[final.placed == j].to_numpy()
+        assert len(sel) == 0 or l * np.bincount(sel).max() <= len(sel)
 
 
 def test_reposition_beats_suppression_example():

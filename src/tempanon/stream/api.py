@@ -18,7 +18,7 @@ import pandas as pd
 
 from tempanon.data.roles import parse_column_list, require_columns
 from tempanon.errors import InputError
-from tempanon.stream.model import CostModel, validate_l, validate_window
+from tempanon.stream.model import DEFAULT_DEFER, CostModel, validate_defer, validate_l, validate_window
 from tempanon.stream.publisher import PublishedSnapshot, StreamPublisher
 from tempanon.stream.snapshots import (
     granule_range,
@@ -110,7 +110,7 @@ def anonymize_stream(
     suppression_cost: float | dict = 10.0,
     seed: int = 0,
     progress: ProgressFn | None = None,
-    defer: bool = False,
+    defer: float | bool = DEFAULT_DEFER,
 ) -> StreamResult:
     """Publish the snapshots of ``df`` (cut by truncating ``time`` to ``snapshot``) l-diverse with delay
     at most ``w``. ``qi`` defaults to every column but ``time`` and ``sensitive``. The timestamp is never
@@ -118,6 +118,7 @@ def anonymize_stream(
     as missing."""
     l = validate_l(l)
     w = validate_window(w)
+    defer = validate_defer(defer)
     granule = validate_granule(snapshot)
     require_columns(df, [time], role="time column")
     require_columns(df, [sensitive], role="sensitive column")
@@ -222,7 +223,7 @@ def stream_json_lines(
     suppression_cost: float | dict = 10.0,
     seed: int = 0,
     on_publish: Callable[[PublishedSnapshot], None] | None = None,
-    defer: bool = False,
+    defer: float | bool = DEFAULT_DEFER,
 ) -> StreamResult:
     """Publish JSON-lines records as they arrive: a snapshot is pushed when the first record of a later
     granule arrives (the empty granules in between are pushed too), and every snapshot leaving the window
@@ -233,6 +234,7 @@ def stream_json_lines(
     a later record is a missing value. Rows are numbered from 0 in the order of the non-blank lines."""
     l = validate_l(l)
     w = validate_window(w)
+    defer = validate_defer(defer)
     granule = validate_granule(snapshot)
     cm = make_cost(cost, w, suppression_cost)
     start = _time.perf_counter()

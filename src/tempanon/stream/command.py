@@ -71,9 +71,10 @@ def stream(
     summary: Optional[Path] = typer.Option(None, "--summary", help="Write a JSON summary here."),
     audit: Optional[Path] = typer.Option(None, "--audit", help="Write the per-record audit CSV here (data steward only)."),
     seed: int = typer.Option(0, "--seed", help="Seed of Anatomy's random group choices."),
-    defer: bool = typer.Option(
-        False, "--defer",
-        help="Price a suppression that can still be recycled at its cheapest recycling cost (extension; lower IL).",
+    defer: Optional[float] = typer.Option(
+        None, "--defer", min=0.0, max=1.0,
+        help="How a step prices a suppression that a later step can still recycle: 0 = beta (the paper's "
+        "pricing), 1 = its cheapest recycling cost, in between a mix [default: 2/3, measured best; docs/stream.md].",
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress or status output."),
     report: Optional[Path] = typer.Option(None, "--report", help="Write a self-contained HTML report here (after verification; file input only)."),
@@ -93,6 +94,10 @@ def stream(
 
     from time import perf_counter as _clock
 
+    from tempanon.stream.model import DEFAULT_DEFER
+
+    if defer is None:
+        defer = DEFAULT_DEFER
     phases: dict[str, float] = {}
     built: list = []  # the report, once built
 

@@ -238,6 +238,51 @@ def _parse_beta(beta: float | Mapping[object, float]) -> tuple[float, dict]:
     return float(default), {k: float(v) for k, v in by_value.items()}
 
 
+DEFAULT_DEFER = 2.0 / 3.0
+"""The default ``defer`` (see :func:`deferred_suppression_cost`): chosen by measurement, docs/stream.md."""
+
+
+def validate_defer(defer: object) -> float:
+    """``defer`` as a number in ``[0, 1]``; ``True`` means 1 (full deferral), ``False`` 0 (the paper's
+    pricing)."""
+    if isinstance(defer, bool):
+        return 1.0 if defer else 0.0
+    try:
+        d = float(defer)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise InputError(f"defer must be a number between 0 and 1, got {defer!r}") from None
+    if not (0.0 <= d <= 1.0):
+        raise InputError(f"defer must be between 0 (the paper's pricing) and 1 (full deferral), got {defer!r}")
+    return d
+
+
+def deferred_suppression_cost(
+    beta: np.ndarray, home: np.ndarray, t: int, mu: np.ndarray, defer: float
+) -> np.ndarray:
+    """The price of suppressing a record (home ``home``, suppression cost ``beta``) inside step ``t``
+    (extension, not in the paper).
+
+    A record with ``h + w > t`` is not lost when it is suppressed now: a later step may still *recycle*
+    it into ``D'[t + 1]`` or later, at best for ``mu(t + 1 - h)``. The paper's step charges ``beta``
+    anyway (``defer = 0``); full deferral charges the cheapest recycling ``min(beta, mu(t + 1 - h))``
+    (``defer = 1``). In between, the price is ``beta - defer * max(beta - mu(t + 1 - h), 0)``: ``1 - defer``
+    is the share of the saving a later step is not expected to realize. When every ``mu`` and ``beta``
+    is an integer the price is rounded to an integer, so that every step IL stays an integer (the LP
+    certificate of :mod:`tempanon.stream.reposition` rounds its bound up). Records with ``h + w <= t``
+    (their last chance) always cost ``beta``. The final IL is always Equation (2)."""
+    beta = np.asarray(beta, dtype=float)
+    home = np.asarray(home, dtype=np.int64)
+    w = len(mu) - 1
+    if defer <= 0.0 or w == 0:
+        return beta
+    can_wait = home + w > t
+    recycle = np.asarray(mu, dtype=float)[np.clip(t + 1 - home, 0, w)]
+    price = beta - defer * np.maximum(beta - recycle, 0.0)
+    if np.all(mu == np.round(mu)) and np.all(beta == np.round(beta)):
+        price = np.round(price)
+    return np.where(can_wait, price, beta)
+
+
 def information_loss(distance: np.ndarray, suppressed: np.ndarray, codes: np.ndarray, mu: np.ndarray, beta: np.ndarray) -> float:
     """Equation (2) over records: ``sum mu(distance)`` of the published ones (Eq. 1 summed over
     snapshots) plus ``sum beta[code]`` of the suppressed ones. ``distance`` is ignored where suppressed."""

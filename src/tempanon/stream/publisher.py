@@ -50,7 +50,16 @@ import pandas as pd
 
 from tempanon.errors import InputError
 from tempanon.stream.anatomy import anatomy_groups, anatomy_segments, qit_order, sensitive_table
-from tempanon.stream.model import CostModel, initial_suppression, initial_suppression_segments, validate_l, validate_window
+from tempanon.stream.model import (
+    DEFAULT_DEFER,
+    CostModel,
+    deferred_suppression_cost,
+    initial_suppression,
+    initial_suppression_segments,
+    validate_defer,
+    validate_l,
+    validate_window,
+)
 from tempanon.stream.reposition import optimal_reposition
 from tempanon.stream.window import WindowProblem, solve_step_caps, solve_window_ilp
 
@@ -127,13 +136,16 @@ class StreamPublisher:
     suppression_cost: ``beta`` (a number, or ``{value: cost, "default": cost}``) when ``cost`` is a name.
     verify: check every release with :func:`tempanon.verify.check_anatomy` (independent checker).
     seed: seed of Anatomy's random choices.
-    defer: extension (not in the paper): in each step, price the suppression of a record that can
-        still reach a future snapshot (``h + w > t``) at ``min(beta, mu(t + 1 - h))``, its cheapest
-        recycling, instead of ``beta``. The paper's step keeps every pending snapshot l-eligible and
-        charges ``beta`` for such a suppression, which makes it pull records out of the snapshot about
-        to be published (a sunk cost) to fix the newest snapshot, a fix the next snapshot might have
-        made for less. The step is still solved exactly, for these prices; the final IL is always
-        Equation (2). Measured effect in docs/benchmarks.md.
+    defer: extension (not in the paper), a number in ``[0, 1]`` (default ``2/3``; ``False`` = 0,
+        ``True`` = 1): how a step prices the suppression of a record that can still reach a future
+        snapshot (``h + w > t``), see :func:`~tempanon.stream.model.deferred_suppression_cost`. ``0`` is
+        the paper's pricing (``beta``); ``1`` charges its cheapest recycling ``min(beta, mu(t + 1 - h))``.
+        The paper's step keeps every pending snapshot l-eligible and charges ``beta`` for such a
+        suppression, which makes it pull records out of the snapshot about to be published (a sunk
+        cost) to fix the newest snapshot, a fix the next snapshot might have made for less. The step is
+        still solved exactly, for these prices; the final IL is always Equation (2). On use-of-force at
+        ``w = 4`` the default is within 10% of the offline optimum in all 8 cells, the paper's pricing
+        in 5 (docs/benchmarks.md).
 
     Records of a pushed snapshot are taken in the order given (sort them by time so that repositioned
     records keep timestamp order, Theorem 1); the snapshot's index labels identify them in
@@ -151,7 +163,7 @@ class StreamPublisher:
         suppression_cost: float | dict = 10.0,
         verify: bool = True,
         seed: int = 0,
-        defer: bool = False,
+        defer: float | bool = DEFAULT_DEFER,
     ) -> None:
         self.l = validate_l(l)
         self.w = validate_window(w)
@@ -169,7 +181,7 @@ class StreamPublisher:
         self.sensitive = sensitive
         self.qi = None if qi is None else list(qi)
         self.verify = verify
-        self.defer = bool(defer)
+        self.defer = validate_defer(defer)
         self._rng = np.random.default_rng(seed)
         self._snaps: list[_Snapshot] = []
         self._codes: dict = {}
@@ -178,6 +190,7 @@ class StreamPublisher:
         self._next_pub = 0  # first snapshot not yet published
         self._flushed = False
         self.steps: list[StepStats] = []
+        self.final_step: StepStats | None = None  # the re-solve of the pending snapshots by flush()
         self.step_solver = "caps"  # "caps" (solve_step_caps) or "direct" (solve_window_ilp only)
 
     # ------------------------------------------------------------------ inputs
@@ -338,10 +351,38 @@ class StreamPublisher:
         return out
 
     def flush(self) -> list[PublishedSnapshot]:
-        """End of stream: publish every pending snapshot (their placement is final)."""
+        """End of stream: publish every pending snapshot (their placement is final).
+
+        With ``defer > 0`` the last step priced some suppressions as if a later step could still
+        recycle them; at the end of the stream none can, so the pending snapshots are first re-solved
+        once with the true costs ``beta`` (the paper's step over ``D'[next..t]``, the published snapshots
+        fixed; :attr:`final_step`). With ``defer = 0`` that step would change nothing (the last step was
+        already optimal for these costs) and is skipped."""
+        if not self._flushed and self.defer > 0 and self.w > 0 and self._next_pub < len(self._snaps):
+            self._final_step()
         out = [self._publish(j) for j in range(self._next_pub, len(self._snaps))]
         self._flushed = True
         return out
+
+    def _final_step(self) -> None:
+        """Re-solve the pending snapshots ``D'[next..t]`` with the paper's prices (see :meth:`flush`)."""
+        start = _time.perf_counter()
+        t = len(self._snaps) - 1
+        oldest = self._next_pub
+        parts = []
+        for h in range(max(0, oldest - self.w), t + 1):
+            s = self._snaps[h]
+            if h >= oldest:
+                parts.append((h, np.arange(len(s.place))))
+            else:
+                parts.append((h, np.flatnonzero((s.place == -1) | (s.place >= oldest))))
+        defer, self.defer = self.defer, 0.0
+        try:
+            method, certificate, confirmed = self._optimal_reposition(t, oldest, parts)
+        finally:
+            self.defer = defer
+        active = sum(len(idx) for _, idx in parts)
+        self.final_step = StepStats(method, active, _time.perf_counter() - start, certificate, confirmed)
 
     # ------------------------------------------------------------------ one step
     def _step(self, t: int, new_suppressed: int | None = None, extra_seconds: float = 0.0) -> None:
@@ -421,12 +462,11 @@ class StreamPublisher:
         G = len(gkey)
         beta = self._beta
         lo, hi = np.maximum(ghome, oldest), np.minimum(ghome + self.w, t)
-        if self.defer:
-            # deferred suppression: a record that can still reach a future snapshot is priced at
-            # its cheapest recycling, mu(t + 1 - h), instead of beta (an estimate, see class doc)
-            can_wait = ghome + self.w > t
-            gbeta = np.where(can_wait, np.minimum(beta[gcode], self.mu[np.minimum(t + 1 - ghome, self.w)]), beta[gcode])
-            # encode per-group costs through per-group codes (costs are looked up by code)
+        if self.defer > 0:
+            # deferred suppression (extension): a record that can still reach a future snapshot is
+            # priced between beta and its cheapest recycling mu(t + 1 - h) (model.deferred_suppression_cost);
+            # per-group costs are encoded through per-group codes (costs are looked up by code)
+            gbeta = deferred_suppression_cost(beta[gcode], ghome, t, self.mu, self.defer)
             problem = WindowProblem(
                 home=ghome, code=np.arange(G), count=gcount, lo=lo, hi=hi, l=self.l, mu=self.mu, beta=gbeta, value=gcode,
             )
@@ -572,6 +612,7 @@ class StreamPublisher:
             "l": self.l,
             "window": self.w,
             "cost": self.cost.name,
+            "defer": self.defer,
             "records": int(len(t)),
             "snapshots": n_snap,
             "information_loss": self.information_loss(t),
@@ -583,6 +624,7 @@ class StreamPublisher:
             "steps_solved_combinatorially": len(methods) - methods.count("milp"),
             "steps_ilp_confirmed_combinatorial": sum(1 for s in self.steps if s.confirmed),
             "step_certificates": _certificate_counts(self.steps),
+            "final_step": None if self.final_step is None else (self.final_step.certificate or self.final_step.method),
             "per_snapshot": [
                 {
                     "snapshot": s.label,
