@@ -36,6 +36,11 @@ the records placed in pending snapshots, the new ones, and the suppressed ones t
    active record is repositioned or suppressed (information loss 0). :meth:`StreamPublisher.summary`
    counts the steps of each path.
 
+   *Pricing* (extension, ``defer``, default ``2/3``): a suppression that a later step can still
+   recycle is priced between ``beta`` (the paper, ``defer = 0``) and its cheapest recycling
+   (:func:`~tempanon.stream.model.deferred_suppression_cost`); the step is solved exactly for those
+   prices, and :meth:`StreamPublisher.flush` re-solves the last window with the true costs.
+
    The acceptance test (``tests/stream/test_stream_oracle.py``) compares every step with an
    independent per-record ILP and with brute force on random windows, for linear and quadratic ``mu``.
 """
