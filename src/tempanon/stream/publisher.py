@@ -258,9 +258,9 @@ class StreamPublisher:
         initial solution of every snapshot depends on its own counts only
         (:func:`~tempanon.stream.model.initial_suppression_segments`); with ``w = 0`` it is the step's
         proven optimum, so no per-snapshot work remains; and the releases are grouped by Anatomy all
-        at once (:func:`~tempanon.stream.anatomy.anatomy_segments`: the same partition rule and
-        distribution as per snapshot, other random draws). ``progress(k, K)`` is called every 64
-        snapshots."""
+        at once (:func:`~tempanon.stream.anatomy.anatomy_segments`: the same partition rule and the
+        same random keys as snapshot by snapshot, so the same releases). ``progress(k, K)`` is called
+        every 64 snapshots."""
         if self._flushed:
             raise InputError("the stream was already flushed; no snapshot can be pushed after flush()")
         codes = np.asarray(codes, dtype=np.int64)
@@ -283,9 +283,10 @@ class StreamPublisher:
         kept = sizes - n_supp
         share = (_time.perf_counter() - start) / K
         released = []  # (j, label, codes, rows, homes) of each snapshot leaving the window
+        cut, n_supp_l, kept_l, sizes_l = bounds.tolist(), n_supp.tolist(), kept.tolist(), sizes.tolist()
         for k in range(K):
             t = t0 + k
-            a, b = bounds[k], bounds[k + 1]
+            a, b = cut[k], cut[k + 1]
             label = labels[k]
             self._snaps.append(
                 _Snapshot(
@@ -294,12 +295,12 @@ class StreamPublisher:
                     codes=codes[a:b],
                     rows=rows[a:b],
                     place=place[a:b],  # a view: the steps write into ``place``
-                    n_supp=int(n_supp[k]),
-                    last=t if kept[k] else -1,
+                    n_supp=n_supp_l[k],
+                    last=t if kept_l[k] else -1,
                 )
             )
             if self.w == 0:
-                self.steps.append(StepStats("initial", int(sizes[k]), share, "w = 0"))
+                self.steps.append(StepStats("initial", sizes_l[k], share, "w = 0"))
             else:
                 self._step(t, new_suppressed=int(n_supp[k]), extra_seconds=share)
                 if t - self.w >= 0:

@@ -96,10 +96,15 @@ def truncate(times: pd.Series, granule: str) -> pd.Series:
 
 def granule_range(first, last, granule: str) -> list:
     """Every granule start from ``first`` to ``last`` (both granule starts)."""
+    return list(_granule_index(first, last, granule))
+
+
+def _granule_index(first, last, granule: str) -> pd.Index:
+    """:func:`granule_range` as an index (a ``DatetimeIndex`` for time granules)."""
     if granule == "number":
-        return list(range(int(first), int(last) + 1))
+        return pd.Index(range(int(first), int(last) + 1))
     freq = {"minute": "min", "hour": "h", "day": "D", "week": "7D", "month": "MS", "year": "YS"}[granule]
-    return list(pd.date_range(first, last, freq=freq))
+    return pd.date_range(first, last, freq=freq)
 
 
 def label_of(start, granule: str) -> str:
@@ -115,10 +120,9 @@ def index_snapshots(column: pd.Series, name: str, granule: str) -> SnapshotIndex
     if len(times) == 0:
         return SnapshotIndex(np.zeros(0, dtype=np.int64), [], np.zeros(0, dtype=np.int64), times)
     starts = truncate(times, granule)
-    grid = granule_range(starts.min(), starts.max(), granule)
-    if len(grid) > 5_000_000:
-        raise InputError(f"the stream spans {len(grid)} {granule} snapshots; choose a coarser --snapshot unit")
-    grid_index = pd.Index(grid)
+    grid_index = _granule_index(starts.min(), starts.max(), granule)
+    if len(grid_index) > 5_000_000:
+        raise InputError(f"the stream spans {len(grid_index)} {granule} snapshots; choose a coarser --snapshot unit")
     snap = grid_index.get_indexer(starts)
     if (snap < 0).any():  # should not happen: every start is on the grid
         row = int(np.nonzero(snap < 0)[0][0])
@@ -127,7 +131,7 @@ def index_snapshots(column: pd.Series, name: str, granule: str) -> SnapshotIndex
     keys = times.array.asi8 if hasattr(times.array, "asi8") else times.to_numpy()
     order = np.argsort(keys, kind="stable")
     if granule == "number":
-        labels = [str(int(g)) for g in grid]
+        labels = [str(int(g)) for g in grid_index]
     else:
-        labels = list(pd.DatetimeIndex(grid).strftime(_LABEL[granule]))
+        labels = list(grid_index.strftime(_LABEL[granule]))
     return SnapshotIndex(snap.astype(np.int64), labels, order, times)
