@@ -35,15 +35,23 @@ def perturb_l_diverse(values: np.ndarray, psubgroup: np.ndarray, l: int, epsilon
     x = (cnt[inv[move]] - cap[ps[move]]).astype(float)
     base = vals[move]
     new = base + epsilon * j / (x + 1.0)
-    # distinctness inside the P-subgroup: a floating coincidence (vanishingly rare) is resolved by
-    # halving the offset, which stays inside the neighbourhood
-    orig = vals.copy()
+    # distinctness inside the P-subgroup: a moved value may coincide with a value already there
+    # (e.g. v + epsilon * j / (x + 1) equal to another record's value). Such a record (rare: a loop
+    # over the clashing records only) gets the first offset epsilon * (j - 1 + 2**-k) / (x + 1),
+    # k = 1, 2, ..., inside its own interval ((j - 1), j] * epsilon / (x + 1), that no other record
+    # of its P-subgroup holds; the intervals of one value's moved records are disjoint, so the
+    # records already placed keep their values.
     vals[move] = new
-    for _ in range(60):
-        _, inv2, cnt2 = np.unique(np.stack([ps.astype(float), vals]), axis=1, return_inverse=True,
-                                  return_counts=True)
-        clash = move[cnt2[inv2.ravel()[move]] > 1]
-        if clash.size == 0:
-            break
-        vals[clash] = orig[clash] + (vals[clash] - orig[clash]) / 2
+    _, inv2, cnt2 = np.unique(np.stack([ps.astype(float), vals]), axis=1, return_inverse=True, return_counts=True)
+    clashing = np.flatnonzero(cnt2[inv2.ravel()[move]] > 1)
+    for i in clashing:
+        r = move[i]
+        peers = vals[(ps == ps[r])]
+        if np.count_nonzero(peers == vals[r]) <= 1:
+            continue  # an earlier fix already made it unique
+        for k in range(1, 200):
+            cand = base[i] + epsilon * (j[i] - 1 + 2.0**-k) / (x[i] + 1.0)
+            if cand > base[i] and not np.any(peers == cand):
+                vals[r] = cand
+                break
     return vals
