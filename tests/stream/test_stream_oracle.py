@@ -115,10 +115,14 @@ def _check_steps(seed, l, w, cost_kind, T=7, max_n=6, skew=4.0, brute=False, def
         # beta - defer * (beta - its cheapest recycling mu(t + 1 - h)), rounded when the costs are integers
         d = 1.0 if defer is True else float(defer)
         integral = np.all(mu == np.round(mu)) and np.all(beta == np.round(beta))
+        # values in surplus: above the largest cap m with l * m <= sum_s min(n_s, m) over D[0..t]
+        seen = np.array([values.index(v) for sn in snaps[: t + 1] for v in sn["s"]], dtype=np.int64)
+        n_seen = np.bincount(seen, minlength=len(values))
+        cap = max(k for k in range(int(n_seen.max(initial=0)) + 1) if l * k <= np.minimum(n_seen, k).sum())
         rec_beta = []
         for h, c in zip(home, code):
             price = float(beta[c])
-            if h + w > t and d > 0:
+            if h + w > t and d > 0 and n_seen[c] <= cap:
                 price = beta[c] - d * max(beta[c] - mu[min(t + 1 - h, w)], 0.0)
                 price = float(np.round(price)) if integral else price
             rec_beta.append(price)

@@ -61,6 +61,7 @@ from tempanon.stream.model import (
     deferred_suppression_cost,
     initial_suppression,
     initial_suppression_segments,
+    surplus_values,
     validate_defer,
     validate_l,
     validate_window,
@@ -195,6 +196,8 @@ class StreamPublisher:
         self._next_pub = 0  # first snapshot not yet published
         self._flushed = False
         self.steps: list[StepStats] = []
+        self._seen = np.zeros(0, dtype=np.int64)  # records of each value in D[0.._seen_upto - 1]
+        self._seen_upto = 0
         self.final_step: StepStats | None = None  # the re-solve of the pending snapshots by flush()
         self.step_solver = "caps"  # "caps" (solve_step_caps) or "direct" (solve_window_ilp only)
 
@@ -472,7 +475,8 @@ class StreamPublisher:
             # deferred suppression (extension): a record that can still reach a future snapshot is
             # priced between beta and its cheapest recycling mu(t + 1 - h) (model.deferred_suppression_cost);
             # per-group costs are encoded through per-group codes (costs are looked up by code)
-            gbeta = deferred_suppression_cost(beta[gcode], ghome, t, self.mu, self.defer)
+            surplus = surplus_values(self._seen_counts(t, m), self.l)
+            gbeta = deferred_suppression_cost(beta[gcode], ghome, t, self.mu, self.defer, surplus[gcode])
             problem = WindowProblem(
                 home=ghome, code=np.arange(G), count=gcount, lo=lo, hi=hi, l=self.l, mu=self.mu, beta=gbeta, value=gcode,
             )
@@ -498,6 +502,15 @@ class StreamPublisher:
             confirmed = bool(sol.il >= res.il - 1e-9 * max(1.0, abs(res.il)))
         self._apply_counts(parts, ginv, rec_pos, x, z, oldest)
         return method, certificate, confirmed
+
+    def _seen_counts(self, t: int, m: int) -> np.ndarray:
+        """Records of each value in ``D[0..t]`` (kept up to date incrementally)."""
+        if len(self._seen) < m:
+            self._seen = np.concatenate([self._seen, np.zeros(m - len(self._seen), dtype=np.int64)])
+        while self._seen_upto <= t:
+            self._seen += np.bincount(self._snaps[self._seen_upto].codes, minlength=m)[:m]
+            self._seen_upto += 1
+        return self._seen
 
     def _apply_counts(self, parts, ginv: np.ndarray, rec_pos: np.ndarray, x: np.ndarray, z: np.ndarray, oldest: int) -> None:
         """Map the counts ``x[g, p]`` (placed in ``oldest + p``) and ``z[g]`` (suppressed) back to the
