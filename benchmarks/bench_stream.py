@@ -42,7 +42,9 @@ def markdown(paths: list[Path]) -> str:
     for r in rows:
         ratio = "-" if r["ratio"] is None else f"{r['ratio']:.3f}"
         lb = f"{r['offline_lower_bound']:.0f}{'' if r['offline_optimal'] else ' (bound)'}"
-        name = r["dataset"] + (" +defer" if r.get("defer") else "")
+        d = r.get("defer")
+        # JSON lines before 2026-11-22 carry a boolean (false = the paper's pricing, true = defer 1)
+        name = r["dataset"] + ((" +defer" if d else "") if isinstance(d, bool) or d is None else f" defer {d:.2f}")
         out.append(
             f"| {name} | {r['unit']} | {r['l']} | {r['w']} | {100 * r['suppression_rate']:.2f} | {r['repositioned']} | "
             f"{r['total_distance']} | {r['mean_distance']:.2f} | {r['information_loss']:.0f} | {lb} | {ratio} | "
@@ -65,7 +67,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--rows", type=int, default=None, help="use only the first ROWS records")
     ap.add_argument("--jsonl", type=Path, default=None)
-    ap.add_argument("--defer", action="store_true", help="deferred suppression pricing (extension, see docs/stream.md)")
+    ap.add_argument("--defer", type=float, default=None,
+                    help="pricing of suppressions a later step can still recycle, 0 (the paper) .. 1; default: the library's (docs/stream.md)")
     ap.add_argument("--markdown", nargs="+", type=Path, default=None, help="print a Markdown table of JSON-lines results and exit")
     args = ap.parse_args(argv)
     if args.markdown:
@@ -89,7 +92,8 @@ def main(argv: list[str] | None = None) -> int:
         if True:
             if True:
                 t0, c0 = time.perf_counter(), time.process_time()
-                r = anonymize_stream(df, time=time_col, sensitive=sens, qi=qi, l=l, w=w, snapshot=unit, defer=args.defer)
+                kw = {} if args.defer is None else {"defer": args.defer}
+                r = anonymize_stream(df, time=time_col, sensitive=sens, qi=qi, l=l, w=w, snapshot=unit, **kw)
                 secs, cpu = time.perf_counter() - t0, time.process_time() - c0
                 s = r.summary
                 tab = r.publisher.record_table()
@@ -103,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
                 ans = answer_workload(qs, df, r.row_snapshot, sens, r.qit, r.st, r.labels)
                 n = s["records"]
                 row = {
-                    "dataset": args.dataset, "defer": args.defer, "unit": unit, "l": l, "w": w, "records": n, "snapshots": s["snapshots"],
+                    "dataset": args.dataset, "defer": s.get("defer"), "unit": unit, "l": l, "w": w, "records": n, "snapshots": s["snapshots"],
                     "suppression_rate": s["suppressed"] / n, "repositioned": s["repositioned"],
                     "total_distance": s["total_reposition_distance"],
                     "mean_distance": s["total_reposition_distance"] / s["repositioned"] if s["repositioned"] else 0.0,
@@ -119,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
                 }
                 ratio = f"{row['ratio']:.3f}" if row["ratio"] is not None else "-"
                 print(
-                    f"{args.dataset + ('+d' if args.defer else ''):6} {unit:4} {l:>2} {w:>2} {100 * row['suppression_rate']:6.2f} {row['repositioned']:6d} "
+                    f"{args.dataset:6} {unit:4} {l:>2} {w:>2} {100 * row['suppression_rate']:6.2f} {row['repositioned']:6d} "
                     f"{row['total_distance']:6d} {row['mean_distance']:6.2f} {row['information_loss']:9.0f} "
                     f"{off.lower_bound:9.0f}{'*' if off.optimal else ' '}{ratio:>6} {row['query_mean_relative_error']:6.3f} "
                     f"{row['records_per_second']:8.0f} {row['records_per_cpu_second']:9.0f} {row['ilp_steps']:5d} {row['combinatorial_steps']:5d}",
