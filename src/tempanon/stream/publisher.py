@@ -378,13 +378,7 @@ class StreamPublisher:
         start = _time.perf_counter()
         t = len(self._snaps) - 1
         oldest = self._next_pub
-        parts = []
-        for h in range(max(0, oldest - self.w), t + 1):
-            s = self._snaps[h]
-            if h >= oldest:
-                parts.append((h, np.arange(len(s.place))))
-            else:
-                parts.append((h, np.flatnonzero((s.place == -1) | (s.place >= oldest))))
+        parts = self._active_parts(oldest, t)
         defer, self.defer = self.defer, 0.0
         try:
             method, certificate, confirmed = self._optimal_reposition(t, oldest, parts)
@@ -421,18 +415,25 @@ class StreamPublisher:
                 method, certificate = "initial", "lower bound"  # information loss 0: optimal
                 active = sum(len(s.codes) for s in self._snaps[oldest : t + 1])
             else:
-                parts = []
-                for h in range(first, t + 1):
-                    s = self._snaps[h]
-                    if h >= oldest:  # every record of D[h] is placed in D'[h..t] or suppressed
-                        parts.append((h, np.arange(len(s.place))))
-                    else:
-                        parts.append((h, np.flatnonzero((s.place == -1) | (s.place >= oldest))))
+                parts = self._active_parts(oldest, t)
                 active = sum(len(idx) for _, idx in parts)
                 # 2. OptimalReposition (Section V) on counts, with a certificate or the step ILP
                 method, certificate, confirmed = self._optimal_reposition(t, oldest, parts)
         seconds = _time.perf_counter() - start + extra_seconds
         self.steps.append(StepStats(method, active, seconds, certificate, confirmed))
+
+    def _active_parts(self, oldest: int, t: int) -> list[tuple[int, np.ndarray]]:
+        """The active records of a step over the pending snapshots ``D'[oldest..t]``, per home ``h``
+        (from ``oldest - w``): every record of a pending home (placed in ``D'[h..t]`` or suppressed),
+        and of an older home those suppressed or placed in a pending snapshot."""
+        parts = []
+        for h in range(max(0, oldest - self.w), t + 1):
+            s = self._snaps[h]
+            if h >= oldest:
+                parts.append((h, np.arange(len(s.place))))
+            else:
+                parts.append((h, np.flatnonzero((s.place == -1) | (s.place >= oldest))))
+        return parts
 
     def _initial(self, t: int) -> int:
         """Initial solution of ``D[t]``: suppress its most frequent value until l-eligible (in place)."""
