@@ -207,6 +207,15 @@ def test_job_runs_and_output_is_independently_verified(stream_csv, tmp_path, mon
     assert json.loads((tmp_path / "out" / "summary.json").read_text())["l"] == 3
 
 
+def test_job_defer_is_carried_to_the_publisher(stream_csv, tmp_path, monkeypatch):
+    job = tmp_path / "job.toml"
+    job.write_text(JOB.replace("window = 2", "window = 2\ndefer = 0", 1))
+    monkeypatch.chdir("/")
+    r = runner.invoke(app, ["run", str(job)])
+    assert r.exit_code == 0, r.output
+    assert json.loads((tmp_path / "out" / "summary.json").read_text())["defer"] == 0.0
+
+
 @pytest.mark.parametrize(
     "old, new, message, line",
     [
@@ -215,6 +224,8 @@ def test_job_runs_and_output_is_independently_verified(stream_csv, tmp_path, mon
         ("window = 2", 'window = "2"', "key 'model.window': expected integer, got a string ('2')", 12),
         ("window = 2", 'window = 2\ncost = "cubic"', "key 'model.cost': unknown cost 'cubic'", 13),
         ("window = 2", 'window = 2\nsnapshot = "fortnight"', "key 'model.snapshot'", 13),
+        ("window = 2", "window = 2\ndefer = 1.5", "key 'model.defer': defer must be between 0", 13),
+        ("window = 2", 'window = 2\ndefer = "half"', "key 'model.defer': expected number or boolean, got a string", 13),
         ("suppression_cost = { flu = 20.0, default = 10 }", 'suppression_cost = { flu = "x" }',
          "key 'model.suppression_cost.flu': expected a number", 13),
         ("suppression_cost = { flu = 20.0, default = 10 }", 'suppression_cost = "10"',

@@ -121,3 +121,15 @@ def test_information_loss_equations():
     sup = np.array([False, False, False, True, True])
     codes = np.array([0, 0, 1, 0, 1])
     assert information_loss(dist, sup, codes, mu, beta) == 0 + 1 + 4 + 10 + 3
+
+
+@pytest.mark.parametrize("bad", [1.5, -0.2, "half", None, float("nan")])
+def test_defer_must_be_a_number_between_0_and_1(bad):
+    from tempanon.stream.model import validate_defer
+    from tempanon.stream.publisher import StreamPublisher
+
+    with pytest.raises(InputError, match="defer"):
+        validate_defer(bad)
+    with pytest.raises(InputError, match="defer"):
+        StreamPublisher(2, 1, sensitive="s", defer=bad)
+    assert validate_defer(True) == 1.0 and validate_defer(False) == 0.0 and validate_defer(0.5) == 0.5
