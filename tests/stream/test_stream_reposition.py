@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tempanon.stream.model import CostModel, initial_suppression
@@ -24,6 +24,8 @@ from tempanon.stream.reposition import (
 from tempanon.stream.window import (
     WindowProblem,
     check_solution,
+    lp_relaxation,
+    solve_step_bb,
     solve_step_caps,
     solve_window_ilp,
 )
@@ -161,6 +163,92 @@ def test_cap_form_step_ilp_equals_direct_form(seed, l, w, T, quadratic, per_grou
     assert caps.il == pytest.approx(direct.il)
 
 
+@pytest.fixture(params=["warm", "milp"])
+def lp_path(request, monkeypatch):
+    """Run a test with the warm-started HiGHS instance and with the ``milp`` fallback."""
+    from tempanon.stream import highs
+
+    if request.param == "milp":
+        monkeypatch.setenv("TEMPANON_HIGHS", "milp")
+    elif not highs.fast_path_available():
+        pytest.skip("this scipy does not ship the HiGHS bindings the fast path uses")
+    return request.param
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.integers(0, 10**6), st.sampled_from([2, 3, 5]), st.integers(1, 4), st.integers(1, 5), st.booleans(),
+       st.sampled_from(["none", "optimum", "above", "fractional"]))
+def test_step_branch_and_bound_equals_direct_form(lp_path, seed, l, w, T, quadratic, incumbent):
+    """Our branch and bound on the caps: the optimum of the direct-form ILP (HiGHS's MILP), with no
+    incumbent, with the optimum as incumbent (then it proves that nothing is cheaper), with a worse one,
+    and with fractional per-group prices (no rounding of the bounds)."""
+    rng = np.random.default_rng(seed)
+    p, _, _ = _random_problem(rng, l, w, 4, T, 3, quadratic)
+    if incumbent == "fractional" and len(p.home):
+        p = WindowProblem(p.home, np.arange(len(p.home)), p.count, p.lo, p.hi, l, p.mu,
+                          rng.uniform(0.5, 6.0, len(p.home)), value=p.code)
+    direct = solve_window_ilp(p)
+    upper = {"none": None, "optimum": direct.il, "above": direct.il + 1.0, "fractional": None}[incumbent]
+    bb = solve_step_bb(p, upper_bound=upper)
+    assert bb.proven
+    if incumbent == "optimum":
+        assert bb.solution is None  # nothing strictly cheaper than the incumbent
+    else:
+        assert bb.solution is not None
+        check_solution(p, bb.solution)
+        assert bb.solution.il == pytest.approx(direct.il, rel=1e-9, abs=1e-9)
+
+
+def test_step_branch_and_bound_node_limit_falls_back(lp_path):
+    """A search cut short is reported unproven; the publisher then solves the step with HiGHS's MILP,
+    and its summary names the solver of each ILP step."""
+    rng = np.random.default_rng(7)
+    for _ in range(200):  # a problem whose root LP has fractional caps
+        p, _, _ = _random_problem(rng, 3, 3, 4, 4, 3, False)
+        root = solve_step_bb(p)
+        if root.lps > 1:
+            break
+    else:
+        pytest.fail("no problem needing a branch found")
+    assert not solve_step_bb(p, node_limit=1).proven
+    pub = StreamPublisher(3, 2, sensitive="s", qi=["q"], cost="linear", suppression_cost=10, defer=0)
+    for t, vals in enumerate(["aab", "aaab", "ab", "ccab", "a", "bbca"]):
+        pub.push(pd.DataFrame({"q": 0, "s": list(vals)}, index=np.arange(10 * t, 10 * t + len(vals))), label=str(t))
+    pub.flush()
+    s = pub.summary()
+    assert sum(s["ilp_step_solvers"].values()) == s["steps_solved_by_ilp"]
+    assert set(s["ilp_step_solvers"]) <= {"branch-and-bound", "highs-caps", "highs-direct"}
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10**6), st.sampled_from([2, 3]), st.integers(1, 3), st.integers(1, 5))
+def test_warm_lp_equals_milp_fallback(seed, l, w, T):
+    """The warm-started HiGHS instance and the milp fallback give the same LP optimum, at the root and
+    after the same bound changes (a warm start must not change the answer)."""
+    from tempanon.stream import highs
+    from tempanon.stream.window import _caps_arrays
+
+    if not highs.fast_path_available():
+        pytest.skip("this scipy does not ship the HiGHS bindings the fast path uses")
+    rng = np.random.default_rng(seed)
+    p, _, _ = _random_problem(rng, l, w, 4, T, 3, False)
+    if not len(p.home):
+        return
+    vg, vp, cost, csc, lo, hi, ub = _caps_arrays(p)
+    warm = highs.WarmLP(cost, csc, lo, hi, np.zeros(len(cost)), ub)
+    cold = highs._MilpLP(cost, csc, lo, hi, np.zeros(len(cost)), ub)
+    caps = np.arange(len(vg) + len(p.home), len(cost))
+    for _ in range(4):
+        a, b = warm.solve(), cold.solve()
+        assert a[0] == b[0]
+        if a[0] == highs.OPTIMAL:
+            assert a[1] == pytest.approx(b[1], rel=1e-9, abs=1e-9)
+        k_lo = rng.integers(0, 2, len(caps)).astype(float)
+        k_hi = k_lo + rng.integers(0, 3, len(caps))
+        warm.set_bounds(caps, k_lo, k_hi)
+        cold.set_bounds(caps, k_lo, k_hi)
+
+
 def test_new_snapshot_restructures_old():
     """l = 2, w = 2, linear mu, beta 10. Step 1: D[1] = {a, a, a, b} can only stay in D'[1], so c, d, g
     of D[0] move there (IL 3). Step 2: D[2] = {e, f} is l-eligible, yet the optimum moves two a into
@@ -254,9 +342,17 @@ def test_counterexample_needs_more_than_pairs():
     assert solve_window_ilp(p).il == 2.0
     res = optimal_reposition(p, 0, 2, xz0[:, :3], xz0[:, 3], lp_certificate=False)
     assert res.certificate is None and res.lower_bound < 2.0 and res.il == 3.0
-    # with the LP relaxation: it is integral here, so its point is an optimal solution
+    # the LP relaxation's optimum is the ILP's here; whether HiGHS returns an integral optimal point
+    # depends on its basis: either OptimalReposition returns that point ("integral LP") or the step's
+    # branch and bound finds the optimum below the combinatorial IL and proves it
+    assert lp_relaxation(p).value == pytest.approx(2.0)
     res = optimal_reposition(p, 0, 2, xz0[:, :3], xz0[:, 3])
-    assert res.certificate == "integral LP" and res.il == 2.0
+    if res.certificate is None:
+        bb = solve_step_bb(p, upper_bound=res.il)
+        assert bb.proven and bb.solution is not None and bb.solution.il == 2.0
+        check_solution(p, bb.solution)
+    else:
+        assert res.certificate == "integral LP" and res.il == 2.0
 
 
 @settings(max_examples=60, deadline=None)

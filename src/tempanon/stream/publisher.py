@@ -67,7 +67,7 @@ from tempanon.stream.model import (
     validate_window,
 )
 from tempanon.stream.reposition import optimal_reposition
-from tempanon.stream.window import WindowProblem, solve_step_caps, solve_window_ilp
+from tempanon.stream.window import WindowProblem, solve_step_bb, solve_step_caps, solve_window_ilp
 
 MISSING = None  # the key of a missing sensitive value (its own category)
 
@@ -118,7 +118,8 @@ class _Snapshot:
 class StepStats:
     """One step: ``method`` ``initial`` (the initial solution is proven optimal), ``combinatorial``
     (OptimalReposition with a certificate) or ``milp`` (the step ILP); ``certificate`` the proof used
-    without ILP; ``confirmed`` (ILP steps) whether the combinatorial IL already was the optimum.
+    without ILP; ``confirmed`` (ILP steps) whether the combinatorial IL already was the optimum;
+    ``solver`` (ILP steps) which exact solver decided.
     ``seconds``: the step's time (with :meth:`StreamPublisher.push_coded_many` the initial solutions
     are computed for all snapshots at once, and that time is shared evenly among the steps)."""
 
@@ -127,6 +128,7 @@ class StepStats:
     seconds: float
     certificate: str | None = None
     confirmed: bool | None = None
+    solver: str | None = None  # ILP steps: "branch-and-bound" (solve_step_bb), "highs-caps" or "highs-direct"
 
 
 class StreamPublisher:
@@ -199,7 +201,8 @@ class StreamPublisher:
         self._seen = np.zeros(0, dtype=np.int64)  # records of each value in D[0.._seen_upto - 1]
         self._seen_upto = 0
         self.final_step: StepStats | None = None  # the re-solve of the pending snapshots by flush()
-        self.step_solver = "caps"  # "caps" (solve_step_caps) or "direct" (solve_window_ilp only)
+        self.step_solver = "bb"  # "bb" (solve_step_bb, then solve_step_caps), "caps" (solve_step_caps) or "direct" (solve_window_ilp only)
+        self._ilp_solver: str | None = None  # the solver of the last ILP step
 
     # ------------------------------------------------------------------ inputs
     def _code(self, column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
@@ -385,7 +388,8 @@ class StreamPublisher:
         finally:
             self.defer = defer
         active = sum(len(idx) for _, idx in parts)
-        self.final_step = StepStats(method, active, _time.perf_counter() - start, certificate, confirmed)
+        solver = self._ilp_solver if method == "milp" else None
+        self.final_step = StepStats(method, active, _time.perf_counter() - start, certificate, confirmed, solver)
 
     # ------------------------------------------------------------------ one step
     def _step(self, t: int, new_suppressed: int | None = None, extra_seconds: float = 0.0) -> None:
@@ -420,7 +424,8 @@ class StreamPublisher:
                 # 2. OptimalReposition (Section V) on counts, with a certificate or the step ILP
                 method, certificate, confirmed = self._optimal_reposition(t, oldest, parts)
         seconds = _time.perf_counter() - start + extra_seconds
-        self.steps.append(StepStats(method, active, seconds, certificate, confirmed))
+        solver = self._ilp_solver if method == "milp" else None
+        self.steps.append(StepStats(method, active, seconds, certificate, confirmed, solver))
 
     def _active_parts(self, oldest: int, t: int) -> list[tuple[int, np.ndarray]]:
         """The active records of a step over the pending snapshots ``D'[oldest..t]``, per home ``h``
@@ -493,14 +498,27 @@ class StreamPublisher:
             x, z = res.x, res.z
             method, certificate, confirmed = "combinatorial", res.certificate, None
         else:
-            sol = solve_step_caps(problem) if self.step_solver == "caps" else None
+            sol, method, certificate = None, "milp", None
+            self._ilp_solver = None
+            if self.step_solver == "bb":
+                bb = solve_step_bb(problem, upper_bound=res.il)
+                if bb.proven:
+                    # no solution below the combinatorial IL: the combinatorial solution is optimal
+                    sol = bb.solution if bb.solution is not None else "combinatorial"
+                    self._ilp_solver = "branch-and-bound"
+            if sol is None and self.step_solver in ("bb", "caps"):
+                sol = solve_step_caps(problem)
+                self._ilp_solver = "highs-caps"
             if sol is None:
                 sol = solve_window_ilp(problem, upper_bound=res.il)
-            x = np.zeros((G, P), dtype=np.int64)
-            np.add.at(x, (sol.var_group, sol.var_place - oldest), sol.var_count)
-            z = sol.suppressed
-            method, certificate = "milp", None
-            confirmed = bool(sol.il >= res.il - 1e-9 * max(1.0, abs(res.il)))
+                self._ilp_solver = "highs-direct"
+            if isinstance(sol, str):
+                x, z, confirmed = res.x, res.z, True
+            else:
+                x = np.zeros((G, P), dtype=np.int64)
+                np.add.at(x, (sol.var_group, sol.var_place - oldest), sol.var_count)
+                z = sol.suppressed
+                confirmed = bool(sol.il >= res.il - 1e-9 * max(1.0, abs(res.il)))
         self._apply_counts(parts, ginv, rec_pos, x, z, oldest)
         return method, certificate, confirmed
 
@@ -644,6 +662,7 @@ class StreamPublisher:
             "steps_solved_combinatorially": len(methods) - methods.count("milp"),
             "steps_ilp_confirmed_combinatorial": sum(1 for s in self.steps if s.confirmed),
             "step_certificates": _certificate_counts(self.steps),
+            "ilp_step_solvers": _solver_counts(self.steps),
             "final_step": None if self.final_step is None else (self.final_step.certificate or self.final_step.method),
             "per_snapshot": [
                 {
@@ -656,6 +675,14 @@ class StreamPublisher:
                 for i, s in enumerate(self._snaps)
             ],
         }
+
+
+def _solver_counts(steps: list[StepStats]) -> dict:
+    out: dict[str, int] = {}
+    for s in steps:
+        if s.solver is not None:
+            out[s.solver] = out.get(s.solver, 0) + 1
+    return out
 
 
 def _certificate_counts(steps: list[StepStats]) -> dict:

@@ -68,19 +68,22 @@ with a gap). So the combinatorial result is returned only with a proof of optima
   (:func:`tempanon.stream.window.lp_lower_bound`), rounded up when every cost is an integer (then
   every IL is). The relaxation is not integral, but after rounding it matches the optimum on most
   real steps (92% of the steps the bounds above leave open on daily use-of-force, l = 2, w = 4), and
-  an LP costs ~2 ms (HiGHS without presolve) against ~15 ms for the MILP; ``lp_certificate=False``
-  switches it off;
+  an LP costs ~0.3-1 ms (HiGHS without presolve, :mod:`tempanon.stream.highs`) against ~25 ms for
+  HiGHS's MILP; ``lp_certificate=False`` switches it off;
 * ``integral LP`` — the LP relaxation's optimal point is integral: it is then an optimal solution of
   the step ILP, and it is returned instead of the combinatorial one;
 * ``w = 0`` and ``IL 0`` (the publisher's own fast paths): with ``w = 0`` every snapshot is alone and
   the initial solution is the cheapest suppression for any ``beta`` (``model.eligible_cap``); a step
   that changes nothing and suppresses nothing costs 0.
 
-Otherwise the step ILP is solved exactly (:func:`tempanon.stream.window.solve_step_caps`, the cap form,
-or :func:`~tempanon.stream.window.solve_window_ilp` with the combinatorial IL as a cutoff). The publisher counts each path
-(``steps_solved_combinatorially``, ``steps_solved_by_ilp``) and how often the combinatorial IL already
-was the optimum the ILP proved (``steps_ilp_confirmed_combinatorial``). No step is returned that is
-not proven optimal.
+Otherwise the step ILP is solved exactly: by our branch and bound on the caps of its cap form
+(:func:`tempanon.stream.window.solve_step_bb`; its root is the LP relaxation above, its incumbent the
+combinatorial solution, its nodes warm-started LPs), or, if that search is cut short, by HiGHS's MILP
+(:func:`~tempanon.stream.window.solve_step_caps`, then :func:`~tempanon.stream.window.solve_window_ilp`
+with the combinatorial IL as a cutoff). The publisher counts each path (``steps_solved_combinatorially``,
+``steps_solved_by_ilp``, ``ilp_step_solvers``) and how often the combinatorial IL already was the
+optimum the ILP proved (``steps_ilp_confirmed_combinatorial``). No step is returned that is not proven
+optimal.
 """
 
 from __future__ import annotations
