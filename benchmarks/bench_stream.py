@@ -89,49 +89,48 @@ def main(argv: list[str] | None = None) -> int:
     else:
         runs = [(u, l, w) for u in args.units.split(",") for l in map(int, args.l.split(",")) for w in map(int, args.w.split(","))]
     for unit, l, w in runs:
-        if True:
-            if True:
-                t0, c0 = time.perf_counter(), time.process_time()
-                kw = {} if args.defer is None else {"defer": args.defer}
-                r = anonymize_stream(df, time=time_col, sensitive=sens, qi=qi, l=l, w=w, snapshot=unit, **kw)
-                secs, cpu = time.perf_counter() - t0, time.process_time() - c0
-                s = r.summary
-                tab = r.publisher.record_table()
-                off = offline_lower_bound(
-                    tab["home"].to_numpy(), tab["code"].to_numpy(), l, r.publisher.mu,
-                    r.publisher.cost.beta_array(r.publisher.values), n_snapshots=len(r.labels),
-                    time_limit=args.offline_limit, form=args.offline_form,
-                )
-                qs = generate_workload(df, r.row_snapshot, qi, sens, n_queries=args.queries, qd=2,
-                                       span=7 if unit == "day" else 2, n_snapshots=len(r.labels), seed=l * 100 + w)
-                ans = answer_workload(qs, df, r.row_snapshot, sens, r.qit, r.st, r.labels)
-                n = s["records"]
-                row = {
-                    "dataset": args.dataset, "defer": s.get("defer"), "unit": unit, "l": l, "w": w, "records": n, "snapshots": s["snapshots"],
-                    "suppression_rate": s["suppressed"] / n, "repositioned": s["repositioned"],
-                    "total_distance": s["total_reposition_distance"],
-                    "mean_distance": s["total_reposition_distance"] / s["repositioned"] if s["repositioned"] else 0.0,
-                    "information_loss": s["information_loss"], "offline_lower_bound": off.lower_bound,
-                    "offline_optimal": off.optimal, "offline_best": off.best_il, "offline_form": args.offline_form,
-                    "ratio": s["information_loss"] / off.lower_bound if off.lower_bound > 0 else (1.0 if s["information_loss"] == 0 else None),
-                    "query_mean_relative_error": ans.summary()["mean_relative_error"],
-                    "seconds": secs, "cpu_seconds": cpu, "records_per_second": n / secs,
-                    "records_per_cpu_second": n / cpu if cpu > 0 else None, "ilp_steps": s["steps_solved_by_ilp"],
-                    "combinatorial_steps": s.get("steps_solved_combinatorially"),
-                    "ilp_confirmed_combinatorial": s.get("steps_ilp_confirmed_combinatorial"),
-                    "certificates": s.get("step_certificates"), "loadavg": os.getloadavg()[0],
-                }
-                ratio = f"{row['ratio']:.3f}" if row["ratio"] is not None else "-"
-                print(
-                    f"{args.dataset:6} {unit:4} {l:>2} {w:>2} {100 * row['suppression_rate']:6.2f} {row['repositioned']:6d} "
-                    f"{row['total_distance']:6d} {row['mean_distance']:6.2f} {row['information_loss']:9.0f} "
-                    f"{off.lower_bound:9.0f}{'*' if off.optimal else ' '}{ratio:>6} {row['query_mean_relative_error']:6.3f} "
-                    f"{row['records_per_second']:8.0f} {row['records_per_cpu_second']:9.0f} {row['ilp_steps']:5d} {row['combinatorial_steps']:5d}",
-                    flush=True,
-                )
-                if args.jsonl:
-                    with open(args.jsonl, "a") as fh:
-                        fh.write(json.dumps(row) + "\n")
+        t0, c0 = time.perf_counter(), time.process_time()
+        kw = {} if args.defer is None else {"defer": args.defer}
+        r = anonymize_stream(df, time=time_col, sensitive=sens, qi=qi, l=l, w=w, snapshot=unit, **kw)
+        secs, cpu = time.perf_counter() - t0, time.process_time() - c0
+        s = r.summary
+        tab = r.publisher.record_table()
+        off = offline_lower_bound(
+            tab["home"].to_numpy(), tab["code"].to_numpy(), l, r.publisher.mu,
+            r.publisher.cost.beta_array(r.publisher.values), n_snapshots=len(r.labels),
+            time_limit=args.offline_limit, form=args.offline_form,
+        )
+        qs = generate_workload(df, r.row_snapshot, qi, sens, n_queries=args.queries, qd=2,
+                               span=7 if unit == "day" else 2, n_snapshots=len(r.labels), seed=l * 100 + w)
+        ans = answer_workload(qs, df, r.row_snapshot, sens, r.qit, r.st, r.labels)
+        n = s["records"]
+        row = {
+            "dataset": args.dataset, "defer": s.get("defer"), "unit": unit, "l": l, "w": w, "records": n, "snapshots": s["snapshots"],
+            "suppression_rate": s["suppressed"] / n, "repositioned": s["repositioned"],
+            "total_distance": s["total_reposition_distance"],
+            "mean_distance": s["total_reposition_distance"] / s["repositioned"] if s["repositioned"] else 0.0,
+            "information_loss": s["information_loss"], "offline_lower_bound": off.lower_bound,
+            "offline_optimal": off.optimal, "offline_best": off.best_il, "offline_form": args.offline_form,
+            "ratio": s["information_loss"] / off.lower_bound if off.lower_bound > 0 else (1.0 if s["information_loss"] == 0 else None),
+            "query_mean_relative_error": ans.summary()["mean_relative_error"],
+            "seconds": secs, "cpu_seconds": cpu, "records_per_second": n / secs,
+            "records_per_cpu_second": n / cpu if cpu > 0 else None, "ilp_steps": s["steps_solved_by_ilp"],
+            "combinatorial_steps": s.get("steps_solved_combinatorially"),
+            "ilp_confirmed_combinatorial": s.get("steps_ilp_confirmed_combinatorial"),
+            "certificates": s.get("step_certificates"), "ilp_step_solvers": s.get("ilp_step_solvers"),
+            "loadavg": os.getloadavg()[0],
+        }
+        ratio = f"{row['ratio']:.3f}" if row["ratio"] is not None else "-"
+        print(
+            f"{args.dataset:6} {unit:4} {l:>2} {w:>2} {100 * row['suppression_rate']:6.2f} {row['repositioned']:6d} "
+            f"{row['total_distance']:6d} {row['mean_distance']:6.2f} {row['information_loss']:9.0f} "
+            f"{off.lower_bound:9.0f}{'*' if off.optimal else ' '}{ratio:>6} {row['query_mean_relative_error']:6.3f} "
+            f"{row['records_per_second']:8.0f} {row['records_per_cpu_second']:9.0f} {row['ilp_steps']:5d} {row['combinatorial_steps']:5d}",
+            flush=True,
+        )
+        if args.jsonl:
+            with open(args.jsonl, "a") as fh:
+                fh.write(json.dumps(row) + "\n")
     print("LB*: offline ILP solved to optimality; otherwise HiGHS's proven dual bound after the time limit.")
     print("ilp: steps solved by the step ILP; comb: steps proven optimal without it (see docs/stream.md).")
     return 0
