@@ -398,7 +398,8 @@ def _reference_best_pair(tab, xz, n, candidates):
 
     O = tab.P + 1
     has = xz > 0
-    d1 = tab.cost[:, None, :] - np.where(has, tab.cost, np.inf)[:, :, None]
+    with np.errstate(invalid="ignore"):  # inf - inf where neither option is open; masked just below
+        d1 = tab.cost[:, None, :] - np.where(has, tab.cost, np.inf)[:, :, None]
     d1 = np.where(has[:, :, None] & tab.allowed[:, None, :] & ~np.eye(O, dtype=bool)[None], d1, np.inf)
     flat = np.flatnonzero(np.isfinite(d1))
     if not len(flat):
@@ -418,7 +419,8 @@ def _reference_best_pair(tab, xz, n, candidates):
             for q in bad:
                 ok &= ((np.arange(O)[:, None] == q) | (np.arange(O)[None, :] == q))[None]
             ok[g1, b1, a1] = False
-            delta = np.where(ok, tab.cost[:, None, :] - np.where(has2, tab.cost, np.inf)[:, :, None], np.inf)
+            with np.errstate(invalid="ignore"):  # inf - inf only where ok is False
+                delta = np.where(ok, tab.cost[:, None, :] - np.where(has2, tab.cost, np.inf)[:, :, None], np.inf)
             j = int(np.argmin(delta))
             total = float(d1.flat[k]) + float(delta.flat[j])
             if total < best:
