@@ -5,6 +5,9 @@
 * :class:`NoSolutionError` (exit 1): the input is fine but no anonymization satisfies the request.
 * :class:`VerificationError` (exit 3): the independent verifier rejected an output; nothing was
   written. This indicates a bug and should never happen.
+
+:class:`TempanonWarning` marks a valid but probably unintended result (e.g. a stream in which every
+record must be suppressed); the command line prints it on stderr.
 """
 
 
@@ -34,3 +37,7 @@ class VerificationError(TempanonError):
     """The independent privacy check failed; the output was not written (exit status 3)."""
 
     exit_code = 3
+
+
+class TempanonWarning(UserWarning):
+    """A valid request whose result is probably not what the user wants (the command line prints it)."""

@@ -230,3 +230,41 @@ def test_stream_summary_counts_step_paths(tmp_path):
     assert 0 <= s["steps_ilp_confirmed_combinatorial"] <= s["steps_solved_by_ilp"]
     assert sum(s["step_certificates"].values()) == s["steps_solved_combinatorially"]
     assert set(s["step_certificates"]) <= {"single place", "lower bound", "LP bound", "integral LP", "w = 0", "empty"}
+
+
+def test_fewer_values_than_l_warns_and_suppresses_everything(tmp_path, monkeypatch):
+    """l above the number of distinct sensitive values: a valid request (exit 0, every record
+    suppressed, nothing published) that the user is warned about, on stderr and in the summary; the
+    Python API raises a TempanonWarning. The steps take the 'fewer than l values' shortcut, and the
+    result is the one the full step gives."""
+    import warnings
+
+    from tempanon.errors import TempanonWarning
+    from tempanon.stream.api import anonymize_stream
+    from tempanon.stream.publisher import StreamPublisher
+
+    times = ["2024-01-01", "2024-01-01", "2024-01-02", "2024-01-03", "2024-01-03", "2024-01-05"]
+    values = ["a", "b", "a", "c", "b", "a"]
+    p = _tiny(tmp_path, times, values)
+    r = _run([p, "--time", "when", "--sensitive", "dx", "--l", 4, "--window", 2, "--out", tmp_path / "o",
+              "--summary", tmp_path / "s.json"])
+    assert r.exit_code == 0, r.output
+    assert "warning:" in r.output and "3 distinct value(s)" in r.output and "fewer than l = 4" in r.output
+    s = json.loads((tmp_path / "s.json").read_text())
+    assert s["suppressed"] == 6 and len(s["warnings"]) == 1
+    df = pd.read_csv(p, dtype=str)
+    with pytest.warns(TempanonWarning, match="fewer than l = 4"):
+        res = anonymize_stream(df, time="when", sensitive="dx", l=4, w=2)
+    shortcut = [st.certificate for st in res.publisher.steps]
+    assert "fewer than l values" in shortcut
+    monkeypatch.setattr(StreamPublisher, "_too_few_values", lambda self, t: False)
+    with pytest.warns(TempanonWarning):
+        full = anonymize_stream(df, time="when", sensitive="dx", l=4, w=2)
+    assert "fewer than l values" not in [st.certificate for st in full.publisher.steps]
+    assert full.summary["information_loss"] == res.summary["information_loss"] == 60.0
+    assert full.audit.equals(res.audit)
+    # enough values: no warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TempanonWarning)
+        ok = anonymize_stream(df, time="when", sensitive="dx", l=2, w=2)
+    assert ok.summary["warnings"] == []

@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,7 +57,7 @@ from typing import Any
 
 import pandas as pd
 
-from tempanon.errors import InputError
+from tempanon.errors import InputError, TempanonWarning
 
 # ---- locating keys in the file text (tomllib gives no line numbers) -----------------------------
 _HEADER = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
@@ -607,11 +608,13 @@ def _run_stream(job: Job, df: pd.DataFrame, source: SourceInfo, progress: Any) -
     sens = job.sensitive[0]
     qi = job.quasi_identifiers or [c for c in df.columns if c not in (job.time, sens, *job.identifying)]
     beta = p.get("suppression_cost", 10.0)
-    res = anonymize_stream(
-        df, time=job.time, sensitive=sens, l=p["l"], w=p["window"], qi=qi, snapshot=p.get("snapshot", "day"),
-        cost=p.get("cost", "linear"), suppression_cost={k: float(v) for k, v in beta.items()} if isinstance(beta, dict) else float(beta),
-        seed=p.get("seed", 0), progress=progress, **({"defer": p["defer"]} if "defer" in p else {}),
-    )  # every snapshot verified inside (tempanon.verify.check_anatomy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TempanonWarning)  # reported in the status line from the summary
+        res = anonymize_stream(
+            df, time=job.time, sensitive=sens, l=p["l"], w=p["window"], qi=qi, snapshot=p.get("snapshot", "day"),
+            cost=p.get("cost", "linear"), suppression_cost={k: float(v) for k, v in beta.items()} if isinstance(beta, dict) else float(beta),
+            seed=p.get("seed", 0), progress=progress, **({"defer": p["defer"]} if "defer" in p else {}),
+        )  # every snapshot verified inside (tempanon.verify.check_anatomy)
     rep = None
     if job.report is not None:  # built before anything is written
         from tempanon.report.stream import stream_report
@@ -642,7 +645,8 @@ def _run_stream(job: Job, df: pd.DataFrame, source: SourceInfo, progress: Any) -
     s = res.summary
     summ["_status"] = (f"stream: l={s['l']}, window {s['window']}; {s['snapshots']} snapshots of {s['records']} records: "
                        f"{s['suppressed']} suppressed, {s['repositioned']} repositioned (max {s['max_reposition_distance']}), "
-                       f"information loss {s['information_loss']:g}")
+                       f"information loss {s['information_loss']:g}"
+                       + "".join(f"\nwarning: {m}" for m in s.get("warnings", [])))
     return summ
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import time as _time
+import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -17,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from tempanon.data.roles import parse_column_list, require_columns
-from tempanon.errors import InputError
+from tempanon.errors import InputError, TempanonWarning
 from tempanon.stream.model import DEFAULT_DEFER, CostModel, validate_defer, validate_l, validate_window
 from tempanon.stream.publisher import PublishedSnapshot, StreamPublisher
 from tempanon.stream.snapshots import (
@@ -163,6 +164,8 @@ def anonymize_stream(
         qi=qi_cols,
         snapshot_unit=granule,
     )
+    for message in summary["warnings"]:
+        warnings.warn(message, TempanonWarning, stacklevel=2)
     return StreamResult(published, _audit(pub, table), summary, pub, qit, st, list(idx.labels), idx.snapshot)
 
 
@@ -314,4 +317,6 @@ def stream_json_lines(
     seconds = _time.perf_counter() - start
     summary = pub.summary()
     summary.update(seconds=seconds, time=time, sensitive=sensitive, qi=qi_cols, snapshot_unit=granule)
+    for message in summary["warnings"]:
+        warnings.warn(message, TempanonWarning, stacklevel=2)
     return StreamResult(published, _audit(pub), summary, pub)

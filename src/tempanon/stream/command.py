@@ -4,13 +4,15 @@
 from __future__ import annotations
 
 import sys
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 import typer
+from rich.markup import escape
 
 from tempanon._cliutil import info, progress_reporter, run_api
-from tempanon.errors import InputError
+from tempanon.errors import InputError, TempanonWarning
 
 if TYPE_CHECKING:  # pandas is imported lazily so that ``tempanon --help`` stays fast
     import pandas as pd
@@ -249,7 +251,11 @@ def stream(
             write_json(s, summary)
         return s
 
-    s = run_api(run)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TempanonWarning)  # printed below from the summary
+        s = run_api(run)
+    for message in s.get("warnings", []):
+        info(f"[yellow]warning:[/yellow] {escape(message)}", quiet)
     if verbose:
         info(
             f"window steps: {s['steps_solved_by_ilp']} solved by the ILP; {s['repositioned']} records repositioned "

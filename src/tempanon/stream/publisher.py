@@ -407,6 +407,12 @@ class StreamPublisher:
         if w == 0:
             method, certificate = "initial", "w = 0"
             active = len(new.codes)
+        elif self._too_few_values(t):
+            # a non-empty l-eligible snapshot holds >= l distinct values: with fewer in the stream so
+            # far nothing can be published, and the initial solutions suppressed every record already
+            # (active: every record of a home within reach of D'[oldest..t], all suppressed)
+            method, certificate = "initial", "fewer than l values"
+            active = sum(len(s.codes) for s in self._snaps[max(0, oldest - w) : t + 1])
         else:
             # an active record (not published: placed in a pending snapshot or suppressed) of an
             # older snapshot h is moved or suppressed iff its place is -1 or >= max(h + 1, oldest)
@@ -426,6 +432,21 @@ class StreamPublisher:
         seconds = _time.perf_counter() - start + extra_seconds
         solver = self._ilp_solver if method == "milp" else None
         self.steps.append(StepStats(method, active, seconds, certificate, confirmed, solver))
+
+    def _too_few_values(self, t: int) -> bool:
+        """Fewer than ``l`` distinct sensitive values in ``D[0..t]``."""
+        return int(np.count_nonzero(self._seen_counts(t, len(self._values)))) < self.l
+
+    def warnings(self) -> list[str]:
+        """Warnings about the result so far (also in :meth:`summary`)."""
+        out = []
+        n_values = int(np.count_nonzero(self._seen_counts(len(self._snaps) - 1, len(self._values)))) if self._snaps else 0
+        if self._snaps and n_values < self.l:
+            out.append(
+                f"the sensitive column {self.sensitive!r} has {n_values} distinct value(s) (missing counted as one), fewer "
+                f"than l = {self.l}: no snapshot can be {self.l}-eligible, so every record is suppressed"
+            )
+        return out
 
     def _active_parts(self, oldest: int, t: int) -> list[tuple[int, np.ndarray]]:
         """The active records of a step over the pending snapshots ``D'[oldest..t]``, per home ``h``
@@ -664,6 +685,7 @@ class StreamPublisher:
             "step_certificates": _certificate_counts(self.steps),
             "ilp_step_solvers": _solver_counts(self.steps),
             "final_step": None if self.final_step is None else (self.final_step.certificate or self.final_step.method),
+            "warnings": self.warnings(),
             "per_snapshot": [
                 {
                     "snapshot": s.label,
