@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 import pandas as pd
+from _common import emit
 
 from tempanon.stream.api import anonymize_stream
 from tempanon.stream.offline import offline_lower_bound
@@ -121,16 +122,13 @@ def main(argv: list[str] | None = None) -> int:
             "loadavg": os.getloadavg()[0],
         }
         ratio = f"{row['ratio']:.3f}" if row["ratio"] is not None else "-"
-        print(
+        emit(
             f"{args.dataset:6} {unit:4} {l:>2} {w:>2} {100 * row['suppression_rate']:6.2f} {row['repositioned']:6d} "
             f"{row['total_distance']:6d} {row['mean_distance']:6.2f} {row['information_loss']:9.0f} "
             f"{off.lower_bound:9.0f}{'*' if off.optimal else ' '}{ratio:>6} {row['query_mean_relative_error']:6.3f} "
             f"{row['records_per_second']:8.0f} {row['records_per_cpu_second']:9.0f} {row['ilp_steps']:5d} {row['combinatorial_steps']:5d}",
-            flush=True,
+            row, args.jsonl,
         )
-        if args.jsonl:
-            with open(args.jsonl, "a") as fh:
-                fh.write(json.dumps(row) + "\n")
     print("LB*: offline ILP solved to optimality; otherwise HiGHS's proven dual bound after the time limit.")
     print("ilp: steps solved by the step ILP; comb: steps proven optimal without it (see docs/stream.md).")
     return 0

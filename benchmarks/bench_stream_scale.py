@@ -17,13 +17,13 @@ records per CPU-second) and appends JSON lines to ``--jsonl``.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _common import emit
 
 from tempanon.stream.api import anonymize_stream
 from tempanon.stream.snapshots import parse_times, truncate
@@ -86,14 +86,11 @@ def main(argv: list[str] | None = None) -> int:
             "certificates": s["step_certificates"], "defer": s.get("defer"), "cpu_seconds": cpu,
             "records_per_cpu_second": n / cpu, "loadavg": os.getloadavg()[0],
         }
-        print(
+        emit(
             f"{args.dataset:6} {args.unit:4} {args.l:>2} {args.w:>2} {scale:>5} {n:>9} {row['records_per_snapshot']:8.0f} "
             f"{s['information_loss'] / n:7.3f} {100 * s['suppressed'] / n:6.2f} {row['ilp_steps']:>9} {cpu:7.2f} {row['records_per_cpu_second']:10.0f}",
-            flush=True,
+            row, args.jsonl,
         )
-        if args.jsonl:
-            with open(args.jsonl, "a") as fh:
-                fh.write(json.dumps(row) + "\n")
     return 0
 
 

@@ -682,8 +682,8 @@ class StreamPublisher:
             "steps_solved_by_ilp": methods.count("milp"),
             "steps_solved_combinatorially": len(methods) - methods.count("milp"),
             "steps_ilp_confirmed_combinatorial": sum(1 for s in self.steps if s.confirmed),
-            "step_certificates": _certificate_counts(self.steps),
-            "ilp_step_solvers": _solver_counts(self.steps),
+            "step_certificates": _counts(self.steps, "certificate"),
+            "ilp_step_solvers": _counts(self.steps, "solver"),
             "final_step": None if self.final_step is None else (self.final_step.certificate or self.final_step.method),
             "warnings": self.warnings(),
             "per_snapshot": [
@@ -699,17 +699,11 @@ class StreamPublisher:
         }
 
 
-def _solver_counts(steps: list[StepStats]) -> dict:
+def _counts(steps: list[StepStats], field: str) -> dict[str, int]:
+    """How many steps have each value of ``field`` (``certificate`` or ``solver``), ``None`` left out."""
     out: dict[str, int] = {}
     for s in steps:
-        if s.solver is not None:
-            out[s.solver] = out.get(s.solver, 0) + 1
-    return out
-
-
-def _certificate_counts(steps: list[StepStats]) -> dict:
-    out: dict[str, int] = {}
-    for s in steps:
-        if s.certificate is not None:
-            out[s.certificate] = out.get(s.certificate, 0) + 1
+        key = getattr(s, field)
+        if key is not None:
+            out[key] = out.get(key, 0) + 1
     return out
