@@ -202,7 +202,6 @@ class StreamPublisher:
         self._seen_upto = 0
         self.final_step: StepStats | None = None  # the re-solve of the pending snapshots by flush()
         self.step_solver = "bb"  # "bb" (solve_step_bb, then solve_step_caps), "caps" (solve_step_caps) or "direct" (solve_window_ilp only)
-        self._ilp_solver: str | None = None  # the solver of the last ILP step
 
     # ------------------------------------------------------------------ inputs
     def _code(self, column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
@@ -384,11 +383,10 @@ class StreamPublisher:
         parts = self._active_parts(oldest, t)
         defer, self.defer = self.defer, 0.0
         try:
-            method, certificate, confirmed = self._optimal_reposition(t, oldest, parts)
+            method, certificate, confirmed, solver = self._optimal_reposition(t, oldest, parts)
         finally:
             self.defer = defer
         active = sum(len(idx) for _, idx in parts)
-        solver = self._ilp_solver if method == "milp" else None
         self.final_step = StepStats(method, active, _time.perf_counter() - start, certificate, confirmed, solver)
 
     # ------------------------------------------------------------------ one step
@@ -399,8 +397,7 @@ class StreamPublisher:
         w = self.w
         oldest = max(0, t - w)
         new = self._snaps[t]
-        certificate = None
-        confirmed = None
+        certificate = confirmed = solver = None
         # 1. the initial solution of the new snapshot (Section IV)
         if new_suppressed is None:
             new_suppressed = self._initial(t)
@@ -428,19 +425,21 @@ class StreamPublisher:
                 parts = self._active_parts(oldest, t)
                 active = sum(len(idx) for _, idx in parts)
                 # 2. OptimalReposition (Section V) on counts, with a certificate or the step ILP
-                method, certificate, confirmed = self._optimal_reposition(t, oldest, parts)
+                method, certificate, confirmed, solver = self._optimal_reposition(t, oldest, parts)
         seconds = _time.perf_counter() - start + extra_seconds
-        solver = self._ilp_solver if method == "milp" else None
         self.steps.append(StepStats(method, active, seconds, certificate, confirmed, solver))
 
+    def _n_values(self, t: int) -> int:
+        """Distinct sensitive values in ``D[0..t]``."""
+        return int(np.count_nonzero(self._seen_counts(t, len(self._values)))) if t >= 0 else 0
+
     def _too_few_values(self, t: int) -> bool:
-        """Fewer than ``l`` distinct sensitive values in ``D[0..t]``."""
-        return int(np.count_nonzero(self._seen_counts(t, len(self._values)))) < self.l
+        return self._n_values(t) < self.l
 
     def warnings(self) -> list[str]:
         """Warnings about the result so far (also in :meth:`summary`)."""
         out = []
-        n_values = int(np.count_nonzero(self._seen_counts(len(self._snaps) - 1, len(self._values)))) if self._snaps else 0
+        n_values = self._n_values(len(self._snaps) - 1)
         if self._snaps and n_values < self.l:
             out.append(
                 f"the sensitive column {self.sensitive!r} has {n_values} distinct value(s) (missing counted as one), fewer "
@@ -482,11 +481,13 @@ class StreamPublisher:
         s.refresh()
         return int(supp.sum())
 
-    def _optimal_reposition(self, t: int, oldest: int, parts: list[tuple[int, np.ndarray]]) -> tuple[str, str | None, bool | None]:
+    def _optimal_reposition(
+        self, t: int, oldest: int, parts: list[tuple[int, np.ndarray]]
+    ) -> tuple[str, str | None, bool | None, str | None]:
         """Solve the recycle-reposition problem of step ``t`` (see module doc) and apply it: the
         combinatorial OptimalReposition of :mod:`tempanon.stream.reposition` when it proves its result
-        optimal, else the step ILP (with the combinatorial IL as a cutoff). Returns (method,
-        certificate, whether the ILP confirmed the combinatorial IL)."""
+        optimal, else the step ILP (:meth:`_step_ilp`). Returns (method, certificate, whether the ILP
+        confirmed the combinatorial IL, the ILP's solver)."""
         m = len(self._values)
         rec_home = np.concatenate([np.full(len(idx), h, dtype=np.int64) for h, idx in parts])
         rec_code = np.concatenate([self._snaps[h].codes[idx] for h, idx in parts])
@@ -517,31 +518,32 @@ class StreamPublisher:
         res = optimal_reposition(problem, oldest, t, xz0[:, :P], xz0[:, P])
         if res.certificate is not None:
             x, z = res.x, res.z
-            method, certificate, confirmed = "combinatorial", res.certificate, None
+            method, certificate, confirmed, solver = "combinatorial", res.certificate, None, None
         else:
-            sol, method, certificate = None, "milp", None
-            self._ilp_solver = None
-            if self.step_solver == "bb":
-                bb = solve_step_bb(problem, upper_bound=res.il)
-                if bb.proven:
-                    # no solution below the combinatorial IL: the combinatorial solution is optimal
-                    sol = bb.solution if bb.solution is not None else "combinatorial"
-                    self._ilp_solver = "branch-and-bound"
-            if sol is None and self.step_solver in ("bb", "caps"):
-                sol = solve_step_caps(problem)
-                self._ilp_solver = "highs-caps"
-            if sol is None:
-                sol = solve_window_ilp(problem, upper_bound=res.il)
-                self._ilp_solver = "highs-direct"
-            if isinstance(sol, str):
-                x, z, confirmed = res.x, res.z, True
-            else:
-                x = np.zeros((G, P), dtype=np.int64)
-                np.add.at(x, (sol.var_group, sol.var_place - oldest), sol.var_count)
-                z = sol.suppressed
-                confirmed = bool(sol.il >= res.il - 1e-9 * max(1.0, abs(res.il)))
+            method, certificate = "milp", None
+            x, z, confirmed, solver = self._step_ilp(problem, res, oldest)
         self._apply_counts(parts, ginv, rec_pos, x, z, oldest)
-        return method, certificate, confirmed
+        return method, certificate, confirmed, solver
+
+    def _step_ilp(self, problem: WindowProblem, res, oldest: int) -> tuple[np.ndarray, np.ndarray, bool, str]:
+        """The step ILP, for a step no certificate proved: our branch and bound on the caps, with the
+        combinatorial solution ``res`` as incumbent, else HiGHS's MILP (cap form, then direct form).
+        Returns ``(x, z, confirmed, solver)``, ``confirmed``: the combinatorial IL was optimal."""
+        G, P = res.x.shape
+        sol, solver = None, None
+        if self.step_solver == "bb":
+            bb = solve_step_bb(problem, upper_bound=res.il)
+            if bb.proven:
+                if bb.solution is None:  # nothing is cheaper than the combinatorial solution
+                    return res.x, res.z, True, "branch-and-bound"
+                sol, solver = bb.solution, "branch-and-bound"
+        if sol is None and self.step_solver in ("bb", "caps"):
+            sol, solver = solve_step_caps(problem), "highs-caps"
+        if sol is None:
+            sol, solver = solve_window_ilp(problem, upper_bound=res.il), "highs-direct"
+        x = np.zeros((G, P), dtype=np.int64)
+        np.add.at(x, (sol.var_group, sol.var_place - oldest), sol.var_count)
+        return x, sol.suppressed, bool(sol.il >= res.il - 1e-9 * max(1.0, abs(res.il))), solver
 
     def _seen_counts(self, t: int, m: int) -> np.ndarray:
         """Records of each value in ``D[0..t]`` (kept up to date incrementally)."""
