@@ -12,9 +12,9 @@ recorded branch-and-bound steps of daily use-of-force and stops, l = 3, w = 4, d
 The instance comes from the HiGHS bindings that scipy (>= 1.15) ships as
 ``scipy.optimize._highspy._core`` — the same HiGHS that ``milp`` runs, so no new dependency — which
 is not scipy's public API. Hence the fast path is *hidden and guarded*: it is used only when that
-module has the expected names, and any other outcome (an older scipy, a status it does not report as
-optimal or infeasible) falls back on :func:`scipy.optimize.milp` with the same bounds
-(:class:`_MilpLP`), which gives the same optimum. ``TEMPANON_HIGHS=milp`` in the environment forces the
+module imports and passes a self-test (a tiny LP solved, re-bounded and re-solved, with known
+answers), and a status other than optimal or infeasible makes the caller fall back; otherwise
+:func:`scipy.optimize.milp` solves each LP with the same bounds (:class:`_MilpLP`), same optimum. ``TEMPANON_HIGHS=milp`` in the environment forces the
 fallback (the tests run both).
 """
 
@@ -28,17 +28,48 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 
 try:  # scipy >= 1.15 vendors HiGHS's own Python bindings (highspy) under this private name
     from scipy.optimize._highspy import _core as _hc
-
-    _FAST = all(hasattr(_hc, n) for n in ("_Highs", "HighsLp", "HighsModelStatus", "MatrixFormat"))
 except Exception:  # pragma: no cover - depends on the installed scipy
-    _hc, _FAST = None, False
+    _hc = None
 
 OPTIMAL, INFEASIBLE, OTHER = "optimal", "infeasible", "other"
+_FAST: bool | None = None  # the self-test's verdict, once run
 
 
 def fast_path_available() -> bool:
-    """Whether :func:`make_lp` returns the warm-started HiGHS instance (else the ``milp`` fallback)."""
-    return _FAST and os.environ.get("TEMPANON_HIGHS", "") != "milp"
+    """Whether :func:`make_lp` returns the warm-started HiGHS instance (else the ``milp`` fallback):
+    the bindings are there and pass :func:`_self_test` (run once per process)."""
+    global _FAST
+    if os.environ.get("TEMPANON_HIGHS", "") == "milp":
+        return False
+    if _FAST is None:
+        _FAST = _self_test()
+    return _FAST
+
+
+def _self_test() -> bool:
+    """Solve a tiny LP through the private bindings, change bounds twice and re-solve: ``min x0 + 2 x1``
+    s.t. ``x0 + x1 >= 1``, ``0 <= x <= 1`` (optimum 1 at x0 = 1); with ``x0 <= 0`` the optimum is 2;
+    with ``x1 <= 0`` as well it is infeasible. Any exception or other answer disables the fast path."""
+    if _hc is None:
+        return False
+    try:
+        csc = (np.array([0, 1, 2]), np.array([0, 0]), np.array([1.0, 1.0]), 1)
+        lp = WarmLP(np.array([1.0, 2.0]), csc, np.array([1.0]), np.array([np.inf]), np.zeros(2), np.ones(2))
+        a = lp.solve()
+        lp.set_bounds(np.array([0]), np.array([0.0]), np.array([0.0]))
+        b = lp.solve()
+        lp.set_bounds(np.array([1]), np.array([0.0]), np.array([0.0]))
+        c = lp.solve()
+        return (a[0] == OPTIMAL and abs(a[1] - 1.0) < 1e-9 and np.allclose(a[2], [1.0, 0.0])
+                and b[0] == OPTIMAL and abs(b[1] - 2.0) < 1e-9 and c[0] == INFEASIBLE)
+    except Exception:
+        return False
+
+
+def csc32(data, indices, indptr, shape) -> sparse.csc_array:
+    """A column-wise matrix with 32-bit index arrays: scipy < 1.15's ``milp`` wrapper rejects 64-bit
+    ones (``Buffer dtype mismatch``), which scipy's own conversions may produce."""
+    return sparse.csc_array((np.asarray(data, float), np.asarray(indices, np.int32), np.asarray(indptr, np.int32)), shape=shape)
 
 
 class _MilpLP:
@@ -46,7 +77,7 @@ class _MilpLP:
 
     def __init__(self, cost, csc, row_lo, row_hi, col_lo, col_hi):
         indptr, indices, data, n_rows = csc
-        A = sparse.csc_array((data, indices, indptr), shape=(n_rows, len(cost)))
+        A = csc32(data, indices, indptr, (n_rows, len(cost)))
         self.cost = np.asarray(cost, float)
         self.constraints = LinearConstraint(A, row_lo, row_hi)
         self.col_lo = np.array(col_lo, float)

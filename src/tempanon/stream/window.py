@@ -29,7 +29,7 @@ from scipy import sparse
 from scipy.optimize import Bounds, LinearConstraint, milp
 
 from tempanon.errors import NoSolutionError
-from tempanon.stream.highs import INFEASIBLE, OPTIMAL, make_lp
+from tempanon.stream.highs import INFEASIBLE, OPTIMAL, csc32, make_lp
 
 
 @dataclass
@@ -139,6 +139,7 @@ def _direct_model(p: WindowProblem, upper_bound: float | None = None):
     A = sparse.csc_array(  # column-wise, as HiGHS takes it (no conversion inside milp)
         (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(r0, n_var)
     )
+    A = csc32(A.data, A.indices, A.indptr, A.shape)
     total = float(p.count.sum())
     ub = np.concatenate([p.count[var_group], p.count, np.full(P, total)]).astype(float)
     constraints = LinearConstraint(A, np.concatenate(lo_b), np.concatenate(hi_b))
@@ -304,7 +305,7 @@ def _caps_model(p: WindowProblem):
     """The cap form of the window ILP (see :func:`solve_step_caps`) for ``milp``: variables ``[y (V) |
     z (G) | k (P)]``; returns ``(var_group, var_place, cost, A, lo, hi, ub, integrality)``."""
     var_group, var_place, cost, (indptr, indices, data, n_rows), lo_b, hi_b, ub = _caps_arrays(p)
-    A = sparse.csc_array((data, indices, indptr), shape=(n_rows, len(cost)))
+    A = csc32(data, indices, indptr, (n_rows, len(cost)))
     n_flow = len(var_group) + len(p.home)
     integrality = np.concatenate([np.zeros(n_flow), np.ones(len(cost) - n_flow)])
     return var_group, var_place, cost, A, lo_b, hi_b, ub, integrality
