@@ -1,10 +1,13 @@
 """Property tests of the whole pipeline on random small streams."""
 
+import warnings
+
 import numpy as np
 import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tempanon.errors import TempanonWarning
 from tempanon.stream.api import anonymize_stream
 from tempanon.verify import check_anatomy
 
@@ -29,8 +32,15 @@ def test_stream_invariants(seed, l, w, cost, unit):
             "age": rng.integers(20, 30, n).astype(str),
         }
     ).sample(frac=1, random_state=seed)  # input order need not be time order
-    r = anonymize_stream(df, time="t", sensitive="s", l=l, w=w, snapshot=unit, cost=cost)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", TempanonWarning)
+        r = anonymize_stream(df, time="t", sensitive="s", l=l, w=w, snapshot=unit, cost=cost)
+    # warned exactly when fewer distinct values (missing one of them) than l: then nothing is published
+    few = df["s"].nunique(dropna=False) < l
+    assert [m.category for m in caught] == ([TempanonWarning] if few else [])
     audit = r.audit
+    if few:
+        assert audit["published"].isna().all()
     # every input row exactly once; published within [own, own + w] or suppressed
     assert audit["row"].tolist() == list(range(n))
     pos = {lab: i for i, lab in enumerate(r.labels)}
