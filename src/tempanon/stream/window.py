@@ -150,9 +150,9 @@ def _direct_model(p: WindowProblem, upper_bound: float | None = None):
 
 @dataclass
 class LPRelaxation:
-    """The LP relaxation of the window ILP (direct form): its optimum ``value`` (a lower bound on the
-    IL) and, when the LP's optimal point happens to be integral, that point as a solution of the ILP
-    (``solution``; then it is an optimal one)."""
+    """The LP relaxation of the window ILP: its optimum ``value`` (a lower bound on the IL) and, when
+    the LP's optimal point happens to be integral, that point as a solution of the ILP (``solution``;
+    then it is an optimal one)."""
 
     value: float
     solution: WindowSolution | None
@@ -174,14 +174,11 @@ def lp_relaxation(p: WindowProblem) -> LPRelaxation:
     xr = xall[: V + G]
     if np.abs(xr - np.rint(xr)).max(initial=0.0) > 1e-7:
         return LPRelaxation(fun, None)
-    sol = step.solution(xr, "lp")
-    if sol is None:
-        return LPRelaxation(fun, None)
-    return LPRelaxation(fun, sol)
+    return LPRelaxation(fun, step.solution(xr, "lp"))
 
 
 def lp_lower_bound(p: WindowProblem) -> float:
-    """The optimum of the window ILP's LP relaxation (direct form): a lower bound on its IL. With
+    """The optimum of the window ILP's LP relaxation: a lower bound on its IL. With
     integral costs (integral ``mu`` and ``beta``) every IL is an integer, so the bound may be rounded
     up; on the daily use-of-force steps the rounded bound equals the ILP optimum in ~92% of the
     steps the combinatorial certificates leave open (measured), which makes it a certificate."""
