@@ -176,14 +176,14 @@ def test_parse_timestamps_tz_naive_missing_and_errors():
     t, miss, info = parse_timestamps(s, "T")
     assert list(miss) == [False, True, True, False]
     assert t[0] == ts("2005-11-22 09:30") and t[3] == ts("2005-11-22 10:30:15")
-    assert info["timezone"] == "naive"
+    assert info["timezone"].startswith("naive")
     tz = pd.Series(["2005-11-22T09:30:00+02:00", "2005-11-22T09:30:00Z"])
     t2, _, info2 = parse_timestamps(tz, "T")
     assert list(t2) == [ts("2005-11-22 07:30"), ts("2005-11-22 09:30")]
     assert "UTC" in info2["timezone"]
     aware = pd.Series(pd.to_datetime(["2005-01-01 12:00"]).tz_localize("Europe/Rome"))
     assert parse_timestamps(aware)[0][0] == ts("2005-01-01 11:00")
-    with pytest.raises(InputError, match=r"column 'T', row 2: cannot parse timestamp 'yesterday'"):
+    with pytest.raises(InputError, match=r"column 'T', line 3: cannot parse timestamp 'yesterday'"):
         parse_timestamps(pd.Series(["2005-01-01", "yesterday"]), "T")
     assert infer_data_granularity(np.array([ts("2005-01-01"), ts("2005-01-02")])).name == "day"
     assert infer_data_granularity(np.array([ts("2005-01-01 10:30")])).name == "minute"
@@ -206,7 +206,7 @@ def test_explicit_boundaries_from_file_as_a_candidate(tmp_path):
     f.write_text("label,start,end\nw,2004-12-01,2005-03-01\nr,2005-03-01,2005-12-01\nx,2005-12-01,2007-01-01\n")
     g2 = parse_granularity(f"file:{f}")
     res2 = anonymize_timestamped(df, time="T", uid="P", k=2, granularities=[g2, parse_granularity("year")])
-    assert res2.summary["granularity"] == "file:terms" and list(res2.released["T"]) == ["w", "w", "r", "r"]
+    assert res2.summary["granularity"] == "file:terms" and list(res2.released.sort_index()["T"]) == ["w", "w", "r", "r"]
     bad = tmp_path / "bad.csv"
     bad.write_text("label,start,end\na,2005-01-01,2005-03-01\nb,2005-02-01,2005-04-01\n")
     with pytest.raises(InputError, match="overlap"):

@@ -617,7 +617,7 @@ def boundaries_from_file(path: str, name: str | None = None) -> Boundaries:
     e, me, _ = parse_timestamps(df["end"], "end")
     if ms.any() or me.any():
         row = int(np.nonzero(ms | me)[0][0]) + 1
-        raise InputError(f"boundary file {path}, row {row}: start and end are required")
+        raise InputError(f"boundary file {path}, line {row + 1}: start and end are required")
     return Boundaries(name or f"file:{Path(path).stem}", s, e, df["label"].to_numpy(dtype=object))
 
 
