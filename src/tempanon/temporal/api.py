@@ -61,6 +61,52 @@ def shuffle_within_classes(released: pd.DataFrame, cols: Sequence[str], seed: in
     return released.iloc[order], int(seed)
 
 
+def check_audit_path(audit, out, others=()) -> None:
+    """Refuse an audit path inside the release's folder (it links rows to respondents) or equal to
+    another file of the run (exit 2, before anything is read or written)."""
+    from pathlib import Path
+
+    a = Path(audit).resolve()
+    o = Path(out).resolve()
+    if a == o or any(p is not None and Path(p).resolve() == a for p in others):
+        raise InputError(f"--audit {audit} must be a file of its own (not the input, --out, --summary or --report)")
+    if o.parent == a.parent or o.parent in a.parents:
+        raise InputError(f"--audit {audit} is inside the release's folder {o.parent}: the audit links release rows to "
+                         f"respondents and is for the data steward only; write it elsewhere")
+
+
+def audit_text(result: TimestampedResult) -> str:
+    """The audit file: two comment lines (steward-only label, shuffle seed), then CSV."""
+    return (AUDIT_HEADER + "\n" + f"# shuffle seed: {result.shuffle_seed}; respondent column: "
+            f"{result.summary.get('uid') or '(none: each row is a respondent, identified by its input line)'}\n"
+            + result.audit.to_csv(index=False))
+
+
+def write_audit(result: TimestampedResult, path) -> None:
+    from tempanon.data.io import atomic_write
+
+    text = audit_text(result)
+    atomic_write(path, lambda p: p.write_text(text, encoding="utf-8"))
+
+
+def read_audit(path) -> pd.DataFrame:
+    """Read a timestamped audit (columns release_row, input_line, respondent; comment lines skipped)."""
+    from pathlib import Path
+
+    p = Path(path)
+    try:
+        with open(p, encoding="utf-8") as fh:
+            first = fh.readline()
+    except OSError as exc:
+        raise InputError(f"cannot read the audit {path}: {exc.strerror or exc}") from None
+    if not first.startswith(AUDIT_HEADER[:30]):
+        raise InputError(f"{path} is not a tempanon timestamped audit (its first line should be {AUDIT_HEADER[:30]!r}...)")
+    df = pd.read_csv(p, comment=None, skiprows=2, dtype=str, keep_default_na=False)
+    if list(df.columns) != ["release_row", "input_line", "respondent"]:
+        raise InputError(f"audit {path}: expected columns release_row,input_line,respondent, got {', '.join(df.columns)}")
+    return df
+
+
 def make_audit(df: pd.DataFrame, released: pd.DataFrame, uid: str | None) -> pd.DataFrame:
     """Steward-only audit: release row (1-based data row of the written release), the input's file
     line (header = line 1) and the respondent of each released row."""
@@ -159,6 +205,7 @@ def anonymize_timestamped(
     timezone: str | None = None,
     time_limit: float | None = None,
     shuffle_seed: int | None = None,
+    announce: Callable[[str], None] | None = None,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> TimestampedResult:
     """Least respondent-level k-anonymous generalization of ``time`` (Section 4, Algorithm 1).
@@ -172,6 +219,12 @@ def anonymize_timestamped(
     """
     qi = list(qi)
     _validate(df, time, qi, uid, k, metric, max_suppression, bool(hierarchies))
+    if time_limit is not None:
+        if not float(time_limit) > 0:
+            raise InputError(f"time limit must be a positive number of seconds (got {time_limit})")
+        if hierarchies:
+            raise InputError("the time limit applies to the search over granularities; it is not available with "
+                             "hierarchies (joint search)")
     df = df.reset_index(drop=True)
     instants, missing, tinfo = parse_timestamps(df[time], time, timezone)
     if data_granularity is None:
@@ -195,10 +248,17 @@ def anonymize_timestamped(
     if hierarchies:
         from tempanon.temporal.joint import joint_anonymize
 
+        if announce is not None:
+            announce(f"joint search: {len(dag.nodes)} time granularities x the hierarchies of "
+                     f"{', '.join(h for h in hierarchies)} (Incognito, pruned by the generalization property)")
+
         jres = joint_anonymize(df, time=time, qi=qi, k=k, uid=uid, dag=dag, instants=instants, missing=missing,
                                z0=z0, hierarchies=hierarchies, metric=metric, criterion=criterion,
                                max_suppression=float(max_suppression), tinfo=tinfo, progress=progress)  # fmt: skip
         return finish(jres, df, time=time, qi=qi, uid=uid, shuffle_seed=shuffle_seed, tinfo=tinfo)
+    if announce is not None:
+        announce(f"searching {len(dag.nodes)} granularities (the data's {dag.nodes[0].name} and {len(dag.nodes) - 1} "
+                 f"coarser){'; at most ' + format(time_limit, 'g') + ' s (--time-limit)' if time_limit else ''}")
     q = encode_columns(df, qi)
     prep = prepare(q, instants, missing, uid_codes, np.where(missing, 0, z0))
     res = least_generalization(prep, dag, k, metric=metric, max_suppressed=max_suppressed, time_limit=time_limit,
