@@ -164,9 +164,15 @@ def init(
         return profiles
 
     profiles = run_api(go)
-    roles = {"identifying": "remove", "uid": "respondent id", "qi": "quasi-identifier", "other": "unchanged"}
-    info("\n".join(f"  {p.name}: {roles[p.role]}" + (f" ({p.hierarchy['type']})" if p.hierarchy else "") for p in profiles), quiet)
-    info(f"wrote {target}; review it, then: tempanon run {target}", quiet)
+    from tempanon.steward.init import LARGE_LATTICE, lattice_size
+
+    roles = {"identifying": "remove (identifier)", "uid": "respondent id (removed)", "qi": "quasi-identifier", "other": "left out (no role)"}
+    info("\n".join(f"  {_esc(p.name)}: {roles[p.role]}" + (f" ({p.hierarchy['type']})" if p.role == "qi" and p.hierarchy else "")
+                   for p in profiles), quiet)
+    size = lattice_size(profiles)
+    info(f"lattice of the proposed quasi-identifiers: {size:,} nodes"
+         + (" [yellow](millions: the search may run for hours; keep fewer quasi-identifiers)[/]" if size >= LARGE_LATTICE else ""), quiet)
+    info(f"wrote {_esc(str(target))}; review it, then: tempanon run {_esc(str(target))}", quiet)
 
 
 def hierarchy(
