@@ -32,8 +32,9 @@ from tempanon.hierarchy.core import Hierarchy
 from tempanon.kanon.search import ALGORITHMS, SearchResult, run_search
 from tempanon.kanon.select import CRITERIA, Criterion, discernibility, generalization_loss, select_node
 from tempanon.lattice.dimension import Dimension
-from tempanon.lattice.freqset import Table, encode_table, table_frequency_set
+from tempanon.lattice.freqset import Table, encode_table
 from tempanon.lattice.lattice import Lattice, Node
+from tempanon.lattice.source import encode_distinct
 
 ProgressFn = Callable[[str, int, int], None]
 
@@ -74,6 +75,11 @@ class KAnonResult:
     sensitive: str | None = None
     l: int | None = None
     kept_rows: np.ndarray | None = field(default=None, repr=False)
+    engine: str = "numpy"
+    engine_path: str = "bottom on driver"
+    rows_out: int | None = None
+    output: str | None = None
+    engine_checks: dict | None = field(default=None, repr=False)
 
     @property
     def selected_levels(self) -> dict[str, int]:
@@ -111,13 +117,15 @@ class KAnonResult:
             "max_suppression": self.max_suppression,
             "max_suppressed_rows": self.max_suppressed_rows,
             "rows_in": self.rows_in,
-            "rows_out": int(len(self.table)),
+            "rows_out": int(len(self.table)) if self.table is not None else self.rows_out,
             "suppressed_rows": self.suppressed_rows,
             "min_class_size": self.min_class_size,
             "loss": self.loss,
             "discernibility": self.discernibility,
             "search_seconds": st.seconds,
             "runtime_seconds": self.runtime_seconds,
+            "engine": self.engine,
+            "engine_path": self.engine_path,
         }
 
 
@@ -147,7 +155,7 @@ def _as_encoder(name: str, h: Any) -> Encoder:
 
 
 def kanonymize(
-    data: pd.DataFrame,
+    data: Any,
     qi: Sequence[str],
     hierarchies: Mapping[str, Any],
     k: int,
@@ -162,6 +170,9 @@ def kanonymize(
     l: int | None = None,
     progress: ProgressFn | None = None,
     verify: bool = True,
+    engine: str = "auto",
+    memory_limit: str | None = None,
+    out: str | None = None,
 ) -> KAnonResult:
     """k-anonymize ``data`` by full-domain generalization (Incognito, LeFevre et al. 2005).
 
@@ -190,6 +201,15 @@ def kanonymize(
         ``uid`` or suppression (the generalization property needs neither).
     progress: ``progress(description, done, total)`` callback for long searches.
     verify: re-check the release with the independent verifier (:mod:`tempanon.verify`).
+    engine: who serves the frequency sets (:mod:`tempanon.lattice.source`): ``numpy`` (a DataFrame
+        in memory), ``duckdb`` (a CSV/Parquet path or a DataFrame, out of core with
+        ``memory_limit`` such as ``"4GB"``), ``spark`` (a Spark DataFrame or a path), ``auto``
+        (numpy for DataFrames and small files, DuckDB for files from 256 MiB on). ``data`` may
+        also be a :class:`~tempanon.lattice.source.FrequencySource`.
+    out: with an engine other than numpy, the engine writes the release to this path (``.parquet``
+        or CSV; temp file, verified by an independent query on the written file, then renamed)
+        and ``result.table`` is ``None``; without ``out`` the verified release is returned as a
+        DataFrame.
 
     Raises
     ------
@@ -198,30 +218,46 @@ def kanonymize(
     """
     t0 = time.perf_counter()
     _validate_params(k, max_suppression, algorithm, criterion)
-    if not isinstance(data, pd.DataFrame):
-        raise InputError(f"data must be a pandas DataFrame, got {type(data).__name__}")
+    from tempanon.lattice.source import open_source
+
+    src = open_source(data, engine, memory_limit=memory_limit)
+    try:
+        return _kanonymize(
+            src, qi, hierarchies, k, t0, uid=uid, identifying=identifying, max_suppression=max_suppression,
+            algorithm=algorithm, criterion=criterion, weights=weights, sensitive=sensitive, l=l,
+            progress=progress, verify=verify, out=out,
+        )
+    finally:
+        if src is not data:
+            src.close()
+
+
+def _kanonymize(src, qi, hierarchies, k, t0, *, uid, identifying, max_suppression, algorithm, criterion,
+                weights, sensitive, l, progress, verify, out) -> KAnonResult:  # fmt: skip
+    """:func:`kanonymize` on a :class:`~tempanon.lattice.source.FrequencySource`."""
     qi = list(qi)
     if not qi:
         raise InputError("no quasi-identifier given")
     if len(set(qi)) != len(qi):
         raise InputError(f"quasi-identifier listed twice: {', '.join(sorted({q for q in qi if qi.count(q) > 1}))}")
-    require_columns(data, qi, role="quasi-identifier")
-    require_columns(data, list(identifying), role="identifying column")
+    src.require_columns(qi, role="quasi-identifier")
+    src.require_columns(list(identifying), role="identifying column")
     if uid is not None:
-        require_columns(data, [uid], role="respondent id (uid) column")
+        src.require_columns([uid], role="respondent id (uid) column")
         if uid in qi:
             raise InputError(f"the respondent id {uid!r} cannot also be a quasi-identifier")
-        if data[uid].isna().any():
-            row = data.index[np.flatnonzero(data[uid].isna().to_numpy())[0]]
+        row = src.first_missing_row(uid)
+        if row is not None:
             raise InputError(f"respondent id column {uid!r} has a missing value at row {row}")
-    if len(data) == 0:
+    n = src.n_rows
+    if n == 0:
         raise InputError("the input table has no rows")
     if l is not None or sensitive is not None:
         if l is None or sensitive is None:
             raise InputError("l-diversity needs both a sensitive column and l")
         if isinstance(l, bool) or not isinstance(l, (int, np.integer)) or l < 2:
             raise InputError(f"l must be an integer of at least 2, got {l!r}")
-        require_columns(data, [sensitive], role="sensitive column")
+        src.require_columns([sensitive], role="sensitive column")
         if sensitive in qi:
             raise InputError(f"the sensitive column {sensitive!r} cannot also be a quasi-identifier")
         if uid is not None:
@@ -236,19 +272,8 @@ def kanonymize(
         raise InputError(f"weight given for {', '.join(map(repr, unknown_w))}, not a quasi-identifier ({', '.join(qi)})")
 
     encoders = {q: _as_encoder(q, hierarchies[q]) for q in qi}
-    dims: list[Dimension] = []
-    cols: list[np.ndarray] = []
-    for q in qi:
-        series = data[q].rename(q)
-        d, c = encoders[q].encode(series)
-        if d.name != q:
-            d.name = q
-        dims.append(d)
-        cols.append(c)
-    uid_values = data[uid].to_numpy(dtype=object) if uid is not None else None
-    sens_values = data[sensitive].to_numpy(dtype=object) if sensitive is not None else None
-    table = encode_table(dims, cols, uid_values, sensitive=sens_values)
-    n = len(data)
+    dims = src.encode(qi, encoders)
+    table = src.bottom(uid=uid, sensitive=sensitive)
     max_sup = int(math.floor(max_suppression * n + 1e-9))
 
     res = run_search(algorithm, dims, table, int(k), max_sup, progress=progress, l=l)
@@ -265,9 +290,20 @@ def kanonymize(
     node, value = select_node(
         res.anonymous_nodes, res.minimal_nodes, dims, table, int(k), criterion, weights=weights, suppression=max_sup > 0
     )
-    fs = table_frequency_set(table, dims, tuple(range(len(dims))), node)
-    released, kept, min_size = _release(data, qi, dims, cols, node, int(k), uid, identifying)
-    suppressed = int(n - kept.sum())
+    fs = src.frequency_set(node)
+    check = None
+    if src.engine != "numpy":
+        # the engine writes the release (temp path), verifies it by an independent query on the
+        # written file and renames it into place
+        rel = src.release(node, int(k), uid=uid, drop=identifying, out=out, verify=verify,
+                          max_suppressed=max_sup, l=l, sensitive=sensitive)  # fmt: skip
+        released, kept, min_size = rel.table, None, rel.min_class_size
+        check = rel.checks
+    else:
+        rel = src.release(node, int(k), uid=uid, drop=identifying)
+        released, kept, min_size = rel.table, rel.kept, rel.min_class_size
+    suppressed = int(n - rel.rows_out)
+    data = getattr(src, "data", None)
     result = KAnonResult(
         table=released,
         quasi_identifiers=qi,
@@ -295,43 +331,20 @@ def kanonymize(
         sensitive=sensitive,
         l=None if l is None else int(l),
         kept_rows=kept,
+        engine=src.engine,
+        engine_path=src.path,
+        rows_out=rel.rows_out,
+        output=rel.path,
+        engine_checks=check,
     )
-    if verify:
+    if verify and src.engine == "numpy":
         verify_release(data, result, encoders)
+    if out is not None and src.engine == "numpy":
+        from tempanon.data.io import write_table
+
+        result.output = str(write_table(released, out))
     result.runtime_seconds = time.perf_counter() - t0
     return result
-
-
-def _release(
-    data: pd.DataFrame,
-    qi: Sequence[str],
-    dims: Sequence[Dimension],
-    cols: Sequence[np.ndarray],
-    node: Node,
-    k: int,
-    uid: str | None,
-    identifying: Sequence[str],
-) -> tuple[pd.DataFrame, np.ndarray, int]:
-    """The generalized table at ``node``, rows of classes smaller than k removed."""
-    level_codes = [d.codes[v][c] for d, v, c in zip(dims, node, cols)]
-    key = np.zeros(len(data), dtype=np.int64)
-    for d, v, c in zip(dims, node, level_codes):
-        key = key * d.cardinality(v) + c
-    cls, inv = np.unique(key, return_inverse=True)
-    if uid is None:
-        sizes = np.bincount(inv, minlength=len(cls))
-    else:
-        u = pd.factorize(data[uid])[0]
-        pairs = np.unique(inv.astype(np.int64) * (int(u.max()) + 1) + u)
-        sizes = np.bincount(pairs // (int(u.max()) + 1), minlength=len(cls))
-    kept = sizes[inv] >= k
-    out = data.drop(columns=[c for c in [*identifying, *([uid] if uid else [])] if c in data.columns])
-    out = out.copy()
-    for q, d, v, c in zip(qi, dims, node, level_codes):
-        out[q] = pd.Series(d.labels[v][c], index=data.index, dtype=object)
-    released = out.loc[kept]
-    min_size = int(sizes[sizes >= k].min()) if (sizes >= k).any() else 0
-    return released, kept, min_size
 
 
 def verify_release(data: pd.DataFrame, result: KAnonResult, encoders: Mapping[str, Any]) -> None:
@@ -373,7 +386,7 @@ def encode_for_search(
     """Encode ``data`` once for the searches of :mod:`tempanon.kanon.search` (benchmarks, tests)."""
     dims, cols = [], []
     for q in qi:
-        d, c = _as_encoder(q, hierarchies[q]).encode(data[q].rename(q))
+        d, c = encode_distinct(_as_encoder(q, hierarchies[q]), data[q].rename(q))
         dims.append(d)
         cols.append(c)
     return dims, encode_table(dims, cols, None if uid is None else data[uid].to_numpy(dtype=object))
