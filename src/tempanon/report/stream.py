@@ -60,6 +60,30 @@ def _l_figure(labels: Sequence[str], ls: np.ndarray, l: int) -> str:
     return figures.to_svg(fig)
 
 
+def generalized_tables(generalized: Sequence[Any], qi: Sequence[str], sensitive: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """QIT/ST-shaped tables of snapshots published by generalization (``GeneralizedSnapshot``): each
+    equivalence class (records equal on the generalized quasi-identifiers) of a snapshot is a group."""
+    qits, sts = [], []
+    qi = list(qi)
+    for g in generalized:
+        t = g.table
+        if not len(t):
+            continue
+        keys = t[qi].astype(object).fillna("\x00<NA>")
+        grp = keys.groupby(qi, sort=False, dropna=False).ngroup().to_numpy()
+        q = t[qi].reset_index(drop=True).copy()
+        q.insert(0, "snapshot", g.label)
+        q["group"] = grp
+        qits.append(q)
+        sv = t[sensitive].astype(object).to_numpy()
+        st = (pd.DataFrame({"snapshot": g.label, "group": grp, sensitive: sv})
+              .groupby(["snapshot", "group", sensitive], sort=False, dropna=False).size().rename("count").reset_index())
+        sts.append(st)
+    if not qits:
+        return (pd.DataFrame(columns=["snapshot", *qi, "group"]), pd.DataFrame(columns=["snapshot", "group", sensitive, "count"]))
+    return pd.concat(qits, ignore_index=True), pd.concat(sts, ignore_index=True)
+
+
 def _shares(df: pd.DataFrame, keys: Sequence[str], sensitive: str, counts: str | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Per class of records equal on ``keys``: the largest share of one sensitive value (missing = a
     value) and the class size (weighted by ``counts``)."""
@@ -97,6 +121,7 @@ def stream_report(
     checksum_kind: str = "SHA-256 of the input file",
     parameters: Mapping[str, Any] | None = None,
     threshold: float = 0.2,
+    generalized: Sequence[Any] | None = None,
 ) -> Report:
     """Build the report of ``result`` (a :class:`~tempanon.stream.api.StreamResult` with its
     ``qit``/``st`` tables, i.e. from :func:`~tempanon.stream.api.anonymize_stream`) on ``data``."""
@@ -106,6 +131,9 @@ def stream_report(
     l, w = int(s["l"]), int(s["window"])
     n = len(data)
     qit, st = result.qit, result.st
+    if generalized is not None:  # --publish generalization: the equivalence classes play the groups' part
+        qit, st = generalized_tables(generalized, qi, sens)
+    how = "generalized (per snapshot)" if generalized is not None else "unchanged (QIT)"
     if qit is None or st is None:
         raise ValueError("the stream report needs the release tables (anonymize_stream, not the JSON-lines stream)")
     per = s["per_snapshot"]
@@ -117,13 +145,15 @@ def stream_report(
         if c == time:
             roles[c] = f"time (cut into snapshots by {s['snapshot_unit']}; not published)"
         elif c == sens:
-            roles[c] = "sensitive (published per Anatomy group in the ST)"
+            roles[c] = ("sensitive (published per Anatomy group in the ST)" if generalized is None
+                        else "sensitive (published with the generalized quasi-identifiers)")
         elif c in qi:
-            roles[c] = "quasi-identifier (published unchanged in the QIT)"
+            roles[c] = f"quasi-identifier (published {how})"
         else:
             roles[c] = "other (not published)"
     params = {
-        "model": "l-diversity of a snapshot stream with bounded delay (Anatomy per snapshot)",
+        "model": "l-diversity of a snapshot stream with bounded delay ("
+        + ("Anatomy" if generalized is None else "full-domain generalization") + " per snapshot)",
         "l": l,
         "window w (largest delay, snapshots)": w,
         "snapshot unit": s["snapshot_unit"],
@@ -146,7 +176,7 @@ def stream_report(
     sizes_match = released == len(qit) == n - int(s["suppressed"])
     verified = (achieved_l is None or achieved_l >= l) and sizes_match
     sec = guarantee_section(
-        model="l-diversity of every published snapshot (Anatomy, Wang et al. Definition 2)",
+        model="l-diversity of every published snapshot (" + ("Anatomy groups" if generalized is None else "equivalence classes of the generalized tables") + ", Wang et al. Definition 1)",
         requested={"l (every group of every snapshot)": l, "largest delay (snapshots)": f"<= {w}"},
         achieved={"l (every group of every snapshot)": achieved_l, "largest delay (snapshots)": s["max_reposition_distance"],
                   "published snapshots": len(published), "groups": len(groups),
@@ -155,7 +185,7 @@ def stream_report(
         class_sizes=groups["size"].to_numpy(dtype=np.int64),
         k=None,  # an Anatomy group needs >= l records; its l is drawn in the next figure
         what="records per Anatomy group",
-        checker="tempanon.verify.check_anatomy, re-counted on the released tables",
+        checker=("tempanon.verify.check_anatomy" if generalized is None else "tempanon.verify.check_l_diverse_classes") + ", re-counted on the released tables",
     )
     sec.add_figure(_l_figure(published, ls, l), "Achieved l of each published snapshot (its smallest group); none may lie below the dashed line."
                    + (" Bars are bins of consecutive snapshots (the smallest l of the bin)." if len(figures.bin_edges(len(published))) < len(published) else ""))
@@ -170,8 +200,12 @@ def stream_report(
     risk = Section("risk", "Inferring a sensitive value: before and after")
     risk.add_text(
         "What l-diversity bounds: the probability that an attacker who finds a person's row learns their sensitive value. "
-        "Anatomy publishes the quasi-identifiers unchanged (QIT) and the sensitive values per group (ST), so a row can be "
-        f"found, but its value is only known to be one of its group's: at most 1/l = 1/{l} = {1 / l:.3g} for any value. "
+        + ("Anatomy publishes the quasi-identifiers unchanged (QIT) and the sensitive values per group (ST), so a row can be "
+           "found, but its value is only known to be one of its group's: "
+           if generalized is None else
+           "Generalization publishes each record with generalized quasi-identifiers, so a person is only known to be in "
+           "an equivalence class (a group here), whose values they may have: ")
+        + f"at most 1/l = 1/{l} = {1 / l:.3g} for any value. "
         "Before: the largest share of one value among input records equal on the quasi-identifiers (what the raw table "
         "would give away); after: the largest share of one value in a released group.",
         css="note",
@@ -200,7 +234,7 @@ def stream_report(
     attrs = [(time, f"snapshot ({s['snapshot_unit']}), delay <= {w}", ", ".join(map(str, labels[:3])) + (", ..." if len(labels) > 3 else ""),
               time_loss / n if n else 0.0)]
     for c in qi:
-        attrs.append((c, "unchanged (QIT)", ", ".join(map(str, pd.unique(qit[c].astype(object).where(qit[c].notna(), "(missing)"))[:3])), float(sup.sum()) / n if n else 0.0))
+        attrs.append((c, how, ", ".join(map(str, pd.unique(qit[c].astype(object).where(qit[c].notna(), "(missing)"))[:3])), float(sup.sum()) / n if n else 0.0))
     util = utility_section(
         attributes=attrs,
         measures={
@@ -238,4 +272,4 @@ def stream_report(
     return rep
 
 
-__all__ = ["group_table", "l_per_snapshot", "stream_report"]
+__all__ = ["generalized_tables", "group_table", "l_per_snapshot", "stream_report"]
