@@ -183,7 +183,7 @@ def test_parse_timestamps_tz_naive_missing_and_errors():
     assert "UTC" in info2["timezone"]
     aware = pd.Series(pd.to_datetime(["2005-01-01 12:00"]).tz_localize("Europe/Rome"))
     assert parse_timestamps(aware)[0][0] == ts("2005-01-01 11:00")
-    with pytest.raises(InputError, match=r"column 'T', row 2: cannot parse timestamp 'yesterday'"):
+    with pytest.raises(InputError, match=r"column 'T', line 3: cannot parse timestamp 'yesterday'"):
         parse_timestamps(pd.Series(["2005-01-01", "yesterday"]), "T")
     assert infer_data_granularity(np.array([ts("2005-01-01"), ts("2005-01-02")])).name == "day"
     assert infer_data_granularity(np.array([ts("2005-01-01 10:30")])).name == "minute"

@@ -160,7 +160,7 @@ def test_missing_time_is_a_category_and_bad_input():
     df.loc[len(df)] = ["p2", "Addr1", "", "Ex9"]
     res = anonymize_timestamped(df, time="Date", qi=["Address"], uid="Patient", k=2, granularities="week,month")
     assert res.released["Date"].isna().sum() == 2
-    with pytest.raises(InputError, match="row 33"):
+    with pytest.raises(InputError, match="line 34"):
         bad = table3()
         bad.loc[32] = ["p1", "Addr1", "31/02/2005x", "Ex1"]
         anonymize_timestamped(bad, time="Date", qi=["Address"], uid="Patient", k=2)
@@ -306,5 +306,5 @@ def test_declared_data_granularity_business_day_with_holidays():
     assert res.summary["granularity"] == "week"
     assert list(res.released["T"]) == ["2005-W01"] * 2 + ["2005-W02"] * 2
     bad = df.assign(T=["2005-01-03", "2005-01-17", "2005-01-10", "2005-01-11"])  # 2005-01-17: MLK Day
-    with pytest.raises(InputError, match="row 2: '2005-01-17' lies in no granule of the data granularity"):
+    with pytest.raises(InputError, match="line 3: '2005-01-17' lies in no granule of the data granularity"):
         anonymize_timestamped(bad, time="T", qi=["A"], uid="P", k=2, data_granularity="business-day", country="US")

@@ -61,8 +61,8 @@ def encode_uid(df: pd.DataFrame, uid: str | None) -> np.ndarray:
     col = df[uid]
     miss = col.isna().to_numpy()
     if miss.any():
-        row = int(np.nonzero(miss)[0][0]) + 1
-        raise InputError(f"column {uid!r}, row {row}: the respondent identifier is missing")
+        row = int(np.nonzero(miss)[0][0]) + 2  # the file line (header = line 1)
+        raise InputError(f"column {uid!r}, line {row}: the respondent identifier is missing")
     return pd.factorize(col)[0].astype(np.int64)
 
 
@@ -143,7 +143,7 @@ def anonymize_timestamped(
     bad = (z0 == GAP) & ~missing
     if bad.any():
         row = int(np.nonzero(bad)[0][0])
-        raise InputError(f"column {time!r}, row {row + 1}: {df[time].iloc[row]!r} lies in no granule of the "
+        raise InputError(f"column {time!r}, line {row + 2}: {df[time].iloc[row]!r} lies in no granule of the "
                          f"data granularity {g0.name}")  # fmt: skip
     cands = parse_granularities(granularities, country=country, parts=parts)
     span = span_of(instants[~missing])

@@ -588,8 +588,8 @@ def boundaries_from_file(path: str, name: str | None = None) -> Boundaries:
     s, ms, _ = parse_timestamps(df["start"], "start")
     e, me, _ = parse_timestamps(df["end"], "end")
     if ms.any() or me.any():
-        row = int(np.nonzero(ms | me)[0][0]) + 1
-        raise InputError(f"boundary file {path}, row {row}: start and end are required")
+        row = int(np.nonzero(ms | me)[0][0]) + 2  # the file line (header = line 1)
+        raise InputError(f"boundary file {path}, line {row}: start and end are required")
     return Boundaries(name or f"file:{Path(path).stem}", s, e, df["label"].to_numpy(dtype=object))
 
 

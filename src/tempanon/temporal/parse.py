@@ -71,7 +71,7 @@ def parse_timestamps(series: pd.Series, column: str = "time") -> tuple[np.ndarra
         if bad.any():
             row = int(np.nonzero(bad)[0][0])
             raise InputError(
-                f"column {column!r}, row {row + 1}: cannot parse timestamp {text.iloc[row]!r} "
+                f"column {column!r}, line {row + 2}: cannot parse timestamp {text.iloc[row]!r} "
                 f"({int(bad.sum())} unparsable value(s) in total)"
             )
         if any_tz:
