@@ -54,14 +54,14 @@ def test_paper_example_2_and_3_tables_4_and_5():
     assert (cand["month"]["gen_m"], cand["month"]["gen_s"]) == (2, 5)
     assert leq_c((2, 6), (2, 5)) and not leq_c((2, 5), (2, 6))  # gen_c(R_week) <=_c gen_c(R_month)
     assert s["granularity"] == "week" and s["gen_c"] == [2, 6]  # the least generalization
-    rel = res.released
+    rel = res.released.sort_index()  # released rows are shuffled within classes; the index is the input row
     assert list(rel.columns) == ["Q", "T", "data"] and list(rel["T"]) == TABLE4_T
     assert list(rel["data"]) == ["d0", "d1", "d2", "d3", "d4", "d5"]
     # each metric alone: gen_m ties (first listed wins), gen_s (>=) prefers week too
     assert anonymize_timestamped(df, time="T", qi=["Q"], uid="UID", k=2, granularities="week,month",
                                  metric="gen_s").summary["granularity"] == "week"  # fmt: skip
     month = anonymize_timestamped(df, time="T", qi=["Q"], uid="UID", k=2, granularities="month,week", metric="gen_m")
-    assert month.summary["granularity"] == "month" and list(month.released["T"]) == TABLE5_T
+    assert month.summary["granularity"] == "month" and list(month.released.sort_index()["T"]) == TABLE5_T
 
 
 def test_paper_procedure_2_counts_the_first_tuple():
@@ -306,5 +306,5 @@ def test_declared_data_granularity_business_day_with_holidays():
     assert res.summary["granularity"] == "week"
     assert list(res.released["T"]) == ["2005-W01"] * 2 + ["2005-W02"] * 2
     bad = df.assign(T=["2005-01-03", "2005-01-17", "2005-01-10", "2005-01-11"])  # 2005-01-17: MLK Day
-    with pytest.raises(InputError, match="line 3: '2005-01-17' lies in no granule of the data granularity"):
+    with pytest.raises(InputError, match="line 3: .2005-01-17. lies in no granule of the data granularity"):
         anonymize_timestamped(bad, time="T", qi=["A"], uid="P", k=2, data_granularity="business-day", country="US")

@@ -24,6 +24,7 @@ def check(
     as_json: Annotated[bool, typer.Option("--json", help="Print the measures as one JSON object.")] = False,
     delimiter: Annotated[str | None, typer.Option("--delimiter", help="CSV delimiter (detected if omitted).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing; only the exit status tells.")] = False,
+    audit: Annotated[Path | None, typer.Option("--audit", help="Steward-only audit of a timestamped release: the respondent of each row goes into the --uid column.")] = None,
 ) -> None:
     """Measure k, respondent-level k, l, uniques and prosecutor risk of a table as it is.
 
@@ -35,6 +36,10 @@ def check(
 
     def go():
         df = read_table(input, as_text=True, delimiter=delimiter)
+        if audit is not None:
+            from tempanon.steward.check import attach_audit
+
+            df = attach_audit(df, audit, uid)
         cols = list(df.columns)
         return check_table(
             df,
