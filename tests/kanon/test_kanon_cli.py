@@ -89,7 +89,7 @@ def test_no_solution_exits_1_and_writes_nothing(setup):
     out = tmp / "none.csv"
     r = runner.invoke(app, _args(data, hdir, out, "--k", "7"))
     assert r.exit_code == 1
-    assert "no full-domain generalization" in r.output
+    assert "k=7 is impossible for this data" in r.output and "only 6 rows" in r.output
     assert not out.exists()
 
 

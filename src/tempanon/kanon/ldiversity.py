@@ -110,7 +110,7 @@ class LDiversity:
         order = np.argsort(-counts, kind="stable")
         counts, vals = counts[order], _vals[order]
         n = int(counts.sum())
-        top = f"value {vals[0]!r} of {sensitive!r} holds {counts[0]:,} of {n:,} rows ({100 * counts[0] / n:.1f}%)"
+        top = f"value {str(vals[0])!r} of {sensitive!r} holds {counts[0]:,} of {n:,} rows ({100 * counts[0] / n:.1f}%)"
         sup = (
             f" (suppressing up to {max_suppressed:,} rows cannot change that)" if max_suppressed else ""
         )
