@@ -34,8 +34,9 @@ from tempanon.kanon.ldiversity import LDiversity
 from tempanon.kanon.search import ALGORITHMS, Budget, SearchResult, run_search
 from tempanon.kanon.select import CRITERIA, Criterion, discernibility, generalization_loss, select_node
 from tempanon.lattice.dimension import Dimension
-from tempanon.lattice.freqset import Table, encode_table, table_frequency_set
+from tempanon.lattice.freqset import Table, encode_table
 from tempanon.lattice.lattice import Lattice, Node
+from tempanon.lattice.source import encode_distinct
 
 ProgressFn = Callable[[str, int, int], None]
 
@@ -78,6 +79,11 @@ class KAnonResult:
     kept_rows: np.ndarray | None = field(default=None, repr=False)
     l_diversity: LDiversity | None = None
     plan: dict = field(default_factory=dict)
+    engine: str = "numpy"
+    engine_path: str = "bottom on driver"
+    rows_out: int | None = None
+    output: str | None = None
+    engine_checks: dict | None = field(default=None, repr=False)
 
     @property
     def selected_levels(self) -> dict[str, int]:
@@ -128,13 +134,15 @@ class KAnonResult:
             "max_suppression": self.max_suppression,
             "max_suppressed_rows": self.max_suppressed_rows,
             "rows_in": self.rows_in,
-            "rows_out": int(len(self.table)),
+            "rows_out": int(len(self.table)) if self.table is not None else self.rows_out,
             "suppressed_rows": self.suppressed_rows,
             "min_class_size": self.min_class_size,
             "loss": self.loss,
             "discernibility": self.discernibility,
             "search_seconds": st.seconds,
             "runtime_seconds": self.runtime_seconds,
+            "engine": self.engine,
+            "engine_path": self.engine_path,
         }
 
 
@@ -164,7 +172,7 @@ def _as_encoder(name: str, h: Any) -> Encoder:
 
 
 def kanonymize(
-    data: pd.DataFrame,
+    data: Any,
     qi: Sequence[str],
     hierarchies: Mapping[str, Any],
     k: int,
@@ -181,6 +189,9 @@ def kanonymize(
     c: float | None = None,
     progress: ProgressFn | None = None,
     verify: bool = True,
+    engine: str = "auto",
+    memory_limit: str | None = None,
+    out: str | None = None,
     max_nodes: int | None = None,
     time_limit: float | None = None,
     max_lattice: int | None = None,
@@ -216,6 +227,15 @@ def kanonymize(
         ``max_suppression`` of the rows. Not combined with ``uid``.
     progress: ``progress(description, done, total)`` callback for long searches.
     verify: re-check the release with the independent verifier (:mod:`tempanon.verify`).
+    engine: who serves the frequency sets (:mod:`tempanon.lattice.source`): ``numpy`` (a DataFrame
+        in memory), ``duckdb`` (a CSV/Parquet path or a DataFrame, out of core with
+        ``memory_limit`` such as ``"4GB"``), ``spark`` (a Spark DataFrame or a path), ``auto``
+        (numpy for DataFrames and small files, DuckDB for files from 256 MiB on). ``data`` may
+        also be a :class:`~tempanon.lattice.source.FrequencySource`.
+    out: with an engine other than numpy, the engine writes the release to this path (``.parquet``
+        or CSV; temp file, verified by an independent query on the written file, then renamed)
+        and ``result.table`` is ``None``; without ``out`` the verified release is returned as a
+        DataFrame.
     max_nodes, time_limit: a budget for the search (checks; wall-clock seconds). When it runs
         out the search stops and the release is the best node among those proved anonymous so
         far (verified like any release); ``summary()["stopped_early"]`` says why, and
@@ -233,23 +253,41 @@ def kanonymize(
     """
     t0 = time.perf_counter()
     _validate_params(k, max_suppression, algorithm, criterion)
-    if not isinstance(data, pd.DataFrame):
-        raise InputError(f"data must be a pandas DataFrame, got {type(data).__name__}")
+    from tempanon.lattice.source import open_source
+
+    src = open_source(data, engine, memory_limit=memory_limit)
+    try:
+        return _kanonymize(
+            src, qi, hierarchies, k, t0, uid=uid, identifying=identifying, max_suppression=max_suppression,
+            algorithm=algorithm, criterion=criterion, weights=weights, sensitive=sensitive, l=l,
+            progress=progress, verify=verify, out=out, l_diversity=l_diversity, c=c, max_nodes=max_nodes,
+            time_limit=time_limit, max_lattice=max_lattice, notice=notice,
+        )
+    finally:
+        if src is not data:
+            src.close()
+
+
+def _kanonymize(src, qi, hierarchies, k, t0, *, uid, identifying, max_suppression, algorithm, criterion,
+                weights, sensitive, l, progress, verify, out, l_diversity="frequency", c=None, max_nodes=None,
+                time_limit=None, max_lattice=None, notice=None) -> KAnonResult:  # fmt: skip
+    """:func:`kanonymize` on a :class:`~tempanon.lattice.source.FrequencySource`."""
     qi = list(qi)
     if not qi:
         raise InputError("no quasi-identifier given")
     if len(set(qi)) != len(qi):
         raise InputError(f"quasi-identifier listed twice: {', '.join(sorted({q for q in qi if qi.count(q) > 1}))}")
-    require_columns(data, qi, role="quasi-identifier")
-    require_columns(data, list(identifying), role="identifying column")
+    src.require_columns(qi, role="quasi-identifier")
+    src.require_columns(list(identifying), role="identifying column")
     if uid is not None:
-        require_columns(data, [uid], role="respondent id (uid) column")
+        src.require_columns([uid], role="respondent id (uid) column")
         if uid in qi:
             raise InputError(f"the respondent id {uid!r} cannot also be a quasi-identifier")
-        if data[uid].isna().any():
-            row = data.index[np.flatnonzero(data[uid].isna().to_numpy())[0]]
+        row = src.first_missing_row(uid)
+        if row is not None:
             raise InputError(f"respondent id column {uid!r} has a missing value at row {row}")
-    if len(data) == 0:
+    n = src.n_rows
+    if n == 0:
         raise InputError("the input table has no rows")
     ldiv: LDiversity | None = None
     if l is not None or sensitive is not None:
@@ -260,11 +298,16 @@ def kanonymize(
         if l_diversity not in L_VARIANTS:
             raise InputError(f"unknown l-diversity variant {l_diversity!r}; expected one of {', '.join(L_VARIANTS)}")
         ldiv = LDiversity(int(l), l_diversity, c)
-        require_columns(data, [sensitive], role="sensitive column")
+        src.require_columns([sensitive], role="sensitive column")
         if sensitive in qi:
             raise InputError(f"the sensitive column {sensitive!r} cannot also be a quasi-identifier")
         if uid is not None:
             raise InputError("l-diversity with respondent ids (uid) is not supported")
+        if src.engine != "numpy" and (ldiv.variant != "frequency" or max_suppression > 0):
+            raise InputError(
+                f"{ldiv.describe()}" + (" with suppression" if max_suppression > 0 else "")
+                + f" is released by the numpy engine only, not {src.engine!r}; use --engine numpy"
+            )
     elif c is not None:
         raise InputError("c is a parameter of recursive (c,l)-diversity: give it with sensitive, l and l_diversity='recursive'")
     budget = Budget(max_nodes=max_nodes, time_limit=time_limit) if (max_nodes is not None or time_limit is not None) else None
@@ -279,17 +322,7 @@ def kanonymize(
         raise InputError(f"weight given for {', '.join(map(repr, unknown_w))}, not a quasi-identifier ({', '.join(qi)})")
 
     encoders = {q: _as_encoder(q, hierarchies[q]) for q in qi}
-    dims: list[Dimension] = []
-    cols: list[np.ndarray] = []
-    for q in qi:
-        series = data[q].rename(q)
-        d, c = encoders[q].encode(series)
-        if d.name != q:
-            d.name = q
-        dims.append(d)
-        cols.append(c)
-    uid_values = data[uid].to_numpy(dtype=object) if uid is not None else None
-    sens_values = data[sensitive].to_numpy(dtype=object) if sensitive is not None else None
+    dims = src.encode(qi, encoders)
     plan = search_plan(dims, algorithm)
     if plan["lattice_size"] > limit:
         raise InputError(
@@ -298,8 +331,7 @@ def kanonymize(
             "its grids alone); use fewer quasi-identifiers or shorter hierarchies, or raise the limit with "
             "--max-lattice (API: max_lattice)"
         )
-    table = encode_table(dims, cols, uid_values, sensitive=sens_values)
-    n = len(data)
+    table = src.bottom(uid=uid, sensitive=sensitive)
     max_sup = int(math.floor(max_suppression * n + 1e-9))
     plan["rows"] = n
     plan["distinct_rows"] = int(len(table.counts))
@@ -316,7 +348,10 @@ def kanonymize(
             )
 
     if ldiv is not None:
-        reason = ldiv.impossible_reason(sens_values, max_sup, sensitive)
+        sdata = getattr(src, "data", None)
+        labels = None if sdata is None else pd.factorize(pd.Series(sdata[sensitive].to_numpy(dtype=object)), use_na_sentinel=False)[1]
+        counts = np.bincount(table.uid, weights=table.counts, minlength=table.n_uid).astype(np.int64)
+        reason = ldiv.impossible_reason(counts, labels, max_sup, sensitive)
         if reason is not None:
             raise NoSolutionError(reason)
     res = run_search(algorithm, dims, table, int(k), max_sup, progress=progress, l=ldiv, budget=budget)
@@ -335,9 +370,26 @@ def kanonymize(
     node, value = select_node(
         res.anonymous_nodes, res.minimal_nodes, dims, table, int(k), criterion, weights=weights, suppression=max_sup > 0, ldiv=lsup
     )
-    fs = table_frequency_set(table, dims, tuple(range(len(dims))), node)
-    released, kept, min_size = _release(data, qi, dims, cols, node, int(k), uid, identifying, ldiv, sens_values)
-    suppressed = int(n - kept.sum())
+    fs = src.frequency_set(node)
+    check = None
+    if src.engine != "numpy":
+        # the engine writes the release (temp path), verifies it by an independent query on the
+        # written file and renames it into place
+        rel = src.release(node, int(k), uid=uid, drop=identifying, out=out, verify=verify,
+                          max_suppressed=max_sup, l=l, sensitive=sensitive)  # fmt: skip
+        released, kept, min_size = rel.table, None, rel.min_class_size
+        check = rel.checks
+    elif lsup is not None:  # classes failing l are suppressed too
+        released, kept, min_size = _release(
+            src.data, qi, dims, src.base_codes, node, int(k), uid, identifying, lsup, src.data[sensitive].to_numpy(dtype=object)
+        )
+        rel = None
+    else:
+        rel = src.release(node, int(k), uid=uid, drop=identifying)
+        released, kept, min_size = rel.table, rel.kept, rel.min_class_size
+    rows_out = int(kept.sum()) if rel is None else rel.rows_out
+    suppressed = int(n - rows_out)
+    data = getattr(src, "data", None)
     result = KAnonResult(
         table=released,
         quasi_identifiers=qi,
@@ -367,9 +419,18 @@ def kanonymize(
         kept_rows=kept,
         l_diversity=ldiv,
         plan=plan,
+        engine=src.engine,
+        engine_path=src.path,
+        rows_out=rows_out,
+        output=None if rel is None else rel.path,
+        engine_checks=check,
     )
-    if verify:
+    if verify and src.engine == "numpy":
         verify_release(data, result, encoders)
+    if out is not None and src.engine == "numpy":
+        from tempanon.data.io import write_table
+
+        result.output = str(write_table(released, out))
     result.runtime_seconds = time.perf_counter() - t0
     return result
 
@@ -536,7 +597,7 @@ def encode_for_search(
     """Encode ``data`` once for the searches of :mod:`tempanon.kanon.search` (benchmarks, tests)."""
     dims, cols = [], []
     for q in qi:
-        d, c = _as_encoder(q, hierarchies[q]).encode(data[q].rename(q))
+        d, c = encode_distinct(_as_encoder(q, hierarchies[q]), data[q].rename(q))
         dims.append(d)
         cols.append(c)
     return dims, encode_table(dims, cols, None if uid is None else data[uid].to_numpy(dtype=object))

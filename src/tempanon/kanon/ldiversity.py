@@ -97,8 +97,9 @@ class LDiversity:
         tail = np.bincount(cls[order][rank >= self.l - 1], weights=sc[rank >= self.l - 1], minlength=len(starts))
         return r1 < float(self.c) * tail
 
-    def impossible_reason(self, values: np.ndarray, max_suppressed: int, sensitive: str) -> str | None:
-        """A proof that no generalization can satisfy this requirement, or ``None``.
+    def impossible_reason(self, counts: np.ndarray, labels, max_suppressed: int, sensitive: str) -> str | None:
+        """A proof that no generalization can satisfy this requirement, or ``None``. ``counts``
+        are the rows of each sensitive value, ``labels`` their values (or ``None``).
 
         Classes only merge under generalization and the union of l-diverse classes is l-diverse,
         so the rows a release keeps, taken together, must be l-diverse. Without suppression that
@@ -106,11 +107,15 @@ class LDiversity:
         ``frequency`` (the best rows to remove are counted, :func:`_frequency_possible`) and
         ``distinct`` (removing rows never adds values); for ``entropy`` and ``recursive`` no proof
         is attempted with suppression (``None``)."""
-        _vals, counts = np.unique(np.asarray(values, dtype=object).astype(str), return_counts=True)
+        counts = np.asarray(counts, dtype=np.int64)
         order = np.argsort(-counts, kind="stable")
-        counts, vals = counts[order], _vals[order]
+        counts = counts[order]
+        counts = counts[counts > 0]
         n = int(counts.sum())
-        top = f"value {str(vals[0])!r} of {sensitive!r} holds {counts[0]:,} of {n:,} rows ({100 * counts[0] / n:.1f}%)"
+        if n == 0:
+            return None
+        name = "the most frequent value" if labels is None else f"value {str(labels[order[0]])!r}"
+        top = f"{name} of {sensitive!r} holds {counts[0]:,} of {n:,} rows ({100 * counts[0] / n:.1f}%)"
         sup = (
             f" (suppressing up to {max_suppressed:,} rows cannot change that)" if max_suppressed else ""
         )

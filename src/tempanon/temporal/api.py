@@ -91,8 +91,9 @@ def _validate(df, time, qi, uid, k, metric, max_suppression, joint=False):
             raise InputError(f"the respondent identifier {uid!r} cannot also be a quasi-identifier or the time")
     if time in qi:
         raise InputError(f"the time column {time!r} is generalized by granularities; do not list it in --qi")
-    if not isinstance(k, (int, np.integer)) or k < 1:
-        raise InputError(f"k must be a positive integer (got {k!r})")
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 2:
+        raise InputError(f"k must be an integer of at least 2 (got {k!r}): k = 1 would publish the original "
+                         f"timestamps unchanged")
     if metric not in METRICS and not (joint and metric in ("height", "loss", "discernibility")):
         extra = " (height, loss, discernibility with --hierarchies)"
         raise InputError(f"unknown metric {metric!r}; use one of {', '.join(METRICS)}{extra}")
@@ -171,9 +172,9 @@ def anonymize_timestamped(
     released[time] = pd.Series(labels[keep], index=released.index, dtype=object)
     if uid is not None:
         released = released.drop(columns=[uid])
-    # Candidates for the summary: every granularity checked directly (Procedure 2 on each).
-    all_checks = [res.checks[v] if v in res.checks else check_granularity(prep, g, k, max_suppressed)
-                  for v, g in enumerate(dag.nodes)]  # fmt: skip
+    # Candidates for the summary: what Algorithm 1 evaluated; pruned granularities are not
+    # re-checked (that would undo the pruning), the summary says why they were not.
+    all_checks = [res.checks.get(v) for v in range(len(dag.nodes))]
     from tempanon.verify import check_timestamped_release
 
     otimes = pd.Series(pd.to_datetime(np.where(missing, 0, instants), unit="s"), index=df.index).where(~missing)
@@ -198,10 +199,18 @@ def _summary(df, dag, res, all_checks, final, *, k, uid, time, qi, metric, max_s
         else:
             i = idx.get(name, idx.get(dag.equivalent.get(name, ""), 0))
             c = all_checks[i]
-            entry.update(compatible=True, k_anonymous=bool(c.k_anonymous), gen_m=c.gen_m, gen_s=c.gen_s,
-                         suppressed=c.suppressed, classes=c.classes, min_respondents=c.min_respondents,
-                         directly_coarser=[dag.nodes[p].name for p in dag.parents[i]],
-                         evaluated_by_algorithm=i in res.checks, minimal=i in res.minimal)  # fmt: skip
+            entry.update(compatible=True, directly_coarser=[dag.nodes[p].name for p in dag.parents[i]],
+                         evaluated_by_algorithm=c is not None, minimal=i in res.minimal)  # fmt: skip
+            if c is not None:
+                entry.update(k_anonymous=bool(c.k_anonymous), gen_m=c.gen_m, gen_s=c.gen_s, suppressed=c.suppressed,
+                             classes=c.classes, min_respondents=c.min_respondents)  # fmt: skip
+            elif i in res.pruned:
+                entry.update(k_anonymous=True, gen_m=None, gen_s=None,
+                             not_checked=f"pruned: coarser than {dag.nodes[res.pruned[i]].name}, which is k-anonymous "
+                                         f"(so this one is too, and no less general by Theorems 2-4)")  # fmt: skip
+            else:
+                entry.update(k_anonymous=None, gen_m=None, gen_s=None,
+                             not_checked="not reached: the time limit stopped the search")
             if i in res.pruned:
                 entry["pruned_coarser_than"] = dag.nodes[res.pruned[i]].name
             if name in dag.equivalent:
