@@ -354,11 +354,14 @@ def _kanonymize(src, qi, hierarchies, k, t0, *, uid, identifying, max_suppressio
         reason = ldiv.impossible_reason(counts, labels, max_sup, sensitive)
         if reason is not None:
             raise NoSolutionError(reason)
+        from tempanon.kanon.ldiversity import table_summary
+
+        plan["sensitive_summary"] = table_summary(counts, labels, sensitive)
     res = run_search(algorithm, dims, table, int(k), max_sup, progress=progress, l=ldiv, budget=budget)
     if res.stats.stopped and not res.anonymous_nodes:
         _try_top_node(res, dims, table, int(k), max_sup, ldiv)
     if not res.anonymous_nodes:
-        raise NoSolutionError(_no_solution_message(res, k, uid, ldiv, sensitive, max_sup, n, max_suppression, table))
+        raise NoSolutionError(_no_solution_message(res, k, uid, ldiv, sensitive, max_sup, n, max_suppression, table, plan.get("sensitive_summary", "")))
     if res.stats.stopped and notice is not None:
         notice(
             f"warning: the search stopped early ({res.stats.stopped}) after {res.stats.nodes_checked:,} checks; the "
@@ -513,6 +516,7 @@ def _try_top_node(res: SearchResult, dims: Sequence[Dimension], table: Table, k:
     """A budget stopped the search before any node was proved anonymous: check the most general
     node (every attribute at a one-value level) so that a release is still possible."""
     from tempanon.kanon.search import _Ctx, _top_single_levels
+    from tempanon.lattice.freqset import table_frequency_set
 
     tops = _top_single_levels(dims)
     if any(t is None for t in tops):
@@ -530,7 +534,7 @@ def _try_top_node(res: SearchResult, dims: Sequence[Dimension], table: Table, k:
         res.minimal_nodes = [node]
 
 
-def _no_solution_message(res, k, uid, ldiv, sensitive, max_sup, n, max_suppression, table) -> str:
+def _no_solution_message(res, k, uid, ldiv, sensitive, max_sup, n, max_suppression, table, res_plan_summary="") -> str:
     if res.stats.stopped:
         return (
             f"the search stopped early ({res.stats.stopped}) before any generalization was proved anonymous; "
@@ -544,8 +548,8 @@ def _no_solution_message(res, k, uid, ldiv, sensitive, max_sup, n, max_suppressi
     if ldiv is not None:
         return (
             f"no full-domain generalization gives every class at least {what} and {ldiv.describe()} on {sensitive!r} "
-            f"while suppressing at most {max_sup} of {n} rows (max_suppression={max_suppression}). Allow more "
-            "suppression, lower k or l, or use a weaker l-diversity variant"
+            f"while suppressing at most {max_sup} of {n} rows (max_suppression={max_suppression}); "
+            f"{res_plan_summary}. Allow more suppression, lower k or l, or use a weaker l-diversity variant"
         )
     return (
         f"no full-domain generalization gives every class at least {what} while suppressing at most "

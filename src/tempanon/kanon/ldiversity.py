@@ -158,6 +158,22 @@ class LDiversity:
         return None
 
 
+def table_summary(counts: np.ndarray, labels, sensitive: str) -> str:
+    """One line on the sensitive column over the whole table: values, the top share, entropy."""
+    counts = np.asarray(counts, dtype=np.int64)
+    order = np.argsort(-counts, kind="stable")
+    c = counts[order][counts[order] > 0]
+    n = int(c.sum())
+    if n == 0:
+        return ""
+    p = c / n
+    name = "the most frequent value" if labels is None else f"value {str(labels[order[0]])!r}"
+    return (
+        f"over the whole table {sensitive!r} has {len(c)} distinct values, {name} holds {100 * p[0]:.1f}% of the rows, "
+        f"entropy {float(-(p * np.log(p)).sum()):.3f}"
+    )
+
+
 def _frequency_possible(counts: np.ndarray, l: int, budget: int) -> bool:
     """Can removing at most ``budget`` rows leave rows whose most frequent value has at most 1/l
     of them? (``counts`` descending.) Keep at most M rows of each value: that removes
@@ -176,7 +192,7 @@ def _frequency_possible(counts: np.ndarray, l: int, budget: int) -> bool:
             hi = mid
         else:
             lo = mid + 1
-    m = max(lo, int(c[l]) if len(c) > l else 0)
+    m = max(lo, 1, int(c[l]) if len(c) > l else 0)  # keep at least one row
     return m * l <= n - removed(m) and n - removed(m) > 0
 
 
