@@ -74,8 +74,8 @@ def test_cli_no_solution_exits_1_and_writes_nothing(exams, tmp_path):
         (None, ["--k", "1"], "k = 1 would publish the original timestamps"),
         (None, ["--max-suppression", "1.5"], "max-suppression must be in"),
         (None, ["--granularities", "format:%m"], "is not a granularity"),
-        ((4, "Date", "2005-13-45"), [], "row 5: cannot parse timestamp '2005-13-45'"),
-        ((7, "Patient", ""), [], "row 8: the respondent identifier is missing"),
+        ((4, "Date", "2005-13-45"), [], "line 6: cannot parse timestamp '2005-13-45'"),
+        ((7, "Patient", ""), [], "line 9: the respondent identifier is missing"),
     ],
 )
 def test_cli_bad_input_exit_2(exams, tmp_path, change, args, message):

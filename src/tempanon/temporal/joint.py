@@ -122,7 +122,7 @@ class TimeGranularities:
         bad = (z0 == GAP) & ~miss
         if bad.any():
             row = int(np.nonzero(bad)[0][0])
-            raise InputError(f"column {series.name!r}, row {row + 1}: not in a granule of {g0.name}")
+            raise InputError(f"column {series.name!r}, line {row + 2}: not in a granule of {g0.name}")
         dag = build_dag(g0, parse_granularities(self.granularities, country=self.country), span_of(inst[~miss]))
         return GranularityHierarchy(dag, inst, miss, z0, name=str(series.name)).encode(series)
 

@@ -127,7 +127,7 @@ def granule_keys(prep: Prepared, g: Granularity) -> np.ndarray:
     h = g.index(prep.t)
     if bool(np.any((h == GAP) & ~prep.missing)):
         j = int(np.nonzero((h == GAP) & ~prep.missing)[0][0])
-        raise InputError(f"timestamp of row {int(prep.order[j]) + 1} lies in no granule of {g.name}")
+        raise InputError(f"timestamp on line {int(prep.order[j]) + 2} lies in no granule of {g.name}")
     return np.where(prep.missing, MISSING_KEY, h)
 
 
