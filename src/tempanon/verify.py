@@ -83,6 +83,51 @@ def check_l_diverse_classes(released: pd.DataFrame, qi: Sequence[str], sensitive
     return {"l": l, "classes": int(len(per))}
 
 
+def check_l_diversity(
+    released: pd.DataFrame, qi: Sequence[str], sensitive: str, l: int, variant: str = "frequency", c: float | None = None
+) -> dict:
+    """Independent check of l-diversity on a release (every class over ``qi``; missing is a
+    value), for the variants of :mod:`tempanon.kanon.ldiversity`, recomputed here from the released
+    values with pandas and Python arithmetic:
+
+    * ``frequency``: most frequent value <= |E| / l;  * ``distinct``: >= l distinct values;
+    * ``entropy``: -sum p ln p >= ln l (relative tolerance 1e-12);
+    * ``recursive``: r_1 < c * (r_l + ... + r_m), counts sorted descending.
+    """
+    import math
+
+    if variant not in ("frequency", "distinct", "entropy", "recursive"):
+        raise ValueError(f"unknown l-diversity variant {variant!r}")
+    keys = released[list(qi)].astype(object).where(released[list(qi)].notna(), "\x00<NA>")
+    sens = released[sensitive].astype(object).where(released[sensitive].notna(), "\x00<NA>")
+    counts = keys.assign(__s__=sens.to_numpy()).groupby(list(qi) + ["__s__"], sort=False).size()
+    bad = []
+    n_classes = 0
+    for cls, grp in counts.groupby(level=list(range(len(qi))), sort=False):
+        n_classes += 1
+        r = sorted((int(x) for x in grp.to_numpy()), reverse=True)
+        total = sum(r)
+        if variant == "frequency":
+            ok = r[0] * l <= total
+        elif variant == "distinct":
+            ok = len(r) >= l
+        elif variant == "entropy":
+            h = -sum((x / total) * math.log(x / total) for x in r)
+            ok = h >= math.log(l) * (1 - 1e-12)
+        else:
+            ok = r[0] < float(c) * sum(r[l - 1 :])
+        if not ok:
+            bad.append((cls, r))
+    if bad:
+        cls, r = bad[0]
+        name = f"recursive ({c:g},{l})-diversity" if variant == "recursive" else f"{variant} {l}-diversity"
+        raise VerificationError(
+            f"output fails {name} on {sensitive!r}: {len(bad)} class(es) fail, e.g. "
+            f"{dict(zip(qi, cls if isinstance(cls, tuple) else (cls,)))} with sensitive value counts {r[:10]}"
+        )
+    return {"l": l, "variant": variant, "c": c, "classes": n_classes}
+
+
 def _value_text(v: object) -> str:
     """The text under which a data value is looked up in a hierarchy: missing -> "", an integral
     float prints as an integer (20.0 -> "20"), everything else ``str`` (the documented data model)."""

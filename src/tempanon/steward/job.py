@@ -361,6 +361,7 @@ def _run_kanon(job: Job, df: pd.DataFrame, source: SourceInfo, progress: Any) ->
         sensitive=job.sensitive[0] if l is not None else None,
         l=l,
         progress=progress,
+        **{key: p[key] for key in ("l_diversity", "c", "max_nodes", "time_limit", "max_lattice") if key in p},
     )
     # kanonymize verified the release independently; build the report first, then write atomically
     rep = None
@@ -396,8 +397,6 @@ def _validate_kanon(ctx: Ctx, model: dict, qi: list[str]) -> None:
     _validate_k_and_suppression(ctx, model)
     if "l" in model and model["l"] < 2:
         raise ctx.error(("model", "l"), f"l must be at least 2, got {model['l']}")
-    if "l" in model and model.get("max_suppression", 0.0) > 0:
-        raise ctx.error(("model", "l"), "l-diversity is checked without suppression; remove max_suppression or l")
     if model.get("algorithm", "incognito") not in ALGORITHMS:
         raise ctx.error(("model", "algorithm"), f"unknown algorithm {model['algorithm']!r}; expected one of {', '.join(ALGORITHMS)}")
     if model.get("criterion", "loss") not in CRITERIA:
@@ -686,7 +685,8 @@ _STREAM_SPEC = ModelSpec(
 MODELS: dict[str, ModelSpec] = {
     "kanon": ModelSpec(
         schema={"k": "integer", "max_suppression": "number", "algorithm": "string", "criterion": "string", "weights": "table",
-                "l": "integer"},
+                "l": "integer", "l_diversity": "string", "c": "number", "max_nodes": "integer", "time_limit": "number",
+                "max_lattice": "integer"},
         required={"k"},
         run=_run_kanon,
         description="full-domain k-anonymity (Incognito)",
