@@ -61,7 +61,15 @@ def _run(
     verbose: bool = False,
     sensitive: str | None = None,
     l: int | None = None,
+    engine: str = "auto",
+    memory_limit: str | None = None,
 ) -> dict:
+    from tempanon.lattice.source import resolve_engine
+
+    if resolve_engine(input_path, engine) != "numpy":  # out-of-core engines: tempanon.kanon.engine_command
+        from tempanon.kanon.engine_command import run_with_engine
+
+        return run_with_engine(locals())
     from tempanon.data.io import read_table, write_json, write_table
     from tempanon.data.roles import parse_column_list
     from tempanon.hierarchy import load_hierarchies
@@ -157,13 +165,16 @@ def kanon(
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show the search: nodes checked, table scans, rollups, time per phase.")] = False,
     sensitive: Annotated[str | None, typer.Option("--sensitive", help="Sensitive column: with --l every class must be l-diverse on it.")] = None,
     l: Annotated[int | None, typer.Option("--l", help="l-diversity: in every class the most frequent sensitive value has at most |class|/l rows.")] = None,
+    engine: Annotated[str, typer.Option("--engine", help="auto|numpy|duckdb|spark: who reads the rows and computes frequency sets (auto: DuckDB for files from 256 MiB).")] = "auto",
+    memory_limit: Annotated[str | None, typer.Option("--memory-limit", help="DuckDB memory limit, e.g. 4GB (spills to a temporary directory beyond it).")] = None,
 ) -> None:
     """k-anonymize a table by full-domain generalization (Incognito, SIGMOD 2005).
 
     Exit status: 0 written, 1 no generalization satisfies k, 2 bad input.
     """
     summ = run_api(
-        lambda: _run(input, qi, hierarchies, k, max_suppression, algorithm, criterion, weights, uid, drop, out, summary, quiet, delimiter, report, verbose, sensitive, l)
+        lambda: _run(input, qi, hierarchies, k, max_suppression, algorithm, criterion, weights, uid, drop, out, summary, quiet, delimiter, report, verbose, sensitive, l,
+                     engine=engine, memory_limit=memory_limit)  # fmt: skip
     )
     info(
         f"{summ['algorithm']}: {len(summ['anonymous_nodes'])} of {summ['lattice_size']} nodes are {summ['k']}-anonymous "
