@@ -37,7 +37,7 @@ def run(*args):
 
 def test_cli_report_end_to_end(exams, tmp_path):
     out, rep, summ = tmp_path / "o.csv", tmp_path / "r.html", tmp_path / "s.json"
-    r = run(exams, "--uid", "Patient", "--time", "Date", "--qi", "Address", "--granularities", "week,month,business-day",
+    r = run(exams, "--uid", "Patient", "--time", "Date", "--qi", "Address", "--granularities", "week,quarter,business-day",
             "--k", "2", "--out", out, "--report", rep, "--summary", summ, "--verbose")  # fmt: skip
     assert r.exit_code == 0, r.output
     html = rep.read_text()
@@ -52,17 +52,19 @@ def test_cli_report_end_to_end(exams, tmp_path):
     assert "#cf222e" in html.split('id="granularities"')[1]
     assert json.loads(summ.read_text())["report"] == str(rep)
     # --verbose shows the search and the phases
-    assert "granularities checked (day, week, month)" in r.output and "build report" in r.output
+    assert "granularities checked (day, week, quarter)" in r.output and "build report" in r.output
 
 
 def test_cli_report_numbers_are_the_released_tables(exams, tmp_path):
-    out, rep = tmp_path / "o.csv", tmp_path / "r.html"
+    out, rep, audit = tmp_path / "release" / "o.csv", tmp_path / "r.html", tmp_path / "steward" / "a.csv"
     r = run(exams, "--uid", "Patient", "--time", "Date", "--qi", "Address", "--granularities", "week,month",
-            "--k", "2", "--out", out, "--report", rep, "-q")  # fmt: skip
+            "--k", "2", "--out", out, "--report", rep, "--audit", audit, "-q")  # fmt: skip
     assert r.exit_code == 0 and r.output.strip() == ""
     rel = pd.read_csv(out, dtype=str)
     df = example_exams()
-    rel["Patient"] = df["Patient"].to_numpy()  # nothing suppressed: rows in input order
+    from tempanon.temporal.api import read_audit
+
+    rel["Patient"] = read_audit(audit)["respondent"].to_numpy()  # release rows are shuffled: the audit maps them
     resp = rel.groupby(["Address", "Date"])["Patient"].nunique()
     html = rep.read_text()
     row = re.search(r"<td>respondent-level k</td><td class=\"num\">2</td><td class=\"num\">(\d+)</td>", html)
@@ -168,7 +170,7 @@ quasi_identifiers = ["Address"]
 [model]
 name = "timestamped"
 k = 2
-granularities = ["week", "month"]
+granularities = ["week", "quarter"]
 
 [output]
 table = "out/released.csv"
@@ -198,7 +200,7 @@ def test_job_runs_and_output_is_independently_verified(exams, tmp_path, monkeypa
 
 def test_job_with_hierarchies_generalizes_jointly(exams, tmp_path):
     text = JOB.replace("[model]", '[hierarchies]\nAddress = { type = "suppression" }\n\n[model]').replace("k = 2", "k = 3").replace(
-        '["week", "month"]', '["week", "month", "year"]')
+        '["week", "quarter"]', '["week", "quarter", "year"]')
     job = tmp_path / "job.toml"
     job.write_text(text)
     r = runner.invoke(app, ["run", str(job), "-q"])
@@ -215,11 +217,11 @@ def test_job_with_hierarchies_generalizes_jointly(exams, tmp_path):
     [
         ("k = 2", 'k = "2"', "key 'model.k': expected integer, got a string ('2')", 11),
         ("k = 2", "k = 1", "key 'model.k': k must be at least 2", 11),
-        ('granularities = ["week", "month"]', 'granularity = ["week"]', "key 'model.granularity': unknown key", 12),
-        ('granularities = ["week", "month"]', 'granularities = ["week", "fortnight"]', "key 'model.granularities'", 12),
-        ('granularities = ["week", "month"]', 'metric = "best"', "key 'model.metric': unknown metric 'best'", 12),
-        ('granularities = ["week", "month"]', 'day_parts = "morning=6-x"', "key 'model.day_parts'", 12),
-        ('granularities = ["week", "month"]', 'metric = "loss"', "key 'model.metric': metric 'loss' needs hierarchies", 12),
+        ('granularities = ["week", "quarter"]', 'granularity = ["week"]', "key 'model.granularity': unknown key", 12),
+        ('granularities = ["week", "quarter"]', 'granularities = ["week", "fortnight"]', "key 'model.granularities'", 12),
+        ('granularities = ["week", "quarter"]', 'metric = "best"', "key 'model.metric': unknown metric 'best'", 12),
+        ('granularities = ["week", "quarter"]', 'day_parts = "morning=6-x"', "key 'model.day_parts'", 12),
+        ('granularities = ["week", "quarter"]', 'metric = "loss"', "key 'model.metric': metric 'loss' needs hierarchies", 12),
         ('time = "Date"', 'time = "Date"\nlabel = "x"', "key 'columns.label': unknown key", 6),
         ('time = "Date"\n', "", "key 'columns': missing required key 'time'", 4),
         ('time = "Date"', 'time = "When"', "key 'columns.time': unknown column 'When'", 5),

@@ -37,7 +37,7 @@ def run_with_engine(a: dict[str, Any]) -> dict:
             res = kanonymize(
                 src, qi_cols, hier, a["k"], uid=a["uid"], identifying=drop_cols, max_suppression=a["max_suppression"],
                 algorithm=a["algorithm"], criterion=a["criterion"], weights=_parse_weights(a["weights"]),
-                sensitive=a["sensitive"], l=a["l"], progress=progress, out=str(a["out"]),
+                sensitive=a["sensitive"], l=a["l"], progress=progress, out=str(a["out"]), **(a.get("search_opts") or {}),
             )  # fmt: skip
     finally:
         src.close()
