@@ -184,3 +184,34 @@ def test_search_size_is_stated_before_the_search(tmp_path):
             "--out", tmp_path / "o.csv", "--time-limit", "30")  # fmt: skip
     assert r.exit_code == 0, r.output
     assert "searching 3 granularities (the data's day and 2 coarser); at most 30 s (--time-limit)" in r.output
+
+
+def test_no_solution_hints_do_not_repeat_what_was_tried():
+    from tempanon.errors import NoSolutionError
+
+    df = example_exams()
+    with pytest.raises(NoSolutionError) as e:
+        anonymize_timestamped(df, time="Date", qi=["Address"], uid="Patient", k=3, granularities="week,month,quarter,year")
+    msg = str(e.value)
+    assert "add coarser granularities" not in msg  # month, quarter, year were all tried
+    assert "generalize the other quasi-identifiers" in msg and "lower k (the largest k reached without suppression is 2" in msg
+    with pytest.raises(NoSolutionError) as e1:
+        anonymize_timestamped(df, time="Date", qi=["Address"], uid="Patient", k=2, granularities="day")
+    assert "allow suppression of at least 2 tuples (the fewest below k, at day)" in str(e1.value)
+    with pytest.raises(NoSolutionError) as e2:
+        anonymize_timestamped(df, time="Date", qi=["Address"], uid="Patient", k=3, granularities="week,month")
+    assert "add coarser granularities (quarter, semester, year)" in str(e2.value)
+
+
+def test_report_states_the_time_zone_and_the_chosen_granularity_is_k_anonymous(tmp_path):
+    from tempanon.report.timestamped import timestamped_report
+
+    df = example_exams()
+    res = anonymize_timestamped(df, time="Date", qi=["Address"], uid="Patient", k=2, granularities="week,2weeks,month,year",
+                                timezone="Europe/Rome")  # fmt: skip
+    html = timestamped_report(df, res, source="x", checksum=None).render()
+    assert "Europe/Rome" in html
+    table = html.split("every candidate granularity")[1]
+    row = table.split("<td>month</td>")[1].split("</tr>")[0]
+    assert "chosen" in row and "<td>yes</td>" in row
+    assert "implied: coarser than the k-anonymous week" in table  # 2weeks pruned, not re-checked

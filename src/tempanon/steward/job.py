@@ -495,7 +495,17 @@ def _run_timestamped(job: Job, df: pd.DataFrame, source: SourceInfo, progress: A
 
         rep = timestamped_report(df, res, source=source.description, checksum=source.checksum, checksum_kind=source.checksum_kind,
                                  identifying=job.identifying)
+    if job.audit is not None:  # steward-only audit (release row -> input line, respondent), never in the release folder
+        from tempanon.temporal.api import check_audit_path, write_audit
+
+        try:
+            check_audit_path(job.audit, job.output_table, [job.summary, job.report])
+        except InputError as exc:
+            raise ctx.error(("output", "audit"), str(exc)) from None
     summ = _write_outputs(job, res.released, res.summary, rep)
+    if job.audit is not None:
+        write_audit(res, job.audit)
+        summ["audit"] = str(job.audit)
     s = res.summary
     gran = s["granularity"]
     if isinstance(gran, dict):  # joint: {time: granularity, qi: level}
@@ -693,6 +703,7 @@ MODELS: dict[str, ModelSpec] = {
         columns=_BASE_COLUMNS | {"time"},
         required_columns=frozenset({"time"}),
         hierarchies="optional",
+        outputs=_BASE_OUTPUTS | {"audit"},
     ),
     "kp": ModelSpec(
         schema={"k": "integer", "p": "integer", "algorithm": "string", "max_level": "integer", "paa": "integer",

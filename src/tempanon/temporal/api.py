@@ -249,8 +249,12 @@ def anonymize_timestamped(
         from tempanon.temporal.joint import joint_anonymize
 
         if announce is not None:
+            size = len(dag.nodes)
+            for h in hierarchies.values():
+                size *= int(getattr(h, "height", 0)) + 1
             announce(f"joint search: {len(dag.nodes)} time granularities x the hierarchies of "
-                     f"{', '.join(h for h in hierarchies)} (Incognito, pruned by the generalization property)")
+                     f"{', '.join(h for h in hierarchies)}: a lattice of {size:,} nodes (Incognito, pruned by the "
+                     f"generalization property)")
 
         jres = joint_anonymize(df, time=time, qi=qi, k=k, uid=uid, dag=dag, instants=instants, missing=missing,
                                z0=z0, hierarchies=hierarchies, metric=metric, criterion=criterion,
