@@ -75,8 +75,8 @@ def _bad_table(tmp_path, mutate):
 @pytest.mark.parametrize("mutate, args, message", [
     (lambda d: None, ["--qi", "A0:A99"], "unknown column 'A99'"),
     (lambda d: None, ["--qi", "A0:A9", "--id", "nope"], "unknown id column 'nope'"),
-    (lambda d: d.__setitem__("A3", d["A3"].astype(object).where(d.index != 7, "abc")), [], "'A3', row 7 (id 'R7'): value 'abc' is not a number"),
-    (lambda d: d.__setitem__("A4", d["A4"].where(d.index != 2)), [], "'A4', row 2 (id 'R2'): missing value"),
+    (lambda d: d.__setitem__("A3", d["A3"].astype(object).where(d.index != 7, "abc")), [], "'A3', line 9 (id 'R7'): value 'abc' is not a number"),
+    (lambda d: d.__setitem__("A4", d["A4"].where(d.index != 2)), [], "'A4', line 4 (id 'R2'): missing value"),
     (lambda d: d.__setitem__("id", ["R0"] + list(d["id"][1:-1]) + ["R0"]), [], "id 'R0' occurs more than once"),
     (lambda d: None, ["--k", 3, "--p", 4], "P must not exceed k"),
     (lambda d: None, ["--algorithm", "mondrian"], "unknown algorithm 'mondrian'"),
@@ -87,9 +87,9 @@ def _bad_table(tmp_path, mutate):
     (lambda d: None, ["--publish-values", "S"], "not a quasi-identifier"),
     (lambda d: None, ["--paa", 11], "PAA segments"),
     (lambda d: None, ["--qi", "A0,A1,S", "--sensitive", "S"], "two roles"),
-    (lambda d: d.__setitem__("S", d["S"].astype(object).where(d.index != 4, "high")), ["--l-diversity", 2, "--epsilon", 1], "'S', row 4 (id 'R4'): value 'high' is not a number"),
-    (lambda d: d.__setitem__("A5", d["A5"].where(d.index != 9, np.inf)), [], "'A5', row 9 (id 'R9'): value inf is not finite"),
-    (lambda d: d.__setitem__("id", d["id"].where(d.index != 6)), [], "id column 'id', row 6: missing id"),
+    (lambda d: d.__setitem__("S", d["S"].astype(object).where(d.index != 4, "high")), ["--l-diversity", 2, "--epsilon", 1], "'S', line 6 (id 'R4'): value 'high' is not a number"),
+    (lambda d: d.__setitem__("A5", d["A5"].where(d.index != 9, np.inf)), [], "'A5', line 11 (id 'R9'): value inf is not finite"),
+    (lambda d: d.__setitem__("id", d["id"].where(d.index != 6)), [], "id column 'id', line 8: missing id"),
     (lambda d: None, ["--k", 0, "--p", 0], "k must be at least 2"),
     (lambda d: None, ["--p", 0], "P must be at least 2"),
     # degenerate parameters that would publish raw data or change nothing (issue 12)

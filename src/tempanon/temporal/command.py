@@ -46,6 +46,25 @@ def timestamped(
         Optional[str],
         typer.Option("--day-parts", help="Parts of the day for part-of-day, e.g. night=0-6,morning=6-12,afternoon=12-18,evening=18-24."),
     ] = None,
+    timezone: Annotated[
+        Optional[str],
+        typer.Option("--timezone", help="Calendar time zone (IANA name, e.g. America/New_York): days, weeks and parts of "
+                     "the day are its local ones (DST-correct); aware times are converted to it, naive ones are its wall clock."),
+    ] = None,
+    time_limit: Annotated[
+        Optional[float],
+        typer.Option("--time-limit", help="Stop the search after this many seconds with the best verified granularity so far."),
+    ] = None,
+    audit: Annotated[
+        Optional[Path],
+        typer.Option("--audit", help="Steward-only CSV: release row -> input line and respondent, and the shuffle seed "
+                     "(never publish; refused inside the release's folder)."),
+    ] = None,
+    shuffle_seed: Annotated[
+        Optional[int],
+        typer.Option("--shuffle-seed", help="Seed of the within-class row shuffle (default: a fresh secret seed, recorded "
+                     "only in --audit)."),
+    ] = None,
     summary: Annotated[Optional[Path], typer.Option("--summary", help="Write a JSON summary here.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or status output.")] = False,
     report: Annotated[
@@ -74,6 +93,10 @@ def timestamped(
 
             raise InputError("--report must be a file of its own (not the input, --out or --summary)")
         parts = parse_parts(day_parts)
+        if audit is not None:
+            from tempanon.temporal.api import check_audit_path
+
+            check_audit_path(audit, out, [input, summary, report])
         df = read_table(input, as_text=True)
         qis = parse_column_list(qi, list(df.columns))
         hier = None
@@ -85,7 +108,8 @@ def timestamped(
             res = anonymize_timestamped(
                 df, time=time, qi=qis, k=k, uid=uid, granularities=granularities, metric=metric,
                 max_suppression=max_suppression, data_granularity=data_granularity, country=country,
-                parts=parts, hierarchies=hier, progress=progress,
+                parts=parts, hierarchies=hier, progress=progress, timezone=timezone, time_limit=time_limit,
+                shuffle_seed=shuffle_seed, announce=lambda m: info(m, quiet),
             )  # fmt: skip
         phases["read, search, release and verify"] = _time.perf_counter() - t0
         rep = None
@@ -101,6 +125,10 @@ def timestamped(
             phases["build report"] = _time.perf_counter() - t1
         t1 = _time.perf_counter()
         write_table(res.released, out)
+        if audit is not None:
+            from tempanon.temporal.api import write_audit
+
+            write_audit(res, audit)
         if rep is not None:
             rep.write(report)
         if summary is not None:

@@ -49,7 +49,7 @@ def _show(value) -> str:
 
 def _where(df: pd.DataFrame, id_col: str | None, i: int) -> str:
     ident = f" (id {_show(df[id_col].iloc[i])})" if id_col is not None and id_col in df.columns else ""
-    return f"row {i}{ident}"
+    return f"line {i + 2}{ident}"  # the file line (header = line 1; tempanon.data.lines)
 
 
 def series_matrix(df: pd.DataFrame, qi: Sequence[str], id_col: str | None = None) -> np.ndarray:
@@ -89,14 +89,14 @@ def _check_ids(df: pd.DataFrame, id_col: str) -> None:
     ids = df[id_col]
     miss = ids.isna().to_numpy()
     if miss.any():
-        raise InputError(f"id column {id_col!r}, row {int(np.flatnonzero(miss)[0])}: missing id")
+        raise InputError(f"id column {id_col!r}, line {int(np.flatnonzero(miss)[0]) + 2}: missing id")
     text = ids.astype(str)
     dup = text.duplicated(keep=False).to_numpy()
     if dup.any():
         rows = np.flatnonzero(dup)
         first = text.iloc[rows[0]]
-        where = np.flatnonzero((text == first).to_numpy())[:5].tolist()
-        raise InputError(f"id column {id_col!r}: id {_show(first)} occurs more than once (rows {where})")
+        where = ", ".join(str(i + 2) for i in np.flatnonzero((text == first).to_numpy())[:5])
+        raise InputError(f"id column {id_col!r}: id {_show(first)} occurs more than once (lines {where})")
 
 
 def _check_params(n_qi: int, k, P, algorithm, max_level, paa_segments, l_diversity, epsilon) -> None:
