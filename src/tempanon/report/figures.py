@@ -314,7 +314,7 @@ def lattice_diagram(
         ax.set_ylabel("height (sum of levels)")
         ax.set_title(f"{size:,} nodes by height", fontsize=10)
         ax.yaxis.set_major_locator(_int_locator())
-        ax.legend(frameon=False, fontsize=8, loc="lower right")
+        ax.legend(frameon=False, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)  # below, never on the bars
         ax.spines[["top", "right"]].set_visible(False)
         ax2 = axes[0, 1]
         xs = np.arange(dims)
@@ -322,11 +322,10 @@ def lattice_diagram(
             ax2.plot(xs, n, color=COLORS["minimal"], alpha=0.35, lw=1)
         if sel is not None:
             ax2.plot(xs, sel, color=COLORS["selected"], lw=2.5, marker="o", label="selected")
-            ax2.legend(frameon=False, fontsize=8)
         ax2.set_xticks(xs, names, rotation=30, ha="right", fontsize=9 if dims <= 12 else 7)
         ax2.set_ylabel("generalization level")
         ax2.yaxis.set_major_locator(_int_locator())
-        ax2.set_title(f"{len(mins)} minimal anonymous nodes (levels per attribute)", fontsize=10)
+        ax2.set_title(f"{len(mins)} minimal anonymous nodes (levels per attribute)" + ("; red: the released one" if sel is not None else ""), fontsize=10)
         ax2.spines[["top", "right"]].set_visible(False)
     return to_svg(fig)
 
