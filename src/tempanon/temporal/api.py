@@ -42,10 +42,12 @@ AUDIT_HEADER = ("# STEWARD ONLY - DO NOT RELEASE. tempanon timestamped audit: li
                 "input line and respondent.")
 
 
-def shuffle_within_classes(released: pd.DataFrame, cols: Sequence[str], seed: int | None) -> tuple[pd.DataFrame, int]:
-    """The release with its rows grouped by class (sorted by the released values of ``cols``) and
-    shuffled within each class by a secret seed (Issue 12: input order leaks which rows belong to
-    the same respondent). ``seed`` None draws one from :mod:`secrets`; returns (rows, seed)."""
+def shuffle_within_classes(released: pd.DataFrame, cols: Sequence[str], seed: int | None,
+                           class_key: np.ndarray | None = None) -> tuple[pd.DataFrame, int]:  # fmt: skip
+    """The release with its rows grouped by class (sorted by the released values of ``cols``, or by
+    ``class_key``, one int64 per released row, when the search already has it) and shuffled within
+    each class by a secret seed (Issue 12: input order leaks which rows belong to the same
+    respondent). ``seed`` None draws one from :mod:`secrets`; returns (rows, seed)."""
     if seed is None:
         import secrets
 
@@ -54,6 +56,8 @@ def shuffle_within_classes(released: pd.DataFrame, cols: Sequence[str], seed: in
     if len(released) == 0:
         return released, int(seed)
     keys = [rng.random(len(released))]
+    if class_key is not None:
+        return released.iloc[np.lexsort((keys[0], np.asarray(class_key, dtype=np.int64)))], int(seed)
     for c in reversed(list(cols)):
         text = released[c].astype(object).where(released[c].notna(), "").astype(str).to_numpy()
         keys.append(pd.factorize(text, sort=True)[0])
@@ -290,14 +294,19 @@ def anonymize_timestamped(
     summary = _summary(df, dag, res, all_checks, final, k=k, uid=uid, time=time, qi=qi, metric=metric,
                        max_suppression=max_suppression, max_suppressed=max_suppressed, tinfo=tinfo,
                        respondents=prep.n_respondents, report=report)  # fmt: skip
+    # class of every released row: runs of the relation sorted by (QI, time) under the chosen granularity
+    h = final.granule
+    new_class = np.r_[True, (prep.q[1:] != prep.q[:-1]) | (h[1:] != h[:-1])]
+    cls = np.empty(n, dtype=np.int64)
+    cls[prep.order] = np.cumsum(new_class)
     return finish(TimestampedResult(released, summary, dag, chosen.name), df, time=time, qi=qi, uid=uid,
-                  shuffle_seed=shuffle_seed, tinfo=tinfo, res=res)  # fmt: skip
+                  shuffle_seed=shuffle_seed, tinfo=tinfo, res=res, class_key=cls[keep])  # fmt: skip
 
 
 def finish(result: TimestampedResult, df: pd.DataFrame, *, time: str, qi: Sequence[str], uid: str | None,
-           shuffle_seed: int | None, tinfo: dict, res=None) -> TimestampedResult:  # fmt: skip
+           shuffle_seed: int | None, tinfo: dict, res=None, class_key: np.ndarray | None = None) -> TimestampedResult:  # fmt: skip
     """Shuffle the release within classes, build the steward's audit, state time zone and budget."""
-    result.released, result.shuffle_seed = shuffle_within_classes(result.released, [*qi, time], shuffle_seed)
+    result.released, result.shuffle_seed = shuffle_within_classes(result.released, [*qi, time], shuffle_seed, class_key)
     result.audit = make_audit(df, result.released, uid)
     s = result.summary
     s["timezone"] = tinfo.get("calendar_timezone") or ("UTC (converted)" if "converted" in tinfo.get("timezone", "")
