@@ -32,10 +32,18 @@ class TimestampedResult:
     summary: dict
     dag: GranularityDAG = field(repr=False)
     chosen: str = ""
-    #: steward-only: release row (1-based) -> input line and respondent; never published
-    audit: pd.DataFrame | None = field(default=None, repr=False)
     #: steward-only: the secret seed of the row shuffle (recorded in the audit, not the summary)
     shuffle_seed: int | None = field(default=None, repr=False)
+    _audit_source: tuple | None = field(default=None, repr=False)
+    _audit: pd.DataFrame | None = field(default=None, repr=False)
+
+    @property
+    def audit(self) -> pd.DataFrame | None:
+        """Steward-only: release row (1-based) -> input line and respondent; never published
+        (built on first access)."""
+        if self._audit is None and self._audit_source is not None:
+            self._audit = make_audit(*self._audit_source)
+        return self._audit
 
 
 AUDIT_HEADER = ("# STEWARD ONLY - DO NOT RELEASE. tempanon timestamped audit: links each release row to its "
@@ -56,8 +64,10 @@ def shuffle_within_classes(released: pd.DataFrame, cols: Sequence[str], seed: in
     if len(released) == 0:
         return released, int(seed)
     keys = [rng.random(len(released))]
-    if class_key is not None:
-        return released.iloc[np.lexsort((keys[0], np.asarray(class_key, dtype=np.int64)))], int(seed)
+    if class_key is not None:  # random permutation, then a stable sort by class: random order within classes
+        perm = rng.permutation(len(released))
+        order = perm[np.argsort(np.asarray(class_key, dtype=np.int64)[perm], kind="stable")]
+        return released.iloc[order], int(seed)
     for c in reversed(list(cols)):
         text = released[c].astype(object).where(released[c].notna(), "").astype(str).to_numpy()
         keys.append(pd.factorize(text, sort=True)[0])
@@ -307,7 +317,7 @@ def finish(result: TimestampedResult, df: pd.DataFrame, *, time: str, qi: Sequen
            shuffle_seed: int | None, tinfo: dict, res=None, class_key: np.ndarray | None = None) -> TimestampedResult:  # fmt: skip
     """Shuffle the release within classes, build the steward's audit, state time zone and budget."""
     result.released, result.shuffle_seed = shuffle_within_classes(result.released, [*qi, time], shuffle_seed, class_key)
-    result.audit = make_audit(df, result.released, uid)
+    result._audit_source = (df, result.released, uid)
     s = result.summary
     s["timezone"] = tinfo.get("calendar_timezone") or ("UTC (converted)" if "converted" in tinfo.get("timezone", "")
                                                        else "none (naive wall clock as given)")  # fmt: skip

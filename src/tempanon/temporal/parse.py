@@ -78,7 +78,7 @@ def check_timezone(timezone: str | None) -> str | None:
     return name
 
 
-_TZ_RE = r"\d:\d\d(?::\d\d(?:[.,]\d+)?)?\s*(?:Z|[+-]\d\d(?::?\d\d)?)$"  # a time of day followed by an offset
+_TZ_RE = r"(?:\dZ|[+-]\d\d:?\d\d|:\d\d[+-]\d\d)$"  # Z after a digit, +hh:mm / +hhmm, or +hh after a time (not a date's -dd)
 
 
 def parse_timestamps(series: pd.Series, column: str = "time", timezone: str | None = None
