@@ -285,7 +285,11 @@ def _kanonymize(src, qi, hierarchies, k, t0, *, uid, identifying, max_suppressio
             raise InputError(f"the respondent id {uid!r} cannot also be a quasi-identifier")
         row = src.first_missing_row(uid)
         if row is not None:
-            raise InputError(f"respondent id column {uid!r} has a missing value at row {row}")
+            from tempanon.data.lines import at_label, at_line
+
+            frame = getattr(src, "data", None)  # the file line of that row (header = line 1)
+            where = at_label(frame.index, row) if isinstance(frame, pd.DataFrame) else at_line(row) if isinstance(row, (int, np.integer)) else f"row {row!r}"
+            raise InputError(f"respondent id column {uid!r} has a missing value at {where}")
     n = src.n_rows
     if n == 0:
         raise InputError("the input table has no rows")
