@@ -180,6 +180,32 @@ def parse_granularities(specs: str | Sequence[str | Granularity] | None, *, coun
     return out
 
 
+def reference_times(col: pd.Series, instants: np.ndarray, missing: np.ndarray, timezone: str | None) -> pd.Series:
+    """The original times for the verifier, re-derived from the column by pandas alone (ISO 8601,
+    offsets converted with ``tz_convert`` to the calendar zone, floored to the second), not from the
+    search's own int64 seconds, so a wrong time-zone or epoch conversion in :mod:`parse` is caught.
+    Falls back on the parsed seconds when pandas cannot read the column in one ISO 8601 pass."""
+    own = pd.Series(pd.to_datetime(np.where(missing, 0, instants), unit="s"), index=col.index).where(~missing)
+    if isinstance(col.dtype, pd.DatetimeTZDtype) or pd.api.types.is_datetime64_any_dtype(col.dtype):
+        return own
+    text = col.astype("string").str.strip()
+    text = text.where(~(text.isna() | (text == "")).fillna(True).astype(bool), None)
+    has_offset = bool(text.str.contains(r"(?:\dZ|[+-]\d\d:?\d\d|:\d\d[+-]\d\d)$", regex=True).fillna(False).any())
+    try:
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = pd.to_datetime(text, format="ISO8601", utc=has_offset)
+    except (ValueError, TypeError, OverflowError):
+        return own
+    if bool((out.isna().to_numpy() & ~missing).any()):  # some values needed the element-wise parser
+        return own
+    if has_offset:
+        out = out.dt.tz_convert(timezone or "UTC").dt.tz_localize(None)
+    return pd.Series(out.dt.floor("s").to_numpy(), index=col.index).where(~missing)
+
+
 def _validate(df, time, qi, uid, k, metric, max_suppression, joint=False):
     require_columns(df, [time], role="time column")
     require_columns(df, qi, role="quasi-identifier")
@@ -298,7 +324,7 @@ def anonymize_timestamped(
     all_checks = [res.checks.get(v) for v in range(len(dag.nodes))]
     from tempanon.verify import check_timestamped_release
 
-    otimes = pd.Series(pd.to_datetime(np.where(missing, 0, instants), unit="s"), index=df.index).where(~missing)
+    otimes = reference_times(df[time], instants, missing, timezone)
     report = check_timestamped_release(df, released, time=time, qi=qi, uid=uid, k=k, granularity=chosen.name,
                                        original_times=otimes, n_input=n, max_suppressed=max_suppressed)  # fmt: skip
     summary = _summary(df, dag, res, all_checks, final, k=k, uid=uid, time=time, qi=qi, metric=metric,
