@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from tempanon.data.lines import at_label as _at_label
 from tempanon.errors import VerificationError
 
 
@@ -83,6 +84,51 @@ def check_l_diverse_classes(released: pd.DataFrame, qi: Sequence[str], sensitive
     return {"l": l, "classes": int(len(per))}
 
 
+def check_l_diversity(
+    released: pd.DataFrame, qi: Sequence[str], sensitive: str, l: int, variant: str = "frequency", c: float | None = None
+) -> dict:
+    """Independent check of l-diversity on a release (every class over ``qi``; missing is a
+    value), for the variants of :mod:`tempanon.kanon.ldiversity`, recomputed here from the released
+    values with pandas and Python arithmetic:
+
+    * ``frequency``: most frequent value <= |E| / l;  * ``distinct``: >= l distinct values;
+    * ``entropy``: -sum p ln p >= ln l (relative tolerance 1e-12);
+    * ``recursive``: r_1 < c * (r_l + ... + r_m), counts sorted descending.
+    """
+    import math
+
+    if variant not in ("frequency", "distinct", "entropy", "recursive"):
+        raise ValueError(f"unknown l-diversity variant {variant!r}")
+    keys = released[list(qi)].astype(object).where(released[list(qi)].notna(), "\x00<NA>")
+    sens = released[sensitive].astype(object).where(released[sensitive].notna(), "\x00<NA>")
+    counts = keys.assign(__s__=sens.to_numpy()).groupby(list(qi) + ["__s__"], sort=False).size()
+    bad = []
+    n_classes = 0
+    for cls, grp in counts.groupby(level=list(range(len(qi))), sort=False):
+        n_classes += 1
+        r = sorted((int(x) for x in grp.to_numpy()), reverse=True)
+        total = sum(r)
+        if variant == "frequency":
+            ok = r[0] * l <= total
+        elif variant == "distinct":
+            ok = len(r) >= l
+        elif variant == "entropy":
+            h = -sum((x / total) * math.log(x / total) for x in r)
+            ok = h >= math.log(l) * (1 - 1e-12)
+        else:
+            ok = r[0] < float(c) * sum(r[l - 1 :])
+        if not ok:
+            bad.append((cls, r))
+    if bad:
+        cls, r = bad[0]
+        name = f"recursive ({c:g},{l})-diversity" if variant == "recursive" else f"{variant} {l}-diversity"
+        raise VerificationError(
+            f"output fails {name} on {sensitive!r}: {len(bad)} class(es) fail, e.g. "
+            f"{dict(zip(qi, cls if isinstance(cls, tuple) else (cls,)))} with sensitive value counts {r[:10]}"
+        )
+    return {"l": l, "variant": variant, "c": c, "classes": n_classes}
+
+
 def _value_text(v: object) -> str:
     """The text under which a data value is looked up in a hierarchy: missing -> "", an integral
     float prints as an integer (20.0 -> "20"), everything else ``str`` (the documented data model)."""
@@ -117,7 +163,7 @@ def check_generalization(
         if bool(bad.any()):
             row = bad[bad].index[0]
             raise VerificationError(
-                f"column {col!r}, row {row}: released value {got.loc[row]!r} is not the generalization "
+                f"column {col!r}, input {_at_label(original.index, row)}: released value {got.loc[row]!r} is not the generalization "
                 f"{expected.loc[row]!r} of {original.loc[row, col]!r}"
             )
 
@@ -249,7 +295,7 @@ def check_anatomy(
     if len(first) < n_st:
         dup = np.ones(n_st, dtype=bool)
         dup[first] = False
-        raise VerificationError(f"sensitive table repeats (group, value) at row {int(np.flatnonzero(dup)[0])}")
+        raise VerificationError(f"sensitive table repeats (group, value) at line {int(np.flatnonzero(dup)[0]) + 2}")
     st_sum = np.bincount(st_id, weights=counts, minlength=K)
     st_max = np.zeros(K)
     np.maximum.at(st_max, st_id, counts)
@@ -394,7 +440,7 @@ def check_kp_anonymity(
         bad = ~((lo <= x) & (x <= hi))
         if bad.any():
             r = int(np.flatnonzero(bad)[0])
-            fail(f"column {c!r}, output row {r}: envelope [{lo[r]}, {hi[r]}] misses the original {x[r]}")
+            fail(f"column {c!r}, output line {r + 2}: envelope [{lo[r]}, {hi[r]}] misses the original {x[r]}")
     levels = rel["pattern_level"].to_numpy()
     if not np.issubdtype(levels.dtype, np.integer) or levels.min() < 1 or levels.max() > 26:
         fail("pattern_level must be an integer in 1..26")
@@ -402,7 +448,7 @@ def check_kp_anonymity(
     width = paa_segments if paa_segments is not None else len(pcols)
     lens = np.array([len(p) for p in pats])
     if (lens != width).any():
-        fail(f"output row {int(np.flatnonzero(lens != width)[0])}: pattern length is not {width}")
+        fail(f"output line {int(np.flatnonzero(lens != width)[0]) + 2}: pattern length is not {width}")
     sel = [qi.index(c) for c in pcols] if paa_segments is None else list(range(width))
     for level in np.unique(levels):
         r = np.flatnonzero(levels == level)
@@ -419,7 +465,7 @@ def check_kp_anonymity(
         wrong = ((expect != got) & ~(near & (np.abs(expect - got) == 1))).any(axis=1)
         if wrong.any():
             i = int(r[np.flatnonzero(wrong)[0]])
-            fail(f"output row {i}: pattern {pats[i]!r} is not the series' own SAX word at level {level}")
+            fail(f"output line {i + 2}: pattern {pats[i]!r} is not the series' own SAX word at level {level}")
     perturbed = 0
     for s in sensitive:
         orig = original[s].to_numpy()[src]
@@ -427,7 +473,7 @@ def check_kp_anonymity(
         if l_diversity is None:
             same = pd.Series(orig).eq(pd.Series(got)).to_numpy() | (pd.isna(orig) & pd.isna(got))
             if not same.all():
-                fail(f"sensitive column {s!r} changed in output row {int(np.flatnonzero(~same)[0])}")
+                fail(f"sensitive column {s!r} changed in output line {int(np.flatnonzero(~same)[0]) + 2}")
         else:
             o, g = np.asarray(orig, dtype=float), np.asarray(got, dtype=float)
             if (np.abs(o - g) > (epsilon or 0.0) + 1e-9 * np.maximum(1, np.abs(o))).any():
@@ -519,7 +565,7 @@ def check_timestamped_release(
         diff = a.ne(b) & ~(a.isna() & b.isna())
         if bool(diff.any()):
             row = diff[diff].index[0]
-            raise VerificationError(f"column {col!r}, row {row}: published {b[row]!r} instead of {a[row]!r}")
+            raise VerificationError(f"column {col!r}, input {_at_label(src.index, row)}: published {b[row]!r} instead of {a[row]!r}")
     frame = released[list(qi) + [time]].copy()
     frame["__uid__"] = src[uid].to_numpy() if uid is not None else np.arange(len(src))
     report = check_k_anonymity(frame, list(qi) + [time], k, uid="__uid__", n_input=n_input,
@@ -529,7 +575,7 @@ def check_timestamped_release(
     miss_t, miss_l = times.isna(), got.isna()
     if bool((miss_t != miss_l).any()):
         row = (miss_t != miss_l)[lambda s: s].index[0]
-        raise VerificationError(f"row {row}: time {times[row]!r} released as {got[row]!r}")
+        raise VerificationError(f"input {_at_label(original_times.index, row)}: time {times[row]!r} released as {got[row]!r}")
     times, got = times[~miss_t], got[~miss_t].astype(str)
     expected = _expected_time_labels(times, granularity)
     if expected is not None:
@@ -539,7 +585,7 @@ def check_timestamped_release(
         if bool(bad.any()):
             row = bad[bad].index[0]
             raise VerificationError(
-                f"row {row}: time {times[row]} released as {got[row]!r}, expected {expected[row]!r} ({granularity})"
+                f"input {_at_label(original_times.index, row)}: time {times[row]} released as {got[row]!r}, expected {expected[row]!r} ({granularity})"
             )
         report["time_labels"] = "recomputed"
     else:

@@ -198,6 +198,26 @@ def test_job_runs_and_output_is_independently_verified(exams, tmp_path, monkeypa
     assert json.loads((tmp_path / "out" / "summary.json").read_text())["granularity"] == "week"
 
 
+def test_job_writes_the_steward_audit_outside_the_release_folder(exams, tmp_path):
+    job = tmp_path / "job.toml"
+    job.write_text(JOB.replace('report = "out/report.html"', 'audit = "steward/audit.csv"\ntimezone_unused = 0').replace(
+        "\ntimezone_unused = 0", "").replace("k = 2", 'k = 2\ntimezone = "Europe/Rome"'))
+    r = runner.invoke(app, ["run", str(job), "-q"])
+    assert r.exit_code == 0, r.output
+    from tempanon.temporal.api import read_audit
+
+    a = read_audit(tmp_path / "steward" / "audit.csv")
+    rel = pd.read_csv(tmp_path / "out" / "released.csv", dtype=str)
+    df = example_exams()
+    assert len(a) == len(rel) and (df["Patient"].to_numpy()[a["input_line"].astype(int) - 2] == a["respondent"]).all()
+    summ = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summ["timezone"] == "Europe/Rome"
+    job.write_text(JOB.replace('report = "out/report.html"', 'audit = "out/audit.csv"'))
+    r = runner.invoke(app, ["run", str(job), "-q"])
+    assert r.exit_code == 2 and "inside the release's folder" in " ".join(r.output.split())
+    assert not (tmp_path / "out" / "audit.csv").exists()
+
+
 def test_job_with_hierarchies_generalizes_jointly(exams, tmp_path):
     text = JOB.replace("[model]", '[hierarchies]\nAddress = { type = "suppression" }\n\n[model]').replace("k = 2", "k = 3").replace(
         '["week", "quarter"]', '["week", "quarter", "year"]')
@@ -226,7 +246,7 @@ def test_job_with_hierarchies_generalizes_jointly(exams, tmp_path):
         ('time = "Date"\n', "", "key 'columns': missing required key 'time'", 4),
         ('time = "Date"', 'time = "When"', "key 'columns.time': unknown column 'When'", 5),
         ('quasi_identifiers = ["Address"]', 'quasi_identifiers = ["Address", "Date"]', "key 'columns.time': the time column 'Date'", 5),
-        ('table = "out/released.csv"', 'table = "out/released.csv"\naudit = "a.csv"', "key 'output.audit': unknown key", 16),
+        ('table = "out/released.csv"', 'table = "out/released.csv"\naudits = "a.csv"', "key 'output.audits': unknown key", 16),
     ],
 )
 def test_job_errors_name_key_and_line(exams, tmp_path, old, new, message, line):

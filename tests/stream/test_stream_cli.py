@@ -168,10 +168,10 @@ def test_bad_columns(tmp_path, args, message):
 def test_bad_times(tmp_path):
     p = _tiny(tmp_path, ["2020-01-01", "yesterday", "2020-01-03"], ["a", "b", "a"])
     r = _run([p, "--time", "when", "--sensitive", "dx", "--l", 2, "--window", 1, "--out", tmp_path / "o", "--quiet"])
-    assert r.exit_code == 2 and "row 1" in r.output and "yesterday" in r.output
+    assert r.exit_code == 2 and "line 3" in r.output and "yesterday" in r.output
     p = _tiny(tmp_path, ["2020-01-01", "", "2020-01-03"], ["a", "b", "a"], name="m.csv")
     r = _run([p, "--time", "when", "--sensitive", "dx", "--l", 2, "--window", 1, "--out", tmp_path / "o", "--quiet"])
-    assert r.exit_code == 2 and "row 1" in r.output and "missing time" in r.output
+    assert r.exit_code == 2 and "line 3" in r.output and "missing time" in r.output
     r = _run([tmp_path / "absent.csv", "--time", "when", "--sensitive", "dx", "--l", 2, "--window", 1, "--out", tmp_path / "o"])
     assert r.exit_code == 2 and "not found" in r.output
 

@@ -308,3 +308,28 @@ def test_declared_data_granularity_business_day_with_holidays():
     bad = df.assign(T=["2005-01-03", "2005-01-17", "2005-01-10", "2005-01-11"])  # 2005-01-17: MLK Day
     with pytest.raises(InputError, match="line 3: .2005-01-17. lies in no granule of the data granularity"):
         anonymize_timestamped(bad, time="T", qi=["A"], uid="P", k=2, data_granularity="business-day", country="US")
+
+
+@settings(max_examples=30, deadline=None)
+@given(n=st.integers(1, 40), n_resp=st.integers(1, 6), k=st.integers(2, 4), seed=st.integers(0, 2**31))
+def test_theorems_2_to_4_and_property_2_without_suppression(n, n_resp, k, seed):
+    """Along finer-than (H finer than H'): gen_m(R_H) <= gen_m(R_H') (Theorem 2), gen_s(R_H) >=
+    gen_s(R_H') (Theorem 3), gen_c(R_H) <=_c gen_c(R_H') (Theorem 4); gen_m(R) >= k iff R is
+    k-anonymous (Definition 5 / Property 2). No suppression: every class is released."""
+    from tempanon.temporal.relations import build_dag, span_of
+
+    rng = np.random.default_rng(seed)
+    t = pd.Timestamp("2005-01-01") + pd.to_timedelta(rng.integers(0, 400 * 24, n), unit="h")
+    df = pd.DataFrame({"P": rng.integers(0, n_resp, n), "A": rng.integers(0, 2, n).astype(str),
+                       "T": t.strftime("%Y-%m-%d %H:%M")})  # fmt: skip
+    inst, miss, _ = parse_timestamps(df["T"])
+    g0 = parse_granularity("hour")
+    dag = build_dag(g0, [parse_granularity(x) for x in NAMES if x != "hour"], span_of(inst))
+    prep = prepare(encode_columns(df, ["A"]), inst, miss, encode_uid(df, "P"), g0.index(inst))
+    checks = [check_granularity(prep, g, 1) for g in dag.nodes]  # k = 1: nothing suppressed, R_H itself
+    for i in range(len(dag.nodes)):
+        assert (checks[i].gen_m >= k) == check_granularity(prep, dag.nodes[i], k).k_anonymous
+        for j in range(len(dag.nodes)):
+            if i != j and dag.finer[i, j]:
+                a, b = checks[i], checks[j]
+                assert a.gen_m <= b.gen_m and a.gen_s >= b.gen_s and leq_c(a.gen_c, b.gen_c)

@@ -80,7 +80,7 @@ def test_timezone_in_api_summary_cli_and_bad_name(tmp_path):
 
 # ---- bad timestamps: exit 2, column, file line and value, no traceback ---------------------------
 @pytest.mark.parametrize("values, message", [
-    (["2005-01-01", "2005-01-02", "1500-06-01"], "line 4: timestamp '1500-06-01' is outside 1677-09-22 .. 2262-04-11"),
+    (["2005-01-01", "2005-01-02", "1500-06-01"], "line 4: timestamp '1500-06-01' is outside 1677-09-21 00:12:44 .. 2262-04-11 23:47:16"),
     (["2005-01-01", "2999-01-02T10:00"], "line 3: timestamp '2999-01-02T10:00' is outside"),
     (["2005-01-01T10:00+01:00", "2005-01-02T10:00", "2005-01-03T10:00+01:00"],
      "line 3: timestamp '2005-01-02T10:00' has no UTC offset"),
@@ -109,7 +109,8 @@ def test_release_rows_are_shuffled_within_classes_and_the_audit_maps_them_back()
     same_release = float(np.mean(pat[1:] == pat[:-1]))
     assert same_input > 0.7 and same_release < 0.2  # input order groups patients; the release does not
     key = rel["GENDER"].astype(str) + "|" + rel["TIME"].astype(str)
-    assert (key.to_numpy()[1:] >= key.to_numpy()[:-1]).all()  # grouped by class
+    runs = 1 + int(np.sum(key.to_numpy()[1:] != key.to_numpy()[:-1]))
+    assert runs == key.nunique()  # grouped by class: each class is one run of rows
     a = res.audit
     assert list(a["release_row"]) == list(range(1, len(rel) + 1))
     assert (a["respondent"].to_numpy() == pat).all() and (a["input_line"].to_numpy() == rel.index.to_numpy() + 2).all()
@@ -184,3 +185,52 @@ def test_search_size_is_stated_before_the_search(tmp_path):
             "--out", tmp_path / "o.csv", "--time-limit", "30")  # fmt: skip
     assert r.exit_code == 0, r.output
     assert "searching 3 granularities (the data's day and 2 coarser); at most 30 s (--time-limit)" in r.output
+
+
+def test_no_solution_hints_do_not_repeat_what_was_tried():
+    from tempanon.errors import NoSolutionError
+
+    df = example_exams()
+    with pytest.raises(NoSolutionError) as e:
+        anonymize_timestamped(df, time="Date", qi=["Address"], uid="Patient", k=3, granularities="week,month,quarter,year")
+    msg = str(e.value)
+    assert "add coarser granularities" not in msg  # month, quarter, year were all tried
+    assert "generalize the other quasi-identifiers" in msg and "lower k (the largest k reached without suppression is 2" in msg
+    with pytest.raises(NoSolutionError) as e1:
+        anonymize_timestamped(df, time="Date", qi=["Address"], uid="Patient", k=2, granularities="day")
+    assert "allow suppression of at least 2 tuples (the fewest below k, at day)" in str(e1.value)
+    with pytest.raises(NoSolutionError) as e2:
+        anonymize_timestamped(df, time="Date", qi=["Address"], uid="Patient", k=3, granularities="week,month")
+    assert "add coarser granularities (quarter, semester, year)" in str(e2.value)
+
+
+def test_report_states_the_time_zone_and_the_chosen_granularity_is_k_anonymous(tmp_path):
+    from tempanon.report.timestamped import timestamped_report
+
+    df = example_exams()
+    res = anonymize_timestamped(df, time="Date", qi=["Address"], uid="Patient", k=2, granularities="week,2weeks,month,year",
+                                timezone="Europe/Rome")  # fmt: skip
+    html = timestamped_report(df, res, source="x", checksum=None).render()
+    assert "Europe/Rome" in html
+    table = html.split("every candidate granularity")[1]
+    row = table.split("<td>month</td>")[1].split("</tr>")[0]
+    assert "chosen" in row and "<td>yes</td>" in row
+    assert "implied: coarser than the k-anonymous week" in table  # 2weeks pruned, not re-checked
+
+
+def test_verifier_rederives_local_times_independently(monkeypatch):
+    """The verifier's original times come from pandas' tz_convert of the text, not from the
+    search's seconds: a parse that ignored the calendar zone would be rejected (exit 3)."""
+    from tempanon.errors import VerificationError
+    import tempanon.temporal.api as api
+    from tempanon.temporal import parse
+
+    df = pd.DataFrame({"P": ["a", "b", "c", "d"],
+                       "T": ["2005-03-11T18:00:00+00:00", "2005-03-11T20:00:00+00:00",
+                             "2005-07-08T03:00:00+00:00", "2005-07-08T05:30:00+00:00"]})  # fmt: skip
+    ok = anonymize_timestamped(df, time="T", uid="P", k=2, granularities="day,week", timezone="America/New_York")
+    assert sorted(ok.released["T"]) == ["2005-03-11", "2005-03-11", "2005-07-07", "2005-07-08"] or ok.summary["granularity"] != "day"
+    real = parse.parse_timestamps
+    monkeypatch.setattr(api, "parse_timestamps", lambda s, c, tz=None: real(s, c, None))  # a parse that forgets the zone
+    with pytest.raises(VerificationError):
+        anonymize_timestamped(df, time="T", uid="P", k=2, granularities="day,week", timezone="America/New_York")

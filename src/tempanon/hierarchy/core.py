@@ -197,8 +197,10 @@ class Hierarchy:
         if (codes < 0).any():
             bad = np.flatnonzero(codes < 0)
             vals = pd.unique(text[bad])
-            first_rows = [series.index[bad[np.argmax(text[bad] == v)]] for v in vals[:5]]
-            shown = ", ".join(f"{v!r} (row {r})" for v, r in zip(vals[:5], first_rows))
+            from tempanon.data.lines import at_line
+
+            first_rows = [int(bad[np.argmax(text[bad] == v)]) for v in vals[:5]]
+            shown = ", ".join(f"{v!r} ({at_line(r)})" for v, r in zip(vals[:5], first_rows))
             more = f" and {len(vals) - 5} more" if len(vals) > 5 else ""
             raise HierarchyError(
                 f"column {self.name!r}: {len(vals)} value(s) missing from the hierarchy ({self.source}): {shown}{more}"

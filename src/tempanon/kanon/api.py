@@ -29,7 +29,9 @@ from tempanon.data.roles import require_columns
 from tempanon.errors import InputError, NoSolutionError
 from tempanon.hierarchy.builders import HierarchySpec
 from tempanon.hierarchy.core import Hierarchy
-from tempanon.kanon.search import ALGORITHMS, SearchResult, run_search
+from tempanon.kanon.ldiversity import VARIANTS as L_VARIANTS
+from tempanon.kanon.ldiversity import LDiversity
+from tempanon.kanon.search import ALGORITHMS, Budget, SearchResult, run_search
 from tempanon.kanon.select import CRITERIA, Criterion, discernibility, generalization_loss, select_node
 from tempanon.lattice.dimension import Dimension
 from tempanon.lattice.freqset import Table, encode_table
@@ -75,6 +77,8 @@ class KAnonResult:
     sensitive: str | None = None
     l: int | None = None
     kept_rows: np.ndarray | None = field(default=None, repr=False)
+    l_diversity: LDiversity | None = None
+    plan: dict = field(default_factory=dict)
     engine: str = "numpy"
     engine_path: str = "bottom on driver"
     rows_out: int | None = None
@@ -98,10 +102,23 @@ class KAnonResult:
             "respondents": self.respondents,
             "sensitive": self.sensitive,
             "l": self.l,
+            "l_diversity": None if self.l_diversity is None else self.l_diversity.as_dict(),
             "algorithm": self.algorithm,
             "complete": self.search.complete,
+            "stopped_early": st.stopped,
             "lattice_size": self.lattice_size,
             "nodes_checked": self.nodes_checked,
+            "checks": {
+                "total": st.nodes_checked,
+                "full_lattice": st.full_lattice_checks,
+                "search_space": st.search_space,
+                "meaning": (
+                    "k-anonymity checks; each node of a searched lattice is checked at most once. Incognito "
+                    "searches the lattices of every quasi-identifier subset (search_space nodes in all), so its "
+                    "total can exceed lattice_size; full_lattice counts the checks of full-lattice nodes"
+                ),
+            },
+            "plan": self.plan,
             "table_scans": st.table_scans,
             "rollups": st.rollups,
             "candidates": st.candidates,
@@ -168,11 +185,17 @@ def kanonymize(
     weights: Mapping[str, float] | None = None,
     sensitive: str | None = None,
     l: int | None = None,
+    l_diversity: str = "frequency",
+    c: float | None = None,
     progress: ProgressFn | None = None,
     verify: bool = True,
     engine: str = "auto",
     memory_limit: str | None = None,
     out: str | None = None,
+    max_nodes: int | None = None,
+    time_limit: float | None = None,
+    max_lattice: int | None = None,
+    notice: Callable[[str], None] | None = None,
 ) -> KAnonResult:
     """k-anonymize ``data`` by full-domain generalization (Incognito, LeFevre et al. 2005).
 
@@ -195,10 +218,13 @@ def kanonymize(
     criterion: how the released node is chosen among the anonymous ones (see
         :mod:`tempanon.kanon.select`): ``height``, ``weighted-height`` (with ``weights``),
         ``discernibility``, ``loss``, or a callable.
-    sensitive, l: with both, a node is accepted only if every class is also l-diverse: its most
-        frequent ``sensitive`` value has at most ``|E| / l`` rows (l-eligibility of each class,
-        Definition 1 of Wang et al., ICDM 2010; missing values count as a value). Not combined with
-        ``uid`` or suppression (the generalization property needs neither).
+    sensitive, l: with both, a node is accepted only if every released class is also l-diverse on
+        ``sensitive`` (missing values count as a value); ``l_diversity`` picks what l means (see
+        :mod:`tempanon.kanon.ldiversity`): ``frequency`` (default: the most frequent value has
+        at most ``|E| / l`` rows), ``distinct`` (at least l distinct values), ``entropy``
+        (entropy >= log l) or ``recursive`` ((c,l): ``r_1 < c (r_l + ... + r_m)``, needs ``c``).
+        Combines with suppression: classes failing k or l are suppressed, at most
+        ``max_suppression`` of the rows. Not combined with ``uid``.
     progress: ``progress(description, done, total)`` callback for long searches.
     verify: re-check the release with the independent verifier (:mod:`tempanon.verify`).
     engine: who serves the frequency sets (:mod:`tempanon.lattice.source`): ``numpy`` (a DataFrame
@@ -210,6 +236,15 @@ def kanonymize(
         or CSV; temp file, verified by an independent query on the written file, then renamed)
         and ``result.table`` is ``None``; without ``out`` the verified release is returned as a
         DataFrame.
+    max_nodes, time_limit: a budget for the search (checks; wall-clock seconds). When it runs
+        out the search stops and the release is the best node among those proved anonymous so
+        far (verified like any release); ``summary()["stopped_early"]`` says why, and
+        ``search.complete`` is False.
+    max_lattice: refuse (InputError, exit 2) a generalization lattice with more nodes than this
+        (default :data:`MAX_LATTICE`); the search's memory grows with the lattice.
+    notice: ``notice(message)`` receives the search plan (lattice size, work estimate) before the
+        search, a warning when the lattice is above :data:`WARN_LATTICE`, and a note when a
+        budget stopped the search.
 
     Raises
     ------
@@ -225,7 +260,8 @@ def kanonymize(
         return _kanonymize(
             src, qi, hierarchies, k, t0, uid=uid, identifying=identifying, max_suppression=max_suppression,
             algorithm=algorithm, criterion=criterion, weights=weights, sensitive=sensitive, l=l,
-            progress=progress, verify=verify, out=out,
+            progress=progress, verify=verify, out=out, l_diversity=l_diversity, c=c, max_nodes=max_nodes,
+            time_limit=time_limit, max_lattice=max_lattice, notice=notice,
         )
     finally:
         if src is not data:
@@ -233,7 +269,8 @@ def kanonymize(
 
 
 def _kanonymize(src, qi, hierarchies, k, t0, *, uid, identifying, max_suppression, algorithm, criterion,
-                weights, sensitive, l, progress, verify, out) -> KAnonResult:  # fmt: skip
+                weights, sensitive, l, progress, verify, out, l_diversity="frequency", c=None, max_nodes=None,
+                time_limit=None, max_lattice=None, notice=None) -> KAnonResult:  # fmt: skip
     """:func:`kanonymize` on a :class:`~tempanon.lattice.source.FrequencySource`."""
     qi = list(qi)
     if not qi:
@@ -248,22 +285,39 @@ def _kanonymize(src, qi, hierarchies, k, t0, *, uid, identifying, max_suppressio
             raise InputError(f"the respondent id {uid!r} cannot also be a quasi-identifier")
         row = src.first_missing_row(uid)
         if row is not None:
-            raise InputError(f"respondent id column {uid!r} has a missing value at row {row}")
+            from tempanon.data.lines import at_label, at_line
+
+            frame = getattr(src, "data", None)  # the file line of that row (header = line 1)
+            where = at_label(frame.index, row) if isinstance(frame, pd.DataFrame) else at_line(row) if isinstance(row, (int, np.integer)) else f"row {row!r}"
+            raise InputError(f"respondent id column {uid!r} has a missing value at {where}")
     n = src.n_rows
     if n == 0:
         raise InputError("the input table has no rows")
+    ldiv: LDiversity | None = None
     if l is not None or sensitive is not None:
         if l is None or sensitive is None:
             raise InputError("l-diversity needs both a sensitive column and l")
         if isinstance(l, bool) or not isinstance(l, (int, np.integer)) or l < 2:
             raise InputError(f"l must be an integer of at least 2, got {l!r}")
+        if l_diversity not in L_VARIANTS:
+            raise InputError(f"unknown l-diversity variant {l_diversity!r}; expected one of {', '.join(L_VARIANTS)}")
+        ldiv = LDiversity(int(l), l_diversity, c)
         src.require_columns([sensitive], role="sensitive column")
         if sensitive in qi:
             raise InputError(f"the sensitive column {sensitive!r} cannot also be a quasi-identifier")
         if uid is not None:
             raise InputError("l-diversity with respondent ids (uid) is not supported")
-        if max_suppression > 0:
-            raise InputError("l-diversity is checked without suppression; set max_suppression to 0")
+        if src.engine != "numpy" and (ldiv.variant != "frequency" or max_suppression > 0):
+            raise InputError(
+                f"{ldiv.describe()}" + (" with suppression" if max_suppression > 0 else "")
+                + f" is released by the numpy engine only, not {src.engine!r}; use --engine numpy"
+            )
+    elif c is not None:
+        raise InputError("c is a parameter of recursive (c,l)-diversity: give it with sensitive, l and l_diversity='recursive'")
+    budget = Budget(max_nodes=max_nodes, time_limit=time_limit) if (max_nodes is not None or time_limit is not None) else None
+    limit = MAX_LATTICE if max_lattice is None else max_lattice
+    if isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 1:
+        raise InputError(f"max_lattice must be a positive integer, got {max_lattice!r}")
     missing_h = [q for q in qi if q not in hierarchies]
     if missing_h:
         raise InputError(f"no hierarchy given for quasi-identifier(s): {', '.join(missing_h)}")
@@ -273,22 +327,55 @@ def _kanonymize(src, qi, hierarchies, k, t0, *, uid, identifying, max_suppressio
 
     encoders = {q: _as_encoder(q, hierarchies[q]) for q in qi}
     dims = src.encode(qi, encoders)
+    plan = search_plan(dims, algorithm)
+    if plan["lattice_size"] > limit:
+        raise InputError(
+            f"the generalization lattice has {plan['lattice_size']:,} nodes ({plan['levels']}), above the limit of "
+            f"{limit:,} (the search needs memory and time growing with it: about {plan['memory_mb']:,.0f} MB for "
+            "its grids alone); use fewer quasi-identifiers or shorter hierarchies, or raise the limit with "
+            "--max-lattice (API: max_lattice)"
+        )
     table = src.bottom(uid=uid, sensitive=sensitive)
     max_sup = int(math.floor(max_suppression * n + 1e-9))
+    plan["rows"] = n
+    plan["distinct_rows"] = int(len(table.counts))
+    if notice is not None:
+        notice(
+            f"search plan: lattice of {plan['lattice_size']:,} nodes ({plan['levels']}); {algorithm} checks at most "
+            f"{plan['max_checks']:,} nodes" + (f" of the lattices of all {plan['subsets']:,} quasi-identifier subsets" if plan["subsets"] > 1 and algorithm in ("incognito", "super-roots", "cube") else "")
+            + f", each over up to {plan['distinct_rows']:,} distinct rows ({n:,} rows)"
+        )
+        if plan["lattice_size"] > WARN_LATTICE and budget is None:
+            notice(
+                f"warning: the lattice has {plan['lattice_size']:,} nodes (> {WARN_LATTICE:,}); the search may take long. "
+                "Bound it with --max-nodes N or --time-limit S (the best verified result found by then is released)"
+            )
 
-    res = run_search(algorithm, dims, table, int(k), max_sup, progress=progress, l=l)
+    if ldiv is not None:
+        sdata = getattr(src, "data", None)
+        labels = None if sdata is None else pd.factorize(pd.Series(sdata[sensitive].to_numpy(dtype=object)), use_na_sentinel=False)[1]
+        counts = np.bincount(table.uid, weights=table.counts, minlength=table.n_uid).astype(np.int64)
+        reason = ldiv.impossible_reason(counts, labels, max_sup, sensitive)
+        if reason is not None:
+            raise NoSolutionError(reason)
+        from tempanon.kanon.ldiversity import table_summary
+
+        plan["sensitive_summary"] = table_summary(counts, labels, sensitive)
+    res = run_search(algorithm, dims, table, int(k), max_sup, progress=progress, l=ldiv, budget=budget)
+    if res.stats.stopped and not res.anonymous_nodes:
+        _try_top_node(res, dims, table, int(k), max_sup, ldiv)
     if not res.anonymous_nodes:
-        what = f"{k} distinct respondents" if uid else f"{k} rows"
-        if l is not None:
-            what += f" and {l}-diverse values of {sensitive!r}"
-        raise NoSolutionError(
-            f"no full-domain generalization gives every class at least {what} while suppressing at most "
-            f"{max_sup} of {n} rows (max_suppression={max_suppression}); even the most general node fails. "
-            "Allow more suppression or lower k."
+        raise NoSolutionError(_no_solution_message(res, k, uid, ldiv, sensitive, max_sup, n, max_suppression, table, plan.get("sensitive_summary", "")))
+    if res.stats.stopped and notice is not None:
+        notice(
+            f"warning: the search stopped early ({res.stats.stopped}) after {res.stats.nodes_checked:,} checks; the "
+            f"release is the best of the {len(res.anonymous_nodes):,} anonymous generalizations proved so far (and is "
+            "verified), but a complete search may find a less generalized one"
         )
     crit_name = criterion if isinstance(criterion, str) else getattr(criterion, "__name__", "custom")
+    lsup = ldiv if max_sup > 0 else None  # with suppression, classes failing l are suppressed too
     node, value = select_node(
-        res.anonymous_nodes, res.minimal_nodes, dims, table, int(k), criterion, weights=weights, suppression=max_sup > 0
+        res.anonymous_nodes, res.minimal_nodes, dims, table, int(k), criterion, weights=weights, suppression=max_sup > 0, ldiv=lsup
     )
     fs = src.frequency_set(node)
     check = None
@@ -299,10 +386,16 @@ def _kanonymize(src, qi, hierarchies, k, t0, *, uid, identifying, max_suppressio
                           max_suppressed=max_sup, l=l, sensitive=sensitive)  # fmt: skip
         released, kept, min_size = rel.table, None, rel.min_class_size
         check = rel.checks
+    elif lsup is not None:  # classes failing l are suppressed too
+        released, kept, min_size = _release(
+            src.data, qi, dims, src.base_codes, node, int(k), uid, identifying, lsup, src.data[sensitive].to_numpy(dtype=object)
+        )
+        rel = None
     else:
         rel = src.release(node, int(k), uid=uid, drop=identifying)
         released, kept, min_size = rel.table, rel.kept, rel.min_class_size
-    suppressed = int(n - rel.rows_out)
+    rows_out = int(kept.sum()) if rel is None else rel.rows_out
+    suppressed = int(n - rows_out)
     data = getattr(src, "data", None)
     result = KAnonResult(
         table=released,
@@ -320,8 +413,8 @@ def _kanonymize(src, qi, hierarchies, k, t0, *, uid, identifying, max_suppressio
         criterion_value=float(value),
         suppressed_rows=suppressed,
         min_class_size=min_size,
-        loss=generalization_loss(fs, dims, int(k), n),
-        discernibility=discernibility(fs, int(k), n),
+        loss=generalization_loss(fs, dims, int(k), n, lsup),
+        discernibility=discernibility(fs, int(k), n, lsup),
         rows_in=n,
         runtime_seconds=0.0,
         search=res,
@@ -331,10 +424,12 @@ def _kanonymize(src, qi, hierarchies, k, t0, *, uid, identifying, max_suppressio
         sensitive=sensitive,
         l=None if l is None else int(l),
         kept_rows=kept,
+        l_diversity=ldiv,
+        plan=plan,
         engine=src.engine,
         engine_path=src.path,
-        rows_out=rel.rows_out,
-        output=rel.path,
+        rows_out=rows_out,
+        output=None if rel is None else rel.path,
         engine_checks=check,
     )
     if verify and src.engine == "numpy":
@@ -345,6 +440,126 @@ def _kanonymize(src, qi, hierarchies, k, t0, *, uid, identifying, max_suppressio
         result.output = str(write_table(released, out))
     result.runtime_seconds = time.perf_counter() - t0
     return result
+
+
+def _release(
+    data: pd.DataFrame,
+    qi: Sequence[str],
+    dims: Sequence[Dimension],
+    cols: Sequence[np.ndarray],
+    node: Node,
+    k: int,
+    uid: str | None,
+    identifying: Sequence[str],
+    ldiv: LDiversity | None = None,
+    sens_values: np.ndarray | None = None,
+) -> tuple[pd.DataFrame, np.ndarray, int]:
+    """The generalized table at ``node``, rows of classes smaller than k (or not l-diverse)
+    removed."""
+    level_codes = [d.codes[v][c] for d, v, c in zip(dims, node, cols)]
+    key = np.zeros(len(data), dtype=np.int64)
+    for d, v, c in zip(dims, node, level_codes):
+        key = key * d.cardinality(v) + c
+    cls, inv = np.unique(key, return_inverse=True)
+    if uid is None:
+        sizes = np.bincount(inv, minlength=len(cls))
+    else:
+        u = pd.factorize(data[uid])[0]
+        pairs = np.unique(inv.astype(np.int64) * (int(u.max()) + 1) + u)
+        sizes = np.bincount(pairs // (int(u.max()) + 1), minlength=len(cls))
+    ok = sizes >= k
+    if ldiv is not None:
+        from tempanon.lattice.freqset import FrequencySet
+
+        sc, n_s = pd.factorize(pd.Series(sens_values, dtype=object), use_na_sentinel=False)
+        pairs, pc = np.unique(inv.astype(np.int64) * max(len(n_s), 1) + sc, return_counts=True)
+        fs = FrequencySet((), (), (), pc.astype(np.int64), pairs, max(len(n_s), 1), True)
+        ok &= ldiv.holds(fs)
+    kept = ok[inv]
+    out = data.drop(columns=[c for c in [*identifying, *([uid] if uid else [])] if c in data.columns])
+    out = out.copy()
+    for q, d, v, c in zip(qi, dims, node, level_codes):
+        out[q] = pd.Series(d.labels[v][c], index=data.index, dtype=object)
+    released = out.loc[kept]
+    min_size = int(sizes[ok].min()) if ok.any() else 0
+    return released, kept, min_size
+
+
+MAX_LATTICE = 1_000_000
+"""Default limit on the generalization lattice (nodes): larger lattices are refused before the
+search (exit 2) unless the caller raises it (``max_lattice`` / ``--max-lattice``). The search holds
+several arrays over the lattice and Python objects per anonymous node; at 1,000,000 nodes that is
+some hundreds of MB, and 3,000 rows with 14 quasi-identifiers (a lattice of millions) once reached
+23.6 GB."""
+
+WARN_LATTICE = 100_000
+"""Above this many lattice nodes the plan notice warns that the search may take long."""
+
+
+def search_plan(dims: Sequence[Dimension], algorithm: str) -> dict:
+    """Size of the search before it starts: the full lattice, the nodes the algorithm may check
+    (Incognito: the lattices of every quasi-identifier subset, prod(levels + 1) - 1), and a rough
+    memory estimate of the lattice-sized arrays (bytes per node measured for the grids and the
+    Python objects of anonymous nodes: ~200 B)."""
+    size = 1
+    sub = 1
+    for d in dims:
+        size *= d.n_levels
+        sub *= d.n_levels + 1
+    incog = algorithm in ("incognito", "super-roots", "cube")
+    return {
+        "lattice_size": size,
+        "levels": " x ".join(f"{d.name} {d.n_levels}" for d in dims),
+        "subsets": 2 ** len(dims) - 1,
+        "max_checks": (sub - 1) if incog else size,
+        "memory_mb": size * 200 / 1e6,
+    }
+
+
+def _try_top_node(res: SearchResult, dims: Sequence[Dimension], table: Table, k: int, max_sup: int, ldiv: LDiversity | None) -> None:
+    """A budget stopped the search before any node was proved anonymous: check the most general
+    node (every attribute at a one-value level) so that a release is still possible."""
+    from tempanon.kanon.search import _Ctx, _top_single_levels
+    from tempanon.lattice.freqset import table_frequency_set
+
+    tops = _top_single_levels(dims)
+    if any(t is None for t in tops):
+        return
+    node = tuple(int(t) for t in tops)
+    ctx = _Ctx(dims, table, k, 0, None, ldiv)
+    ctx.max_suppressed = max_sup
+    ctx.stats = res.stats
+    fs = table_frequency_set(table, dims, tuple(range(len(dims))), node)
+    ok = ctx.check_any(fs) if ldiv is not None else fs.is_anonymous(k, max_sup)
+    if ldiv is None:
+        ctx.tick(True)
+    if ok:
+        res.anonymous_nodes = [node]
+        res.minimal_nodes = [node]
+
+
+def _no_solution_message(res, k, uid, ldiv, sensitive, max_sup, n, max_suppression, table, res_plan_summary="") -> str:
+    if res.stats.stopped:
+        return (
+            f"the search stopped early ({res.stats.stopped}) before any generalization was proved anonymous; "
+            "raise --max-nodes / --time-limit"
+        )
+    size = table.n_uid if uid else n
+    if size < k:
+        what = "distinct respondents" if uid else "rows"
+        return f"k={k} is impossible for this data: the whole table has only {size} {what}, fewer than k"
+    what = f"{k} distinct respondents" if uid else f"{k} rows"
+    if ldiv is not None:
+        return (
+            f"no full-domain generalization gives every class at least {what} and {ldiv.describe()} on {sensitive!r} "
+            f"while suppressing at most {max_sup} of {n} rows (max_suppression={max_suppression}); "
+            f"{res_plan_summary}. Allow more suppression, lower k or l, or use a weaker l-diversity variant"
+        )
+    return (
+        f"no full-domain generalization gives every class at least {what} while suppressing at most "
+        f"{max_sup} of {n} rows (max_suppression={max_suppression}); even the most general node fails. "
+        "Allow more suppression or lower k."
+    )
 
 
 def verify_release(data: pd.DataFrame, result: KAnonResult, encoders: Mapping[str, Any]) -> None:
@@ -366,7 +581,11 @@ def verify_release(data: pd.DataFrame, result: KAnonResult, encoders: Mapping[st
         max_suppressed=result.max_suppressed_rows,
     )
     if result.l is not None:
-        verify.check_l_diverse_classes(check, result.quasi_identifiers, result.sensitive, result.l)
+        verify.check_l_diverse_classes(check, result.quasi_identifiers, result.sensitive, result.l) if (
+            result.l_diversity is None or result.l_diversity.variant == "frequency"
+        ) else verify.check_l_diversity(
+            check, result.quasi_identifiers, result.sensitive, result.l, result.l_diversity.variant, result.l_diversity.c
+        )
     mapping = {}
     for q, v in zip(result.quasi_identifiers, result.selected_node):
         enc = encoders[q]

@@ -248,6 +248,22 @@ def file_size(path: Any) -> int | None:
         return None
 
 
+def resolve_engine(data: Any, engine: str = "auto") -> str:
+    """The engine ``engine`` means for ``data``: ``auto`` is numpy for DataFrames and files smaller
+    than :data:`AUTO_DUCKDB_BYTES`, DuckDB for larger files, spark for Spark DataFrames."""
+    if engine not in ENGINES:
+        raise InputError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")
+    if engine != "auto":
+        return engine
+    if isinstance(data, FrequencySource):
+        return data.engine
+    if type(data).__module__.startswith("pyspark"):
+        return "spark"
+    if isinstance(data, (str, bytes)) or hasattr(data, "__fspath__"):
+        return "duckdb" if (file_size(data) or 0) >= AUTO_DUCKDB_BYTES else "numpy"
+    return "numpy"
+
+
 def open_source(
     data: Any,
     engine: str = "auto",
@@ -285,9 +301,7 @@ def open_source(
         path = Path(data)
         if not path.exists():
             raise InputError(f"input file not found: {path}")
-        if engine == "auto":
-            size = file_size(path) or 0
-            engine = "duckdb" if size >= AUTO_DUCKDB_BYTES else "numpy"
+        engine = resolve_engine(path, engine)
         if engine == "numpy":
             from tempanon.data.io import read_table
 
@@ -302,4 +316,4 @@ def open_source(
     raise InputError(f"data must be a pandas DataFrame, a file path or a frequency source, got {type(data).__name__}")
 
 
-__all__ = ["AUTO_DUCKDB_BYTES", "ENGINES", "FrequencySource", "NumpySource", "Release", "encode_distinct", "open_source"]
+__all__ = ["AUTO_DUCKDB_BYTES", "ENGINES", "FrequencySource", "NumpySource", "Release", "encode_distinct", "open_source", "resolve_engine"]

@@ -361,6 +361,7 @@ def _run_kanon(job: Job, df: pd.DataFrame, source: SourceInfo, progress: Any) ->
         sensitive=job.sensitive[0] if l is not None else None,
         l=l,
         progress=progress,
+        **{key: p[key] for key in ("l_diversity", "c", "max_nodes", "time_limit", "max_lattice") if key in p},
     )
     # kanonymize verified the release independently; build the report first, then write atomically
     rep = None
@@ -396,8 +397,6 @@ def _validate_kanon(ctx: Ctx, model: dict, qi: list[str]) -> None:
     _validate_k_and_suppression(ctx, model)
     if "l" in model and model["l"] < 2:
         raise ctx.error(("model", "l"), f"l must be at least 2, got {model['l']}")
-    if "l" in model and model.get("max_suppression", 0.0) > 0:
-        raise ctx.error(("model", "l"), "l-diversity is checked without suppression; remove max_suppression or l")
     if model.get("algorithm", "incognito") not in ALGORITHMS:
         raise ctx.error(("model", "algorithm"), f"unknown algorithm {model['algorithm']!r}; expected one of {', '.join(ALGORITHMS)}")
     if model.get("criterion", "loss") not in CRITERIA:
@@ -496,7 +495,17 @@ def _run_timestamped(job: Job, df: pd.DataFrame, source: SourceInfo, progress: A
 
         rep = timestamped_report(df, res, source=source.description, checksum=source.checksum, checksum_kind=source.checksum_kind,
                                  identifying=job.identifying)
+    if job.audit is not None:  # steward-only audit (release row -> input line, respondent), never in the release folder
+        from tempanon.temporal.api import check_audit_path, write_audit
+
+        try:
+            check_audit_path(job.audit, job.output_table, [job.summary, job.report])
+        except InputError as exc:
+            raise ctx.error(("output", "audit"), str(exc)) from None
     summ = _write_outputs(job, res.released, res.summary, rep)
+    if job.audit is not None:
+        write_audit(res, job.audit)
+        summ["audit"] = str(job.audit)
     s = res.summary
     gran = s["granularity"]
     if isinstance(gran, dict):  # joint: {time: granularity, qi: level}
@@ -676,7 +685,8 @@ _STREAM_SPEC = ModelSpec(
 MODELS: dict[str, ModelSpec] = {
     "kanon": ModelSpec(
         schema={"k": "integer", "max_suppression": "number", "algorithm": "string", "criterion": "string", "weights": "table",
-                "l": "integer"},
+                "l": "integer", "l_diversity": "string", "c": "number", "max_nodes": "integer", "time_limit": "number",
+                "max_lattice": "integer"},
         required={"k"},
         run=_run_kanon,
         description="full-domain k-anonymity (Incognito)",
@@ -693,6 +703,7 @@ MODELS: dict[str, ModelSpec] = {
         columns=_BASE_COLUMNS | {"time"},
         required_columns=frozenset({"time"}),
         hierarchies="optional",
+        outputs=_BASE_OUTPUTS | {"audit"},
     ),
     "kp": ModelSpec(
         schema={"k": "integer", "p": "integer", "algorithm": "string", "max_level": "integer", "paa": "integer",

@@ -114,6 +114,7 @@ class Check:
     gen_s: int
     classes: int
     min_respondents: int  # smallest respondent count over all classes (before suppression)
+    n_tuples: int = 0  # tuples of the relation
     granule: np.ndarray | None = field(default=None, repr=False)  # class key per sorted tuple
     keep: np.ndarray | None = field(default=None, repr=False)  # kept per sorted tuple
 
@@ -155,7 +156,7 @@ def check_granularity(prep: Prepared, g: Granularity, k: int, max_suppressed: in
     kept = resp[~small]
     gen_m = int(kept.min()) if len(kept) else 0  # Definition 5 on the released classes
     gen_s = int(kept.sum())  # Procedure 2 / Example 3: sum of the classes' frequency sets
-    c = Check(g.name, ok, suppressed, gen_m, gen_s, int(len(starts)), int(resp.min()))
+    c = Check(g.name, ok, suppressed, gen_m, gen_s, int(len(starts)), int(resp.min()), n)
     if keep_arrays:
         c.granule = h
         c.keep = np.repeat(~small, sizes)
@@ -198,25 +199,36 @@ COARSE_HINTS = ("month", "quarter", "semester", "year")
 
 def no_solution_message(dag: GranularityDAG, checks: dict[int, Check], k: int, max_suppressed: int,
                         budget: bool = False) -> str:  # fmt: skip
-    """Why nothing was found, and hints that do not repeat what was already tried."""
+    """Why nothing was found, and hints that do not repeat what was already tried: coarser
+    built-ins only beyond the coarsest one listed (a finer one cannot help: anonymity is monotone
+    along finer-than), the suppression the closest granularity would need, the largest k reached."""
     tried = ", ".join(f"{dag.nodes[v].name} (smallest class {c.min_respondents} respondents, "
                       f"{c.suppressed} tuples below k)" for v, c in checks.items())  # fmt: skip
     listed = {g.name for g in dag.nodes} | set(dag.disregarded) | set(dag.equivalent)
     hints = []
-    missing = [g for g in COARSE_HINTS if g not in listed]
+    done = [i for i, g in enumerate(COARSE_HINTS) if g in listed]
+    missing = [g for i, g in enumerate(COARSE_HINTS) if g not in listed and (not done or i > max(done))]
     if missing:
         hints.append(f"add coarser granularities ({', '.join(missing)})")
     if checks:
-        best = max(checks.values(), key=lambda c: (c.min_respondents, -c.suppressed))
-        need = best.suppressed
-        hints.append(f"allow suppression of at least {need} tuples (the fewest below k, at {best.name})"
-                     if need > max_suppressed else "allow more suppression")
-        hints.append(f"or lower k (the largest k reached without suppression is {best.min_respondents}, at {best.name})")
+        n = _n_tuples(checks)
+        fewest = min(checks.values(), key=lambda c: c.suppressed)
+        top_k = max(checks.values(), key=lambda c: c.min_respondents)
+        if fewest.suppressed < n:
+            hints.append(f"allow suppression of at least {fewest.suppressed} tuples (the fewest below k, at {fewest.name})")
+        else:
+            hints.append("generalize the other quasi-identifiers too (--hierarchies): in every granularity tried, "
+                         "every class has fewer than k respondents")
+        hints.append(f"or lower k (the largest k reached without suppression is {top_k.min_respondents}, at {top_k.name})")
     if budget:
         hints.insert(0, "raise --time-limit (the search stopped before every granularity was checked)")
     return (f"no granularity makes the relation {k}-anonymous at the respondent level"
             f"{' within the suppression limit' if max_suppressed else ''}; tried {tried or 'none'}. "
             + "; ".join(hints) + ".")
+
+
+def _n_tuples(checks: dict[int, Check]) -> int:
+    return max((c.n_tuples for c in checks.values()), default=0)
 
 
 def least_generalization(prep: Prepared, dag: GranularityDAG, k: int, *, metric: str = "gen_c",

@@ -26,7 +26,7 @@ from tempanon.timeseries.algorithms import kapra, naive
 from tempanon.timeseries.ldiversity import perturb_l_diverse
 from tempanon.timeseries.model import Grouping, breach_probabilities, instant_value_loss, pattern_loss
 from tempanon.timeseries.partition import envelopes
-from tempanon.timeseries.sax import MAX_LEVEL, paa, reconstruct, words_to_strings, znormalize
+from tempanon.timeseries.sax import MAX_LEVEL, expand_paa, reconstruct, words_to_strings, znormalize
 
 ALGORITHMS = {"kapra": kapra, "naive": naive}
 
@@ -49,7 +49,7 @@ def _show(value) -> str:
 
 def _where(df: pd.DataFrame, id_col: str | None, i: int) -> str:
     ident = f" (id {_show(df[id_col].iloc[i])})" if id_col is not None and id_col in df.columns else ""
-    return f"row {i}{ident}"
+    return f"line {i + 2}{ident}"  # the file line (header = line 1; tempanon.data.lines)
 
 
 def series_matrix(df: pd.DataFrame, qi: Sequence[str], id_col: str | None = None) -> np.ndarray:
@@ -89,24 +89,25 @@ def _check_ids(df: pd.DataFrame, id_col: str) -> None:
     ids = df[id_col]
     miss = ids.isna().to_numpy()
     if miss.any():
-        raise InputError(f"id column {id_col!r}, row {int(np.flatnonzero(miss)[0])}: missing id")
+        raise InputError(f"id column {id_col!r}, line {int(np.flatnonzero(miss)[0]) + 2}: missing id")
     text = ids.astype(str)
     dup = text.duplicated(keep=False).to_numpy()
     if dup.any():
         rows = np.flatnonzero(dup)
         first = text.iloc[rows[0]]
-        where = np.flatnonzero((text == first).to_numpy())[:5].tolist()
-        raise InputError(f"id column {id_col!r}: id {_show(first)} occurs more than once (rows {where})")
+        where = ", ".join(str(i + 2) for i in np.flatnonzero((text == first).to_numpy())[:5])
+        raise InputError(f"id column {id_col!r}: id {_show(first)} occurs more than once (lines {where})")
 
 
 def _check_params(n_qi: int, k, P, algorithm, max_level, paa_segments, l_diversity, epsilon) -> None:
     for name, v in (("k", k), ("P", P), ("max level", max_level)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
             raise InputError(f"{name} must be an integer, got {v!r}")
-    if k < 1:
-        raise InputError(f"k must be at least 1, got {k}")
-    if P < 1:
-        raise InputError(f"P must be at least 1, got {P}")
+    if k < 2:
+        raise InputError(f"k must be at least 2, got {k} (k = 1 publishes every series' exact values)")
+    if P < 2:
+        raise InputError(f"P must be at least 2, got {P} (P = 1 publishes each series' own pattern; "
+                         "Section 4.2.1 needs P > 1/thr > 1)")
     if P > k:
         raise InputError(f"P must not exceed k (Definition 5 needs P <= k), got P={P} > k={k}")
     if not 1 <= max_level <= MAX_LEVEL:
@@ -116,8 +117,10 @@ def _check_params(n_qi: int, k, P, algorithm, max_level, paa_segments, l_diversi
     if paa_segments is not None and not 1 <= paa_segments <= n_qi:
         raise InputError(f"PAA segments must be in 1..{n_qi} (the number of quasi-identifiers), got {paa_segments}")
     if l_diversity is not None:
-        if l_diversity < 1:
-            raise InputError(f"l must be at least 1, got {l_diversity}")
+        if isinstance(l_diversity, bool) or not isinstance(l_diversity, (int, np.integer)):
+            raise InputError(f"l must be an integer, got {l_diversity!r}")
+        if l_diversity < 2:
+            raise InputError(f"l must be at least 2, got {l_diversity} (l = 1 changes nothing)")
         if l_diversity > P:
             raise InputError(f"l-diversity needs l <= P (each P-subgroup must hold l values), got l={l_diversity} > P={P}")
         if epsilon is None or not np.isfinite(epsilon) or epsilon <= 0:
@@ -152,12 +155,18 @@ def kp_anonymize(
     publish_values: Sequence[str] | None = None,
     publish_patterns: Sequence[str] | None = None,
     pattern_features=None,
+    shuffle_seed: int | None = None,
     progress=None,
 ) -> KPResult:
     """(k,P)-anonymize the series of ``df`` (one per row). See the module doc and docs/timeseries.md.
 
     ``pattern_features`` (a function ``(m, w) -> (m, F)``) replaces the default feature vector
     (all pairwise differences) of the pattern loss in the summary.
+
+    Release rows are grouped by k-group and P-subgroup, but k-groups, P-subgroups inside a
+    k-group and rows inside a P-subgroup come in a random order drawn from ``shuffle_seed``
+    (default: a fresh secret from :mod:`secrets`), so the row order says nothing about the input
+    order (ids). The seed is recorded only in the steward's audit (column ``shuffle_seed``).
 
     Raises :class:`InputError` on bad input or parameters, :class:`NoSolutionError` when fewer
     than ``k`` series can be published, :class:`VerificationError` if the independent check fails.
@@ -209,7 +218,11 @@ def kp_anonymize(
     g = ALGORITHMS[algorithm](X, k, P, max_level, paa_segments, progress=progress)
 
     pub = np.flatnonzero(g.kgroup >= 0)
-    order = pub[np.lexsort((pub, g.psubgroup[pub], g.kgroup[pub]))]
+    if shuffle_seed is None:
+        import secrets
+
+        shuffle_seed = secrets.randbits(63)
+    order = shuffled_release_order(pub, g.kgroup[pub], g.psubgroup[pub], int(shuffle_seed))
     kg = np.unique(g.kgroup[order], return_inverse=True)[1]
     ps = np.unique(g.psubgroup[order], return_inverse=True)[1]
     # renumber in output order so ids carry no information beyond the grouping
@@ -240,13 +253,16 @@ def kp_anonymize(
     out_row = np.full(n, -1, dtype=np.int64)
     out_row[order] = np.arange(order.size)
     audit = pd.DataFrame({"id": df[id_col].to_numpy(),
-                          "output_row": pd.array(np.where(out_row >= 0, out_row, 0), dtype="Int64")})
+                          "output_row": pd.array(np.where(out_row >= 0, out_row, 0), dtype="Int64"),
+                          "shuffle_seed": np.full(n, int(shuffle_seed), dtype=np.int64)})
     audit.loc[out_row < 0, "output_row"] = pd.NA
 
     vjs = [qi.index(c) for c in vcols]
     vl = instant_value_loss(lo[kg][:, vjs], hi[kg][:, vjs])
-    Zp = paa(znormalize(Xp), paa_segments)
-    pl = pattern_loss(Zp, reconstruct(g.words[order], g.level[order]), features=pattern_features)
+    # PL (Eq. 3, Section 7.1): the original normalized series against the series reconstructed
+    # from the published word, both at full length (with PAA each symbol covers its segment)
+    Zr = expand_paa(reconstruct(g.words[order], g.level[order]), len(qi))
+    pl = pattern_loss(znormalize(Xp), Zr, features=pattern_features)
 
     from tempanon.verify import check_kp_anonymity
 
@@ -286,6 +302,16 @@ def kp_anonymize(
         "runtime_seconds": round(time.perf_counter() - t0, 4),
     }
     return KPResult(released=released, audit=audit, summary=summary, grouping=g)
+
+
+def shuffled_release_order(rows: np.ndarray, kgroup: np.ndarray, psubgroup: np.ndarray, seed: int) -> np.ndarray:
+    """``rows`` ordered by k-group and P-subgroup, with the k-groups, the P-subgroups inside each
+    k-group and the rows inside each P-subgroup in a random order drawn from ``seed``."""
+    rng = np.random.default_rng(seed)
+    kr = rng.permutation(int(kgroup.max()) + 1 if kgroup.size else 0)
+    pr = rng.permutation(int(psubgroup.max()) + 1 if psubgroup.size else 0)
+    rr = rng.permutation(rows.size)
+    return rows[np.lexsort((rr, pr[psubgroup], kr[kgroup]))]
 
 
 def _first_seen(labels: np.ndarray) -> np.ndarray:

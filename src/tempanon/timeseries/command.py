@@ -26,7 +26,7 @@ def kp(
     publish_values: Annotated[Optional[str], typer.Option("--publish-values", help="Publish value ranges only for these quasi-identifiers.")] = None,
     publish_patterns: Annotated[Optional[str], typer.Option("--publish-patterns", help="Publish pattern symbols only for these quasi-identifiers.")] = None,
     summary: Annotated[Optional[Path], typer.Option("--summary", help="Write a JSON summary here.")] = None,
-    audit: Annotated[Optional[Path], typer.Option("--audit", help="Steward-only CSV: id, output_row (empty if suppressed).")] = None,
+    audit: Annotated[Optional[Path], typer.Option("--audit", help="Steward-only CSV: id, output_row (empty if suppressed), shuffle_seed; not inside the release's folder.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress or status output.")] = False,
     report: Annotated[Optional[Path], typer.Option("--report", help="Write a self-contained HTML report here (after verification).")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show the grouping (k-groups, P-subgroups, levels) and the time per phase.")] = False,
@@ -53,6 +53,13 @@ def kp(
             from tempanon.errors import InputError
 
             raise InputError("the input, --out, --summary, --audit and --report must be different files")
+        if audit is not None:  # the audit links ids to release rows: never beside the release (issue 12)
+            rel_dir = Path(out).resolve().parent
+            if Path(audit).resolve().parent == rel_dir or rel_dir in Path(audit).resolve().parents:
+                from tempanon.errors import InputError
+
+                raise InputError(f"--audit {audit} is inside the release folder {rel_dir}; the audit links ids to "
+                                 "release rows and is for the data steward only: write it elsewhere")
         df = read_table(input)
         cols = list(df.columns)
         q = parse_column_list(qi, cols)
