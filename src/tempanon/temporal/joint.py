@@ -108,6 +108,7 @@ class TimeGranularities:
     granularities: str | Sequence = "day,week,month,quarter,year"
     data_granularity: str | None = None
     country: str | None = None
+    timezone: str | None = None  # calendar time zone (IANA), see tempanon.temporal.parse
 
     def encode(self, series: pd.Series) -> tuple[Dimension, np.ndarray]:
         from tempanon.temporal.api import parse_granularities
@@ -115,7 +116,7 @@ class TimeGranularities:
         from tempanon.temporal.parse import infer_data_granularity, parse_timestamps
         from tempanon.temporal.relations import build_dag, span_of
 
-        inst, miss, _ = parse_timestamps(series, str(series.name))
+        inst, miss, _ = parse_timestamps(series, str(series.name), self.timezone)
         g0 = (infer_data_granularity(inst, miss) if self.data_granularity is None
               else parse_granularity(self.data_granularity, country=self.country))  # fmt: skip
         z0 = g0.index(inst)
