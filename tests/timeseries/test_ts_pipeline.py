@@ -125,3 +125,26 @@ def test_missing_sensitive_is_a_category():
     df.loc[[3, 10], "S"] = np.nan
     r = kp_anonymize(df, id_col="id", qi=[f"A{i}" for i in range(10)], sensitive=["S"], k=5, P=2)
     assert r.released["S"].isna().sum() == 2
+
+
+def test_pattern_loss_with_paa_is_measured_on_the_full_series():
+    """Eq. 3 / Section 7.1: p(r) from the original normalized series (all n instants), p*(r) from
+    the series reconstructed from the published word (each PAA symbol over its segment); not on
+    the averaged series."""
+    from tempanon.timeseries.model import pairwise_difference_features, pattern_loss
+    from tempanon.timeseries.sax import medians, znormalize
+    from tempanon.timeseries.api import released_source_rows
+
+    df = random_walk(300, 12, seed=8)
+    qi = [f"A{i}" for i in range(12)]
+    r = kp_anonymize(df, id_col="id", qi=qi, k=6, P=3, paa_segments=4)
+    X = df[qi].to_numpy()[released_source_rows(r.audit)]
+    rec = np.vstack([np.repeat(medians(int(L))[[ord(ch) - 97 for ch in p]], 3)
+                     for p, L in zip(r.released["pattern"], r.released["pattern_level"])])
+    fa = pairwise_difference_features(znormalize(X))
+    fb = pairwise_difference_features(rec)
+    cos = (fa * fb).sum(1) / np.sqrt((fa * fa).sum(1) * (fb * fb).sum(1)).clip(1e-300)
+    expected = np.where((fb ** 2).sum(1) == 0, 1.0, 1 - cos)
+    assert np.isclose(r.summary["pattern_loss"], expected.sum())
+    averaged = pattern_loss(znormalize(X).reshape(len(X), 4, 3).mean(axis=2), rec[:, ::3]).sum()
+    assert not np.isclose(r.summary["pattern_loss"], averaged)

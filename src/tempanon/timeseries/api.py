@@ -26,7 +26,7 @@ from tempanon.timeseries.algorithms import kapra, naive
 from tempanon.timeseries.ldiversity import perturb_l_diverse
 from tempanon.timeseries.model import Grouping, breach_probabilities, instant_value_loss, pattern_loss
 from tempanon.timeseries.partition import envelopes
-from tempanon.timeseries.sax import MAX_LEVEL, paa, reconstruct, words_to_strings, znormalize
+from tempanon.timeseries.sax import MAX_LEVEL, expand_paa, reconstruct, words_to_strings, znormalize
 
 ALGORITHMS = {"kapra": kapra, "naive": naive}
 
@@ -259,8 +259,10 @@ def kp_anonymize(
 
     vjs = [qi.index(c) for c in vcols]
     vl = instant_value_loss(lo[kg][:, vjs], hi[kg][:, vjs])
-    Zp = paa(znormalize(Xp), paa_segments)
-    pl = pattern_loss(Zp, reconstruct(g.words[order], g.level[order]), features=pattern_features)
+    # PL (Eq. 3, Section 7.1): the original normalized series against the series reconstructed
+    # from the published word, both at full length (with PAA each symbol covers its segment)
+    Zr = expand_paa(reconstruct(g.words[order], g.level[order]), len(qi))
+    pl = pattern_loss(znormalize(Xp), Zr, features=pattern_features)
 
     from tempanon.verify import check_kp_anonymity
 
