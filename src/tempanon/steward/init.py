@@ -8,7 +8,8 @@ column):
 1. **respondent id** (``uid``): an id-like name (``id``, ``*_id``, patient, person, user, ...)
    whose values repeat (several rows per person; k then counts respondents). It is removed from
    the release.
-2. **identifiers** (``drop``): every other column flagged by the shared identifier screening
+2. **identifiers** (removed: job key ``identifying``, or ``drop`` where the runner has it): every
+   other column flagged by the shared identifier screening
    (:func:`tempanon.data.screen.screen_columns`: identifying names, near-unique values, e-mail
    addresses, phone numbers, URLs, IP addresses, free text, and, next to the time, a second
    timestamp), with the screening's reason as the comment. A demographic or the time that is only
