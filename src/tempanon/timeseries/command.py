@@ -20,9 +20,10 @@ def kp(
     sensitive: Annotated[Optional[str], typer.Option("--sensitive", help="Sensitive column(s), published as they are.")] = None,
     algorithm: Annotated[str, typer.Option("--algorithm", help="kapra (default) or naive.")] = "kapra",
     max_level: Annotated[int, typer.Option("--max-level", help="Largest SAX alphabet size (level).")] = 5,
-    paa: Annotated[Optional[int], typer.Option("--paa", help="Number of PAA segments of the SAX word (default: one symbol per quasi-identifier).")] = None,
+    paa: Annotated[Optional[int], typer.Option("--paa", help="Number of PAA segments of the SAX word (default: one symbol per value up to 10 values, else 4-10 segments from the number of series and P; docs/timeseries.md).")] = None,
     l_diversity: Annotated[Optional[int], typer.Option("--l-diversity", help="Make each P-subgroup l-diverse by perturbing the (numeric) sensitive value.")] = None,
     epsilon: Annotated[Optional[float], typer.Option("--epsilon", help="Largest change of a perturbed sensitive value.")] = None,
+    sensitive_numeric: Annotated[bool, typer.Option("--sensitive-numeric", help="The sensitive column is a numeric measurement even if it holds few whole numbers (else l-diversity refuses it as categorical).")] = False,
     publish_values: Annotated[Optional[str], typer.Option("--publish-values", help="Publish value ranges only for these quasi-identifiers.")] = None,
     publish_patterns: Annotated[Optional[str], typer.Option("--publish-patterns", help="Publish pattern symbols only for these quasi-identifiers.")] = None,
     summary: Annotated[Optional[Path], typer.Option("--summary", help="Write a JSON summary here.")] = None,
@@ -70,7 +71,7 @@ def kp(
             result = kp_anonymize(
                 df, id_col=id, qi=q, k=k, P=p, sensitive=sens, algorithm=algorithm.lower(),
                 max_level=max_level, paa_segments=paa, l_diversity=l_diversity, epsilon=epsilon,
-                publish_values=pv, publish_patterns=pp, progress=progress)
+                publish_values=pv, publish_patterns=pp, numeric_sensitive=sensitive_numeric, progress=progress)
         phases["read, group, publish and verify"] = time.perf_counter() - t0
         rep = None
         if report is not None:  # built before anything is written; written after the output, atomically
@@ -103,6 +104,8 @@ def kp(
             + "\n".join(f"  {name}: {sec:.3f} s" for name, sec in phases.items()),
             quiet,
         )
+    for w in s.get("warnings", []):
+        info(f"[yellow]warning:[/] {w}", quiet)
     info(
         f"{s['algorithm']}: {s['published']} of {s['series']} series published in {s['kgroups']} k-groups / "
         f"{s['psubgroups']} P-subgroups, {s['suppressed']} suppressed, VL={s['value_loss']:.4g}, "
