@@ -249,3 +249,16 @@ def test_joint_search_takes_the_engine_budget():
     assert cut.summary["budget"]["exhausted"] and any("time limit" in m for m in cut.summary["messages"])
     rel = cut.released.assign(P=df.loc[cut.released.index, "Patient"].to_numpy())
     assert rel.groupby(["Address", "Date"], dropna=False)["P"].nunique().min() >= 3  # still a verified release
+
+
+def test_joint_release_is_grouped_by_class_and_shuffled():
+    from tempanon.hierarchy import build_suppression
+
+    df = example_exams()
+    hier = {"Address": build_suppression("Address", df["Address"])}
+    res = anonymize_timestamped(df, time="Date", qi=["Address"], uid="Patient", k=2, granularities="week,month,year",
+                                hierarchies=hier, shuffle_seed=5)  # fmt: skip
+    key = (res.released["Address"].astype(str) + "|" + res.released["Date"].astype(str)).to_numpy()
+    assert 1 + int((key[1:] != key[:-1]).sum()) == len(set(key))
+    assert list(res.released.index) != sorted(res.released.index)  # not in input order
+    assert list(res.audit["input_line"]) == list(res.released.index + 2)

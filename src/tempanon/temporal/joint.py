@@ -377,7 +377,9 @@ def joint_anonymize(df: pd.DataFrame, *, time: str, qi: Sequence[str], k: int, u
                              "note": "the time limit stopped the joint search: the release is the best verified node "
                                      "among those proved anonymous, not necessarily the least"}  # fmt: skip
         summary["messages"].append(summary["budget"]["note"])
-    return TimestampedResult(out, summary, dag, str(node_desc))
+    result = TimestampedResult(out, summary, dag, str(node_desc))
+    result._class_key = cls[keep]  # joint classes of the released rows, for the within-class shuffle
+    return result
 
 
 INCOGNITO_CRITERIA = ("height", "loss", "discernibility")
