@@ -40,6 +40,7 @@ class KPResult:
     audit: pd.DataFrame
     summary: dict
     grouping: Grouping
+    data: pd.DataFrame | None = None  # the table anonymized (after missing-value handling)
 
 
 def _show(value) -> str:
@@ -49,7 +50,9 @@ def _show(value) -> str:
 
 def _where(df: pd.DataFrame, id_col: str | None, i: int) -> str:
     ident = f" (id {_show(df[id_col].iloc[i])})" if id_col is not None and id_col in df.columns else ""
-    return f"line {i + 2}{ident}"  # the file line (header = line 1; tempanon.data.lines)
+    lab = df.index[i]
+    pos = int(lab) if isinstance(lab, (int, np.integer)) else i  # rows dropped for missing readings keep their line
+    return f"line {pos + 2}{ident}"  # the file line (header = line 1; tempanon.data.lines)
 
 
 def series_matrix(df: pd.DataFrame, qi: Sequence[str], id_col: str | None = None) -> np.ndarray:
@@ -66,7 +69,8 @@ def series_matrix(df: pd.DataFrame, qi: Sequence[str], id_col: str | None = None
             i = int(np.flatnonzero(miss)[0])
             raise InputError(
                 f"quasi-identifier {c!r}, {_where(df, id_col, i)}: missing value; (k,P)-anonymity needs "
-                f"complete series (impute or drop the {int(miss.sum())} incomplete value(s) first)")
+                f"complete series ({int(miss.sum())} missing value(s) in this column): leave incomplete series out "
+                "with --missing drop, or impute them first; sentinels such as -1 become missing with --na-values")
         if col.dtype == bool:
             num = col.astype(float)
         else:
@@ -157,6 +161,8 @@ def kp_anonymize(
     pattern_features=None,
     shuffle_seed: int | None = None,
     numeric_sensitive: bool = False,
+    na_values: Sequence[str] | str | None = None,
+    missing: str = "refuse",
     progress=None,
 ) -> KPResult:
     """(k,P)-anonymize the series of ``df`` (one per row). See the module doc and docs/timeseries.md.
@@ -166,6 +172,11 @@ def kp_anonymize(
 
     ``paa_segments``: the SAX word length; ``None`` chooses it with :func:`default_paa_segments`
     (one symbol per value up to 10 values); the number of quasi-identifiers means no PAA.
+
+    ``na_values``: missing-value sentinels of the quasi-identifiers (e.g. ``["-1"]``); ``missing``:
+    ``"refuse"`` (default) a series with a missing reading, or ``"drop"`` it from the input (not
+    published, not in the audit, counted in ``dropped_incomplete``); see
+    :mod:`tempanon.timeseries.longformat`.
 
     ``numeric_sensitive``: with l-diversity, a sensitive column of at most 20 distinct whole
     numbers is taken for categorical codes and refused (perturbation would publish non-codes)
@@ -200,6 +211,19 @@ def kp_anonymize(
     _check_ids(df, id_col)
     if len(df) == 0:
         raise InputError("the input has no series")
+    from tempanon.timeseries.longformat import mark_missing, parse_na_values
+
+    if missing not in ("refuse", "drop"):
+        raise InputError(f"missing must be 'refuse' or 'drop', got {missing!r}")
+    df, marked = mark_missing(df, qi, parse_na_values(na_values))
+    dropped = 0
+    if missing == "drop":
+        incomplete = df[qi].isna().any(axis=1).to_numpy()
+        dropped = int(incomplete.sum())
+        if dropped:
+            df = df.loc[~incomplete]
+        if len(df) == 0:
+            raise NoSolutionError(f"every one of the {dropped} series has a missing reading (missing='drop')")
     vcols = _subset("--publish-values", publish_values, qi)
     pcols = _subset("--publish-patterns", publish_patterns, qi)
     if not set(vcols) & set(pcols):
@@ -335,10 +359,13 @@ def kp_anonymize(
         "perturbed": perturbed,
         "publish_values": vcols,
         "publish_patterns": pcols,
+        "missing_values_marked": marked,
+        "missing": missing,
+        "dropped_incomplete": dropped,
         "verified": True,
         "runtime_seconds": round(time.perf_counter() - t0, 4),
     }
-    return KPResult(released=released, audit=audit, summary=summary, grouping=g)
+    return KPResult(released=released, audit=audit, summary=summary, grouping=g, data=df)
 
 
 def shuffled_release_order(rows: np.ndarray, kgroup: np.ndarray, psubgroup: np.ndarray, seed: int) -> np.ndarray:
