@@ -262,3 +262,15 @@ def test_joint_release_is_grouped_by_class_and_shuffled():
     assert 1 + int((key[1:] != key[:-1]).sum()) == len(set(key))
     assert list(res.released.index) != sorted(res.released.index)  # not in input order
     assert list(res.audit["input_line"]) == list(res.released.index + 2)
+
+
+def test_time_limit_with_nothing_anonymous_yet_falls_back_on_the_coarsest(monkeypatch):
+    clock = iter(range(0, 1000, 10))
+    monkeypatch.setattr("time.monotonic", lambda: next(clock))
+    df = example_exams()
+    res = anonymize_timestamped(df, time="Date", qi=["Address"], uid="Patient", k=2,
+                                granularities="week,month,quarter,year", time_limit=5)  # fmt: skip
+    s = res.summary
+    # day checked, then only the top of the DAG: week (ISO weeks straddle years) and year; week <=_c year
+    evaluated = sorted(c["granularity"] for c in s["candidates"] if c.get("evaluated_by_algorithm"))
+    assert s["budget"]["exhausted"] and evaluated == ["day", "week", "year"] and s["granularity"] == "week"
