@@ -261,6 +261,9 @@ def anonymize_timestamped(
     """
     qi = list(qi)
     _validate(df, time, qi, uid, k, metric, max_suppression, bool(hierarchies))
+    if shuffle_seed is not None and (isinstance(shuffle_seed, bool) or not isinstance(shuffle_seed, (int, np.integer))
+                                     or shuffle_seed < 0):
+        raise InputError(f"the shuffle seed must be a non-negative integer (got {shuffle_seed!r})")
     if time_limit is not None:
         if not float(time_limit) > 0:
             raise InputError(f"time limit must be a positive number of seconds (got {time_limit})")
