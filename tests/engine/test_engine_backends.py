@@ -135,7 +135,8 @@ def test_synthea_like_respondent_level(backend, tmp_path, uid, sup):
 
 
 def test_missing_from_hierarchy_same_message(backend, tmp_path):
-    """Values missing from a hierarchy: the same error naming the same first rows (0-based)."""
+    """Values missing from a hierarchy: the same error naming the same first rows (file lines:
+    position + 2, the header being line 1)."""
     df = pd.DataFrame({"a": ["x", "y", "q", "x", "z", "q"], "b": list("ststst")})
     hier = {"a": Hierarchy.from_rows("a", [["x", "*"], ["y", "*"]]), "b": build_suppression("b", df["b"])}
     with pytest.raises(HierarchyError) as ea:
@@ -143,13 +144,13 @@ def test_missing_from_hierarchy_same_message(backend, tmp_path):
     with pytest.raises(HierarchyError) as eb:
         run(backend, df, ["a", "b"], hier, 2, tmp_path, as_file=True)
     assert str(eb.value) == str(ea.value)
-    assert "'q' (row 2)" in str(eb.value) and "'z' (row 4)" in str(eb.value)
+    assert "'q' (line 4)" in str(eb.value) and "'z' (line 6)" in str(eb.value)
 
 
 def test_missing_uid_and_no_solution(backend, tmp_path):
     df = pd.DataFrame({"a": ["x", "y", "x", "y"], "u": ["1", None, "2", "3"]})
     hier = {"a": build_suppression("a", df["a"])}
-    with pytest.raises(InputError, match=r"respondent id column 'u' has a missing value at row 1"):
+    with pytest.raises(InputError, match=r"respondent id column 'u' has a missing value at line 3"):
         run(backend, df, ["a"], hier, 2, tmp_path, uid="u", as_file=True)
     with pytest.raises(NoSolutionError):
         run(backend, df.dropna(), ["a"], hier, 5, tmp_path, as_file=True)
