@@ -234,3 +234,43 @@ def test_verifier_rederives_local_times_independently(monkeypatch):
     monkeypatch.setattr(api, "parse_timestamps", lambda s, c, tz=None: real(s, c, None))  # a parse that forgets the zone
     with pytest.raises(VerificationError):
         anonymize_timestamped(df, time="T", uid="P", k=2, granularities="day,week", timezone="America/New_York")
+
+
+def test_joint_search_takes_the_engine_budget():
+    from tempanon.hierarchy import build_suppression
+
+    df = example_exams()
+    hier = {"Address": build_suppression("Address", df["Address"])}
+    full = anonymize_timestamped(df, time="Date", qi=["Address"], uid="Patient", k=3, granularities="week,month,year",
+                                 hierarchies=hier, time_limit=600)  # fmt: skip
+    assert "budget" not in full.summary
+    cut = anonymize_timestamped(df, time="Date", qi=["Address"], uid="Patient", k=3, granularities="week,month,year",
+                                hierarchies=hier, time_limit=1e-9)  # fmt: skip
+    assert cut.summary["budget"]["exhausted"] and any("time limit" in m for m in cut.summary["messages"])
+    rel = cut.released.assign(P=df.loc[cut.released.index, "Patient"].to_numpy())
+    assert rel.groupby(["Address", "Date"], dropna=False)["P"].nunique().min() >= 3  # still a verified release
+
+
+def test_joint_release_is_grouped_by_class_and_shuffled():
+    from tempanon.hierarchy import build_suppression
+
+    df = example_exams()
+    hier = {"Address": build_suppression("Address", df["Address"])}
+    res = anonymize_timestamped(df, time="Date", qi=["Address"], uid="Patient", k=2, granularities="week,month,year",
+                                hierarchies=hier, shuffle_seed=5)  # fmt: skip
+    key = (res.released["Address"].astype(str) + "|" + res.released["Date"].astype(str)).to_numpy()
+    assert 1 + int((key[1:] != key[:-1]).sum()) == len(set(key))
+    assert list(res.released.index) != sorted(res.released.index)  # not in input order
+    assert list(res.audit["input_line"]) == list(res.released.index + 2)
+
+
+def test_time_limit_with_nothing_anonymous_yet_falls_back_on_the_coarsest(monkeypatch):
+    clock = iter(range(0, 1000, 10))
+    monkeypatch.setattr("time.monotonic", lambda: next(clock))
+    df = example_exams()
+    res = anonymize_timestamped(df, time="Date", qi=["Address"], uid="Patient", k=2,
+                                granularities="week,month,quarter,year", time_limit=5)  # fmt: skip
+    s = res.summary
+    # day checked, then only the top of the DAG: week (ISO weeks straddle years) and year; week <=_c year
+    evaluated = sorted(c["granularity"] for c in s["candidates"] if c.get("evaluated_by_algorithm"))
+    assert s["budget"]["exhausted"] and evaluated == ["day", "week", "year"] and s["granularity"] == "week"

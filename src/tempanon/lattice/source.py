@@ -71,8 +71,8 @@ def encode_distinct(encoder: Any, series: pd.Series) -> tuple[Dimension, np.ndar
     For hierarchies (:class:`~tempanon.hierarchy.Hierarchy` and data-built
     :class:`~tempanon.hierarchy.builders.HierarchySpec`) the codes depend on the value only, so the
     column is factorized, the first row of every distinct value encoded, and the codes spread back
-    by the factor codes. The first rows keep their labels and their order, so an error about values
-    missing from the hierarchy names the same rows as a row-by-row encoding. Other encoders (time
+    by the factor codes. When values are missing from the hierarchy the whole column is encoded
+    again, so the error names the same rows as a row-by-row encoding. Other encoders (time
     granularities) see the whole column. Measured 3.5x faster than row-by-row on 10M rows."""
     from tempanon.hierarchy.builders import HierarchySpec
     from tempanon.hierarchy.core import Hierarchy
@@ -85,7 +85,12 @@ def encode_distinct(encoder: Any, series: pd.Series) -> tuple[Dimension, np.ndar
     codes = np.asarray(codes, dtype=np.int64)
     running = np.maximum.accumulate(codes)  # factor codes are numbered by first appearance
     first = np.flatnonzero(np.diff(running, prepend=-1) > 0)
-    d, c = encoder.encode(series.iloc[first])
+    from tempanon.errors import HierarchyError
+
+    try:
+        d, c = encoder.encode(series.iloc[first])
+    except HierarchyError:
+        return encoder.encode(series)  # the error names rows by position in the whole column
     return d, np.asarray(c, dtype=np.int64)[codes]
 
 

@@ -166,17 +166,23 @@ class SQLSource(FrequencySource):
         return dims
 
     def _raise_missing(self, q: str, encoder: Any, values: pd.Series) -> None:
-        """Re-encode the offending values with their first row numbers so the message names rows."""
-        bad = []
-        for v in values.tolist():
-            try:
-                encoder.encode(pd.Series([v], dtype=object, name=q))
-            except HierarchyError:
-                bad.append(v)
+        """The error a row-by-row encoding gives (same text as :meth:`Hierarchy.encode`): the
+        values missing from the hierarchy, each with the file line of its first row."""
+        from tempanon.data.lines import at_line
+        from tempanon.hierarchy.core import Hierarchy
+
+        if not isinstance(encoder, Hierarchy):
+            return
+        known = set(encoder.with_missing().table[:, 0].tolist())
+        bad = [v for v in values.tolist() if v not in known]
         if not bad:
             return
-        where = "t IN (" + ", ".join(qstr(v) for v in bad[:1000]) + ")"
-        encoder.encode(self._first_rows(q, where).rename(q))
+        where = "t IN (" + ", ".join(qstr(v) for v in bad) + ")"
+        first = self._first_rows(q, where)  # index: 0-based row, ordered by row
+        vals, rows = first.tolist(), list(first.index)
+        shown = ", ".join(f"{v!r} ({at_line(r)})" for v, r in zip(vals[:5], rows[:5]))
+        more = f" and {len(vals) - 5} more" if len(vals) > 5 else ""
+        raise HierarchyError(f"column {encoder.name!r}: {len(vals)} value(s) missing from the hierarchy ({encoder.source}): {shown}{more}")
 
     def _joins(self, prefix: str = "dim") -> str:
         return " ".join(f"JOIN {prefix}{i} d{i} ON {self.text_expr(q)} = d{i}.t" for i, q in enumerate(self.qi))

@@ -262,9 +262,7 @@ def anonymize_timestamped(
     if time_limit is not None:
         if not float(time_limit) > 0:
             raise InputError(f"time limit must be a positive number of seconds (got {time_limit})")
-        if hierarchies:
-            raise InputError("the time limit applies to the search over granularities; it is not available with "
-                             "hierarchies (joint search)")
+
     df = df.reset_index(drop=True)
     instants, missing, tinfo = parse_timestamps(df[time], time, timezone)
     if data_granularity is None:
@@ -288,18 +286,17 @@ def anonymize_timestamped(
     if hierarchies:
         from tempanon.temporal.joint import joint_anonymize
 
-        if announce is not None:
-            size = len(dag.nodes)
-            for h in hierarchies.values():
-                size *= int(getattr(h, "height", 0)) + 1
+        if announce is not None:  # the engine states the lattice size and its estimate (notice)
             announce(f"joint search: {len(dag.nodes)} time granularities x the hierarchies of "
-                     f"{', '.join(h for h in hierarchies)}: a lattice of {size:,} nodes (Incognito, pruned by the "
-                     f"generalization property)")
+                     f"{', '.join(h for h in hierarchies)} (Incognito, pruned by the generalization property)"
+                     f"{'; at most ' + format(time_limit, 'g') + ' s (--time-limit)' if time_limit else ''}")
 
         jres = joint_anonymize(df, time=time, qi=qi, k=k, uid=uid, dag=dag, instants=instants, missing=missing,
                                z0=z0, hierarchies=hierarchies, metric=metric, criterion=criterion,
-                               max_suppression=float(max_suppression), tinfo=tinfo, progress=progress)  # fmt: skip
-        return finish(jres, df, time=time, qi=qi, uid=uid, shuffle_seed=shuffle_seed, tinfo=tinfo)
+                               max_suppression=float(max_suppression), tinfo=tinfo, progress=progress,
+                               time_limit=time_limit, notice=announce)  # fmt: skip
+        return finish(jres, df, time=time, qi=qi, uid=uid, shuffle_seed=shuffle_seed, tinfo=tinfo,
+                      class_key=getattr(jres, "_class_key", None))
     if announce is not None:
         announce(f"searching {len(dag.nodes)} granularities (the data's {dag.nodes[0].name} and {len(dag.nodes) - 1} "
                  f"coarser){'; at most ' + format(time_limit, 'g') + ' s (--time-limit)' if time_limit else ''}")
