@@ -86,6 +86,7 @@ def test_timezone_in_api_summary_cli_and_bad_name(tmp_path):
      "line 3: timestamp '2005-01-02T10:00' has no UTC offset"),
     (["2005-01-01T10:00", "2005-01-01T11:00Z", "2005-01-03T10:00"], "line 3: timestamp '2005-01-01T11:00Z' has a UTC offset"),
     (["2005-01-01", "31.02.2005x"], "line 3: cannot parse timestamp '31.02.2005x'"),
+    (["2005-01-01T09:00", "10:00"], "line 3: timestamp '10:00' has a time of day but no date"),
 ])
 def test_bad_timestamps_exit_2_naming_column_line_and_value(tmp_path, values, message):
     p = tmp_path / "t.csv"
@@ -274,3 +275,24 @@ def test_time_limit_with_nothing_anonymous_yet_falls_back_on_the_coarsest(monkey
     # day checked, then only the top of the DAG: week (ISO weeks straddle years) and year; week <=_c year
     evaluated = sorted(c["granularity"] for c in s["candidates"] if c.get("evaluated_by_algorithm"))
     assert s["budget"]["exhausted"] and evaluated == ["day", "week", "year"] and s["granularity"] == "week"
+
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_PIECES = st.sampled_from(["2005", "-", "01", "13", "31", "T", " ", ":", "10", "99", "Z", "+", "05", "00", ".", "x",
+                           "1500", "3000", "NaT", "", "/", "24", "60"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(values=st.lists(st.lists(_PIECES, max_size=8).map("".join), min_size=1, max_size=6),
+       tz=st.sampled_from([None, "UTC", "America/New_York"]))
+def test_parse_timestamps_fails_only_with_a_clear_input_error(values, tz):
+    try:
+        t, miss, info = parse_timestamps(pd.Series(values), "T", tz)
+    except InputError as exc:
+        assert "column 'T'" in str(exc) and "line " in str(exc)
+        return
+    assert len(t) == len(values) and t.dtype == np.int64
+    assert all(v.strip() == "" for v, m in zip(values, miss) if m)  # only empty cells are missing

@@ -285,10 +285,10 @@ def _kanonymize(src, qi, hierarchies, k, t0, *, uid, identifying, max_suppressio
             raise InputError(f"the respondent id {uid!r} cannot also be a quasi-identifier")
         row = src.first_missing_row(uid)
         if row is not None:
-            from tempanon.data.lines import at_label, at_line
+            from tempanon.data.lines import at_label, at_row_label
 
             frame = getattr(src, "data", None)  # the file line of that row (header = line 1)
-            where = at_label(frame.index, row) if isinstance(frame, pd.DataFrame) else at_line(row) if isinstance(row, (int, np.integer)) else f"row {row!r}"
+            where = at_label(frame.index, row) if isinstance(frame, pd.DataFrame) else at_row_label(row)
             raise InputError(f"respondent id column {uid!r} has a missing value at {where}")
     n = src.n_rows
     if n == 0:

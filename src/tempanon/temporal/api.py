@@ -121,12 +121,14 @@ def read_audit(path) -> pd.DataFrame:
     return df
 
 
-def make_audit(df: pd.DataFrame, released: pd.DataFrame, uid: str | None) -> pd.DataFrame:
+def make_audit(df: pd.DataFrame, released: pd.DataFrame | pd.Index, uid: str | None) -> pd.DataFrame:
     """Steward-only audit: release row (1-based data row of the written release), the input's file
-    line (header = line 1) and the respondent of each released row."""
-    pos = df.index.get_indexer(released.index)
+    line (header = line 1) and the respondent of each released row (``released``: the release or
+    its index of input row labels)."""
+    index = released if isinstance(released, pd.Index) else released.index
+    pos = df.index.get_indexer(index)
     return pd.DataFrame({
-        "release_row": np.arange(1, len(released) + 1, dtype=np.int64),
+        "release_row": np.arange(1, len(index) + 1, dtype=np.int64),
         "input_line": pos.astype(np.int64) + 2,
         "respondent": (df[uid].to_numpy()[pos] if uid is not None else (pos + 2).astype(object)),
     })  # fmt: skip
@@ -259,6 +261,9 @@ def anonymize_timestamped(
     """
     qi = list(qi)
     _validate(df, time, qi, uid, k, metric, max_suppression, bool(hierarchies))
+    if shuffle_seed is not None and (isinstance(shuffle_seed, bool) or not isinstance(shuffle_seed, (int, np.integer))
+                                     or shuffle_seed < 0):
+        raise InputError(f"the shuffle seed must be a non-negative integer (got {shuffle_seed!r})")
     if time_limit is not None:
         if not float(time_limit) > 0:
             raise InputError(f"time limit must be a positive number of seconds (got {time_limit})")
@@ -340,7 +345,7 @@ def finish(result: TimestampedResult, df: pd.DataFrame, *, time: str, qi: Sequen
            shuffle_seed: int | None, tinfo: dict, res=None, class_key: np.ndarray | None = None) -> TimestampedResult:  # fmt: skip
     """Shuffle the release within classes, build the steward's audit, state time zone and budget."""
     result.released, result.shuffle_seed = shuffle_within_classes(result.released, [*qi, time], shuffle_seed, class_key)
-    result._audit_source = (df, result.released, uid)
+    result._audit_source = (df, result.released.index.copy(), uid)  # the order as released, fixed now
     s = result.summary
     s["timezone"] = tinfo.get("calendar_timezone") or ("UTC (converted)" if "converted" in tinfo.get("timezone", "")
                                                        else "none (naive wall clock as given)")  # fmt: skip
