@@ -22,5 +22,6 @@ def test_readme_kp_example(tmp_path, monkeypatch):
     rel = pd.read_csv(tmp_path / "release" / "kp.csv")
     assert {"kgroup", "psubgroup", "A0_lo", "A9_hi", "pattern", "pattern_level", "S"} <= set(rel.columns)
     assert "id" not in rel.columns
-    audit = pd.read_csv(tmp_path / "steward" / "audit.csv")
+    assert (tmp_path / "steward" / "audit.csv").read_text().startswith("# STEWARD ONLY")
+    audit = pd.read_csv(tmp_path / "steward" / "audit.csv", comment="#")
     assert list(audit.columns) == ["id", "output_row", "shuffle_seed"]
