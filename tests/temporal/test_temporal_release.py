@@ -86,6 +86,7 @@ def test_timezone_in_api_summary_cli_and_bad_name(tmp_path):
      "line 3: timestamp '2005-01-02T10:00' has no UTC offset"),
     (["2005-01-01T10:00", "2005-01-01T11:00Z", "2005-01-03T10:00"], "line 3: timestamp '2005-01-01T11:00Z' has a UTC offset"),
     (["2005-01-01", "31.02.2005x"], "line 3: cannot parse timestamp '31.02.2005x'"),
+    (["2005-01-01T09:00", "10:00"], "line 3: timestamp '10:00' has a time of day but no date"),
 ])
 def test_bad_timestamps_exit_2_naming_column_line_and_value(tmp_path, values, message):
     p = tmp_path / "t.csv"
@@ -234,3 +235,64 @@ def test_verifier_rederives_local_times_independently(monkeypatch):
     monkeypatch.setattr(api, "parse_timestamps", lambda s, c, tz=None: real(s, c, None))  # a parse that forgets the zone
     with pytest.raises(VerificationError):
         anonymize_timestamped(df, time="T", uid="P", k=2, granularities="day,week", timezone="America/New_York")
+
+
+def test_joint_search_takes_the_engine_budget():
+    from tempanon.hierarchy import build_suppression
+
+    df = example_exams()
+    hier = {"Address": build_suppression("Address", df["Address"])}
+    full = anonymize_timestamped(df, time="Date", qi=["Address"], uid="Patient", k=3, granularities="week,month,year",
+                                 hierarchies=hier, time_limit=600)  # fmt: skip
+    assert "budget" not in full.summary
+    cut = anonymize_timestamped(df, time="Date", qi=["Address"], uid="Patient", k=3, granularities="week,month,year",
+                                hierarchies=hier, time_limit=1e-9)  # fmt: skip
+    assert cut.summary["budget"]["exhausted"] and any("time limit" in m for m in cut.summary["messages"])
+    rel = cut.released.assign(P=df.loc[cut.released.index, "Patient"].to_numpy())
+    assert rel.groupby(["Address", "Date"], dropna=False)["P"].nunique().min() >= 3  # still a verified release
+
+
+def test_joint_release_is_grouped_by_class_and_shuffled():
+    from tempanon.hierarchy import build_suppression
+
+    df = example_exams()
+    hier = {"Address": build_suppression("Address", df["Address"])}
+    res = anonymize_timestamped(df, time="Date", qi=["Address"], uid="Patient", k=2, granularities="week,month,year",
+                                hierarchies=hier, shuffle_seed=5)  # fmt: skip
+    key = (res.released["Address"].astype(str) + "|" + res.released["Date"].astype(str)).to_numpy()
+    assert 1 + int((key[1:] != key[:-1]).sum()) == len(set(key))
+    assert list(res.released.index) != sorted(res.released.index)  # not in input order
+    assert list(res.audit["input_line"]) == list(res.released.index + 2)
+
+
+def test_time_limit_with_nothing_anonymous_yet_falls_back_on_the_coarsest(monkeypatch):
+    clock = iter(range(0, 1000, 10))
+    monkeypatch.setattr("time.monotonic", lambda: next(clock))
+    df = example_exams()
+    res = anonymize_timestamped(df, time="Date", qi=["Address"], uid="Patient", k=2,
+                                granularities="week,month,quarter,year", time_limit=5)  # fmt: skip
+    s = res.summary
+    # day checked, then only the top of the DAG: week (ISO weeks straddle years) and year; week <=_c year
+    evaluated = sorted(c["granularity"] for c in s["candidates"] if c.get("evaluated_by_algorithm"))
+    assert s["budget"]["exhausted"] and evaluated == ["day", "week", "year"] and s["granularity"] == "week"
+
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_PIECES = st.sampled_from(["2005", "-", "01", "13", "31", "T", " ", ":", "10", "99", "Z", "+", "05", "00", ".", "x",
+                           "1500", "3000", "NaT", "", "/", "24", "60"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(values=st.lists(st.lists(_PIECES, max_size=8).map("".join), min_size=1, max_size=6),
+       tz=st.sampled_from([None, "UTC", "America/New_York"]))
+def test_parse_timestamps_fails_only_with_a_clear_input_error(values, tz):
+    try:
+        t, miss, info = parse_timestamps(pd.Series(values), "T", tz)
+    except InputError as exc:
+        assert "column 'T'" in str(exc) and "line " in str(exc)
+        return
+    assert len(t) == len(values) and t.dtype == np.int64
+    assert all(v.strip() == "" for v, m in zip(values, miss) if m)  # only empty cells are missing

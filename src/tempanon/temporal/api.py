@@ -121,12 +121,14 @@ def read_audit(path) -> pd.DataFrame:
     return df
 
 
-def make_audit(df: pd.DataFrame, released: pd.DataFrame, uid: str | None) -> pd.DataFrame:
+def make_audit(df: pd.DataFrame, released: pd.DataFrame | pd.Index, uid: str | None) -> pd.DataFrame:
     """Steward-only audit: release row (1-based data row of the written release), the input's file
-    line (header = line 1) and the respondent of each released row."""
-    pos = df.index.get_indexer(released.index)
+    line (header = line 1) and the respondent of each released row (``released``: the release or
+    its index of input row labels)."""
+    index = released if isinstance(released, pd.Index) else released.index
+    pos = df.index.get_indexer(index)
     return pd.DataFrame({
-        "release_row": np.arange(1, len(released) + 1, dtype=np.int64),
+        "release_row": np.arange(1, len(index) + 1, dtype=np.int64),
         "input_line": pos.astype(np.int64) + 2,
         "respondent": (df[uid].to_numpy()[pos] if uid is not None else (pos + 2).astype(object)),
     })  # fmt: skip
@@ -259,12 +261,13 @@ def anonymize_timestamped(
     """
     qi = list(qi)
     _validate(df, time, qi, uid, k, metric, max_suppression, bool(hierarchies))
+    if shuffle_seed is not None and (isinstance(shuffle_seed, bool) or not isinstance(shuffle_seed, (int, np.integer))
+                                     or shuffle_seed < 0):
+        raise InputError(f"the shuffle seed must be a non-negative integer (got {shuffle_seed!r})")
     if time_limit is not None:
         if not float(time_limit) > 0:
             raise InputError(f"time limit must be a positive number of seconds (got {time_limit})")
-        if hierarchies:
-            raise InputError("the time limit applies to the search over granularities; it is not available with "
-                             "hierarchies (joint search)")
+
     df = df.reset_index(drop=True)
     instants, missing, tinfo = parse_timestamps(df[time], time, timezone)
     if data_granularity is None:
@@ -288,18 +291,17 @@ def anonymize_timestamped(
     if hierarchies:
         from tempanon.temporal.joint import joint_anonymize
 
-        if announce is not None:
-            size = len(dag.nodes)
-            for h in hierarchies.values():
-                size *= int(getattr(h, "height", 0)) + 1
+        if announce is not None:  # the engine states the lattice size and its estimate (notice)
             announce(f"joint search: {len(dag.nodes)} time granularities x the hierarchies of "
-                     f"{', '.join(h for h in hierarchies)}: a lattice of {size:,} nodes (Incognito, pruned by the "
-                     f"generalization property)")
+                     f"{', '.join(h for h in hierarchies)} (Incognito, pruned by the generalization property)"
+                     f"{'; at most ' + format(time_limit, 'g') + ' s (--time-limit)' if time_limit else ''}")
 
         jres = joint_anonymize(df, time=time, qi=qi, k=k, uid=uid, dag=dag, instants=instants, missing=missing,
                                z0=z0, hierarchies=hierarchies, metric=metric, criterion=criterion,
-                               max_suppression=float(max_suppression), tinfo=tinfo, progress=progress)  # fmt: skip
-        return finish(jres, df, time=time, qi=qi, uid=uid, shuffle_seed=shuffle_seed, tinfo=tinfo)
+                               max_suppression=float(max_suppression), tinfo=tinfo, progress=progress,
+                               time_limit=time_limit, notice=announce)  # fmt: skip
+        return finish(jres, df, time=time, qi=qi, uid=uid, shuffle_seed=shuffle_seed, tinfo=tinfo,
+                      class_key=getattr(jres, "_class_key", None))
     if announce is not None:
         announce(f"searching {len(dag.nodes)} granularities (the data's {dag.nodes[0].name} and {len(dag.nodes) - 1} "
                  f"coarser){'; at most ' + format(time_limit, 'g') + ' s (--time-limit)' if time_limit else ''}")
@@ -343,7 +345,7 @@ def finish(result: TimestampedResult, df: pd.DataFrame, *, time: str, qi: Sequen
            shuffle_seed: int | None, tinfo: dict, res=None, class_key: np.ndarray | None = None) -> TimestampedResult:  # fmt: skip
     """Shuffle the release within classes, build the steward's audit, state time zone and budget."""
     result.released, result.shuffle_seed = shuffle_within_classes(result.released, [*qi, time], shuffle_seed, class_key)
-    result._audit_source = (df, result.released, uid)
+    result._audit_source = (df, result.released.index.copy(), uid)  # the order as released, fixed now
     s = result.summary
     s["timezone"] = tinfo.get("calendar_timezone") or ("UTC (converted)" if "converted" in tinfo.get("timezone", "")
                                                        else "none (naive wall clock as given)")  # fmt: skip

@@ -115,6 +115,11 @@ def parse_timestamps(series: pd.Series, column: str = "time", timezone: str | No
                 f"of the {n_val} timestamps: a column mixing naive and time-zone-aware "
                 f"times is ambiguous; write every value with its offset, or none (and give --timezone)"
             )
+        timeonly = text.str.match(r"^\d{1,2}:\d\d(?::\d\d(?:[.,]\d+)?)?\s*(?:[AaPp]\.?[Mm]\.?)?$").fillna(False).astype(bool)
+        if bool(timeonly.any()):  # pandas would date it today: not reproducible
+            row = int(np.nonzero(timeonly.to_numpy())[0][0])
+            raise InputError(f"column {column!r}, line {line_of(row)}: timestamp {text.iloc[row]!r} has a time of day "
+                             f"but no date ({int(timeonly.sum())} such value(s))")
         parsed = None
         for fmt in ("ISO8601", "mixed"):
             try:
