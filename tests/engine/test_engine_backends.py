@@ -305,3 +305,34 @@ def test_missing_from_hierarchy_large_column(backend, tmp_path):
         run(backend, df, ["a", "b"], hier, 2, tmp_path, as_file=True)
     assert str(eb.value) == str(ea.value)
     assert "'q' (line 202)" in str(eb.value) and "'z' (line 253)" in str(eb.value)
+
+
+def test_bottom_set_too_large_for_driver_is_refused_before_fetching(tmp_path, monkeypatch):
+    """The size estimate runs before the bottom set is fetched; above the limit: exit-2 error."""
+    from tempanon.lattice.source_duckdb import DuckDBSource
+
+    enc, hier = synthea_like()
+    path = tmp_path / "enc.csv"
+    enc.to_csv(path, index=False)
+    qi = ["birth_year", "gender", "race", "zip"]
+    ok = kanonymize(str(path), qi, hier, 4, engine="duckdb", out=str(tmp_path / "ok.parquet"))
+    est = ok.plan["source"]
+    assert est["engine"] == "duckdb" and est["path"] == "bottom on driver"
+    assert est["distinct_rows_estimate"] >= ok.plan["distinct_rows"]
+    monkeypatch.setattr(DuckDBSource, "max_driver_rows", 10)
+    fetched = []
+    real = DuckDBSource._arrow
+
+    def spy(self, sql):
+        if "count(*) AS n FROM src s JOIN" in sql:  # the bottom frequency set's GROUP BY
+            fetched.append(sql)
+        return real(self, sql)
+
+    monkeypatch.setattr(DuckDBSource, "_arrow", spy)
+    with pytest.raises(InputError, match=r"bottom frequency set has about [\d,]+ distinct rows, above what the driver holds \(10 rows"):
+        kanonymize(str(path), qi, hier, 4, engine="duckdb", out=str(tmp_path / "no.parquet"))
+    assert fetched == [] and not (tmp_path / "no.parquet").exists()
+
+    monkeypatch.setattr(DuckDBSource, "max_driver_rows", None)  # the spy does see the fetch when it runs
+    kanonymize(str(path), qi, hier, 4, engine="duckdb", out=str(tmp_path / "yes.parquet"))
+    assert len(fetched) == 1

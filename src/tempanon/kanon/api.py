@@ -339,6 +339,7 @@ def _kanonymize(src, qi, hierarchies, k, t0, *, uid, identifying, max_suppressio
     max_sup = int(math.floor(max_suppression * n + 1e-9))
     plan["rows"] = n
     plan["distinct_rows"] = int(len(table.counts))
+    plan["source"] = src.describe()
     if notice is not None:
         notice(
             f"search plan: lattice of {plan['lattice_size']:,} nodes ({plan['levels']}); {algorithm} checks at most "

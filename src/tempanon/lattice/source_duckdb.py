@@ -32,7 +32,7 @@ import pandas as pd
 from tempanon.errors import HierarchyError, InputError, VerificationError
 from tempanon.lattice.dimension import Dimension
 from tempanon.lattice.freqset import Table, group_rows, table_frequency_set
-from tempanon.lattice.source import FrequencySource, Release
+from tempanon.lattice.source import BYTES_PER_DRIVER_ROW, FrequencySource, Release
 
 
 def qident(name: str) -> str:
@@ -55,6 +55,8 @@ class SQLSource(FrequencySource):
     query to Arrow, register an Arrow table as a view, write a query's result to a file)."""
 
     text_type = "VARCHAR"
+    #: refuse bottom frequency sets above this many rows (None: from the machine's memory)
+    max_driver_rows: int | None = None
     anti_join = "ANTI JOIN"
     temp_result = "CREATE OR REPLACE TEMP TABLE"
     row_number = "row_number() OVER () - 1"
@@ -191,6 +193,7 @@ class SQLSource(FrequencySource):
         import pyarrow.compute as pc
 
         extra = uid if uid is not None else sensitive
+        self.check_fits_driver(extra)
         sel = [f"d{i}.c AS c{i}" for i in range(len(self.qi))]
         if extra is not None:
             sel.append(f"s.{self.q(extra)} AS x")
@@ -209,6 +212,37 @@ class SQLSource(FrequencySource):
         )  # fmt: skip
         self.table = Table([np.ascontiguousarray(c) for c in fs.cols], fs.counts, fs.uid, n_extra, self.n_rows, sensitive is not None)
         return self.table
+
+    def check_fits_driver(self, extra: str | None) -> dict:
+        """Estimate the bottom frequency set's rows **before fetching it** and refuse (exit 2) when
+        it would not fit the driver (:attr:`max_driver_rows`).
+
+        The estimate is the free bound ``min(rows, product of the columns' distinct values)``;
+        when that bound is above the limit, one ``approx_count_distinct`` of the rows' hash
+        (HyperLogLog) decides. ``self.estimate`` (in the summary's ``plan``) says which."""
+        from tempanon.lattice.source import max_driver_rows
+
+        limit = self.max_driver_rows if self.max_driver_rows is not None else max_driver_rows()
+        bound = self.n_rows
+        prod = 1
+        for t in self._texts:
+            prod *= max(len(t), 1)
+        if extra is None and prod < bound:
+            bound = prod
+        est = {"distinct_rows_estimate": int(bound), "method": "bound", "driver_limit_rows": int(limit)}
+        if bound > limit:
+            cols = ", ".join(f"s.{self.q(c)}" for c in [*self.qi, *([extra] if extra else [])])
+            approx = int(self._rows(f"SELECT approx_count_distinct(hash({cols})) AS n FROM src s")[0][0])
+            est.update(distinct_rows_estimate=approx, method="approx_count_distinct")
+        self.estimate = est
+        if est["distinct_rows_estimate"] > limit:
+            raise InputError(
+                f"the bottom frequency set has about {est['distinct_rows_estimate']:,} distinct rows, above what the driver "
+                f"holds ({limit:,} rows, about {BYTES_PER_DRIVER_ROW} bytes each during the search); computing Incognito's "
+                "frequency sets inside the engine is not implemented yet: use fewer or coarser quasi-identifiers "
+                "(e.g. pre-generalize a column), or a machine with more memory"
+            )
+        return est
 
     # ---- release and verification ----------------------------------------------------------------
     def release(

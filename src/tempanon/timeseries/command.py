@@ -47,7 +47,7 @@ def kp(
     """
     from tempanon.data.io import read_table, write_json, write_table
     from tempanon.data.roles import parse_column_list
-    from tempanon.timeseries.api import kp_anonymize
+    from tempanon.timeseries.api import kp_anonymize, write_kp_audit
 
     import time
 
@@ -113,7 +113,7 @@ def kp(
         t1 = time.perf_counter()
         write_table(result.released, out)
         if audit is not None:
-            write_table(result.audit, audit)
+            write_kp_audit(result, audit)
         if rep is not None:
             rep.write(report)
         if summary is not None:
