@@ -47,6 +47,7 @@ def test_failed_verification_writes_nothing(tmp_path, monkeypatch):
         raise VerificationError("simulated verifier failure")
 
     monkeypatch.setattr(verify, "check_k_anonymity", reject)
+    monkeypatch.setattr(verify, "check_generalized_release", reject)  # kanon's per-distinct-value check
     data = tmp_path / "d.csv"
     pd.DataFrame({"sex": ["Male", "Female"] * 3}).to_csv(data, index=False)
     out = tmp_path / "out.csv"

@@ -143,13 +143,14 @@ def test_missing_from_hierarchy_same_message(backend, tmp_path):
     with pytest.raises(HierarchyError) as eb:
         run(backend, df, ["a", "b"], hier, 2, tmp_path, as_file=True)
     assert str(eb.value) == str(ea.value)
-    assert "'q' (row 2)" in str(eb.value) and "'z' (row 4)" in str(eb.value)
+    msg = str(eb.value)  # rows 2 and 4 (0-based), shown as file lines 4 and 6 (header is line 1)
+    assert ("'q' (line 4)" in msg and "'z' (line 6)" in msg) or ("'q' (row 2)" in msg and "'z' (row 4)" in msg)
 
 
 def test_missing_uid_and_no_solution(backend, tmp_path):
     df = pd.DataFrame({"a": ["x", "y", "x", "y"], "u": ["1", None, "2", "3"]})
     hier = {"a": build_suppression("a", df["a"])}
-    with pytest.raises(InputError, match=r"respondent id column 'u' has a missing value at row 1"):
+    with pytest.raises(InputError, match=r"respondent id column 'u' has a missing value at line 3"):
         run(backend, df, ["a"], hier, 2, tmp_path, uid="u", as_file=True)
     with pytest.raises(NoSolutionError):
         run(backend, df.dropna(), ["a"], hier, 5, tmp_path, as_file=True)
@@ -292,3 +293,46 @@ def test_cli_engine_duckdb_parquet_in_and_out(tmp_path):
     r = runner.invoke(app, ["kanon", str(src), "--qi", "gender", "--hierarchies", str(hdir), "--k", "2", "--out",
                             str(tmp_path / "x.parquet"), "--engine", "oracle"])  # fmt: skip
     assert r.exit_code == 2 and "unknown engine" in r.output
+
+
+def test_missing_from_hierarchy_large_column(backend, tmp_path):
+    """Past the small-column short cut (distinct-value encoding): still the rows of the whole column."""
+    df = pd.DataFrame({"a": ["x", "y"] * 100 + ["q"] + ["x"] * 50 + ["z", "q"], "b": ["s"] * 253})
+    hier = {"a": Hierarchy.from_rows("a", [["x", "*"], ["y", "*"]]), "b": build_suppression("b", df["b"])}
+    with pytest.raises(HierarchyError) as ea:
+        kanonymize(df, ["a", "b"], hier, 2, engine="numpy")
+    with pytest.raises(HierarchyError) as eb:
+        run(backend, df, ["a", "b"], hier, 2, tmp_path, as_file=True)
+    assert str(eb.value) == str(ea.value)
+    assert "'q' (line 202)" in str(eb.value) and "'z' (line 253)" in str(eb.value)
+
+
+def test_bottom_set_too_large_for_driver_is_refused_before_fetching(tmp_path, monkeypatch):
+    """The size estimate runs before the bottom set is fetched; above the limit: exit-2 error."""
+    from tempanon.lattice.source_duckdb import DuckDBSource
+
+    enc, hier = synthea_like()
+    path = tmp_path / "enc.csv"
+    enc.to_csv(path, index=False)
+    qi = ["birth_year", "gender", "race", "zip"]
+    ok = kanonymize(str(path), qi, hier, 4, engine="duckdb", out=str(tmp_path / "ok.parquet"))
+    est = ok.plan["source"]
+    assert est["engine"] == "duckdb" and est["path"] == "bottom on driver"
+    assert est["distinct_rows_estimate"] >= ok.plan["distinct_rows"]
+    monkeypatch.setattr(DuckDBSource, "max_driver_rows", 10)
+    fetched = []
+    real = DuckDBSource._arrow
+
+    def spy(self, sql):
+        if "count(*) AS n FROM src s JOIN" in sql:  # the bottom frequency set's GROUP BY
+            fetched.append(sql)
+        return real(self, sql)
+
+    monkeypatch.setattr(DuckDBSource, "_arrow", spy)
+    with pytest.raises(InputError, match=r"bottom frequency set has about [\d,]+ distinct rows, above what the driver holds \(10 rows"):
+        kanonymize(str(path), qi, hier, 4, engine="duckdb", out=str(tmp_path / "no.parquet"))
+    assert fetched == [] and not (tmp_path / "no.parquet").exists()
+
+    monkeypatch.setattr(DuckDBSource, "max_driver_rows", None)  # the spy does see the fetch when it runs
+    kanonymize(str(path), qi, hier, 4, engine="duckdb", out=str(tmp_path / "yes.parquet"))
+    assert len(fetched) == 1

@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from tempanon.cli import app
-from tempanon.data.lines import at_label, at_line, line_of, line_of_label
+from tempanon.data.lines import at_label, at_line, at_row_label, line_of, line_of_label
 
 runner = CliRunner()
 
@@ -38,6 +38,7 @@ def test_helpers():
     assert line_of(0) == 2 and at_line(5) == "line 7"
     idx = pd.Index([10, 20, 30])
     assert line_of_label(idx, 30) == 4 and at_label(idx, 20) == "line 3" and at_label(idx, 99) == "row label 99"
+    assert at_row_label(np.int64(3)) == "line 5" and at_row_label("r7") == "row label 'r7'" and at_row_label(True) == "row label True"
 
 
 @pytest.fixture

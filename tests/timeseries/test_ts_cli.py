@@ -23,18 +23,22 @@ def run(*args):
 
 
 def test_sample_end_to_end(tmp_path):
-    out, summ, aud = tmp_path / "out.csv", tmp_path / "s.json", tmp_path / "audit.csv"
+    (tmp_path / "release").mkdir()
+    (tmp_path / "steward").mkdir()
+    out, summ, aud = tmp_path / "release" / "out.csv", tmp_path / "steward" / "s.json", tmp_path / "steward" / "audit.csv"
     res = run(SAMPLE, "--id", "id", "--qi", "A0:A9", "--sensitive", "S", "--k", 10, "--p", 5,
               "--out", out, "--summary", summ, "--audit", aud, "--quiet")
     assert res.exit_code == 0, res.output
     rel = pd.read_csv(out)
-    audit = pd.read_csv(aud, dtype={"id": str})
+    assert aud.read_text().startswith("# STEWARD ONLY - DO NOT RELEASE")
+    audit = pd.read_csv(aud, dtype={"id": str}, comment="#")
     s = json.loads(summ.read_text())
     assert "id" not in rel.columns
     assert list(rel.columns[:4]) == ["kgroup", "psubgroup", "A0_lo", "A0_hi"]
     assert {"pattern", "pattern_level", "S"} <= set(rel.columns)
     assert rel["pattern"].str.fullmatch("[a-e]{10}").all()
-    assert list(audit.columns) == ["id", "output_row"] and len(audit) == 300
+    assert list(audit.columns) == ["id", "output_row", "shuffle_seed"] and len(audit) == 300
+    assert audit["shuffle_seed"].nunique() == 1
     for key in ("k", "P", "algorithm", "kgroups", "psubgroups", "suppressed", "value_loss", "pattern_loss",
                 "mean_level", "runtime_seconds"):
         assert key in s
@@ -87,8 +91,12 @@ def _bad_table(tmp_path, mutate):
     (lambda d: d.__setitem__("S", d["S"].astype(object).where(d.index != 4, "high")), ["--l-diversity", 2, "--epsilon", 1], "'S', line 6 (id 'R4'): value 'high' is not a number"),
     (lambda d: d.__setitem__("A5", d["A5"].where(d.index != 9, np.inf)), [], "'A5', line 11 (id 'R9'): value inf is not finite"),
     (lambda d: d.__setitem__("id", d["id"].where(d.index != 6)), [], "id column 'id', line 8: missing id"),
-    (lambda d: None, ["--k", 0, "--p", 0], "k must be at least 1"),
-    (lambda d: None, ["--p", 0], "P must be at least 1"),
+    (lambda d: None, ["--k", 0, "--p", 0], "k must be at least 2"),
+    (lambda d: None, ["--p", 0], "P must be at least 2"),
+    # degenerate parameters that would publish raw data or change nothing (issue 12)
+    (lambda d: None, ["--k", 1, "--p", 1], "k must be at least 2"),
+    (lambda d: None, ["--k", 5, "--p", 1], "P must be at least 2"),
+    (lambda d: None, ["--l-diversity", 1, "--epsilon", 0.1, "--sensitive", "S"], "l must be at least 2"),
     (lambda d: None, ["--paa", 5, "--publish-patterns", "A0:A4"], "--paa cannot be combined"),
     (lambda d: d.__setitem__("T", 1.0), ["--sensitive", "S,T", "--l-diversity", 2, "--epsilon", 1], "exactly one sensitive column"),
     (lambda d: None, ["--publish-values", ","], "--publish-values is empty"),
@@ -112,7 +120,7 @@ def test_bad_input_exit_2_nothing_written(tmp_path, mutate, args, message):
 def test_header_only_input(tmp_path):
     p = tmp_path / "in.csv"
     p.write_text("id,A0,A1\n")
-    res = run(p, "--id", "id", "--qi", "A0:A1", "--k", 2, "--p", 1, "--out", tmp_path / "o.csv")
+    res = run(p, "--id", "id", "--qi", "A0:A1", "--k", 2, "--p", 2, "--out", tmp_path / "o.csv")
     assert res.exit_code == 2 and "no series" in res.output
 
 
@@ -143,10 +151,11 @@ def test_verification_failure_writes_nothing(tmp_path, monkeypatch):
         raise VerificationError("simulated checker rejection")
 
     monkeypatch.setattr(verify, "check_kp_anonymity", broken)
-    out = tmp_path / "o.csv"
+    (tmp_path / "r").mkdir()
+    out = tmp_path / "r" / "o.csv"
     res = run(SAMPLE, "--id", "id", "--qi", "A0:A9", "--k", 5, "--p", 2, "--out", out, "--audit", tmp_path / "a.csv")
     assert res.exit_code == 3 and "simulated" in res.output
-    assert list(tmp_path.iterdir()) == []
+    assert list(tmp_path.iterdir()) == [tmp_path / "r"] and list((tmp_path / "r").iterdir()) == []
 
 
 def test_suppressed_series_have_empty_output_row(tmp_path):
@@ -157,11 +166,12 @@ def test_suppressed_series_have_empty_output_row(tmp_path):
     df.insert(0, "id", [f"x{i}" for i in range(len(rows))])
     p = tmp_path / "in.csv"
     df.to_csv(p, index=False)
-    aud, out = tmp_path / "a.csv", tmp_path / "o.csv"
+    (tmp_path / "r").mkdir()
+    aud, out = tmp_path / "a.csv", tmp_path / "r" / "o.csv"
     res = run(p, "--id", "id", "--qi", "A0:A5", "--k", 8, "--p", 4, "--max-level", 6, "--out", out, "--audit", aud,
               "--summary", tmp_path / "s.json")
     assert res.exit_code == 0, res.output
-    audit = pd.read_csv(aud)
+    audit = pd.read_csv(aud, comment="#")
     s = json.loads((tmp_path / "s.json").read_text())
     assert audit["output_row"].isna().sum() == s["suppressed"] < 4
     assert sorted(audit["output_row"].dropna().astype(int)) == list(range(len(pd.read_csv(out))))
@@ -184,3 +194,26 @@ def test_shared_italy_power(tmp_path):
               "--k", 8, "--p", 4, "--algorithm", "naive", "--out", out, "--quiet")
     assert res.exit_code == 0, res.output
     assert len(pd.read_csv(out)) == 1096
+
+
+@pytest.mark.parametrize("where", ["same", "below"])
+def test_audit_inside_the_release_folder_is_refused(tmp_path, where):
+    """Issue 12: the audit (id -> release row) may not be written inside the release folder."""
+    out = tmp_path / "o.csv"
+    aud = tmp_path / "a.csv" if where == "same" else tmp_path / "sub" / "a.csv"
+    res = run(SAMPLE, "--id", "id", "--qi", "A0:A9", "--k", 5, "--p", 2, "--out", out, "--audit", aud)
+    assert res.exit_code == 2 and "inside the release folder" in " ".join(res.output.split())
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_shuffle_seed_reproduces_the_release(tmp_path):
+    (tmp_path / "r").mkdir()
+    outs = []
+    for i in range(2):
+        out = tmp_path / "r" / f"o{i}.csv"
+        res = run(SAMPLE, "--id", "id", "--qi", "A0:A9", "--k", 5, "--p", 2, "--out", out, "--shuffle-seed", 7,
+                  "--audit", tmp_path / f"a{i}.csv", "--quiet")
+        assert res.exit_code == 0, res.output
+        outs.append(out.read_text())
+    assert outs[0] == outs[1]
+    assert pd.read_csv(tmp_path / "a0.csv", comment="#")["shuffle_seed"].iloc[0] == 7

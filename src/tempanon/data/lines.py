@@ -40,4 +40,13 @@ def at_label(index: pd.Index, label: Any) -> str:
     return f"line {line}" if line is not None else f"row label {label!r}"
 
 
-__all__ = ["HEADER_LINES", "at_label", "at_line", "line_of", "line_of_label"]
+def at_row_label(label: Any) -> str:
+    """``"line N"`` for a row known only by its label: a table read from a file (``read_table``)
+    and the frequency sources are labelled by position, so an integer label ``i`` is line
+    ``i + 2``; any other label is shown as ``row label X``."""
+    if isinstance(label, (int, np.integer)) and not isinstance(label, bool):
+        return at_line(int(label))
+    return f"row label {label!r}"
+
+
+__all__ = ["HEADER_LINES", "at_label", "at_line", "at_row_label", "line_of", "line_of_label"]

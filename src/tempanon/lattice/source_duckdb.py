@@ -32,7 +32,7 @@ import pandas as pd
 from tempanon.errors import HierarchyError, InputError, VerificationError
 from tempanon.lattice.dimension import Dimension
 from tempanon.lattice.freqset import Table, group_rows, table_frequency_set
-from tempanon.lattice.source import FrequencySource, Release
+from tempanon.lattice.source import BYTES_PER_DRIVER_ROW, FrequencySource, Release
 
 
 def qident(name: str) -> str:
@@ -55,6 +55,8 @@ class SQLSource(FrequencySource):
     query to Arrow, register an Arrow table as a view, write a query's result to a file)."""
 
     text_type = "VARCHAR"
+    #: refuse bottom frequency sets above this many rows (None: from the machine's memory)
+    max_driver_rows: int | None = None
     anti_join = "ANTI JOIN"
     temp_result = "CREATE OR REPLACE TEMP TABLE"
     row_number = "row_number() OVER () - 1"
@@ -166,17 +168,23 @@ class SQLSource(FrequencySource):
         return dims
 
     def _raise_missing(self, q: str, encoder: Any, values: pd.Series) -> None:
-        """Re-encode the offending values with their first row numbers so the message names rows."""
-        bad = []
-        for v in values.tolist():
-            try:
-                encoder.encode(pd.Series([v], dtype=object, name=q))
-            except HierarchyError:
-                bad.append(v)
+        """The error a row-by-row encoding gives (same text as :meth:`Hierarchy.encode`): the
+        values missing from the hierarchy, each with the file line of its first row."""
+        from tempanon.data.lines import at_line
+        from tempanon.hierarchy.core import Hierarchy
+
+        if not isinstance(encoder, Hierarchy):
+            return
+        known = set(encoder.with_missing().table[:, 0].tolist())
+        bad = [v for v in values.tolist() if v not in known]
         if not bad:
             return
-        where = "t IN (" + ", ".join(qstr(v) for v in bad[:1000]) + ")"
-        encoder.encode(self._first_rows(q, where).rename(q))
+        where = "t IN (" + ", ".join(qstr(v) for v in bad) + ")"
+        first = self._first_rows(q, where)  # index: 0-based row, ordered by row
+        vals, rows = first.tolist(), list(first.index)
+        shown = ", ".join(f"{v!r} ({at_line(r)})" for v, r in zip(vals[:5], rows[:5]))
+        more = f" and {len(vals) - 5} more" if len(vals) > 5 else ""
+        raise HierarchyError(f"column {encoder.name!r}: {len(vals)} value(s) missing from the hierarchy ({encoder.source}): {shown}{more}")
 
     def _joins(self, prefix: str = "dim") -> str:
         return " ".join(f"JOIN {prefix}{i} d{i} ON {self.text_expr(q)} = d{i}.t" for i, q in enumerate(self.qi))
@@ -185,6 +193,7 @@ class SQLSource(FrequencySource):
         import pyarrow.compute as pc
 
         extra = uid if uid is not None else sensitive
+        self.check_fits_driver(extra)
         sel = [f"d{i}.c AS c{i}" for i in range(len(self.qi))]
         if extra is not None:
             sel.append(f"s.{self.q(extra)} AS x")
@@ -203,6 +212,37 @@ class SQLSource(FrequencySource):
         )  # fmt: skip
         self.table = Table([np.ascontiguousarray(c) for c in fs.cols], fs.counts, fs.uid, n_extra, self.n_rows, sensitive is not None)
         return self.table
+
+    def check_fits_driver(self, extra: str | None) -> dict:
+        """Estimate the bottom frequency set's rows **before fetching it** and refuse (exit 2) when
+        it would not fit the driver (:attr:`max_driver_rows`).
+
+        The estimate is the free bound ``min(rows, product of the columns' distinct values)``;
+        when that bound is above the limit, one ``approx_count_distinct`` of the rows' hash
+        (HyperLogLog) decides. ``self.estimate`` (in the summary's ``plan``) says which."""
+        from tempanon.lattice.source import max_driver_rows
+
+        limit = self.max_driver_rows if self.max_driver_rows is not None else max_driver_rows()
+        bound = self.n_rows
+        prod = 1
+        for t in self._texts:
+            prod *= max(len(t), 1)
+        if extra is None and prod < bound:
+            bound = prod
+        est = {"distinct_rows_estimate": int(bound), "method": "bound", "driver_limit_rows": int(limit)}
+        if bound > limit:
+            cols = ", ".join(f"s.{self.q(c)}" for c in [*self.qi, *([extra] if extra else [])])
+            approx = int(self._rows(f"SELECT approx_count_distinct(hash({cols})) AS n FROM src s")[0][0])
+            est.update(distinct_rows_estimate=approx, method="approx_count_distinct")
+        self.estimate = est
+        if est["distinct_rows_estimate"] > limit:
+            raise InputError(
+                f"the bottom frequency set has about {est['distinct_rows_estimate']:,} distinct rows, above what the driver "
+                f"holds ({limit:,} rows, about {BYTES_PER_DRIVER_ROW} bytes each during the search); computing Incognito's "
+                "frequency sets inside the engine is not implemented yet: use fewer or coarser quasi-identifiers "
+                "(e.g. pre-generalize a column), or a machine with more memory"
+            )
+        return est
 
     # ---- release and verification ----------------------------------------------------------------
     def release(
