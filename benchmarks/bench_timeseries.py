@@ -8,7 +8,8 @@ Prints Markdown tables (times are CPU seconds, ``time.process_time``, of the who
   CPU), repeated ``--repeat`` times, with the time of group formation (Algorithm 3) alone;
 * ``--scaling``: KAPRA at 100k/200k/500k Walk and 100k Uniform (growth exponent of Algorithm 3);
 * ``--figures``: Figures 4-5 (VL and PL of Naive and KAPRA, varying P at k=10 and k at P=5) on
-  Walk (the shared 10k file) and Motion (the shared CMU file);
+  Walk (the shared 10k file), Motion (the shared CMU file), Sales and Italy power (default word
+  length);
 * ``--table4``: Table 4 (suppressed series of KAPRA with and without recycling, P = 2..100);
 * ``--queries``: Figures 6-10 (PL, PSQ and PRQ precision, range and complex relative error with
   k = P) on Walk, and the same measures at k=10, P=5 on Sales, Italy power and Motion.
@@ -122,8 +123,8 @@ def scaling():
         sys.stdout.flush()
 
 
-def figures():
-    for name in ("walk", "motion"):
+def figures(names=("walk", "motion", "sales", "italy")):
+    for name in names:
         d = load(name)
         if d is None:
             continue
@@ -208,6 +209,7 @@ def main(argv=None):
     ap.add_argument("--table4", action="store_true")
     ap.add_argument("--queries", action="store_true")
     ap.add_argument("--n-queries", type=int, default=1000)
+    ap.add_argument("--figure-data", default="walk,motion,sales,italy", help="data sets of --figures")
     args = ap.parse_args(argv)
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
           f"numpy {np.__version__}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; load {load_avg()}\n")
@@ -216,7 +218,7 @@ def main(argv=None):
     if args.scaling:
         scaling()
     if args.figures:
-        figures()
+        figures(tuple(args.figure_data.split(",")))
     if args.table4:
         table4()
     if args.queries:
