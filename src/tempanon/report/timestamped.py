@@ -181,8 +181,12 @@ def _granularities(result: Any, chosen: str, joint: bool) -> Section:
             if joint:
                 gm, gs, fewest, below = s["gen_m"], s["gen_s"], s["gen_m"], s["suppressed"]
         elif c.get("not_checked"):
-            anon = (f"yes (implied: coarser than the k-anonymous {c['pruned_coarser_than']})" if "pruned_coarser_than" in c
-                    else "not checked (time limit)")
+            if "pruned_coarser_than" in c:
+                anon = f"yes (implied: coarser than the k-anonymous {c['pruned_coarser_than']})"
+            elif c["not_checked"].startswith("bounded"):
+                anon = ("yes (implied), " if c.get("k_anonymous") else "") + "not evaluated: " + c["not_checked"]
+            else:
+                anon = "not checked (time limit)"
             gm = gs = fewest = below = "not checked"
         else:
             anon = ("yes" if c.get("k_anonymous") else "no") + (" (other quasi-identifiers unchanged)" if joint else "")
