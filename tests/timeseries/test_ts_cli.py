@@ -204,3 +204,16 @@ def test_audit_inside_the_release_folder_is_refused(tmp_path, where):
     res = run(SAMPLE, "--id", "id", "--qi", "A0:A9", "--k", 5, "--p", 2, "--out", out, "--audit", aud)
     assert res.exit_code == 2 and "inside the release folder" in " ".join(res.output.split())
     assert list(tmp_path.iterdir()) == []
+
+
+def test_shuffle_seed_reproduces_the_release(tmp_path):
+    (tmp_path / "r").mkdir()
+    outs = []
+    for i in range(2):
+        out = tmp_path / "r" / f"o{i}.csv"
+        res = run(SAMPLE, "--id", "id", "--qi", "A0:A9", "--k", 5, "--p", 2, "--out", out, "--shuffle-seed", 7,
+                  "--audit", tmp_path / f"a{i}.csv", "--quiet")
+        assert res.exit_code == 0, res.output
+        outs.append(out.read_text())
+    assert outs[0] == outs[1]
+    assert pd.read_csv(tmp_path / "a0.csv", comment="#")["shuffle_seed"].iloc[0] == 7

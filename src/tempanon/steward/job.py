@@ -547,6 +547,13 @@ def _run_kp(job: Job, df: pd.DataFrame, source: SourceInfo, progress: Any) -> di
     from tempanon.timeseries.api import kp_anonymize
 
     p, ctx = job.params, job.ctx
+    if job.audit is not None:  # steward-only audit (id -> release row), never in the release folder (issue 12)
+        from tempanon.temporal.api import check_audit_path
+
+        try:
+            check_audit_path(job.audit, job.output_table, [job.summary, job.report])
+        except InputError as exc:
+            raise ctx.error(("output", "audit"), str(exc)) from None
     for key in ("publish_values", "publish_patterns"):
         if key in p:
             from tempanon.data.roles import parse_column_list

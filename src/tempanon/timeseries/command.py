@@ -20,6 +20,7 @@ def kp(
     time_col: Annotated[Optional[str], typer.Option("--time", help="With --long: the time column (ordered as numbers, timestamps or text).")] = None,
     value: Annotated[Optional[str], typer.Option("--value", help="With --long: the reading column.")] = None,
     na_values: Annotated[Optional[str], typer.Option("--na-values", help="Missing-value sentinels of the readings, e.g. '-1,NA'.")] = None,
+    shuffle_seed: Annotated[Optional[int], typer.Option("--shuffle-seed", help="Seed of the release's row order inside groups (default: a fresh secret; recorded only in --audit).")] = None,
     missing: Annotated[str, typer.Option("--missing", help="A series with a missing reading: refuse (default, exit 2) or drop (left out of the release; counted in the summary).")] = "refuse",
     k: Annotated[int, typer.Option("--k", help="Every value envelope is shared by at least k series.")] = 10,
     p: Annotated[int, typer.Option("--p", help="Inside a k-group every pattern is shared by at least P series (P <= k).")] = 5,
@@ -100,7 +101,7 @@ def kp(
                 df, id_col=id_col, qi=q, k=k, P=p, sensitive=sens, algorithm=algorithm.lower(),
                 max_level=max_level, paa_segments=paa, l_diversity=l_diversity, epsilon=epsilon,
                 publish_values=pv, publish_patterns=pp, numeric_sensitive=sensitive_numeric, na_values=na_values,
-                missing=missing, progress=progress)
+                missing=missing, shuffle_seed=shuffle_seed, progress=progress)
         phases["read, group, publish and verify"] = time.perf_counter() - t0
         rep = None
         if report is not None:  # built before anything is written; written after the output, atomically
