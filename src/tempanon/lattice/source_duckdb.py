@@ -44,6 +44,19 @@ def qstr(text: str) -> str:
     return "'" + str(text).replace("'", "''") + "'"
 
 
+def check_header(sample: str, sep: str, path: Any) -> None:
+    """Refuse a CSV header naming a column twice (an engine would rename one silently)."""
+    import csv
+    import io
+
+    header = next(csv.reader(io.StringIO(sample), delimiter=sep), [])
+    seen: dict[str, int] = {}
+    for i, name in enumerate(c.strip() for c in header):
+        if name in seen:
+            raise InputError(f"{path}: column {name!r} appears twice in the header (columns {seen[name] + 1} and {i + 1})")
+        seen[name] = i
+
+
 def _is_parquet(path: str | os.PathLike) -> bool:
     suf = "".join(Path(path).suffixes).lower()
     return suf.endswith(".parquet") or suf.endswith(".pq")
@@ -474,6 +487,11 @@ class DuckDBSource(SQLSource):
                     self.close()
                     raise InputError(f"input file is empty: {path}")
                 sep = delimiter or detect_delimiter(sample)
+                try:
+                    check_header(sample, sep, path)
+                except InputError:
+                    self.close()
+                    raise
                 scan = (
                     f"read_csv({qstr(str(path))}, all_varchar = true, header = true, delim = {qstr(sep)}, "
                     "quote = '\"', escape = '\"', nullstr = '')"
