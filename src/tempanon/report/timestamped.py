@@ -204,9 +204,12 @@ def search_lines(s: dict) -> str:
     usable = [c for c in s["candidates"] if c.get("compatible") and "equivalent_to" not in c]
     checked = [c["granularity"] for c in usable if c.get("evaluated_by_algorithm")]
     pruned = [c["granularity"] for c in usable if "pruned_coarser_than" in c]
+    bounded = [c["granularity"] for c in usable if str(c.get("not_checked", "")).startswith("bounded")]
     return (f"search: {len(checked)} of {len(usable)} granularities checked ({', '.join(checked)}); "
             f"{len(pruned)} pruned as coarser than a k-anonymous one"
             + (f" ({', '.join(pruned)})" if pruned else "")
+            + (f"; {len(bounded)} skipped because a bound shows they cannot beat the best ({', '.join(bounded)})"
+               if bounded else "")
             + f"; minimal k-anonymous: {', '.join(s['minimal_k_anonymous']) or 'none'}"
             + ("; the time limit stopped the search" if s.get("budget") else ""))
 
