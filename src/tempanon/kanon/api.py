@@ -338,8 +338,16 @@ def _kanonymize(src, qi, hierarchies, k, t0, *, uid, identifying, max_suppressio
     table = src.bottom(uid=uid, sensitive=sensitive)
     max_sup = int(math.floor(max_suppression * n + 1e-9))
     plan["rows"] = n
-    plan["distinct_rows"] = int(len(table.counts))
+    plan["distinct_rows"] = int(getattr(table, "distinct_rows", len(table.counts)))
     plan["source"] = src.describe()
+    from tempanon.lattice.freqset import EngineTable
+
+    if isinstance(table, EngineTable) and (ldiv is not None or algorithm == "cube"):
+        raise InputError(
+            f"the bottom frequency set stays in the engine ({plan['distinct_rows']:,} distinct rows estimated); "
+            + ("l-diversity" if ldiv is not None else "the cube variant") + " needs it on the driver: use --algorithm incognito"
+            + (" without --l" if ldiv is not None else "")
+        )
     if notice is not None:
         notice(
             f"search plan: lattice of {plan['lattice_size']:,} nodes ({plan['levels']}); {algorithm} checks at most "
@@ -398,6 +406,7 @@ def _kanonymize(src, qi, hierarchies, k, t0, *, uid, identifying, max_suppressio
     rows_out = int(kept.sum()) if rel is None else rel.rows_out
     suppressed = int(n - rows_out)
     data = getattr(src, "data", None)
+    plan["source"] = src.describe()  # with the engine's query count when frequency sets ran there
     result = KAnonResult(
         table=released,
         quasi_identifiers=qi,
