@@ -308,7 +308,8 @@ def test_missing_from_hierarchy_large_column(backend, tmp_path):
 
 
 def test_bottom_set_too_large_for_driver_is_refused_before_fetching(tmp_path, monkeypatch):
-    """The size estimate runs before the bottom set is fetched; above the limit: exit-2 error."""
+    """The size estimate runs before the bottom set is fetched; above the limit, with frequency
+    sets in the engine switched off: exit-2 error."""
     from tempanon.lattice.source_duckdb import DuckDBSource
 
     enc, hier = synthea_like()
@@ -320,6 +321,7 @@ def test_bottom_set_too_large_for_driver_is_refused_before_fetching(tmp_path, mo
     assert est["engine"] == "duckdb" and est["path"] == "bottom on driver"
     assert est["distinct_rows_estimate"] >= ok.plan["distinct_rows"]
     monkeypatch.setattr(DuckDBSource, "max_driver_rows", 10)
+    monkeypatch.setattr(DuckDBSource, "engine_frequency_sets", False)
     fetched = []
     real = DuckDBSource._arrow
 
@@ -405,3 +407,52 @@ def test_small_class_counts_match_frequency_sets(backend, tmp_path):
         assert list(got) == want and max(want) > 0
     finally:
         src.close()
+
+
+@pytest.mark.parametrize("uid,sup,algorithm", [(None, 0.0, "incognito"), (None, 0.05, "super-roots"), ("patient", 0.05, "incognito"),
+                                               (None, 0.05, "bottom-up-rollup"), ("patient", 0.0, "binary-search")])
+def test_frequency_sets_in_engine_when_bottom_set_does_not_fit(backend, tmp_path, monkeypatch, uid, sup, algorithm):
+    """Bottom set above the driver limit: the engine computes the frequency sets the search asks
+    for (GROUP BY per table scan), rollups stay on the driver; same nodes and release as numpy, and
+    the summary says which path ran."""
+    if backend == "numpy":
+        pytest.skip("the numpy source holds its rows in memory")
+    from tempanon.lattice.source_duckdb import SQLSource
+
+    monkeypatch.setattr(SQLSource, "max_driver_rows", 10)
+    seen = []
+    for cls in SQLSource.__subclasses__():  # DuckDBSource, SparkSource (when imported)
+        real = cls._arrow
+
+        def spy(self, sql, real=real):
+            seen.append(sql)
+            return real(self, sql)
+
+        monkeypatch.setattr(cls, "_arrow", spy)
+    enc, hier = synthea_like()
+    qi = ["birth_year", "gender", "race", "zip"]
+    kw = dict(uid=uid, max_suppression=sup, algorithm=algorithm)
+    a, ta = run("numpy", enc, qi, hier, 4, tmp_path, **kw)
+    b, tb = run(backend, enc, qi, hier, 4, tmp_path, as_file=True, **kw)
+    assert_same(a, ta, b, tb)
+    assert b.engine_path == "frequency sets in engine" and b.summary()["engine_path"] == "frequency sets in engine"
+    src = b.plan["source"]
+    assert src["path"] == "frequency sets in engine" and src["method"] == "approx_count_distinct"
+    group_bys = [q for q in seen if "count(*) AS n FROM src s JOIN" in q]
+    assert not [q for q in group_bys if "AS c0" in q]  # the bottom set itself was never fetched
+    assert src["engine_queries"] == len([q for q in group_bys if "AS g0" in q]) >= 1
+
+
+def test_engine_path_refuses_cube_and_l(tmp_path, monkeypatch):
+    from tempanon.lattice.source_duckdb import SQLSource
+
+    monkeypatch.setattr(SQLSource, "max_driver_rows", 10)
+    enc, hier = synthea_like()
+    path = tmp_path / "enc.csv"
+    enc.to_csv(path, index=False)
+    qi = ["birth_year", "gender", "race", "zip"]
+    with pytest.raises(InputError, match="the cube variant needs it on the driver"):
+        kanonymize(str(path), qi, hier, 4, engine="duckdb", algorithm="cube", out=str(tmp_path / "c.parquet"))
+    with pytest.raises(InputError, match="l-diversity needs it on the driver"):
+        kanonymize(str(path), qi, hier, 4, engine="duckdb", sensitive="encounter", l=2, out=str(tmp_path / "l.parquet"))
+    assert not (tmp_path / "c.parquet").exists() and not (tmp_path / "l.parquet").exists()

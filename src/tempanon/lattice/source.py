@@ -180,6 +180,10 @@ class FrequencySource:
         """For many nodes over all attributes: tuples in classes smaller than ``k`` (one batched
         rollup of the bottom set, :func:`~tempanon.lattice.freqset.small_class_tuples`)."""
         assert self.table is not None, "bottom() first"
+        from tempanon.lattice.freqset import EngineTable
+
+        if isinstance(self.table, EngineTable):
+            return np.array([self.frequency_set(n).suppressed_tuples(k) for n in nodes], dtype=np.int64)
         return small_class_tuples(table_as_frequency_set(self.table), self.dims, nodes, k)
 
     # ---- release and verification ----------------------------------------------------------------
