@@ -578,6 +578,7 @@ def _run_kp(job: Job, df: pd.DataFrame, source: SourceInfo, progress: Any) -> di
             algorithm=p.get("algorithm", "kapra"), max_level=p.get("max_level", 5), paa_segments=p.get("paa"),
             l_diversity=p.get("l_diversity"), epsilon=p.get("epsilon"), publish_values=p.get("publish_values"),
             publish_patterns=p.get("publish_patterns"), na_values=p.get("na_values"), missing=p.get("missing", "refuse"),
+            numeric_sensitive=p.get("sensitive_numeric", False),
             progress=progress,
         )  # verified inside (tempanon.verify.check_kp_anonymity)
     except InputError as exc:
@@ -723,7 +724,8 @@ MODELS: dict[str, ModelSpec] = {
     "kp": ModelSpec(
         schema={"k": "integer", "p": "integer", "algorithm": "string", "max_level": "integer", "paa": "integer",
                 "l_diversity": "integer", "epsilon": "number", "publish_values": "list of strings", "publish_patterns": "list of strings",
-                "long_time": "string", "long_value": "string", "na_values": "list of strings", "missing": "string"},
+                "long_time": "string", "long_value": "string", "na_values": "list of strings", "missing": "string",
+                "sensitive_numeric": "boolean"},
         required={"k", "p"},
         run=_run_kp,
         description="(k,P)-anonymity of time series (KAPRA / Naive, Shou et al.)",
