@@ -74,6 +74,23 @@ class KAnonResult:
     sensitive: str | None = None
     l: int | None = None
     kept_rows: np.ndarray | None = field(default=None, repr=False)
+    keep: list[str] = field(default_factory=list)
+    left_out: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+    identifier_overrides: list = field(default_factory=list)
+    shuffle_seed: int | None = field(default=None, repr=False)  # secret: for the steward's audit only
+
+    @property
+    def verification(self) -> dict[str, Any]:
+        """What was verified, exactly (:func:`tempanon.data.roles.verification_statement`)."""
+        from tempanon.data.roles import verification_statement
+
+        g = f"respondent-level {self.k}-anonymity ({self.uid!r})" if self.uid else f"{self.k}-anonymity"
+        if self.l is not None:
+            g += f" and {self.l}-diversity of {self.sensitive!r}"
+        checked = list(self.quasi_identifiers) + ([self.sensitive] if self.l is not None and self.sensitive else [])
+        return verification_statement(g, checked, insensitive=self.keep, overrides=self.identifier_overrides,
+                                      left_out=self.left_out, dropped=self.dropped)  # fmt: skip
 
     @property
     def selected_levels(self) -> dict[str, int]:
@@ -118,6 +135,9 @@ class KAnonResult:
             "discernibility": self.discernibility,
             "search_seconds": st.seconds,
             "runtime_seconds": self.runtime_seconds,
+            "keep": list(self.keep),
+            "left_out": list(self.left_out),
+            "verification": self.verification,
         }
 
 
@@ -162,12 +182,16 @@ def kanonymize(
     l: int | None = None,
     progress: ProgressFn | None = None,
     verify: bool = True,
+    keep: Sequence[str] = (),
+    allow_identifier: Sequence[str] = (),
+    shuffle: bool = True,
+    seed: int | None = None,
 ) -> KAnonResult:
     """k-anonymize ``data`` by full-domain generalization (Incognito, LeFevre et al. 2005).
 
     Parameters
     ----------
-    data: the table; rows keep their input order in the release.
+    data: the table; release rows are grouped by class and shuffled within it (see ``shuffle``).
     qi: quasi-identifier columns; the order of levels in every reported node.
     hierarchies: for each quasi-identifier a :class:`~tempanon.hierarchy.Hierarchy`, a path to an
         ARX hierarchy file, a config dict (see :mod:`tempanon.hierarchy.builders`), or any object
@@ -189,6 +213,14 @@ def kanonymize(
         Definition 1 of Wang et al., ICDM 2010; missing values count as a value). Not combined with
         ``uid`` or suppression (the generalization property needs neither).
     progress: ``progress(description, done, total)`` callback for long searches.
+    keep: columns declared insensitive, released unchanged. Fail closed: the release holds only
+        the quasi-identifiers, the ``sensitive`` column and ``keep``; every other column is left
+        out (``result.left_out``). Columns released unchanged (``keep`` and quasi-identifiers
+        left at level 0) are screened for direct identifiers (:mod:`tempanon.data.screen`) and
+        refused unless listed in ``allow_identifier`` (reported in ``result.verification``).
+    shuffle, seed: release rows are ordered by class and shuffled within each class (input order
+        would leak what generalization hides); ``seed`` defaults to a secret random one, kept in
+        ``result.shuffle_seed`` for the steward's audit only.
     verify: re-check the release with the independent verifier (:mod:`tempanon.verify`).
 
     Raises
@@ -228,6 +260,13 @@ def kanonymize(
             raise InputError("l-diversity with respondent ids (uid) is not supported")
         if max_suppression > 0:
             raise InputError("l-diversity is checked without suppression; set max_suppression to 0")
+    from tempanon.data.roles import plan_release
+
+    keep = list(keep)
+    release_cols, left_out = plan_release(
+        list(data.columns), released=[*qi, *([sensitive] if sensitive else [])], keep=keep,
+        drop=list(identifying), consumed=[uid] if uid else [],
+    )  # fmt: skip
     missing_h = [q for q in qi if q not in hierarchies]
     if missing_h:
         raise InputError(f"no hierarchy given for quasi-identifier(s): {', '.join(missing_h)}")
@@ -267,6 +306,14 @@ def kanonymize(
     )
     fs = table_frequency_set(table, dims, tuple(range(len(dims))), node)
     released, kept, min_size = _release(data, qi, dims, cols, node, int(k), uid, identifying)
+    released = released[release_cols]
+    from tempanon.data.screen import refuse_identifiers
+
+    unchanged = [*keep, *(q for q, v in zip(qi, node) if v == 0)]
+    overrides = refuse_identifiers(data, unchanged, allow=allow_identifier, uid=uid)
+    shuffle_seed = None
+    if shuffle:
+        released, shuffle_seed = _shuffle_within_classes(released, qi, seed)
     suppressed = int(n - kept.sum())
     result = KAnonResult(
         table=released,
@@ -295,6 +342,11 @@ def kanonymize(
         sensitive=sensitive,
         l=None if l is None else int(l),
         kept_rows=kept,
+        keep=keep,
+        left_out=left_out,
+        dropped=[c for c in identifying if c in data.columns],
+        identifier_overrides=overrides,
+        shuffle_seed=shuffle_seed,
     )
     if verify:
         verify_release(data, result, encoders)
@@ -332,6 +384,23 @@ def _release(
     released = out.loc[kept]
     min_size = int(sizes[sizes >= k].min()) if (sizes >= k).any() else 0
     return released, kept, min_size
+
+
+def _shuffle_within_classes(released: pd.DataFrame, qi: Sequence[str], seed: int | None) -> tuple[pd.DataFrame, int]:
+    """Rows ordered by class (classes in order of their published values) and in random order
+    inside each class; index labels (input rows) are kept. Returns the table and the seed used
+    (a secret random one when ``seed`` is None)."""
+    if seed is None:
+        import secrets
+
+        seed = secrets.randbits(63)
+    if len(released) == 0:
+        return released, int(seed)
+    rng = np.random.default_rng(seed)
+    keys = [pd.factorize(released[q].astype(object).where(released[q].notna(), "\x00<NA>").astype(str), sort=True)[0]
+            for q in qi]  # fmt: skip
+    order = np.lexsort([rng.random(len(released)), *reversed(keys)])
+    return released.iloc[order], int(seed)
 
 
 def verify_release(data: pd.DataFrame, result: KAnonResult, encoders: Mapping[str, Any]) -> None:
