@@ -26,7 +26,7 @@ def _by_name(summary):
 
 def test_paper_example_3_week_beats_month_under_gen_c():
     df = table3()
-    res = anonymize_timestamped(df, time="Date", qi=["Address"], uid="Patient", k=2,
+    res = anonymize_timestamped(df, time="Date", qi=["Address"], allow_identifier=["Address"], sensitive=["Exam"], uid="Patient", k=2,
                                 granularities="week,month")  # fmt: skip
     s = res.summary
     cand = _by_name(s)
@@ -43,7 +43,7 @@ def test_paper_example_3_week_beats_month_under_gen_c():
     assert list(rel.loc[[0, 2, 20, 30], "Date"]) == ["2005-W05", "2005-W05", "2005-W48", "2005-W49"]
     assert list(rel.columns) == ["Address", "Date", "Exam"]
     # with gen_s alone the month wins (Table 5)
-    res_s = anonymize_timestamped(df, time="Date", qi=["Address"], uid="Patient", k=2,
+    res_s = anonymize_timestamped(df, time="Date", qi=["Address"], allow_identifier=["Address"], sensitive=["Exam"], uid="Patient", k=2,
                                   granularities="week,month", metric="gen_s")  # fmt: skip
     assert res_s.summary["granularity"] == "month"
     assert list(res_s.released.loc[[0, 2, 20], "Date"]) == ["2005-01", "2005-02", "2005-12"]
@@ -62,7 +62,7 @@ def test_respondent_level_differs_from_tuple_level():
 
 def test_pruning_skips_granularities_coarser_than_an_anonymous_one():
     df = table3()
-    res = anonymize_timestamped(df, time="Date", qi=["Address"], uid="Patient", k=2,
+    res = anonymize_timestamped(df, time="Date", qi=["Address"], allow_identifier=["Address"], sensitive=["Exam"], uid="Patient", k=2,
                                 granularities="week,2weeks,month,quarter,year")  # fmt: skip
     c = _by_name(res.summary)
     assert c["2weeks"]["evaluated_by_algorithm"] is False and c["2weeks"]["pruned_coarser_than"] == "week"
@@ -73,9 +73,9 @@ def test_pruning_skips_granularities_coarser_than_an_anonymous_one():
 def test_suppression_and_no_solution():
     df = table3()
     with pytest.raises(NoSolutionError, match="no granularity"):
-        anonymize_timestamped(df, time="Date", qi=["Address"], uid="Patient", k=3, granularities="week,month")
+        anonymize_timestamped(df, time="Date", qi=["Address"], allow_identifier=["Address"], sensitive=["Exam"], uid="Patient", k=3, granularities="week,month")
     # allowing Addr3's two tuples to go (2 of 32 tuples)
-    res = anonymize_timestamped(df, time="Date", qi=["Address"], uid="Patient", k=2,
+    res = anonymize_timestamped(df, time="Date", qi=["Address"], allow_identifier=["Address"], sensitive=["Exam"], uid="Patient", k=2,
                                 granularities="week,month", max_suppression=0.07)  # fmt: skip
     assert res.summary["granularity"] == "day" and res.summary["suppressed"] == 2
     assert "Addr3" not in set(res.released["Address"])
@@ -85,25 +85,25 @@ def test_missing_time_is_a_category_and_bad_input():
     df = table3()
     df.loc[len(df)] = ["p1", "Addr1", None, "Ex9"]
     df.loc[len(df)] = ["p2", "Addr1", "", "Ex9"]
-    res = anonymize_timestamped(df, time="Date", qi=["Address"], uid="Patient", k=2, granularities="week,month")
+    res = anonymize_timestamped(df, time="Date", qi=["Address"], allow_identifier=["Address"], sensitive=["Exam"], uid="Patient", k=2, granularities="week,month")
     assert res.released["Date"].isna().sum() == 2
     with pytest.raises(InputError, match="row 33"):
         bad = table3()
         bad.loc[32] = ["p1", "Addr1", "31/02/2005x", "Ex1"]
-        anonymize_timestamped(bad, time="Date", qi=["Address"], uid="Patient", k=2)
+        anonymize_timestamped(bad, time="Date", qi=["Address"], allow_identifier=["Address"], sensitive=["Exam"], uid="Patient", k=2)
     with pytest.raises(InputError, match="unknown quasi-identifier"):
         anonymize_timestamped(df, time="Date", qi=["Nope"], uid="Patient", k=2)
     with pytest.raises(InputError, match="respondent identifier is missing"):
         d2 = table3()
         d2.loc[3, "Patient"] = None
-        anonymize_timestamped(d2, time="Date", qi=["Address"], uid="Patient", k=2)
+        anonymize_timestamped(d2, time="Date", qi=["Address"], allow_identifier=["Address"], sensitive=["Exam"], uid="Patient", k=2)
     with pytest.raises(InputError, match="metric"):
-        anonymize_timestamped(df, time="Date", qi=["Address"], uid="Patient", k=2, metric="gen_x")
+        anonymize_timestamped(df, time="Date", qi=["Address"], allow_identifier=["Address"], sensitive=["Exam"], uid="Patient", k=2, metric="gen_x")
 
 
 def test_verifier_rejects_wrong_releases():
     df = table3()
-    res = anonymize_timestamped(df, time="Date", qi=["Address"], uid="Patient", k=2, granularities="week,month")
+    res = anonymize_timestamped(df, time="Date", qi=["Address"], allow_identifier=["Address"], sensitive=["Exam"], uid="Patient", k=2, granularities="week,month")
     times = pd.to_datetime(df["Date"])
     kw = dict(time="Date", qi=["Address"], uid="Patient", k=2, granularity="week", original_times=times,
               n_input=len(df))  # fmt: skip

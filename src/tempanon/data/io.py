@@ -339,16 +339,16 @@ class OutputSet:
                     f"{label} {path} is a file of the input directory {given}: refusing to overwrite an input"
                 )
 
-    def add(self, path: str | os.PathLike, label: str = "output") -> Path:
+    def add(self, path: str | os.PathLike, label: str = "output", *, staging: bool = False) -> Path:
         """Register one output file (checked against the inputs and the other outputs)."""
         target = Path(path)
         real, ino = _identity(target)
         self._check_against_inputs(target, label, real, ino)
         if real in self._outputs:
             other, given = self._outputs[real]
-            if other == label and given == str(path):
-                return target
-            raise InputError(f"{label} {path} is also {other} {given}: every output must be a file of its own")
+            if staging and given == str(path) and not any(t == target for _tmp, t in self._staged):
+                return target  # registered up front, staged now
+            raise InputError(f"{label} must be a file of its own (outputs must be different files): {path} is also {other} {given}")
         if os.path.isdir(real):
             raise InputError(f"{label} {path} is a directory; give a file name")
         for d, dlabel in self._dirs.items():
@@ -374,7 +374,7 @@ class OutputSet:
 
     def stage(self, path: str | os.PathLike, write: Callable[[Path], Any], label: str = "output") -> Path:
         """Write one output to a temporary file beside ``path`` (``write(tmp_path)``)."""
-        target = self.add(path, label)
+        target = self.add(path, label, staging=True)
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)

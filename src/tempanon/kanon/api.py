@@ -186,6 +186,7 @@ def kanonymize(
     allow_identifier: Sequence[str] = (),
     shuffle: bool = True,
     seed: int | None = None,
+    screen: bool = True,
 ) -> KAnonResult:
     """k-anonymize ``data`` by full-domain generalization (Incognito, LeFevre et al. 2005).
 
@@ -221,6 +222,8 @@ def kanonymize(
     shuffle, seed: release rows are ordered by class and shuffled within each class (input order
         would leak what generalization hides); ``seed`` defaults to a secret random one, kept in
         ``result.shuffle_seed`` for the steward's audit only.
+    screen: ``False`` only for callers that screen the columns themselves (the joint timestamped
+        search, which releases its own table).
     verify: re-check the release with the independent verifier (:mod:`tempanon.verify`).
 
     Raises
@@ -310,7 +313,7 @@ def kanonymize(
     from tempanon.data.screen import refuse_identifiers
 
     unchanged = [*keep, *(q for q, v in zip(qi, node) if v == 0)]
-    overrides = refuse_identifiers(data, unchanged, allow=allow_identifier, uid=uid)
+    overrides = refuse_identifiers(data, unchanged, allow=allow_identifier, uid=uid) if screen else []
     shuffle_seed = None
     if shuffle:
         released, shuffle_seed = _shuffle_within_classes(released, qi, seed)

@@ -118,6 +118,10 @@ def anonymize_timestamped(
     hierarchies: dict | None = None,
     criterion: str = "gen_c",
     progress: Callable[[str, int, int], None] | None = None,
+    keep: Sequence[str] = (),
+    drop: Sequence[str] = (),
+    allow_identifier: Sequence[str] = (),
+    sensitive: Sequence[str] = (),
 ) -> TimestampedResult:
     """Least respondent-level k-anonymous generalization of ``time`` (Section 4, Algorithm 1).
 
@@ -127,9 +131,29 @@ def anonymize_timestamped(
     :mod:`tempanon.temporal.joint`). ``uid`` identifies respondents (each row is one when None).
     ``max_suppression`` is the fraction of tuples that may be removed. Raises
     :class:`~tempanon.errors.NoSolutionError` when no granularity works.
+
+    Fail closed: the release holds only ``time``, ``qi``, ``sensitive`` (released as they are) and
+    ``keep`` (declared insensitive, released unchanged); ``drop`` are identifiers, and every other column is left out
+    (``summary["left_out"]``). Columns released unchanged (``keep``, quasi-identifiers not
+    generalized) are screened for direct identifiers and second timestamps
+    (:func:`tempanon.data.screen.refuse_identifiers`) unless listed in ``allow_identifier``;
+    ``summary["verification"]`` says what was verified on which columns.
     """
     qi = list(qi)
     _validate(df, time, qi, uid, k, metric, max_suppression, bool(hierarchies))
+    from tempanon.data.roles import plan_release, require_columns_list
+
+    keep, drop = list(keep), list(drop)
+    sensitive = [sensitive] if isinstance(sensitive, str) else list(sensitive)
+    require_columns_list(list(df.columns), sensitive, role="sensitive column")
+    for c in sensitive:
+        if c in qi or c in (time, uid):
+            raise InputError(f"column {c!r} cannot be both sensitive and a quasi-identifier, the time or the uid")
+    release_cols, left_out = plan_release(list(df.columns), released=[*qi, time, *sensitive], keep=keep, drop=drop,
+                                          consumed=[uid] if uid else [])  # fmt: skip
+    require_columns_list(list(df.columns), allow_identifier, role="--allow-identifier column")
+    roles = {"release": set(release_cols), "keep": keep, "drop": drop, "left_out": left_out,
+             "allow": list(allow_identifier), "sensitive": sensitive}  # fmt: skip
     df = df.reset_index(drop=True)
     instants, missing, tinfo = parse_timestamps(df[time], time)
     if data_granularity is None:
@@ -153,9 +177,10 @@ def anonymize_timestamped(
     if hierarchies:
         from tempanon.temporal.joint import joint_anonymize
 
-        return joint_anonymize(df, time=time, qi=qi, k=k, uid=uid, dag=dag, instants=instants, missing=missing,
+        return _apply_roles(df, joint_anonymize(df, time=time, qi=qi, k=k, uid=uid, dag=dag, instants=instants, missing=missing,
                                z0=z0, hierarchies=hierarchies, metric=metric, criterion=criterion,
-                               max_suppression=float(max_suppression), tinfo=tinfo, progress=progress)  # fmt: skip
+                               max_suppression=float(max_suppression), tinfo=tinfo, progress=progress),
+                            roles)  # fmt: skip
     q = encode_columns(df, qi)
     prep = prepare(q, instants, missing, uid_codes, np.where(missing, 0, z0))
     res = least_generalization(prep, dag, k, metric=metric, max_suppressed=max_suppressed, progress=progress)
@@ -182,7 +207,31 @@ def anonymize_timestamped(
     summary = _summary(df, dag, res, all_checks, final, k=k, uid=uid, time=time, qi=qi, metric=metric,
                        max_suppression=max_suppression, max_suppressed=max_suppressed, tinfo=tinfo,
                        respondents=prep.n_respondents, report=report)  # fmt: skip
-    return TimestampedResult(released, summary, dag, chosen.name)
+    return _apply_roles(df, TimestampedResult(released, summary, dag, chosen.name), roles)
+
+
+def _apply_roles(df: pd.DataFrame, res: TimestampedResult, roles: dict) -> TimestampedResult:
+    """Project the verified release on its declared columns, screen those released unchanged,
+    and add ``left_out`` and the verified statement to the summary (see :mod:`tempanon.data.roles`)."""
+    from tempanon.data.roles import verification_statement
+    from tempanon.data.screen import refuse_identifiers
+
+    s = res.summary
+    qi, time = list(s["qi"]), s["time"]
+    node = s.get("node")
+    generalized = {q for i, q in enumerate(qi) if node is not None and int(node[1 + i]) > 0}
+    unchanged = [*roles["keep"], *(q for q in qi if q not in generalized)]
+    overrides = refuse_identifiers(df, unchanged, allow=roles["allow"], uid=s["uid"], time=time)
+    res.released = res.released[[c for c in res.released.columns if c in roles["release"]]]
+    uid = s["uid"]
+    g = f"respondent-level {s['k']}-anonymity" + (f" ({uid!r})" if uid else "")
+    statement = verification_statement(g, [*qi, time], insensitive=roles["keep"], overrides=overrides,
+                                       left_out=roles["left_out"], dropped=roles["drop"])  # fmt: skip
+    s["verification"] = {**(s.get("verification") or {}), **statement}
+    s["keep"] = list(roles["keep"])
+    s["sensitive"] = list(roles["sensitive"])
+    s["left_out"] = list(roles["left_out"])
+    return res
 
 
 def _summary(df, dag, res, all_checks, final, *, k, uid, time, qi, metric, max_suppression, max_suppressed, tinfo,

@@ -277,7 +277,7 @@ def joint_anonymize(df: pd.DataFrame, *, time: str, qi: Sequence[str], k: int, u
     attrs = [time, *qi]
     engine_criterion = metric if metric in INCOGNITO_CRITERIA else "height"
     res = kanonymize(df, attrs, encoders, int(k), uid=uid, max_suppression=max_suppression, algorithm=algorithm,
-                     criterion=engine_criterion, progress=progress)  # fmt: skip
+                     criterion=engine_criterion, progress=progress, screen=False)  # fmt: skip  # screened by the API
     search_seconds = _time.perf_counter() - t0
     dims, cols = [], []
     for a in attrs:
