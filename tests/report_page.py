@@ -49,3 +49,44 @@ def check_page(html: str, sections: list[str]) -> Page:
     assert set(re.findall(r"https?://[^\s\"')<>]+", html)) <= {"http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink"}
     assert "@import" not in html
     return p
+
+
+# ---- rendering in headless Chromium ------------------------------------------------------------
+VIEWPORT = (1280, 900)
+"""Window of the rendering tests (a laptop screen); a "screen" below is its height."""
+
+
+def chromium() -> str | None:
+    """The headless browser's executable (Debian's ``chromium``), or None when not installed."""
+    import shutil
+
+    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+def rendered_size(html: str, tmp_path, *, viewport: tuple[int, int] = VIEWPORT) -> tuple[int, int]:
+    """``(document height, document width)`` in CSS pixels of ``html`` laid out by headless Chromium
+    at ``viewport``: a copy of the page with one inline script that writes
+    ``document.documentElement.scrollHeight``/``scrollWidth`` into the DOM, read back with
+    ``--dump-dom``. Skips the calling test when Chromium is not installed."""
+    import subprocess
+
+    import pytest
+
+    exe = chromium()
+    if exe is None:
+        pytest.skip("headless Chromium is not installed (apt-get install chromium): the rendered page size is not measured")
+    probe = ("<script>var d=document.documentElement;document.body.setAttribute('data-size',"
+             "d.scrollHeight+'x'+d.scrollWidth)</script></body>")
+    assert html.count("</body>") == 1
+    page = tmp_path / f"render-{abs(hash(html)) % 10**9}.html"
+    page.write_text(html.replace("</body>", probe), encoding="utf-8")
+    cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--hide-scrollbars",
+           f"--window-size={viewport[0]},{viewport[1]}", "--dump-dom", page.resolve().as_uri()]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+    m = re.search(r'data-size="(\d+)x(\d+)"', out.stdout)
+    assert m, f"Chromium did not render the page: {out.stderr[-2000:]}"
+    return int(m.group(1)), int(m.group(2))

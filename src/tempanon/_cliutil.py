@@ -58,15 +58,82 @@ def info(message: str, quiet: bool = False) -> None:
         _stderr_console().print(message, markup=True, emoji=False)
 
 
+PROGRESS_INTERVAL = 10.0
+"""Seconds between plain progress lines when stderr is not a terminal (environment variable
+``TEMPANON_PROGRESS_INTERVAL`` overrides it)."""
+
+
+def _progress_interval() -> float:
+    import os
+
+    raw = os.environ.get("TEMPANON_PROGRESS_INTERVAL")
+    try:
+        value = float(raw) if raw else PROGRESS_INTERVAL
+    except ValueError:
+        value = PROGRESS_INTERVAL
+    return max(value, 0.01) if value == value else PROGRESS_INTERVAL
+
+
+@contextlib.contextmanager
+def _plain_progress(interval: float) -> Iterator[ProgressFn]:
+    """Progress for a log file or pipe: every ``interval`` seconds a line ``[  40 s] task: done/total``
+    (the latest reported step, or ``working`` before the first), and at the end ``finished in N s``
+    when the work took at least ``interval``. A daemon thread prints, so a long phase that reports
+    no step still shows it is alive; a fast run prints nothing."""
+    import threading
+    import time
+
+    err = sys.stderr
+    start = time.monotonic()
+    state: dict[str, Any] = {}
+    lock = threading.Lock()
+    stop = threading.Event()
+
+    def line(text: str) -> None:
+        try:
+            print(text, file=err, flush=True)
+        except (OSError, ValueError):  # stderr closed: progress is best effort
+            pass
+
+    def beat() -> None:
+        while not stop.wait(interval):
+            with lock:
+                what = f"{state['d']}: {state['done']}/{state['total']}" if state else "working"
+            line(f"[{time.monotonic() - start:6.0f} s] {what}")
+
+    def update(description: str, done: int, total: int) -> None:
+        with lock:
+            state.update(d=description, done=done, total=total)
+
+    thread = threading.Thread(target=beat, name="tempanon-progress", daemon=True)
+    thread.start()
+    ok = False
+    try:
+        yield update
+        ok = True
+    finally:
+        stop.set()
+        thread.join()
+        elapsed = time.monotonic() - start
+        if ok and elapsed >= interval:
+            line(f"finished in {elapsed:.1f} s")
+
+
 @contextlib.contextmanager
 def progress_reporter(quiet: bool = False) -> Iterator[ProgressFn | None]:
-    """Yield a ``progress(description, done, total)`` callback drawing a Rich bar on stderr.
+    """Yield a ``progress(description, done, total)`` callback reporting on stderr.
 
-    With ``quiet`` (or when stderr is not a terminal and ``quiet`` is set) yields ``None`` so the
-    API does no progress work at all.
+    On a terminal it draws a Rich bar. Otherwise (a log file, a pipe, a scheduler) it prints a
+    plain line every :data:`PROGRESS_INTERVAL` seconds while the work runs and the total time at
+    the end (:func:`_plain_progress`). With ``quiet`` it yields ``None`` so the API does no
+    progress work at all.
     """
     if quiet:
         yield None
+        return
+    if not sys.stderr.isatty():
+        with _plain_progress(_progress_interval()) as update:
+            yield update
         return
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -77,7 +144,6 @@ def progress_reporter(quiet: bool = False) -> Iterator[ProgressFn | None]:
         TimeElapsedColumn(),
         console=_stderr_console(),
         transient=True,
-        disable=not sys.stderr.isatty(),
     )
     tasks: dict[str, Any] = {}
 

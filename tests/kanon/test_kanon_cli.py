@@ -94,7 +94,7 @@ def test_no_solution_exits_1_and_writes_nothing(setup):
     out = tmp / "none.csv"
     r = runner.invoke(app, _args(data, hdir, out, "--k", "7"))
     assert r.exit_code == 1
-    assert "no full-domain generalization" in r.output
+    assert "k=7 is impossible for this data" in r.output and "only 6 rows" in r.output
     assert not out.exists()
 
 
@@ -146,3 +146,30 @@ def test_l_diversity_from_the_cli(setup):
     assert json.loads(summ.read_text())["l"] == 2
     r = runner.invoke(app, _args(data, hdir, out, "--k", "2", "--l", "2"))
     assert r.exit_code == 2 and "needs both" in r.output
+
+
+def test_l_diversity_variants_budget_and_lattice_limit_on_the_cli(setup):
+    """--l-diversity/--c reach the API and the summary; --max-nodes stops with a verified release and
+    says so on stderr and in the summary; --max-lattice refuses with exit 2; the plan is printed."""
+    tmp, data, hdir = setup
+    out, summ = tmp / "l.csv", tmp / "l.json"
+    r = runner.invoke(app, _args(data, hdir, out, "--k", "2", "--sensitive", "Disease", "--l", "2", "--l-diversity", "recursive",
+                                 "--c", "2", "--max-suppression", "0.34", "--summary", str(summ)))
+    assert r.exit_code == 0, r.output
+    assert "search plan: lattice of 12 nodes" in r.output
+    s = json.loads(summ.read_text())
+    assert s["l_diversity"] == {"variant": "recursive", "l": 2, "c": 2.0}
+    assert s["checks"]["search_space"] == 3 * 3 * 4 - 1 and s["checks"]["total"] <= s["checks"]["search_space"]
+    out2, summ2 = tmp / "b.csv", tmp / "b.json"
+    r = runner.invoke(app, _args(data, hdir, out2, "--k", "2", "--max-nodes", "2", "--summary", str(summ2)))
+    assert r.exit_code == 0, r.output
+    assert "stopped early (--max-nodes 2 reached)" in r.output and "best verified result" in r.output
+    s2 = json.loads(summ2.read_text())
+    assert s2["stopped_early"] == "--max-nodes 2 reached" and s2["complete"] is False
+    check_k_anonymity(pd.read_csv(out2, dtype=str), ["Birthdate", "Sex", "Zipcode"], 2)
+    out3 = tmp / "c.csv"
+    r = runner.invoke(app, _args(data, hdir, out3, "--k", "2", "--max-lattice", "5"))
+    assert r.exit_code == 2 and "lattice has 12 nodes" in r.output and "--max-lattice" in r.output
+    assert not out3.exists()
+    r = runner.invoke(app, _args(data, hdir, out3, "--k", "2", "--sensitive", "Disease", "--l", "2", "--l-diversity", "shannon"))
+    assert r.exit_code == 2 and "unknown l-diversity variant" in r.output

@@ -96,7 +96,7 @@ def test_empty_data(patients, patients_h):
 
 
 def test_no_solution_is_its_own_error(patients, patients_h):
-    with pytest.raises(NoSolutionError, match="at least 7 rows"):
+    with pytest.raises(NoSolutionError, match="k=7 is impossible for this data: the whole table has only 6 rows"):
         kanonymize(patients, QI, patients_h, 7)
 
 
@@ -139,11 +139,21 @@ def test_l_diversity_release_and_errors(patients, patients_h):
         kanonymize(patients, QI, patients_h, 2, l=2)
     with pytest.raises(InputError, match="l must be"):
         kanonymize(patients, QI, patients_h, 2, sensitive="Disease", l=1)
-    with pytest.raises(InputError, match="without suppression"):
-        kanonymize(patients, QI, patients_h, 2, sensitive="Disease", l=2, max_suppression=0.2)
+    # l-diversity now combines with suppression (classes failing k or l are suppressed)
+    sup = kanonymize(patients, QI, patients_h, 2, sensitive="Disease", l=2, max_suppression=0.34)
+    check_l_diverse_classes(sup.table, QI, "Disease", 2)
+    assert sup.suppressed_rows <= 2
+    with pytest.raises(InputError, match="unknown l-diversity variant"):
+        kanonymize(patients, QI, patients_h, 2, sensitive="Disease", l=2, l_diversity="shannon")
+    with pytest.raises(InputError, match="needs c"):
+        kanonymize(patients, QI, patients_h, 2, sensitive="Disease", l=2, l_diversity="recursive")
+    with pytest.raises(InputError, match="c is a parameter of recursive"):
+        kanonymize(patients, QI, patients_h, 2, sensitive="Disease", l=2, c=2.0)
     same = patients.assign(Disease="Flu")
-    with pytest.raises(NoSolutionError, match="2-diverse"):
+    with pytest.raises(NoSolutionError, match="frequency 2-diversity is impossible for this data: value 'Flu' of 'Disease' holds 6 of 6 rows"):
         kanonymize(same, QI, patients_h, 2, sensitive="Disease", l=2)
+    with pytest.raises(NoSolutionError, match="distinct 2-diversity is impossible.*only 1 distinct"):
+        kanonymize(same, QI, patients_h, 2, sensitive="Disease", l=2, l_diversity="distinct", max_suppression=0.5)
 
 
 def test_float_column_matches_integer_hierarchy_and_passes_verification():

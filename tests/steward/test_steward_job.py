@@ -197,10 +197,10 @@ def test_init_proposes_roles_and_the_job_runs(tmp_path):
     job = tmp_path / "visits.job.toml"
     text = job.read_text()
     j = load_job(job)
-    assert j.identifying == ["name"] and j.uid == "patient_id"
-    assert set(j.quasi_identifiers) == {"age", "sex", "zip", "visit", "dx"}
+    assert j.identifying == ["name", "dx"] and j.uid == "patient_id"  # dx: no role proposed, so left out
+    assert set(j.quasi_identifiers) == {"age", "sex", "zip", "visit"}  # demographics and the time
     kinds = {q: j.hierarchies[q].kind for q in j.quasi_identifiers}
-    assert kinds == {"age": "intervals", "sex": "suppression", "zip": "masking", "visit": "dates", "dx": "suppression"}
+    assert kinds == {"age": "intervals", "sex": "suppression", "zip": "masking", "visit": "dates"}
     for col in df.columns:  # one explanation per column
         assert f"# {col}:" in text
     # it refuses to overwrite
@@ -226,7 +226,7 @@ def test_init_profiles_missing_values_and_free_text(tmp_path):
     assert r.exit_code == 0, r.output
     text = (tmp_path / "j.toml").read_text()
     assert "score: integer, 32 distinct, 8 missing" in text
-    assert 'identifying = ["comment"]' in text
+    assert 'identifying = ["comment", "score", "constant"]' in text  # screened identifiers, then left-out columns
     assert "# constant: a single value" in text
 
 
@@ -337,13 +337,16 @@ def test_kanon_job_with_l_diversity(jobdir):
     check_k_anonymity(out, ["age", "sex", "zip"], 5)
     check_l_diverse_classes(out, ["age", "sex", "zip"], "dx", 2)
     assert json.loads((tmp / "out" / "summary.json").read_text())["l"] == 2
-    # a sensitive column without l, and l with suppression, are errors naming the key
+    # a sensitive column without l is an error naming the key
     bad = text.replace("l = 2", "")
     r = runner.invoke(app, ["run", str(write_job(tmp, bad, "bad.toml"))])
     assert r.exit_code == 2 and "sensitive" in r.output and "needs [model] l" in r.output
-    bad = text.replace("l = 2", "l = 2\nmax_suppression = 0.1")
-    r = runner.invoke(app, ["run", str(write_job(tmp, bad, "bad2.toml"))])
-    assert r.exit_code == 2 and "without suppression" in r.output
+    # l combines with suppression (issue 16): classes failing k or l are suppressed; l_diversity and c
+    # are passed through like the CLI's --l-diversity and --c
+    sup = text.replace("l = 2", 'l = 2\nl_diversity = "recursive"\nc = 3.0\nmax_suppression = 0.1')
+    r = runner.invoke(app, ["run", str(write_job(tmp, sup, "sup.toml")), "-q"])
+    assert r.exit_code == 0, r.output
+    assert json.loads((tmp / "out" / "summary.json").read_text())["l_diversity"] == {"variant": "recursive", "l": 2, "c": 3.0}
 
 
 def test_run_job_from_sqlite(jobdir):

@@ -217,3 +217,152 @@ def test_kanon_cli_no_report_without_solution(files):
                             "--out", str(tmp / "o.csv"), "--report", str(rep), "-q"])
     assert r.exit_code == 1
     assert not rep.exists() and not (tmp / "o.csv").exists()
+
+
+# ---- reports that scale (issue 16): a long input stays a few screens -------------------------
+from report_page import VIEWPORT, check_page, rendered_size  # noqa: E402  (tests/report_page.py)
+
+SCREENS = 5
+"""A report of any input fits in this many screens (VIEWPORT heights) at VIEWPORT width."""
+
+
+def assert_fits(html, tmp_path):
+    height, width = rendered_size(html, tmp_path)
+    assert width <= VIEWPORT[0], f"the page is {width} px wide: something overflows the {VIEWPORT[0]} px window"
+    assert height <= SCREENS * VIEWPORT[1], f"the page is {height} px tall, more than {SCREENS} screens"
+    return height
+
+
+def test_table_caps_rows_with_a_note():
+    rows = [(f"c{i}", i) for i in range(100)]
+    html = Section("s", "s").add_table(["a", "b"], rows, rest="all are in the summary").render()
+    assert html.count("<tr>") == 1 + 30  # header + MAX_TABLE_ROWS
+    assert "showing 30 of 100 rows; all are in the summary." in html
+    assert ">c29<" in html and ">c30<" not in html
+    small = Section("s", "s").add_table(["a"], [("x",)] * 30).render()
+    assert "showing" not in small and small.count("<tr>") == 31
+    every = Section("s", "s").add_table(["a"], [("x",)] * 100, max_rows=None).render()
+    assert every.count("<tr>") == 101 and "showing" not in every
+    long = Section("s", "s").add_table(["a"], [("y" * 1000,)]).add_kv({"k": "z" * 1000}).render()
+    assert "y" * 159 + "\u2026" in long and "y" * 160 not in long and "z" * 160 not in long
+
+
+def test_wide_input_roles_are_grouped_by_role():
+    roles = {"id": "respondent id", **{f"A{i}": "quasi-identifier" for i in range(144)}, "S": "sensitive"}
+    html = S.inputs_section(source="x", rows=3, roles=roles, parameters={}, checksum=None).render()
+    assert html.count("<tr>") == 1 + 3  # one row per role
+    assert "A0, A1, A2, A3, A4, A5, A6, ... and 137 more (last: A143)" in html
+    assert '<td class="num">144</td>' in html
+    few = S.inputs_section(source="x", rows=3, roles={"a": "qi", "b": "other"}, parameters={}, checksum=None).render()
+    assert few.count("<tr>") == 3 and "<td>a</td><td>qi</td>" in few
+
+
+def test_binning_helpers_match_brute_force():
+    from tempanon.report import figures as F
+
+    rng = np.random.default_rng(1)
+    for n in (0, 1, 5, 200, 201, 999, 1500):
+        starts = F.bin_edges(n)
+        assert len(starts) <= F.MAX_BARS and (n == 0 or starts[0] == 0)
+        ends = [*starts[1:], n]
+        assert sum(b - a for a, b in zip(starts, ends)) == n  # the bins cover every item once
+        v = rng.random(n)
+        v[rng.random(n) < 0.2] = np.nan
+        if n == 0:
+            continue
+        for how, fn in (("sum", np.sum), ("min", np.min), ("max", np.max), ("mean", np.nanmean)):
+            w = np.nan_to_num(v) if how != "mean" else v
+            got = F.reduce_bins(w, starts, how)
+            with np.errstate(all="ignore"), __import__("warnings").catch_warnings():
+                __import__("warnings").simplefilter("ignore")
+                want = [fn(w[a:b]) for a, b in zip(starts, ends)]
+            np.testing.assert_allclose(got, want, equal_nan=True)
+        labels = F.bin_labels([f"d{i}" for i in range(n)], starts)
+        assert labels[0].startswith("d0") and labels[-1].endswith(f"d{n - 1}") and len(labels) == len(starts)
+
+
+def test_figures_are_size_capped():
+    from tempanon.report import figures as F
+
+    def size_in(svg):
+        w, h = (float(re.search(rf'{a}="([\d.]+)pt"', svg).group(1)) / 72 for a in ("width", "height"))
+        return w, h
+
+    svg = F.attribute_loss_bars([f"A{i}" for i in range(1940)], np.linspace(0, 1, 1940), ["1"] * 1940)
+    w, h = size_in(svg)
+    assert h <= F.MAX_HEIGHT + 1 and w <= F.MAX_WIDTH + 2
+    assert svg.count("<text") <= 40  # at most MAX_TICKS names (+ axis numbers), no overlapping wall of labels
+    svg = F.stream_timeline([f"s{i}" for i in range(5000)], np.ones(5000, int), np.zeros(5000, int), np.zeros(5000))
+    assert len(svg) < 300_000 and size_in(svg)[1] <= F.MAX_HEIGHT + 1
+    big = {"members": np.random.default_rng(0).random((500, 50))}
+    svg = F.series_envelopes([big])
+    assert svg.count("<path") < 80  # 40 members + envelope + axes, not 500 polylines
+
+
+def test_kanon_report_of_a_wide_input_fits(tmp_path):
+    rng = np.random.default_rng(0)
+    n = 1500
+    df = pd.DataFrame({f"q{i}": rng.choice(["a", "b", "c"], n) for i in range(9)})
+    for i in range(120):
+        df[f"other_column_with_a_rather_long_name_{i}"] = "v" * 40
+    qi = [f"q{i}" for i in range(9)]
+    res = kanonymize(df, qi, {q: build_suppression(q, df[q]) for q in qi}, 5, max_suppression=0.05)
+    html = kanon_report(df, res, source="wide.csv", checksum=None).render()
+    check_page(html, KANON_SECTIONS)
+    assert "showing 25 of" in html or len(res.minimal_nodes) <= 25
+    assert_fits(html, tmp_path)
+
+
+def test_kp_report_of_long_series_fits(tmp_path):
+    from tempanon.report.kp import kp_report
+    from tempanon.timeseries.api import kp_anonymize
+    from tempanon.timeseries.data import random_walk
+
+    T = 144  # the case of issue 16: 15,009 px before
+    df = random_walk(80, T, seed=1)
+    qi = [f"A{i}" for i in range(T)]
+    sens = ["S"] if "S" in df.columns else []
+    res = kp_anonymize(df, id_col="id", qi=qi, k=10, P=5, sensitive=sens)
+    html = kp_report(df, res, id_col="id", qi=qi, sensitive=sens, source="walk.csv", checksum=None).render()
+    assert "showing 15 of 144 rows" in html and f"{df.shape[1]} columns, grouped by role" in html
+    assert_fits(html, tmp_path)
+
+
+def test_stream_report_of_many_snapshots_fits(tmp_path):
+    from tempanon.report.stream import stream_report
+    from tempanon.stream.api import anonymize_stream
+
+    rng = np.random.default_rng(0)
+    n, days = 3000, 900
+    minutes = np.sort(rng.integers(0, days * 24 * 60, n))
+    when = (pd.Timestamp("2020-03-01") + pd.to_timedelta(minutes, unit="min")).strftime("%Y-%m-%d %H:%M")
+    df = pd.DataFrame({"when": when, "dx": rng.choice(["flu", "cold", "hiv", "ulcer"], n, p=[0.4, 0.3, 0.2, 0.1]),
+                       "zip": rng.choice(["01", "02", "03"], n), "age": rng.integers(20, 60, n).astype(str)})
+    res = anonymize_stream(df, time="when", sensitive="dx", l=2, w=2, qi=["zip", "age"])
+    html = stream_report(df, res, source="s.csv", checksum=None).render()
+    assert "Bars are bins of" in html
+    assert len(html) < 600_000
+    assert_fits(html, tmp_path)
+
+
+def test_timestamped_report_of_a_wide_input_fits(tmp_path):
+    from tempanon.report.timestamped import timestamped_report
+    from tempanon.temporal.api import anonymize_timestamped
+
+    rng = np.random.default_rng(0)
+    n = 3000
+    df = pd.DataFrame({"Patient": rng.integers(0, 500, n).astype(str),
+                       "Date": (pd.Timestamp("2015-01-01") + pd.to_timedelta(rng.integers(0, 3000, n), unit="D")).strftime("%Y-%m-%d"),
+                       "Address": rng.choice([f"Addr{i}" for i in range(5)], n)})
+    for i in range(80):
+        df[f"extra_{i}"] = rng.choice(["x", "y"], n)
+    res = anonymize_timestamped(df, time="Date", qi=["Address"], k=3, uid="Patient", granularities="week,month,quarter,year")
+    html = timestamped_report(df, res, source="t.csv", checksum=None).render()
+    assert "grouped by role" in html
+    assert_fits(html, tmp_path)
+
+
+def test_a_small_report_fits_too(table, tmp_path):
+    html = kanon_report(table, _run(table, max_suppression=0.05), source="t.csv", checksum=None).render()
+    assert "showing" not in html and "grouped by role" not in html  # nothing is cut from a small report
+    assert assert_fits(html, tmp_path) > VIEWPORT[1]  # and the measurement is real: more than one screen

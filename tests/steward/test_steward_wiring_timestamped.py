@@ -37,7 +37,7 @@ def run(*args):
 
 def test_cli_report_end_to_end(exams, tmp_path):
     out, rep, summ = tmp_path / "o.csv", tmp_path / "r.html", tmp_path / "s.json"
-    r = run(exams, "--uid", "Patient", "--time", "Date", "--qi", "Address", "--allow-identifier", "Address", "--sensitive", "Exam", "--granularities", "week,month,business-day",
+    r = run(exams, "--uid", "Patient", "--time", "Date", "--qi", "Address", "--allow-identifier", "Address", "--sensitive", "Exam", "--granularities", "week,quarter,business-day",
             "--k", "2", "--out", out, "--report", rep, "--summary", summ, "--verbose")  # fmt: skip
     assert r.exit_code == 0, r.output
     html = rep.read_text()
@@ -52,17 +52,19 @@ def test_cli_report_end_to_end(exams, tmp_path):
     assert "#cf222e" in html.split('id="granularities"')[1]
     assert json.loads(summ.read_text())["report"] == str(rep)
     # --verbose shows the search and the phases
-    assert "granularities checked (day, week, month)" in r.output and "build report" in r.output
+    assert "granularities checked (day, week, quarter)" in r.output and "build report" in r.output
 
 
 def test_cli_report_numbers_are_the_released_tables(exams, tmp_path):
-    out, rep = tmp_path / "o.csv", tmp_path / "r.html"
+    out, rep, audit = tmp_path / "release" / "o.csv", tmp_path / "r.html", tmp_path / "steward" / "a.csv"
     r = run(exams, "--uid", "Patient", "--time", "Date", "--qi", "Address", "--allow-identifier", "Address", "--sensitive", "Exam", "--granularities", "week,month",
-            "--k", "2", "--out", out, "--report", rep, "-q")  # fmt: skip
+            "--k", "2", "--out", out, "--report", rep, "--audit", audit, "-q")  # fmt: skip
     assert r.exit_code == 0 and r.output.strip() == ""
     rel = pd.read_csv(out, dtype=str)
     df = example_exams()
-    rel["Patient"] = df["Patient"].to_numpy()  # nothing suppressed: rows in input order
+    from tempanon.temporal.api import read_audit
+
+    rel["Patient"] = read_audit(audit)["respondent"].to_numpy()  # release rows are shuffled: the audit maps them
     resp = rel.groupby(["Address", "Date"])["Patient"].nunique()
     html = rep.read_text()
     row = re.search(r"<td>respondent-level k</td><td class=\"num\">2</td><td class=\"num\">(\d+)</td>", html)
@@ -164,13 +166,11 @@ path = "exams.csv"
 time = "Date"
 uid = "Patient"
 quasi_identifiers = ["Address"]
-sensitive = ["Exam"]
-allow_identifier = ["Address"]
 
 [model]
 name = "timestamped"
 k = 2
-granularities = ["week", "month"]
+granularities = ["week", "quarter"]
 
 [output]
 table = "out/released.csv"
@@ -198,9 +198,29 @@ def test_job_runs_and_output_is_independently_verified(exams, tmp_path, monkeypa
     assert json.loads((tmp_path / "out" / "summary.json").read_text())["granularity"] == "week"
 
 
+def test_job_writes_the_steward_audit_outside_the_release_folder(exams, tmp_path):
+    job = tmp_path / "job.toml"
+    job.write_text(JOB.replace('report = "out/report.html"', 'audit = "steward/audit.csv"\ntimezone_unused = 0').replace(
+        "\ntimezone_unused = 0", "").replace("k = 2", 'k = 2\ntimezone = "Europe/Rome"'))
+    r = runner.invoke(app, ["run", str(job), "-q"])
+    assert r.exit_code == 0, r.output
+    from tempanon.temporal.api import read_audit
+
+    a = read_audit(tmp_path / "steward" / "audit.csv")
+    rel = pd.read_csv(tmp_path / "out" / "released.csv", dtype=str)
+    df = example_exams()
+    assert len(a) == len(rel) and (df["Patient"].to_numpy()[a["input_line"].astype(int) - 2] == a["respondent"]).all()
+    summ = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summ["timezone"] == "Europe/Rome"
+    job.write_text(JOB.replace('report = "out/report.html"', 'audit = "out/audit.csv"'))
+    r = runner.invoke(app, ["run", str(job), "-q"])
+    assert r.exit_code == 2 and "inside the release's folder" in " ".join(r.output.split())
+    assert not (tmp_path / "out" / "audit.csv").exists()
+
+
 def test_job_with_hierarchies_generalizes_jointly(exams, tmp_path):
     text = JOB.replace("[model]", '[hierarchies]\nAddress = { type = "suppression" }\n\n[model]').replace("k = 2", "k = 3").replace(
-        '["week", "month"]', '["week", "month", "year"]')
+        '["week", "quarter"]', '["week", "quarter", "year"]')
     job = tmp_path / "job.toml"
     job.write_text(text)
     r = runner.invoke(app, ["run", str(job), "-q"])
@@ -215,18 +235,18 @@ def test_job_with_hierarchies_generalizes_jointly(exams, tmp_path):
 @pytest.mark.parametrize(
     "old, new, message, line",
     [
-        ("k = 2", 'k = "2"', "key 'model.k': expected integer, got a string ('2')", 13),
-        ("k = 2", "k = 1", "key 'model.k': k must be at least 2", 13),
-        ('granularities = ["week", "month"]', 'granularity = ["week"]', "key 'model.granularity': unknown key", 14),
-        ('granularities = ["week", "month"]', 'granularities = ["week", "fortnight"]', "key 'model.granularities'", 14),
-        ('granularities = ["week", "month"]', 'metric = "best"', "key 'model.metric': unknown metric 'best'", 14),
-        ('granularities = ["week", "month"]', 'day_parts = "morning=6-x"', "key 'model.day_parts'", 14),
-        ('granularities = ["week", "month"]', 'metric = "loss"', "key 'model.metric': metric 'loss' needs hierarchies", 14),
+        ("k = 2", 'k = "2"', "key 'model.k': expected integer, got a string ('2')", 11),
+        ("k = 2", "k = 1", "key 'model.k': k must be at least 2", 11),
+        ('granularities = ["week", "quarter"]', 'granularity = ["week"]', "key 'model.granularity': unknown key", 12),
+        ('granularities = ["week", "quarter"]', 'granularities = ["week", "fortnight"]', "key 'model.granularities'", 12),
+        ('granularities = ["week", "quarter"]', 'metric = "best"', "key 'model.metric': unknown metric 'best'", 12),
+        ('granularities = ["week", "quarter"]', 'day_parts = "morning=6-x"', "key 'model.day_parts'", 12),
+        ('granularities = ["week", "quarter"]', 'metric = "loss"', "key 'model.metric': metric 'loss' needs hierarchies", 12),
         ('time = "Date"', 'time = "Date"\nlabel = "x"', "key 'columns.label': unknown key", 6),
         ('time = "Date"\n', "", "key 'columns': missing required key 'time'", 4),
         ('time = "Date"', 'time = "When"', "key 'columns.time': unknown column 'When'", 5),
         ('quasi_identifiers = ["Address"]', 'quasi_identifiers = ["Address", "Date"]', "key 'columns.time': the time column 'Date'", 5),
-        ('table = "out/released.csv"', 'table = "out/released.csv"\naudit = "a.csv"', "key 'output.audit': unknown key", 18),
+        ('table = "out/released.csv"', 'table = "out/released.csv"\naudits = "a.csv"', "key 'output.audits': unknown key", 16),
     ],
 )
 def test_job_errors_name_key_and_line(exams, tmp_path, old, new, message, line):

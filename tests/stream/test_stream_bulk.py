@@ -16,6 +16,7 @@ from tempanon.stream.model import CostModel, initial_suppression, initial_suppre
 from tempanon.stream.publisher import StreamPublisher
 from tempanon.stream.snapshots import parse_times
 from tempanon.verify import check_anatomy
+from stream_active import active_records
 
 
 def _coded_stream(rng, T, max_n, n_values, skew):
@@ -62,7 +63,9 @@ def test_push_coded_many_equals_push_coded(seed, l, w, cost_kind, n_values):
         (s.method, s.active, s.certificate, s.confirmed) for s in bulk.steps
     ]
     pd.testing.assert_frame_equal(one.record_table(), bulk.record_table())
-    assert one.summary() == bulk.summary()
+    s1, s2 = one.summary(), bulk.summary()
+    assert s1.pop("step_cpu_seconds") >= 0 and s2.pop("step_cpu_seconds") >= 0  # timing differs
+    assert s1 == s2
 
 
 def test_push_coded_many_checks_its_input():
@@ -133,7 +136,7 @@ def test_il0_step_test_equals_record_scan(seed, l, w):
         before = pub.record_table()
         pub.push(snap, label=str(t))
         oldest = max(0, t - w)
-        act = before[((before.placed == -1) | (before.placed >= oldest)) & (before.home + w >= oldest)] if len(before) else before
+        act = active_records(before, oldest, w)
         off = bool(len(act) and (act.placed != act.home).any())
         codes = pub.record_table().query("home == @t")["code"].to_numpy()
         new_supp = int(initial_suppression(np.bincount(codes), l).sum()) if n else 0

@@ -130,6 +130,20 @@ def test_defer_must_be_a_number_between_0_and_1(bad):
 
     with pytest.raises(InputError, match="defer"):
         validate_defer(bad)
-    with pytest.raises(InputError, match="defer"):
-        StreamPublisher(2, 1, sensitive="s", defer=bad)
+    if bad is not None:  # None: the step's own default (test_defer_none_is_the_steps_default)
+        with pytest.raises(InputError, match="defer"):
+            StreamPublisher(2, 1, sensitive="s", defer=bad)
     assert validate_defer(True) == 1.0 and validate_defer(False) == 0.0 and validate_defer(0.5) == 0.5
+
+
+def test_defer_none_is_the_steps_default():
+    from tempanon.stream.model import DEFAULT_DEFER
+    from tempanon.stream.publisher import StreamPublisher
+
+    assert StreamPublisher(2, 1, sensitive="s").defer == DEFAULT_DEFER
+    assert StreamPublisher(2, 1, sensitive="s", step="exact", defer=None).defer == DEFAULT_DEFER
+    assert StreamPublisher(2, 1, sensitive="s", step="paper").defer == 0.0
+    with pytest.raises(InputError, match="defer must be 0"):
+        StreamPublisher(2, 1, sensitive="s", step="paper", defer=0.5)
+    with pytest.raises(InputError, match="step 'fast'"):
+        StreamPublisher(2, 1, sensitive="s", step="fast")

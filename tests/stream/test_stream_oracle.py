@@ -15,6 +15,7 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 from tempanon.stream.model import CostModel
 from tempanon.stream.offline import offline_lower_bound
 from tempanon.stream.publisher import StreamPublisher
+from stream_active import active_records
 
 VALUES = list("abcd")
 
@@ -100,7 +101,7 @@ def _check_steps(seed, l, w, cost_kind, T=7, max_n=6, skew=4.0, brute=False, def
         before = pub.record_table()
         oldest = max(0, t - w)
         if len(before):
-            act = before[((before.placed == -1) | (before.placed >= oldest)) & (before.home + w >= oldest)]
+            act = active_records(before, oldest, w)
         else:
             act = before
         pub.push(snap, label=str(t))
@@ -211,7 +212,7 @@ def test_flush_resolves_pending_snapshots_with_true_costs(seed, l, w, cost_kind,
     t = len(snaps) - 1
     oldest = t - w + 1  # D'[t - w] was published by the last push
     before = pub.record_table()
-    act = before[((before.placed == -1) | (before.placed >= oldest)) & (before.home + w >= oldest)]
+    act = active_records(before, oldest, w)
     pub.flush()
     assert pub.final_step is not None
     after = pub.record_table().set_index("row")

@@ -21,6 +21,7 @@ from tempanon.stream.reposition import (
     single_place_optimum,
     step_tables,
 )
+from stream_active import active_records
 from tempanon.stream.window import (
     WindowProblem,
     check_solution,
@@ -276,7 +277,7 @@ def test_new_snapshot_restructures_old():
 def _group_problem(table, t, w, l, mu, beta, m):
     """Independent construction of step t's problem from the record table before the push."""
     oldest = max(0, t - w)
-    act = table[((table.placed == -1) | (table.placed >= oldest)) & (table.home + w >= oldest)]
+    act = active_records(table, oldest, w)
     return act, oldest
 
 
@@ -301,7 +302,7 @@ def test_publisher_steps_equal_step_ilp(seed, l, w, cost_kind, n_values):
         after = pub.record_table().set_index("row")
         oldest = max(0, t - w)
         if len(before):
-            act = before[((before.placed == -1) | (before.placed >= oldest)) & (before.home + w >= oldest)]
+            act = active_records(before, oldest, w)
             rows = list(act["row"]) + list(snap.index)
         else:
             rows = list(snap.index)

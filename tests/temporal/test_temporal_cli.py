@@ -30,7 +30,7 @@ def run(*args):
 
 def test_cli_time_only_writes_release_and_summary(exams, tmp_path):
     out, summ = tmp_path / "out.csv", tmp_path / "s.json"
-    r = run(exams, "--uid", "Patient", "--time", "Date", "--qi", "Address", "--allow-identifier", "Address", "--sensitive", "Exam", "--granularities", "week,month,business-day",
+    r = run(exams, "--uid", "Patient", "--time", "Date", "--qi", "Address", "--allow-identifier", "Address", "--sensitive", "Exam", "--granularities", "week,quarter,business-day",
             "--k", "2", "--out", out, "--summary", summ)  # fmt: skip
     assert r.exit_code == 0, r.output
     rel = pd.read_csv(out, dtype=str)
@@ -39,10 +39,10 @@ def test_cli_time_only_writes_release_and_summary(exams, tmp_path):
     s = json.loads(summ.read_text())
     for key in ("k", "respondents", "granularity", "gen_m", "gen_s", "candidates"):
         assert key in s
-    assert s["k"] == 2 and s["respondents"] == 6 and s["granularity"] == "week" and s["gen_s"] == 6
+    assert s["k"] == 2 and s["respondents"] == 6 and s["granularity"] == "week" and s["gen_s"] == 22
     cand = {c["granularity"]: c for c in s["candidates"]}
     assert cand["business-day"]["compatible"] is False and "not finer than" in cand["business-day"]["reason"]
-    assert cand["month"] == {**cand["month"], "compatible": True, "k_anonymous": True, "gen_m": 5, "gen_s": 5}
+    assert cand["quarter"] == {**cand["quarter"], "compatible": True, "k_anonymous": True, "gen_m": 2, "gen_s": 12}
     assert "business-day disregarded" in r.output
 
 
@@ -70,11 +70,12 @@ def test_cli_no_solution_exits_1_and_writes_nothing(exams, tmp_path):
         (None, ["--uid", "Nobody"], "unknown respondent identifier column"),
         (None, ["--granularities", "week,fortnight"], "unknown granularity 'fortnight'"),
         (None, ["--metric", "gen_z"], "unknown metric 'gen_z'"),
-        (None, ["--k", "0"], "k must be a positive integer"),
+        (None, ["--k", "0"], "k must be an integer of at least 2"),
+        (None, ["--k", "1"], "k = 1 would publish the original timestamps"),
         (None, ["--max-suppression", "1.5"], "max-suppression must be in"),
         (None, ["--granularities", "format:%m"], "is not a granularity"),
-        ((4, "Date", "2005-13-45"), [], "row 5: cannot parse timestamp '2005-13-45'"),
-        ((7, "Patient", ""), [], "row 8: the respondent identifier is missing"),
+        ((4, "Date", "2005-13-45"), [], "line 6: cannot parse timestamp '2005-13-45'"),
+        ((7, "Patient", ""), [], "line 9: the respondent identifier is missing"),
     ],
 )
 def test_cli_bad_input_exit_2(exams, tmp_path, change, args, message):

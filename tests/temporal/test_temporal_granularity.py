@@ -176,14 +176,14 @@ def test_parse_timestamps_tz_naive_missing_and_errors():
     t, miss, info = parse_timestamps(s, "T")
     assert list(miss) == [False, True, True, False]
     assert t[0] == ts("2005-11-22 09:30") and t[3] == ts("2005-11-22 10:30:15")
-    assert info["timezone"] == "naive"
+    assert info["timezone"].startswith("naive")
     tz = pd.Series(["2005-11-22T09:30:00+02:00", "2005-11-22T09:30:00Z"])
     t2, _, info2 = parse_timestamps(tz, "T")
     assert list(t2) == [ts("2005-11-22 07:30"), ts("2005-11-22 09:30")]
     assert "UTC" in info2["timezone"]
     aware = pd.Series(pd.to_datetime(["2005-01-01 12:00"]).tz_localize("Europe/Rome"))
     assert parse_timestamps(aware)[0][0] == ts("2005-01-01 11:00")
-    with pytest.raises(InputError, match=r"column 'T', row 2: cannot parse timestamp 'yesterday'"):
+    with pytest.raises(InputError, match=r"column 'T', line 3: cannot parse timestamp 'yesterday'"):
         parse_timestamps(pd.Series(["2005-01-01", "yesterday"]), "T")
     assert infer_data_granularity(np.array([ts("2005-01-01"), ts("2005-01-02")])).name == "day"
     assert infer_data_granularity(np.array([ts("2005-01-01 10:30")])).name == "minute"
@@ -206,7 +206,7 @@ def test_explicit_boundaries_from_file_as_a_candidate(tmp_path):
     f.write_text("label,start,end\nw,2004-12-01,2005-03-01\nr,2005-03-01,2005-12-01\nx,2005-12-01,2007-01-01\n")
     g2 = parse_granularity(f"file:{f}")
     res2 = anonymize_timestamped(df, time="T", uid="P", k=2, granularities=[g2, parse_granularity("year")])
-    assert res2.summary["granularity"] == "file:terms" and list(res2.released["T"]) == ["w", "w", "r", "r"]
+    assert res2.summary["granularity"] == "file:terms" and list(res2.released.sort_index()["T"]) == ["w", "w", "r", "r"]
     bad = tmp_path / "bad.csv"
     bad.write_text("label,start,end\na,2005-01-01,2005-03-01\nb,2005-02-01,2005-04-01\n")
     with pytest.raises(InputError, match="overlap"):
@@ -267,3 +267,55 @@ def test_relations_match_brute_force_over_minutes(g, h):
     if finer and len(z):
         u = up(z, g, h, SPAN2)
         assert np.all(u != GAP) and np.array_equal(u, h.index(g.start(z)))
+
+
+# ---- Definition 9: contiguous index sets; format truncations; shift equivalence by granules -----
+def test_business_day_indexes_are_contiguous_across_holidays():
+    bd = BusinessDay(country="US")
+    days = np.arange(np.datetime64("1968-06-01"), np.datetime64("2007-02-01")).astype(np.int64)
+    idx = bd.index(days * 86_400)
+    real = idx[idx != GAP]
+    assert (np.diff(real) == 1).all()  # Definition 9 (2): no hole at a holiday
+    assert (bd.start(real) // 86_400 == days[idx != GAP]).all()  # start() inverts index()
+    # 2005-01-14 (Fri) and 2005-01-18 (Tue) are consecutive business days: MLK day 2005-01-17 between
+    fri, tue = bd.index(np.array([ts("2005-01-14"), ts("2005-01-18")]))
+    assert tue == fri + 1
+
+
+def test_two_business_days_never_end_on_a_holiday():
+    g = parse_granularity("2business-days", country="US")
+    days = pd.date_range("2004-12-01", "2006-01-31", freq="D")
+    t = days.to_numpy().astype("datetime64[s]").astype(np.int64)
+    i = g.index(t)
+    ok = i != GAP
+    bd = BusinessDay(country="US")
+    assert (bd.index(t) != GAP).tolist() == ok.tolist()
+    sizes = pd.Series(i[ok]).value_counts()
+    # every granule holds two business days (except possibly the cut ones at the ends of the range)
+    inner = sizes.drop([i[ok][0], i[ok][-1]], errors="ignore")
+    assert (inner == 2).all()
+    hol = np.isin(days.strftime("%Y-%m-%d"), ["2005-01-17", "2005-02-21", "2005-05-30", "2005-07-04", "2005-12-26"])
+    assert (i[hol] == GAP).all()
+    ends = g.end(np.unique(i[ok])) - 86_400
+    assert not np.isin(ends // 86_400, (t[hol] // 86_400)).any()  # no granule ends on a holiday
+
+
+def test_format_iso_week_needs_the_iso_year():
+    with pytest.raises(InputError, match="%V goes with the ISO year %G"):
+        parse_granularity("format:%Y-W%V")
+    with pytest.raises(InputError, match="%V goes with the ISO year %G"):
+        parse_granularity("format:%G")
+    g = parse_granularity("format:%G-W%V")
+    t = np.array([ts("2005-01-01"), ts("2005-01-03")])
+    assert list(g.labels_of(t)) == ["2004-W53", "2005-W01"]
+
+
+def test_shift_equivalence_is_decided_on_granules_not_names():
+    lo, hi = ts("2005-01-01"), ts("2006-01-01")
+    cands = [parse_granularity(x) for x in ("24hours", "format:%Y-%m-%d", "week", "format:%G-W%V", "7days@0" if False else "month")]
+    dag = build_dag(parse_granularity("day"), cands, (lo, hi))
+    assert dag.names == ["day", "week", "month"]
+    assert dag.equivalent == {"24hours": "day", "format:%Y-%m-%d": "day", "format:%G-W%V": "week"}
+    # a differently named granularity with other granules is kept
+    dag2 = build_dag(parse_granularity("day"), [parse_granularity("7days")], (lo, hi))
+    assert dag2.names == ["day", "7days"] and not dag2.equivalent  # 7-day blocks from Thursday 1970-01-01

@@ -10,8 +10,11 @@ from hypothesis import strategies as st
 
 from tempanon.errors import InputError, NoSolutionError, VerificationError
 from tempanon.temporal.api import anonymize_timestamped
-from tempanon.temporal.generator import example_exams, hospital_exams
+from tempanon.temporal.api import encode_columns, encode_uid
+from tempanon.temporal.generator import example_exams, hospital_exams, paper_table3
 from tempanon.temporal.granularity import GAP, parse_granularity
+from tempanon.temporal.least import Check, check_granularity, leq_c, prepare, sort_key
+from tempanon.temporal.parse import parse_timestamps
 from tempanon.verify import check_timestamped_release
 
 
@@ -24,29 +27,98 @@ def _by_name(summary):
     return {c["granularity"]: c for c in summary["candidates"]}
 
 
-def test_paper_example_3_week_beats_month_under_gen_c():
-    df = table3()
-    res = anonymize_timestamped(df, time="Date", qi=["Address"], allow_identifier=["Address"], sensitive=["Exam"], uid="Patient", k=2,
-                                granularities="week,month")  # fmt: skip
+# ---- the paper's Tables 3, 4, 5 verbatim (Examples 1-3) ----------------------------------------
+TABLE4_T = ["2006-W01", "2006-W01", "2006-W02", "2006-W02", "2006-W06", "2006-W06"]  # "2006-week 1, 1, 2, 2, 6, 6"
+TABLE5_T = ["2006-01", "2006-01", "2006-01", "2006-01", "2006-02", "2006-02"]  # "2006-month 1, 1, 1, 1, 2, 2"
+
+
+def test_paper_example_1_table3_is_not_2_anonymous():
+    df = paper_table3()
+    prep = prepare(encode_columns(df, ["Q"]), *parse_timestamps(df["T"])[:2], encode_uid(df, "UID"))
+    day = check_granularity(prep, parse_granularity("day"), 2)
+    assert not day.k_anonymous and day.min_respondents == 1  # f(q1, 2006-01-11) = 1
+    whole = check_granularity(prep, parse_granularity("day"), 1)  # no class suppressed: R itself
+    assert whole.k_anonymous and (whole.gen_m, whole.gen_s) == (1, 2 + 1 + 1 + 1 + 1)
+
+
+def test_paper_example_2_and_3_tables_4_and_5():
+    df = paper_table3()
+    res = anonymize_timestamped(df, time="T", qi=["Q"], uid="UID", k=2, granularities="week,month")
     s = res.summary
     cand = _by_name(s)
-    assert s["data_granularity"] == "day"
-    assert cand["day"]["k_anonymous"] is False  # Addr3: one patient per day
+    assert s["data_granularity"] == "day" and cand["day"]["k_anonymous"] is False
+    # Table 4 (Example 2): week, 2-anonymous; Table 5: month, 2-anonymous
     assert cand["week"]["k_anonymous"] and cand["month"]["k_anonymous"]
+    # Example 3: gen_m(week) = gen_m(month) = 2; gen_s(week) = 2+2+2 = 6, gen_s(month) = 3+2 = 5
     assert (cand["week"]["gen_m"], cand["week"]["gen_s"]) == (2, 6)
-    assert (cand["month"]["gen_m"], cand["month"]["gen_s"]) == (5, 5)
-    assert sorted(s["minimal_k_anonymous"]) == ["month", "week"]
-    assert s["granularity"] == "week" and s["gen_s"] == 6
-    # Table 4: the relation generalized by week (UID dropped, the day replaced by the week)
-    rel = res.released
-    assert "Patient" not in rel.columns and len(rel) == len(df)
-    assert list(rel.loc[[0, 2, 20, 30], "Date"]) == ["2005-W05", "2005-W05", "2005-W48", "2005-W49"]
-    assert list(rel.columns) == ["Address", "Date", "Exam"]
-    # with gen_s alone the month wins (Table 5)
-    res_s = anonymize_timestamped(df, time="Date", qi=["Address"], allow_identifier=["Address"], sensitive=["Exam"], uid="Patient", k=2,
-                                  granularities="week,month", metric="gen_s")  # fmt: skip
-    assert res_s.summary["granularity"] == "month"
-    assert list(res_s.released.loc[[0, 2, 20], "Date"]) == ["2005-01", "2005-02", "2005-12"]
+    assert (cand["month"]["gen_m"], cand["month"]["gen_s"]) == (2, 5)
+    assert leq_c((2, 6), (2, 5)) and not leq_c((2, 5), (2, 6))  # gen_c(R_week) <=_c gen_c(R_month)
+    assert s["granularity"] == "week" and s["gen_c"] == [2, 6]  # the least generalization
+    rel = res.released.sort_index()  # released rows are shuffled within classes; the index is the input row
+    assert list(rel.columns) == ["Q", "T", "data"] and list(rel["T"]) == TABLE4_T
+    assert list(rel["data"]) == ["d0", "d1", "d2", "d3", "d4", "d5"]
+    # each metric alone: gen_m ties (first listed wins), gen_s (>=) prefers week too
+    assert anonymize_timestamped(df, time="T", qi=["Q"], uid="UID", k=2, granularities="week,month",
+                                 metric="gen_s").summary["granularity"] == "week"  # fmt: skip
+    month = anonymize_timestamped(df, time="T", qi=["Q"], uid="UID", k=2, granularities="month,week", metric="gen_m")
+    assert month.summary["granularity"] == "month" and list(month.released.sort_index()["T"]) == TABLE5_T
+
+
+def test_paper_procedure_2_counts_the_first_tuple():
+    # As printed, Procedure 2 starts with U = {} and never adds the first tuple's respondent:
+    # the first week class {u1, u2} would count 1 and gen_s(week) would be 5, not Example 3's 6.
+    df = paper_table3()
+    prep = prepare(encode_columns(df, ["Q"]), *parse_timestamps(df["T"])[:2], encode_uid(df, "UID"))
+    week = check_granularity(prep, parse_granularity("week"), 2)
+    assert (week.gen_m, week.gen_s, week.classes) == (2, 6, 3)
+
+
+def test_leq_c_is_the_papers_total_order():
+    assert leq_c((1, 0), (2, 100)) and not leq_c((2, 100), (1, 0))  # a < a'
+    assert leq_c((2, 6), (2, 6)) and leq_c((2, 7), (2, 6)) and not leq_c((2, 5), (2, 6))  # a = a', b >= b'
+    pairs = [(a, b) for a in range(4) for b in range(4)]
+    for x in pairs:  # total and consistent with sort_key
+        for y in pairs:
+            assert leq_c(x, y) or leq_c(y, x)
+            kx = sort_key(Check("", True, 0, x[0], x[1], 0, 0), "gen_c", 0)
+            ky = sort_key(Check("", True, 0, y[0], y[1], 0, 0), "gen_c", 0)
+            assert leq_c(x, y) == (kx <= ky)
+
+
+def test_example_exams_month_wins_when_timestamps_share_weeks_not_months():
+    # the remark after Example 3: gen_c(R_month) <=_c gen_c(R_week) for some R
+    df = example_exams()
+    res = anonymize_timestamped(df, time="Date", qi=["Address"], allow_identifier=["Address"], sensitive=["Exam"], uid="Patient", k=2, granularities="week,month")
+    cand = _by_name(res.summary)
+    assert (cand["week"]["gen_m"], cand["week"]["gen_s"]) == (2, 22)
+    assert (cand["month"]["gen_m"], cand["month"]["gen_s"]) == (2, 24)
+    assert res.summary["granularity"] == "month"
+    assert list(res.released.loc[[0, 2, 20], "Date"]) == ["2005-01", "2005-02", "2005-12"]
+    wq = anonymize_timestamped(df, time="Date", qi=["Address"], allow_identifier=["Address"], sensitive=["Exam"], uid="Patient", k=2, granularities="week,quarter")
+    assert wq.summary["granularity"] == "week" and wq.summary["gen_s"] == 22
+    assert list(wq.released.loc[[0, 2, 20, 30], "Date"]) == ["2005-W05", "2005-W05", "2005-W48", "2005-W49"]
+
+
+def test_suppression_does_not_prune_what_the_metric_may_prefer():
+    # day releases one class of 3 respondents (the others suppressed): gen_c <3,3>; week keeps every
+    # class, <2,5>. Week is coarser, yet less general by <=_c: pruning it would pick day.
+    rows = [("a", "2006-01-02"), ("b", "2006-01-02"), ("c", "2006-01-02"),
+            ("d", "2006-01-03"), ("e", "2006-01-04")]
+    df = pd.DataFrame(rows, columns=["P", "T"])
+    res = anonymize_timestamped(df, time="T", uid="P", k=2, granularities="week", max_suppression=0.4)
+    c = _by_name(res.summary)
+    assert (c["day"]["gen_m"], c["day"]["gen_s"], c["day"]["suppressed"]) == (3, 3, 2)
+    assert (c["week"]["gen_m"], c["week"]["gen_s"], c["week"]["suppressed"]) == (5, 5, 0)
+    rows2 = rows + [("f", "2006-01-09"), ("g", "2006-01-10")]
+    df2 = pd.DataFrame(rows2, columns=["P", "T"])
+    res2 = anonymize_timestamped(df2, time="T", uid="P", k=2, granularities="week", max_suppression=0.6)
+    c2 = _by_name(res2.summary)
+    assert (c2["day"]["gen_m"], c2["day"]["gen_s"]) == (3, 3) and c2["day"]["k_anonymous"]
+    assert (c2["week"]["gen_m"], c2["week"]["gen_s"]) == (2, 7) and c2["week"]["evaluated_by_algorithm"]
+    assert res2.summary["granularity"] == "week"
+    # without suppression the pruning is sound and used
+    res3 = anonymize_timestamped(df2, time="T", uid="P", k=2, granularities="week,2weeks")
+    assert _by_name(res3.summary)["2weeks"]["evaluated_by_algorithm"] is False
 
 
 def test_respondent_level_differs_from_tuple_level():
@@ -66,8 +138,9 @@ def test_pruning_skips_granularities_coarser_than_an_anonymous_one():
                                 granularities="week,2weeks,month,quarter,year")  # fmt: skip
     c = _by_name(res.summary)
     assert c["2weeks"]["evaluated_by_algorithm"] is False and c["2weeks"]["pruned_coarser_than"] == "week"
-    assert c["2weeks"]["k_anonymous"]  # but reported (checked directly for the summary)
-    assert res.summary["granularity"] == "week"
+    assert c["2weeks"]["k_anonymous"] and c["2weeks"]["gen_m"] is None  # implied, not re-checked
+    assert "pruned: coarser than week" in c["2weeks"]["not_checked"]
+    assert res.summary["granularity"] == "month"
 
 
 def test_suppression_and_no_solution():
@@ -87,7 +160,7 @@ def test_missing_time_is_a_category_and_bad_input():
     df.loc[len(df)] = ["p2", "Addr1", "", "Ex9"]
     res = anonymize_timestamped(df, time="Date", qi=["Address"], allow_identifier=["Address"], sensitive=["Exam"], uid="Patient", k=2, granularities="week,month")
     assert res.released["Date"].isna().sum() == 2
-    with pytest.raises(InputError, match="row 33"):
+    with pytest.raises(InputError, match="line 34"):
         bad = table3()
         bad.loc[32] = ["p1", "Addr1", "31/02/2005x", "Ex1"]
         anonymize_timestamped(bad, time="Date", qi=["Address"], allow_identifier=["Address"], sensitive=["Exam"], uid="Patient", k=2)
@@ -103,7 +176,7 @@ def test_missing_time_is_a_category_and_bad_input():
 
 def test_verifier_rejects_wrong_releases():
     df = table3()
-    res = anonymize_timestamped(df, time="Date", qi=["Address"], allow_identifier=["Address"], sensitive=["Exam"], uid="Patient", k=2, granularities="week,month")
+    res = anonymize_timestamped(df, time="Date", qi=["Address"], allow_identifier=["Address"], sensitive=["Exam"], uid="Patient", k=2, granularities="week,quarter")
     times = pd.to_datetime(df["Date"])
     kw = dict(time="Date", qi=["Address"], uid="Patient", k=2, granularity="week", original_times=times,
               n_input=len(df))  # fmt: skip
@@ -143,8 +216,8 @@ def oracle(df, k, names, max_supp, data_g):
         resp, size, nts = grp["P"].nunique(), grp.size(), grp["Z"].nunique()
         small = resp < k
         sup = int(size[small].sum())
-        kept = nts[~small]
-        out[name] = (sup <= max_supp, int(kept.max()) if len(kept) else 0, int((kept - 1).sum()))
+        kept = resp[~small]  # Definitions 5-6 on the released classes: min and sum of frequency sets
+        out[name] = (sup <= max_supp, int(kept.min()) if len(kept) else 0, int(kept.sum()))
     return out
 
 
@@ -153,7 +226,7 @@ def oracle(df, k, names, max_supp, data_g):
     n=st.integers(1, 40),
     n_resp=st.integers(1, 6),
     n_a=st.integers(1, 3),
-    k=st.integers(1, 3),
+    k=st.integers(2, 3),
     supp=st.sampled_from([0.0, 0.1, 0.3]),
     hours=st.booleans(),
     seed=st.integers(0, 2**31),
@@ -173,6 +246,8 @@ def test_least_generalization_matches_brute_force(n, n_resp, n_a, k, supp, hours
         data_g = "day"
     truth = oracle(df, k, [x for x in names if x != data_g], int(np.floor(supp * n + 1e-9)), data_g)
     anon = {g: v for g, v in truth.items() if v[0]}
+    # <=_c: gen_m ascending then gen_s descending; gen_m by <=, gen_s by >= (Section 4.1)
+    key = {"gen_c": lambda v: (v[1], -v[2]), "gen_m": lambda v: v[1], "gen_s": lambda v: -v[2]}[metric]
     try:
         res = anonymize_timestamped(df, time="T", qi=["A"], uid="P", k=k, granularities=names,
                                     max_suppression=supp, metric=metric)  # fmt: skip
@@ -183,8 +258,11 @@ def test_least_generalization_matches_brute_force(n, n_resp, n_a, k, supp, hours
     assert s["data_granularity"] == data_g
     for c in s["candidates"]:
         if c["compatible"] and c["granularity"] in truth and "equivalent_to" not in c:
-            assert (c["k_anonymous"], c["gen_m"], c["gen_s"]) == truth[c["granularity"]], c["granularity"]
-    key = {"gen_c": lambda v: (v[1], v[2]), "gen_m": lambda v: v[1], "gen_s": lambda v: v[2]}[metric]
+            if c["evaluated_by_algorithm"]:
+                assert (c["k_anonymous"], c["gen_m"], c["gen_s"]) == truth[c["granularity"]], c["granularity"]
+            else:  # pruned (only without suppression): anonymous, and no less general than its anonymous finer one
+                assert int(np.floor(supp * n + 1e-9)) == 0 and c["k_anonymous"] and truth[c["granularity"]][0]
+                assert key(truth[c["granularity"]]) >= key(truth[c["pruned_coarser_than"]])
     best = min(key(v) for v in anon.values())
     assert key(truth[s["granularity"]]) == best
     assert s["granularity"] in anon
@@ -228,5 +306,30 @@ def test_declared_data_granularity_business_day_with_holidays():
     assert res.summary["granularity"] == "week"
     assert list(res.released["T"]) == ["2005-W01"] * 2 + ["2005-W02"] * 2
     bad = df.assign(T=["2005-01-03", "2005-01-17", "2005-01-10", "2005-01-11"])  # 2005-01-17: MLK Day
-    with pytest.raises(InputError, match="row 2: '2005-01-17' lies in no granule of the data granularity"):
+    with pytest.raises(InputError, match="line 3: .2005-01-17. lies in no granule of the data granularity"):
         anonymize_timestamped(bad, time="T", qi=["A"], uid="P", k=2, data_granularity="business-day", country="US")
+
+
+@settings(max_examples=30, deadline=None)
+@given(n=st.integers(1, 40), n_resp=st.integers(1, 6), k=st.integers(2, 4), seed=st.integers(0, 2**31))
+def test_theorems_2_to_4_and_property_2_without_suppression(n, n_resp, k, seed):
+    """Along finer-than (H finer than H'): gen_m(R_H) <= gen_m(R_H') (Theorem 2), gen_s(R_H) >=
+    gen_s(R_H') (Theorem 3), gen_c(R_H) <=_c gen_c(R_H') (Theorem 4); gen_m(R) >= k iff R is
+    k-anonymous (Definition 5 / Property 2). No suppression: every class is released."""
+    from tempanon.temporal.relations import build_dag, span_of
+
+    rng = np.random.default_rng(seed)
+    t = pd.Timestamp("2005-01-01") + pd.to_timedelta(rng.integers(0, 400 * 24, n), unit="h")
+    df = pd.DataFrame({"P": rng.integers(0, n_resp, n), "A": rng.integers(0, 2, n).astype(str),
+                       "T": t.strftime("%Y-%m-%d %H:%M")})  # fmt: skip
+    inst, miss, _ = parse_timestamps(df["T"])
+    g0 = parse_granularity("hour")
+    dag = build_dag(g0, [parse_granularity(x) for x in NAMES if x != "hour"], span_of(inst))
+    prep = prepare(encode_columns(df, ["A"]), inst, miss, encode_uid(df, "P"), g0.index(inst))
+    checks = [check_granularity(prep, g, 1) for g in dag.nodes]  # k = 1: nothing suppressed, R_H itself
+    for i in range(len(dag.nodes)):
+        assert (checks[i].gen_m >= k) == check_granularity(prep, dag.nodes[i], k).k_anonymous
+        for j in range(len(dag.nodes)):
+            if i != j and dag.finer[i, j]:
+                a, b = checks[i], checks[j]
+                assert a.gen_m <= b.gen_m and a.gen_s >= b.gen_s and leq_c(a.gen_c, b.gen_c)

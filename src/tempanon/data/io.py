@@ -83,6 +83,10 @@ def read_table(
     if path.is_dir():
         raise InputError(f"input is a directory, not a table file: {path}")
     suffixes = "".join(path.suffixes).lower()
+    from tempanon.data.excel import is_spreadsheet, read_excel  # .xlsx with tempanon[excel]; others refused clearly
+
+    if is_spreadsheet(path):
+        return read_excel(path, as_text=as_text)
     try:
         if suffixes.endswith(".parquet") or suffixes.endswith(".pq"):
             df = pd.read_parquet(path)

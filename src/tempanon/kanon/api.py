@@ -29,11 +29,14 @@ from tempanon.data.roles import require_columns
 from tempanon.errors import InputError, NoSolutionError
 from tempanon.hierarchy.builders import HierarchySpec
 from tempanon.hierarchy.core import Hierarchy
-from tempanon.kanon.search import ALGORITHMS, SearchResult, run_search
+from tempanon.kanon.ldiversity import VARIANTS as L_VARIANTS
+from tempanon.kanon.ldiversity import LDiversity
+from tempanon.kanon.search import ALGORITHMS, Budget, SearchResult, run_search
 from tempanon.kanon.select import CRITERIA, Criterion, discernibility, generalization_loss, select_node
 from tempanon.lattice.dimension import Dimension
-from tempanon.lattice.freqset import Table, encode_table, table_frequency_set
+from tempanon.lattice.freqset import Table, encode_table
 from tempanon.lattice.lattice import Lattice, Node
+from tempanon.lattice.source import encode_distinct
 
 ProgressFn = Callable[[str, int, int], None]
 
@@ -79,6 +82,13 @@ class KAnonResult:
     dropped: list[str] = field(default_factory=list)
     identifier_overrides: list = field(default_factory=list)
     shuffle_seed: int | None = field(default=None, repr=False)  # secret: for the steward's audit only
+    l_diversity: LDiversity | None = None
+    plan: dict = field(default_factory=dict)
+    engine: str = "numpy"
+    engine_path: str = "bottom on driver"
+    rows_out: int | None = None
+    output: str | None = None
+    engine_checks: dict | None = field(default=None, repr=False)
 
     @property
     def verification(self) -> dict[str, Any]:
@@ -86,9 +96,10 @@ class KAnonResult:
         from tempanon.data.roles import verification_statement
 
         g = f"respondent-level {self.k}-anonymity ({self.uid!r})" if self.uid else f"{self.k}-anonymity"
+        checked = list(self.quasi_identifiers)
         if self.l is not None:
-            g += f" and {self.l}-diversity of {self.sensitive!r}"
-        checked = list(self.quasi_identifiers) + ([self.sensitive] if self.l is not None and self.sensitive else [])
+            g += f" and {self.l_diversity.describe() if self.l_diversity is not None else f'{self.l}-diversity'} of {self.sensitive!r}"
+            checked.append(self.sensitive)
         return verification_statement(g, checked, insensitive=self.keep, overrides=self.identifier_overrides,
                                       left_out=self.left_out, dropped=self.dropped)  # fmt: skip
 
@@ -109,10 +120,23 @@ class KAnonResult:
             "respondents": self.respondents,
             "sensitive": self.sensitive,
             "l": self.l,
+            "l_diversity": None if self.l_diversity is None else self.l_diversity.as_dict(),
             "algorithm": self.algorithm,
             "complete": self.search.complete,
+            "stopped_early": st.stopped,
             "lattice_size": self.lattice_size,
             "nodes_checked": self.nodes_checked,
+            "checks": {
+                "total": st.nodes_checked,
+                "full_lattice": st.full_lattice_checks,
+                "search_space": st.search_space,
+                "meaning": (
+                    "k-anonymity checks; each node of a searched lattice is checked at most once. Incognito "
+                    "searches the lattices of every quasi-identifier subset (search_space nodes in all), so its "
+                    "total can exceed lattice_size; full_lattice counts the checks of full-lattice nodes"
+                ),
+            },
+            "plan": self.plan,
             "table_scans": st.table_scans,
             "rollups": st.rollups,
             "candidates": st.candidates,
@@ -128,13 +152,15 @@ class KAnonResult:
             "max_suppression": self.max_suppression,
             "max_suppressed_rows": self.max_suppressed_rows,
             "rows_in": self.rows_in,
-            "rows_out": int(len(self.table)),
+            "rows_out": int(len(self.table)) if self.table is not None else self.rows_out,
             "suppressed_rows": self.suppressed_rows,
             "min_class_size": self.min_class_size,
             "loss": self.loss,
             "discernibility": self.discernibility,
             "search_seconds": st.seconds,
             "runtime_seconds": self.runtime_seconds,
+            "engine": self.engine,
+            "engine_path": self.engine_path,
             "keep": list(self.keep),
             "left_out": list(self.left_out),
             "verification": self.verification,
@@ -167,7 +193,7 @@ def _as_encoder(name: str, h: Any) -> Encoder:
 
 
 def kanonymize(
-    data: pd.DataFrame,
+    data: Any,
     qi: Sequence[str],
     hierarchies: Mapping[str, Any],
     k: int,
@@ -180,8 +206,17 @@ def kanonymize(
     weights: Mapping[str, float] | None = None,
     sensitive: str | None = None,
     l: int | None = None,
+    l_diversity: str = "frequency",
+    c: float | None = None,
     progress: ProgressFn | None = None,
     verify: bool = True,
+    engine: str = "auto",
+    memory_limit: str | None = None,
+    out: str | None = None,
+    max_nodes: int | None = None,
+    time_limit: float | None = None,
+    max_lattice: int | None = None,
+    notice: Callable[[str], None] | None = None,
     keep: Sequence[str] = (),
     allow_identifier: Sequence[str] = (),
     shuffle: bool = True,
@@ -209,22 +244,46 @@ def kanonymize(
     criterion: how the released node is chosen among the anonymous ones (see
         :mod:`tempanon.kanon.select`): ``height``, ``weighted-height`` (with ``weights``),
         ``discernibility``, ``loss``, or a callable.
-    sensitive, l: with both, a node is accepted only if every class is also l-diverse: its most
-        frequent ``sensitive`` value has at most ``|E| / l`` rows (l-eligibility of each class,
-        Definition 1 of Wang et al., ICDM 2010; missing values count as a value). Not combined with
-        ``uid`` or suppression (the generalization property needs neither).
+    sensitive, l: with both, a node is accepted only if every released class is also l-diverse on
+        ``sensitive`` (missing values count as a value); ``l_diversity`` picks what l means (see
+        :mod:`tempanon.kanon.ldiversity`): ``frequency`` (default: the most frequent value has
+        at most ``|E| / l`` rows), ``distinct`` (at least l distinct values), ``entropy``
+        (entropy >= log l) or ``recursive`` ((c,l): ``r_1 < c (r_l + ... + r_m)``, needs ``c``).
+        Combines with suppression: classes failing k or l are suppressed, at most
+        ``max_suppression`` of the rows. Not combined with ``uid``.
     progress: ``progress(description, done, total)`` callback for long searches.
     keep: columns declared insensitive, released unchanged. Fail closed: the release holds only
         the quasi-identifiers, the ``sensitive`` column and ``keep``; every other column is left
         out (``result.left_out``). Columns released unchanged (``keep`` and quasi-identifiers
-        left at level 0) are screened for direct identifiers (:mod:`tempanon.data.screen`) and
-        refused unless listed in ``allow_identifier`` (reported in ``result.verification``).
+        left at level 0) are screened for direct identifiers (:mod:`tempanon.data.screen`) before
+        anything is released or written, and refused unless listed in ``allow_identifier``
+        (reported in ``result.verification``). With an engine other than numpy only the names and
+        distinct values are screened (no per-row uniqueness).
     shuffle, seed: release rows are ordered by class and shuffled within each class (input order
         would leak what generalization hides); ``seed`` defaults to a secret random one, kept in
-        ``result.shuffle_seed`` for the steward's audit only.
+        ``result.shuffle_seed`` for the steward's audit only. (numpy engine; the other engines
+        write their release in the order their query returns it.)
     screen: ``False`` only for callers that screen the columns themselves (the joint timestamped
         search, which releases its own table).
     verify: re-check the release with the independent verifier (:mod:`tempanon.verify`).
+    engine: who serves the frequency sets (:mod:`tempanon.lattice.source`): ``numpy`` (a DataFrame
+        in memory), ``duckdb`` (a CSV/Parquet path or a DataFrame, out of core with
+        ``memory_limit`` such as ``"4GB"``), ``spark`` (a Spark DataFrame or a path), ``auto``
+        (numpy for DataFrames and small files, DuckDB for files from 256 MiB on). ``data`` may
+        also be a :class:`~tempanon.lattice.source.FrequencySource`.
+    out: with an engine other than numpy, the engine writes the release to this path (``.parquet``
+        or CSV; temp file, verified by an independent query on the written file, then renamed)
+        and ``result.table`` is ``None``; without ``out`` the verified release is returned as a
+        DataFrame.
+    max_nodes, time_limit: a budget for the search (checks; wall-clock seconds). When it runs
+        out the search stops and the release is the best node among those proved anonymous so
+        far (verified like any release); ``summary()["stopped_early"]`` says why, and
+        ``search.complete`` is False.
+    max_lattice: refuse (InputError, exit 2) a generalization lattice with more nodes than this
+        (default :data:`MAX_LATTICE`); the search's memory grows with the lattice.
+    notice: ``notice(message)`` receives the search plan (lattice size, work estimate) before the
+        search, a warning when the lattice is above :data:`WARN_LATTICE`, and a note when a
+        budget stopped the search.
 
     Raises
     ------
@@ -233,43 +292,79 @@ def kanonymize(
     """
     t0 = time.perf_counter()
     _validate_params(k, max_suppression, algorithm, criterion)
-    if not isinstance(data, pd.DataFrame):
-        raise InputError(f"data must be a pandas DataFrame, got {type(data).__name__}")
+    from tempanon.lattice.source import open_source
+
+    src = open_source(data, engine, memory_limit=memory_limit)
+    try:
+        return _kanonymize(
+            src, qi, hierarchies, k, t0, uid=uid, identifying=identifying, max_suppression=max_suppression,
+            algorithm=algorithm, criterion=criterion, weights=weights, sensitive=sensitive, l=l,
+            progress=progress, verify=verify, out=out, l_diversity=l_diversity, c=c, max_nodes=max_nodes,
+            time_limit=time_limit, max_lattice=max_lattice, notice=notice, keep=keep,
+            allow_identifier=allow_identifier, shuffle=shuffle, seed=seed, screen=screen,
+        )
+    finally:
+        if src is not data:
+            src.close()
+
+
+def _kanonymize(src, qi, hierarchies, k, t0, *, uid, identifying, max_suppression, algorithm, criterion,
+                weights, sensitive, l, progress, verify, out, l_diversity="frequency", c=None, max_nodes=None,
+                time_limit=None, max_lattice=None, notice=None, keep=(), allow_identifier=(), shuffle=True, seed=None,
+                screen=True) -> KAnonResult:  # fmt: skip
+    """:func:`kanonymize` on a :class:`~tempanon.lattice.source.FrequencySource`."""
     qi = list(qi)
     if not qi:
         raise InputError("no quasi-identifier given")
     if len(set(qi)) != len(qi):
         raise InputError(f"quasi-identifier listed twice: {', '.join(sorted({q for q in qi if qi.count(q) > 1}))}")
-    require_columns(data, qi, role="quasi-identifier")
-    require_columns(data, list(identifying), role="identifying column")
+    src.require_columns(qi, role="quasi-identifier")
+    src.require_columns(list(identifying), role="identifying column")
     if uid is not None:
-        require_columns(data, [uid], role="respondent id (uid) column")
+        src.require_columns([uid], role="respondent id (uid) column")
         if uid in qi:
             raise InputError(f"the respondent id {uid!r} cannot also be a quasi-identifier")
-        if data[uid].isna().any():
-            row = data.index[np.flatnonzero(data[uid].isna().to_numpy())[0]]
+        row = src.first_missing_row(uid)
+        if row is not None:
             raise InputError(f"respondent id column {uid!r} has a missing value at row {row}")
-    if len(data) == 0:
+    n = src.n_rows
+    if n == 0:
         raise InputError("the input table has no rows")
+    ldiv: LDiversity | None = None
     if l is not None or sensitive is not None:
         if l is None or sensitive is None:
             raise InputError("l-diversity needs both a sensitive column and l")
         if isinstance(l, bool) or not isinstance(l, (int, np.integer)) or l < 2:
             raise InputError(f"l must be an integer of at least 2, got {l!r}")
-        require_columns(data, [sensitive], role="sensitive column")
+        if l_diversity not in L_VARIANTS:
+            raise InputError(f"unknown l-diversity variant {l_diversity!r}; expected one of {', '.join(L_VARIANTS)}")
+        ldiv = LDiversity(int(l), l_diversity, c)
+        src.require_columns([sensitive], role="sensitive column")
         if sensitive in qi:
             raise InputError(f"the sensitive column {sensitive!r} cannot also be a quasi-identifier")
         if uid is not None:
             raise InputError("l-diversity with respondent ids (uid) is not supported")
-        if max_suppression > 0:
-            raise InputError("l-diversity is checked without suppression; set max_suppression to 0")
+        if src.engine != "numpy" and (ldiv.variant != "frequency" or max_suppression > 0):
+            raise InputError(
+                f"{ldiv.describe()}" + (" with suppression" if max_suppression > 0 else "")
+                + f" is released by the numpy engine only, not {src.engine!r}; use --engine numpy"
+            )
+    elif c is not None:
+        raise InputError("c is a parameter of recursive (c,l)-diversity: give it with sensitive, l and l_diversity='recursive'")
+    budget = Budget(max_nodes=max_nodes, time_limit=time_limit) if (max_nodes is not None or time_limit is not None) else None
+    limit = MAX_LATTICE if max_lattice is None else max_lattice
+    if isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 1:
+        raise InputError(f"max_lattice must be a positive integer, got {max_lattice!r}")
     from tempanon.data.roles import plan_release
 
     keep = list(keep)
-    release_cols, left_out = plan_release(
-        list(data.columns), released=[*qi, *([sensitive] if sensitive else [])], keep=keep,
+    _release_cols, left_out = plan_release(
+        list(src.columns), released=[*qi, *([sensitive] if sensitive else [])], keep=keep,
         drop=list(identifying), consumed=[uid] if uid else [],
     )  # fmt: skip
+    src.require_columns(list(allow_identifier), role="--allow-identifier column")
+    overrides = _screen(src, keep, allow_identifier, uid) if screen else []  # before the search: fail fast
+    drop_all = [*identifying, *left_out]  # fail closed: columns without a role are not released
     missing_h = [q for q in qi if q not in hierarchies]
     if missing_h:
         raise InputError(f"no hierarchy given for quasi-identifier(s): {', '.join(missing_h)}")
@@ -278,46 +373,82 @@ def kanonymize(
         raise InputError(f"weight given for {', '.join(map(repr, unknown_w))}, not a quasi-identifier ({', '.join(qi)})")
 
     encoders = {q: _as_encoder(q, hierarchies[q]) for q in qi}
-    dims: list[Dimension] = []
-    cols: list[np.ndarray] = []
-    for q in qi:
-        series = data[q].rename(q)
-        d, c = encoders[q].encode(series)
-        if d.name != q:
-            d.name = q
-        dims.append(d)
-        cols.append(c)
-    uid_values = data[uid].to_numpy(dtype=object) if uid is not None else None
-    sens_values = data[sensitive].to_numpy(dtype=object) if sensitive is not None else None
-    table = encode_table(dims, cols, uid_values, sensitive=sens_values)
-    n = len(data)
+    dims = src.encode(qi, encoders)
+    plan = search_plan(dims, algorithm)
+    if plan["lattice_size"] > limit:
+        raise InputError(
+            f"the generalization lattice has {plan['lattice_size']:,} nodes ({plan['levels']}), above the limit of "
+            f"{limit:,} (the search needs memory and time growing with it: about {plan['memory_mb']:,.0f} MB for "
+            "its grids alone); use fewer quasi-identifiers or shorter hierarchies, or raise the limit with "
+            "--max-lattice (API: max_lattice)"
+        )
+    table = src.bottom(uid=uid, sensitive=sensitive)
     max_sup = int(math.floor(max_suppression * n + 1e-9))
+    plan["rows"] = n
+    plan["distinct_rows"] = int(len(table.counts))
+    if notice is not None:
+        notice(
+            f"search plan: lattice of {plan['lattice_size']:,} nodes ({plan['levels']}); {algorithm} checks at most "
+            f"{plan['max_checks']:,} nodes" + (f" of the lattices of all {plan['subsets']:,} quasi-identifier subsets" if plan["subsets"] > 1 and algorithm in ("incognito", "super-roots", "cube") else "")
+            + f", each over up to {plan['distinct_rows']:,} distinct rows ({n:,} rows)"
+        )
+        if plan["lattice_size"] > WARN_LATTICE and budget is None:
+            notice(
+                f"warning: the lattice has {plan['lattice_size']:,} nodes (> {WARN_LATTICE:,}); the search may take long. "
+                "Bound it with --max-nodes N or --time-limit S (the best verified result found by then is released)"
+            )
 
-    res = run_search(algorithm, dims, table, int(k), max_sup, progress=progress, l=l)
+    if ldiv is not None:
+        sdata = getattr(src, "data", None)
+        labels = None if sdata is None else pd.factorize(pd.Series(sdata[sensitive].to_numpy(dtype=object)), use_na_sentinel=False)[1]
+        counts = np.bincount(table.uid, weights=table.counts, minlength=table.n_uid).astype(np.int64)
+        reason = ldiv.impossible_reason(counts, labels, max_sup, sensitive)
+        if reason is not None:
+            raise NoSolutionError(reason)
+        from tempanon.kanon.ldiversity import table_summary
+
+        plan["sensitive_summary"] = table_summary(counts, labels, sensitive)
+    res = run_search(algorithm, dims, table, int(k), max_sup, progress=progress, l=ldiv, budget=budget)
+    if res.stats.stopped and not res.anonymous_nodes:
+        _try_top_node(res, dims, table, int(k), max_sup, ldiv)
     if not res.anonymous_nodes:
-        what = f"{k} distinct respondents" if uid else f"{k} rows"
-        if l is not None:
-            what += f" and {l}-diverse values of {sensitive!r}"
-        raise NoSolutionError(
-            f"no full-domain generalization gives every class at least {what} while suppressing at most "
-            f"{max_sup} of {n} rows (max_suppression={max_suppression}); even the most general node fails. "
-            "Allow more suppression or lower k."
+        raise NoSolutionError(_no_solution_message(res, k, uid, ldiv, sensitive, max_sup, n, max_suppression, table, plan.get("sensitive_summary", "")))
+    if res.stats.stopped and notice is not None:
+        notice(
+            f"warning: the search stopped early ({res.stats.stopped}) after {res.stats.nodes_checked:,} checks; the "
+            f"release is the best of the {len(res.anonymous_nodes):,} anonymous generalizations proved so far (and is "
+            "verified), but a complete search may find a less generalized one"
         )
     crit_name = criterion if isinstance(criterion, str) else getattr(criterion, "__name__", "custom")
+    lsup = ldiv if max_sup > 0 else None  # with suppression, classes failing l are suppressed too
     node, value = select_node(
-        res.anonymous_nodes, res.minimal_nodes, dims, table, int(k), criterion, weights=weights, suppression=max_sup > 0
+        res.anonymous_nodes, res.minimal_nodes, dims, table, int(k), criterion, weights=weights, suppression=max_sup > 0, ldiv=lsup
     )
-    fs = table_frequency_set(table, dims, tuple(range(len(dims))), node)
-    released, kept, min_size = _release(data, qi, dims, cols, node, int(k), uid, identifying)
-    released = released[release_cols]
-    from tempanon.data.screen import refuse_identifiers
-
-    unchanged = [*keep, *(q for q, v in zip(qi, node) if v == 0)]
-    overrides = refuse_identifiers(data, unchanged, allow=allow_identifier, uid=uid) if screen else []
+    if screen:  # quasi-identifiers left at level 0 are released unchanged: screened before any release
+        overrides += _screen(src, [q for q, v in zip(qi, node) if v == 0], allow_identifier, uid)
+    fs = src.frequency_set(node)
+    check = None
+    if src.engine != "numpy":
+        # the engine writes the release (temp path), verifies it by an independent query on the
+        # written file and renames it into place
+        rel = src.release(node, int(k), uid=uid, drop=drop_all, out=out, verify=verify,
+                          max_suppressed=max_sup, l=l, sensitive=sensitive)  # fmt: skip
+        released, kept, min_size = rel.table, None, rel.min_class_size
+        check = rel.checks
+    elif lsup is not None:  # classes failing l are suppressed too
+        released, kept, min_size = _release(
+            src.data, qi, dims, src.base_codes, node, int(k), uid, drop_all, lsup, src.data[sensitive].to_numpy(dtype=object)
+        )
+        rel = None
+    else:
+        rel = src.release(node, int(k), uid=uid, drop=drop_all)
+        released, kept, min_size = rel.table, rel.kept, rel.min_class_size
     shuffle_seed = None
-    if shuffle:
+    if shuffle and isinstance(released, pd.DataFrame):
         released, shuffle_seed = _shuffle_within_classes(released, qi, seed)
-    suppressed = int(n - kept.sum())
+    rows_out = int(kept.sum()) if rel is None else rel.rows_out
+    suppressed = int(n - rows_out)
+    data = getattr(src, "data", None)
     result = KAnonResult(
         table=released,
         quasi_identifiers=qi,
@@ -334,8 +465,8 @@ def kanonymize(
         criterion_value=float(value),
         suppressed_rows=suppressed,
         min_class_size=min_size,
-        loss=generalization_loss(fs, dims, int(k), n),
-        discernibility=discernibility(fs, int(k), n),
+        loss=generalization_loss(fs, dims, int(k), n, lsup),
+        discernibility=discernibility(fs, int(k), n, lsup),
         rows_in=n,
         runtime_seconds=0.0,
         search=res,
@@ -345,48 +476,44 @@ def kanonymize(
         sensitive=sensitive,
         l=None if l is None else int(l),
         kept_rows=kept,
+        l_diversity=ldiv,
+        plan=plan,
+        engine=src.engine,
+        engine_path=src.path,
+        rows_out=rows_out,
+        output=None if rel is None else rel.path,
+        engine_checks=check,
         keep=keep,
         left_out=left_out,
-        dropped=[c for c in identifying if c in data.columns],
+        dropped=[c for c in identifying if c in src.columns],
         identifier_overrides=overrides,
         shuffle_seed=shuffle_seed,
     )
-    if verify:
+    if verify and src.engine == "numpy":
         verify_release(data, result, encoders)
+    if out is not None and src.engine == "numpy":
+        from tempanon.data.io import write_table
+
+        result.output = str(write_table(released, out))
     result.runtime_seconds = time.perf_counter() - t0
     return result
 
 
-def _release(
-    data: pd.DataFrame,
-    qi: Sequence[str],
-    dims: Sequence[Dimension],
-    cols: Sequence[np.ndarray],
-    node: Node,
-    k: int,
-    uid: str | None,
-    identifying: Sequence[str],
-) -> tuple[pd.DataFrame, np.ndarray, int]:
-    """The generalized table at ``node``, rows of classes smaller than k removed."""
-    level_codes = [d.codes[v][c] for d, v, c in zip(dims, node, cols)]
-    key = np.zeros(len(data), dtype=np.int64)
-    for d, v, c in zip(dims, node, level_codes):
-        key = key * d.cardinality(v) + c
-    cls, inv = np.unique(key, return_inverse=True)
-    if uid is None:
-        sizes = np.bincount(inv, minlength=len(cls))
-    else:
-        u = pd.factorize(data[uid])[0]
-        pairs = np.unique(inv.astype(np.int64) * (int(u.max()) + 1) + u)
-        sizes = np.bincount(pairs // (int(u.max()) + 1), minlength=len(cls))
-    kept = sizes[inv] >= k
-    out = data.drop(columns=[c for c in [*identifying, *([uid] if uid else [])] if c in data.columns])
-    out = out.copy()
-    for q, d, v, c in zip(qi, dims, node, level_codes):
-        out[q] = pd.Series(d.labels[v][c], index=data.index, dtype=object)
-    released = out.loc[kept]
-    min_size = int(sizes[sizes >= k].min()) if (sizes >= k).any() else 0
-    return released, kept, min_size
+def _screen(src, columns: Sequence[str], allow: Sequence[str], uid: str | None) -> list:
+    """Identifier screening of ``columns`` (released unchanged) on the source's data; sources
+    without an in-memory table are screened on their distinct values (names and value shapes)."""
+    from tempanon.data.screen import IdentifierFinding, refuse_identifiers
+
+    if not columns:
+        return []
+    data = getattr(src, "data", None)
+    if isinstance(data, pd.DataFrame):
+        return refuse_identifiers(data, columns, allow=allow, uid=uid)
+    found: list[IdentifierFinding] = []
+    for c in columns:  # distinct values only: the per-row uniqueness signal is off (min_rows)
+        found += refuse_identifiers(pd.DataFrame({c: src.distinct_values(c).reset_index(drop=True)}), [c],
+                                    allow=allow, min_rows=2**62)  # fmt: skip
+    return found
 
 
 def _shuffle_within_classes(released: pd.DataFrame, qi: Sequence[str], seed: int | None) -> tuple[pd.DataFrame, int]:
@@ -404,6 +531,126 @@ def _shuffle_within_classes(released: pd.DataFrame, qi: Sequence[str], seed: int
             for q in qi]  # fmt: skip
     order = np.lexsort([rng.random(len(released)), *reversed(keys)])
     return released.iloc[order], int(seed)
+
+
+def _release(
+    data: pd.DataFrame,
+    qi: Sequence[str],
+    dims: Sequence[Dimension],
+    cols: Sequence[np.ndarray],
+    node: Node,
+    k: int,
+    uid: str | None,
+    identifying: Sequence[str],
+    ldiv: LDiversity | None = None,
+    sens_values: np.ndarray | None = None,
+) -> tuple[pd.DataFrame, np.ndarray, int]:
+    """The generalized table at ``node``, rows of classes smaller than k (or not l-diverse)
+    removed."""
+    level_codes = [d.codes[v][c] for d, v, c in zip(dims, node, cols)]
+    key = np.zeros(len(data), dtype=np.int64)
+    for d, v, c in zip(dims, node, level_codes):
+        key = key * d.cardinality(v) + c
+    cls, inv = np.unique(key, return_inverse=True)
+    if uid is None:
+        sizes = np.bincount(inv, minlength=len(cls))
+    else:
+        u = pd.factorize(data[uid])[0]
+        pairs = np.unique(inv.astype(np.int64) * (int(u.max()) + 1) + u)
+        sizes = np.bincount(pairs // (int(u.max()) + 1), minlength=len(cls))
+    ok = sizes >= k
+    if ldiv is not None:
+        from tempanon.lattice.freqset import FrequencySet
+
+        sc, n_s = pd.factorize(pd.Series(sens_values, dtype=object), use_na_sentinel=False)
+        pairs, pc = np.unique(inv.astype(np.int64) * max(len(n_s), 1) + sc, return_counts=True)
+        fs = FrequencySet((), (), (), pc.astype(np.int64), pairs, max(len(n_s), 1), True)
+        ok &= ldiv.holds(fs)
+    kept = ok[inv]
+    out = data.drop(columns=[c for c in [*identifying, *([uid] if uid else [])] if c in data.columns])
+    out = out.copy()
+    for q, d, v, c in zip(qi, dims, node, level_codes):
+        out[q] = pd.Series(d.labels[v][c], index=data.index, dtype=object)
+    released = out.loc[kept]
+    min_size = int(sizes[ok].min()) if ok.any() else 0
+    return released, kept, min_size
+
+
+MAX_LATTICE = 1_000_000
+"""Default limit on the generalization lattice (nodes): larger lattices are refused before the
+search (exit 2) unless the caller raises it (``max_lattice`` / ``--max-lattice``). The search holds
+several arrays over the lattice and Python objects per anonymous node; at 1,000,000 nodes that is
+some hundreds of MB, and 3,000 rows with 14 quasi-identifiers (a lattice of millions) once reached
+23.6 GB."""
+
+WARN_LATTICE = 100_000
+"""Above this many lattice nodes the plan notice warns that the search may take long."""
+
+
+def search_plan(dims: Sequence[Dimension], algorithm: str) -> dict:
+    """Size of the search before it starts: the full lattice, the nodes the algorithm may check
+    (Incognito: the lattices of every quasi-identifier subset, prod(levels + 1) - 1), and a rough
+    memory estimate of the lattice-sized arrays (bytes per node measured for the grids and the
+    Python objects of anonymous nodes: ~200 B)."""
+    size = 1
+    sub = 1
+    for d in dims:
+        size *= d.n_levels
+        sub *= d.n_levels + 1
+    incog = algorithm in ("incognito", "super-roots", "cube")
+    return {
+        "lattice_size": size,
+        "levels": " x ".join(f"{d.name} {d.n_levels}" for d in dims),
+        "subsets": 2 ** len(dims) - 1,
+        "max_checks": (sub - 1) if incog else size,
+        "memory_mb": size * 200 / 1e6,
+    }
+
+
+def _try_top_node(res: SearchResult, dims: Sequence[Dimension], table: Table, k: int, max_sup: int, ldiv: LDiversity | None) -> None:
+    """A budget stopped the search before any node was proved anonymous: check the most general
+    node (every attribute at a one-value level) so that a release is still possible."""
+    from tempanon.kanon.search import _Ctx, _top_single_levels
+    from tempanon.lattice.freqset import table_frequency_set
+
+    tops = _top_single_levels(dims)
+    if any(t is None for t in tops):
+        return
+    node = tuple(int(t) for t in tops)
+    ctx = _Ctx(dims, table, k, 0, None, ldiv)
+    ctx.max_suppressed = max_sup
+    ctx.stats = res.stats
+    fs = table_frequency_set(table, dims, tuple(range(len(dims))), node)
+    ok = ctx.check_any(fs) if ldiv is not None else fs.is_anonymous(k, max_sup)
+    if ldiv is None:
+        ctx.tick(True)
+    if ok:
+        res.anonymous_nodes = [node]
+        res.minimal_nodes = [node]
+
+
+def _no_solution_message(res, k, uid, ldiv, sensitive, max_sup, n, max_suppression, table, res_plan_summary="") -> str:
+    if res.stats.stopped:
+        return (
+            f"the search stopped early ({res.stats.stopped}) before any generalization was proved anonymous; "
+            "raise --max-nodes / --time-limit"
+        )
+    size = table.n_uid if uid else n
+    if size < k:
+        what = "distinct respondents" if uid else "rows"
+        return f"k={k} is impossible for this data: the whole table has only {size} {what}, fewer than k"
+    what = f"{k} distinct respondents" if uid else f"{k} rows"
+    if ldiv is not None:
+        return (
+            f"no full-domain generalization gives every class at least {what} and {ldiv.describe()} on {sensitive!r} "
+            f"while suppressing at most {max_sup} of {n} rows (max_suppression={max_suppression}); "
+            f"{res_plan_summary}. Allow more suppression, lower k or l, or use a weaker l-diversity variant"
+        )
+    return (
+        f"no full-domain generalization gives every class at least {what} while suppressing at most "
+        f"{max_sup} of {n} rows (max_suppression={max_suppression}); even the most general node fails. "
+        "Allow more suppression or lower k."
+    )
 
 
 def verify_release(data: pd.DataFrame, result: KAnonResult, encoders: Mapping[str, Any]) -> None:
@@ -425,7 +672,11 @@ def verify_release(data: pd.DataFrame, result: KAnonResult, encoders: Mapping[st
         max_suppressed=result.max_suppressed_rows,
     )
     if result.l is not None:
-        verify.check_l_diverse_classes(check, result.quasi_identifiers, result.sensitive, result.l)
+        verify.check_l_diverse_classes(check, result.quasi_identifiers, result.sensitive, result.l) if (
+            result.l_diversity is None or result.l_diversity.variant == "frequency"
+        ) else verify.check_l_diversity(
+            check, result.quasi_identifiers, result.sensitive, result.l, result.l_diversity.variant, result.l_diversity.c
+        )
     mapping = {}
     for q, v in zip(result.quasi_identifiers, result.selected_node):
         enc = encoders[q]
@@ -445,7 +696,7 @@ def encode_for_search(
     """Encode ``data`` once for the searches of :mod:`tempanon.kanon.search` (benchmarks, tests)."""
     dims, cols = [], []
     for q in qi:
-        d, c = _as_encoder(q, hierarchies[q]).encode(data[q].rename(q))
+        d, c = encode_distinct(_as_encoder(q, hierarchies[q]), data[q].rename(q))
         dims.append(d)
         cols.append(c)
     return dims, encode_table(dims, cols, None if uid is None else data[uid].to_numpy(dtype=object))

@@ -62,6 +62,7 @@ def _run(
     verbose: bool = False,
     sensitive: str | None = None,
     l: int | None = None,
+    search_opts: dict | None = None,
     keep: str | None = None,
     allow_identifier: str | None = None,
 ) -> dict:
@@ -103,6 +104,8 @@ def _run(
             sensitive=sensitive,
             l=l,
             progress=progress,
+            notice=lambda m: info(m, quiet),
+            **(search_opts or {}),
             keep=keep_cols,
             allow_identifier=allow_cols,
         )
@@ -134,7 +137,10 @@ def _run(
     if verbose:
         st = res.search.stats
         info(
-            f"search: {st.nodes_checked} nodes checked of {res.lattice_size} ({len(res.anonymous_nodes)} anonymous, "
+            (f"search: {st.nodes_checked} nodes checked, each once (distinct nodes of the lattices of all quasi-identifier "
+             f"subsets, {st.search_space} nodes in all; {st.full_lattice_checks} of them in the full lattice of {res.lattice_size} nodes)"
+             if st.search_space > res.lattice_size else f"search: {st.nodes_checked} nodes checked of {res.lattice_size}")
+            + f" ({len(res.anonymous_nodes)} anonymous, "
             f"{len(res.minimal_nodes)} minimal; {st.by_projection} decided by projection without a frequency set), "
             f"{st.table_scans} table scans, {st.rollups} rollups"
             + (
@@ -171,21 +177,28 @@ def kanon(
     report: Annotated[Path | None, typer.Option("--report", help="Write a self-contained HTML report here (after verification).")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show the search: nodes checked, table scans, rollups, time per phase.")] = False,
     sensitive: Annotated[str | None, typer.Option("--sensitive", help="Sensitive column: with --l every class must be l-diverse on it.")] = None,
-    l: Annotated[int | None, typer.Option("--l", help="l-diversity: in every class the most frequent sensitive value has at most |class|/l rows.")] = None,
+    l: Annotated[int | None, typer.Option("--l", help="l-diversity of --sensitive in every class; --l-diversity says what l means.")] = None,
+    l_diversity: Annotated[str, typer.Option("--l-diversity", help="frequency (most frequent value <= |class|/l rows) | distinct (>= l values) | entropy (entropy >= log l) | recursive ((c,l): r1 < c(r_l+...+r_m), with --c).")] = "frequency",
+    c: Annotated[float | None, typer.Option("--c", help="c of recursive (c,l)-diversity.")] = None,
+    max_nodes: Annotated[int | None, typer.Option("--max-nodes", help="Stop the search after this many checks and release the best verified result found so far.")] = None,
+    time_limit: Annotated[float | None, typer.Option("--time-limit", help="Stop the search after this many seconds and release the best verified result found so far.")] = None,
+    max_lattice: Annotated[int | None, typer.Option("--max-lattice", help="Refuse lattices with more nodes than this (default 1,000,000).")] = None,
 ) -> None:
     """k-anonymize a table by full-domain generalization (Incognito, SIGMOD 2005).
 
     Exit status: 0 written, 1 no generalization satisfies k, 2 bad input.
     """
     summ = run_api(
-        lambda: _run(input, qi, hierarchies, k, max_suppression, algorithm, criterion, weights, uid, drop, out, summary, quiet, delimiter, report, verbose, sensitive, l, keep, allow_identifier)
+        lambda: _run(input, qi, hierarchies, k, max_suppression, algorithm, criterion, weights, uid, drop, out, summary, quiet, delimiter, report, verbose, sensitive, l,
+                     dict(l_diversity=l_diversity, c=c, max_nodes=max_nodes, time_limit=time_limit, max_lattice=max_lattice), keep, allow_identifier)
     )
     report_roles(summ, quiet)
     info(
         f"{summ['algorithm']}: {len(summ['anonymous_nodes'])} of {summ['lattice_size']} nodes are {summ['k']}-anonymous "
-        f"({summ['nodes_checked']} checked); selected {summ['selected_levels']} by {summ['criterion']}; "
+        f"({summ['nodes_checked']} nodes checked{' in the lattices of all quasi-identifier subsets' if summ['checks']['search_space'] > summ['lattice_size'] else ''}); selected {summ['selected_levels']} by {summ['criterion']}; "
         f"{summ['suppressed_rows']} rows suppressed; loss {summ['loss']:.4f}\n"
-        f"wrote {out}" + (f" and {summary}" if summary else "") + (f" and {report}" if report else ""),
+        + (f"search stopped early ({summ['stopped_early']}): best verified result found so far\n" if summ.get("stopped_early") else "")
+        + f"wrote {out}" + (f" and {summary}" if summary else "") + (f" and {report}" if report else ""),
         quiet,
     )
     info(statement_line(summ["verification"]), quiet)

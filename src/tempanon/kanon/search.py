@@ -43,6 +43,9 @@ from __future__ import annotations
 import heapq
 import itertools
 import os
+import shutil
+import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Sequence
@@ -61,6 +64,7 @@ from tempanon.lattice.freqset import (
     table_as_frequency_set,
     table_frequency_set,
 )
+from tempanon.kanon.ldiversity import LDiversity, as_ldiversity
 from tempanon.lattice.lattice import Lattice, Node
 
 ProgressFn = Callable[[str, int, int], None]
@@ -78,7 +82,16 @@ COMPLETE = {"incognito", "super-roots", "cube", "bottom-up", "bottom-up-rollup",
 
 @dataclass
 class SearchStats:
-    """Work counters: ``nodes_checked`` counts k-anonymity checks (frequency sets evaluated)."""
+    """Work counters.
+
+    ``nodes_checked`` counts **checks**: k-anonymity (and l-diversity) tests of one node's frequency
+    set, each decided from a frequency set or by projection. Every algorithm checks a node of a
+    lattice at most once, so this is also the number of distinct nodes checked -- but for
+    Incognito the nodes belong to the lattices of *every* attribute subset (``search_space`` of
+    them, 2^n - 1 subset lattices), not only to the full lattice: that is why Incognito can report
+    more checks than the full lattice has nodes (e.g. with suppression). ``full_lattice_checks``
+    counts the checks of nodes of the full lattice (all quasi-identifiers).
+    """
 
     nodes_checked: int = 0
     table_scans: int = 0
@@ -89,6 +102,10 @@ class SearchStats:
     pruned_subsets: int = 0  # nodes of all subset lattices never made candidates (a-priori pruning, subset property)
     marked: int = 0  # nodes not checked because a specialization was anonymous (generalization property)
     by_projection: int = 0  # checks answered without a frequency set: an attribute at a one-value level
+    full_lattice_checks: int = 0  # checks of nodes of the full lattice (every quasi-identifier)
+    search_space: int = 0  # nodes of the lattices the algorithm searches (Incognito: all subset lattices)
+    cube_spilled: int = 0  # cube cuboids kept on disk (over the memory budget) until their iteration
+    stopped: str | None = None  # why a budgeted search stopped early (None: it ran to the end)
 
     def add(self, other: SearchStats) -> None:
         self.nodes_checked += other.nodes_checked
@@ -99,6 +116,41 @@ class SearchStats:
         self.pruned_subsets += other.pruned_subsets
         self.marked += other.marked
         self.by_projection += other.by_projection
+        self.full_lattice_checks += other.full_lattice_checks
+        self.cube_spilled += other.cube_spilled
+
+
+@dataclass
+class Budget:
+    """A bound on a search's work: at most ``max_nodes`` checks and ``time_limit`` seconds (wall
+    clock, from the start of the search). When either is reached the search stops between two
+    checks and returns the anonymous nodes it has established so far (``complete=False``,
+    ``stats.stopped`` says why)."""
+
+    max_nodes: int | None = None
+    time_limit: float | None = None
+    used: int = 0
+    started: float = field(default_factory=time.perf_counter)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.max_nodes is not None and (isinstance(self.max_nodes, bool) or int(self.max_nodes) < 1):
+            raise InputError(f"max_nodes must be a positive integer, got {self.max_nodes!r}")
+        if self.time_limit is not None and not (float(self.time_limit) > 0):
+            raise InputError(f"time_limit must be a positive number of seconds, got {self.time_limit!r}")
+
+    def spend(self) -> None:
+        with self._lock:
+            self.used += 1
+            used = self.used
+        if self.max_nodes is not None and used > self.max_nodes:
+            raise BudgetExhausted(f"--max-nodes {self.max_nodes} reached")
+        if self.time_limit is not None and time.perf_counter() - self.started > self.time_limit:
+            raise BudgetExhausted(f"--time-limit {self.time_limit:g} s reached")
+
+
+class BudgetExhausted(Exception):
+    """Raised inside a search when its :class:`Budget` is used up (caught by the search)."""
 
 
 @dataclass
@@ -122,15 +174,27 @@ class SearchResult:
 
 class _Ctx:
     def __init__(
-        self, dims: Sequence[Dimension], table: Table, k: int, max_suppressed: int, progress: ProgressFn | None, l: int | None = None
+        self,
+        dims: Sequence[Dimension],
+        table: Table,
+        k: int,
+        max_suppressed: int,
+        progress: ProgressFn | None,
+        l: LDiversity | int | None = None,
+        budget: Budget | None = None,
     ):
         if k < 1:
             raise InputError(f"k must be >= 1, got {k}")
+        l = as_ldiversity(l)
         if l is not None and not table.sensitive:
             raise InputError("an l-diversity check needs a table encoded with its sensitive attribute")
         if l is not None and max_suppressed:
-            raise InputError("l-diversity is checked without tuple suppression (with it the generalization property fails)")
+            raise InputError(
+                "l-diversity is checked inside the lattice search only without tuple suppression (with it the "
+                "generalization property fails); run_search filters the k-anonymous nodes instead"
+            )
         self.l = l
+        self.budget = budget
         self.dims = list(dims)
         self.table = table
         self.k = int(k)
@@ -147,9 +211,29 @@ class _Ctx:
         c.stats = SearchStats()
         return c
 
-    def check(self, fs: FrequencySet) -> bool:
+    def tick(self, full: bool) -> None:
+        """Count one check (and spend one unit of the budget, which may stop the search)."""
+        if self.budget is not None:
+            self.budget.spend()
         self.stats.nodes_checked += 1
-        return fs.is_anonymous(self.k, self.max_suppressed, self.l)
+        if full:
+            self.stats.full_lattice_checks += 1
+
+    def check(self, fs: FrequencySet) -> bool:
+        self.tick(len(fs.attrs) == len(self.dims))
+        if self.l is None:
+            return fs.is_anonymous(self.k, self.max_suppressed)
+        return fs.is_anonymous(self.k, self.max_suppressed) and bool(self.l.holds(fs).all())
+
+    def check_any(self, fs: FrequencySet) -> bool:
+        """The check of one node without relying on monotonicity: with l and suppression, the
+        classes failing k or l are suppressed and must hold at most ``max_suppressed`` rows."""
+        if self.l is None or not self.max_suppressed:
+            return self.check(fs)
+        self.tick(len(fs.attrs) == len(self.dims))
+        sizes, rows, _ = fs._classes()
+        bad = (sizes < self.k) | ~self.l.holds(fs)
+        return int(rows[bad].sum()) <= self.max_suppressed
 
     def scan(self, attrs: Sequence[int], levels: Sequence[int]) -> FrequencySet:
         self.stats.table_scans += 1
@@ -236,10 +320,12 @@ def incognito(
     *,
     variant: str = "basic",
     progress: ProgressFn | None = None,
-    l: int | None = None,
+    l: LDiversity | int | None = None,
     workers: int | None = None,
+    budget: Budget | None = None,
+    cube_memory: int | None = None,
 ) -> SearchResult:
-    """Incognito (Section 3, Figure 7): all k-anonymous full-domain generalizations.
+    """Incognito (Section 3, Figure 8): all k-anonymous full-domain generalizations.
 
     ``variant`` is ``"basic"`` (3.1), ``"super-roots"`` (3.3.1) or ``"cube"`` (3.3.2). A node is
     k-anonymous when the tuples in classes smaller than k number at most ``max_suppressed``
@@ -249,43 +335,59 @@ def incognito(
     The families (attribute subsets) of one iteration are independent subgraphs; on tables of at
     least :data:`PARALLEL_MIN_ROWS` distinct rows they are searched by ``workers`` threads (numpy
     releases the GIL on large arrays). Results and counters do not depend on ``workers``.
+
+    With a ``budget`` the search may stop early (:class:`Budget`); it then returns the anonymous
+    nodes of the full lattice it can vouch for: every anonymous node ``x`` found for an attribute
+    subset, extended with the other attributes at a one-value level (``*``), has the frequency
+    set of ``x`` itself and is anonymous (``complete=False``). ``cube_memory`` bounds the bytes of
+    cube cuboids kept in memory (default :data:`CUBE_MEMORY_BYTES`; the rest wait on disk).
     """
     if variant not in ("basic", "super-roots", "cube"):
         raise InputError(f"unknown Incognito variant {variant!r}")
     t0 = time.perf_counter()
-    ctx = _Ctx(dims, table, k, max_suppressed, progress, l)
+    ctx = _Ctx(dims, table, k, max_suppressed, progress, l, budget)
     n = len(dims)
-    cube = _data_cube(ctx) if variant == "cube" else None
+    ctx.stats.search_space = _subset_lattices_total(dims)
+    name = {"basic": "incognito", "super-roots": "super-roots", "cube": "cube"}[variant]
     # C_1: every attribute's own DAG.
     C: dict[tuple[int, ...], np.ndarray] = {(j,): np.ones(dims[j].n_levels, dtype=bool) for j in range(n)}
-    S: dict[tuple[int, ...], np.ndarray] = {}
+    known: dict[tuple[int, ...], np.ndarray] = {}
     if workers is None:
         workers = min(2, os.cpu_count() or 1) if table.n_rows >= PARALLEL_MIN_ROWS else 1
     pool = ThreadPoolExecutor(max_workers=workers) if workers > 1 else None
+    cube = None
     try:
-        _incognito_iterations(ctx, C, S, n, variant, cube, pool, progress)
+        cube = _CubeStore(ctx, CUBE_MEMORY_BYTES if cube_memory is None else cube_memory) if variant == "cube" else None
+        _incognito_iterations(ctx, C, known, n, variant, cube, pool, progress)
+    except BudgetExhausted as exc:
+        ctx.stats.stopped = str(exc)
+        return _result(ctx, name, _extend_known(known, dims), t0, complete=False)
     finally:
         if pool is not None:
             pool.shutdown()
+        if cube is not None:
+            cube.close()
     full = tuple(range(n))
-    anon_full = S.get(full, np.zeros(tuple(d.n_levels for d in dims), dtype=bool))
-    name = {"basic": "incognito", "super-roots": "super-roots", "cube": "cube"}[variant]
+    anon_full = known.get(full, np.zeros(tuple(d.n_levels for d in dims), dtype=bool))
     return _result(ctx, name, anon_full, t0)
 
 
-def _incognito_iterations(ctx, C, S, n, variant, cube, pool, progress) -> None:
-    """The a-priori loop of Figure 7: search each subset size, then generate the next graph.
-    ``S`` is filled in place with the last iteration's anonymous nodes per family."""
+def _incognito_iterations(ctx, C, known, n, variant, cube, pool, progress) -> None:
+    """The a-priori loop of Figure 8: search each subset size, then generate the next graph.
+    ``known`` receives every searched family's anonymous nodes (S_i per family, all iterations)."""
     dims = ctx.dims
     for i in range(1, n + 1):
-        S.clear()
-        iteration_source = _iteration_super_root(ctx, C) if variant == "super-roots" else None
+        S: dict[tuple[int, ...], np.ndarray] = {}
         families = sorted(C.items())
 
         def run(item: tuple[tuple[int, ...], np.ndarray]) -> tuple[tuple[int, ...], np.ndarray, SearchStats]:
             # each family is searched with its own counters (families are independent subgraphs)
             fctx = ctx.child()
-            return item[0], _search_family(fctx, item[0], item[1], variant, cube, iteration_source), fctx.stats
+            try:
+                return item[0], _search_family(fctx, item[0], item[1], variant, cube), fctx.stats
+            except BudgetExhausted:
+                ctx.stats.add(fctx.stats)
+                raise
 
         n_cand = sum(int(cand.sum()) for _f, cand in families)
         ctx.stats.candidates += n_cand
@@ -293,17 +395,55 @@ def _incognito_iterations(ctx, C, S, n, variant, cube, pool, progress) -> None:
         results = pool.map(run, families) if pool is not None else map(run, families)
         for fi, (family, anon, fstats) in enumerate(results):
             ctx.stats.add(fstats)
+            known[family] = anon
             if anon.any():
                 S[family] = anon
             if progress is not None:
                 progress(f"Incognito: subsets of size {i}/{n}", fi + 1, len(families))
+        if cube is not None:
+            cube.discard(i)  # cuboids of this size whose family was no candidate
         if i < n:
             C = _graph_generation(S, dims)
             if not C:
-                S.clear()
                 ctx.stats.pruned_subsets += sum(_subset_lattice_nodes(dims, j) for j in range(i + 1, n + 1))
                 return
-            S.clear()
+
+
+def _subset_lattices_total(dims: Sequence[Dimension]) -> int:
+    """Nodes in the lattices of all non-empty attribute subsets: prod(levels + 1) - 1."""
+    out = 1
+    for d in dims:
+        out *= d.n_levels + 1
+    return out - 1
+
+
+def _top_single_levels(dims: Sequence[Dimension]) -> list[int | None]:
+    """Per attribute: a level with a single value (``*``), or ``None`` when there is none."""
+    out: list[int | None] = []
+    for d in dims:
+        one = [v for v in range(d.n_levels) if d.cardinality(v) <= 1]
+        out.append(one[0] if one else None)
+    return out
+
+
+def _extend_known(known: dict[tuple[int, ...], np.ndarray], dims: Sequence[Dimension]) -> np.ndarray:
+    """Full-lattice nodes proved anonymous by the families searched so far: a family's anonymous
+    node with every other attribute at a one-value level has the same classes (projection)."""
+    shape = tuple(d.n_levels for d in dims)
+    out = np.zeros(shape, dtype=bool)
+    tops = _top_single_levels(dims)
+    for family, anon in known.items():
+        others = [j for j in range(len(dims)) if j not in family]
+        if any(tops[j] is None for j in others) or not anon.any():
+            continue
+        idx: list = [slice(None)] * len(dims)
+        for j in others:
+            idx[j] = tops[j]
+        # place the family's grid at its axes, the other axes fixed at their one-value level
+        view = out[tuple(idx)]
+        view |= anon
+        out[tuple(idx)] = view
+    return out
 
 
 def _subset_lattice_nodes(dims: Sequence[Dimension], size: int) -> int:
@@ -339,19 +479,125 @@ def _graph_generation(S: dict[tuple[int, ...], np.ndarray], dims: Sequence[Dimen
     return C
 
 
-def _data_cube(ctx: _Ctx) -> dict[tuple[int, ...], FrequencySet]:
-    """Zero-generalization frequency sets of T for every subset of the attributes (Section 3.3.2),
-    each projected from the smallest already-computed superset."""
-    n = len(ctx.dims)
-    full = tuple(range(n))
-    cube = {full: table_as_frequency_set(ctx.table)}
-    for size in range(n - 1, 0, -1):
-        for sub in itertools.combinations(full, size):
-            supers = [sub[:i] + (a,) + sub[i:] for a in full if a not in sub for i in [sum(1 for s in sub if s < a)]]
-            best = min((cube[s] for s in supers), key=lambda f: len(f))
-            cube[sub] = project(best, ctx.dims, sub)
-            ctx.stats.cube_cuboids += 1
-    return cube
+CUBE_MEMORY_BYTES = 1 << 30
+"""Cube Incognito keeps zero-generalization cuboids in memory up to this many bytes; the rest are
+written to a temporary directory and read back in the iteration that needs them."""
+
+
+class _CubeStore:
+    """The zero-generalization frequency sets of every attribute subset (Section 3.3.2), computed
+    bottom-up before the search as in a data cube: from the table (the full subset), each subset
+    from its smallest already computed superset (Rollup Property on the projection). Each cuboid
+    is needed in exactly one iteration (its subset's size), by its family if that family is a
+    candidate, so it is handed out once (:meth:`take`) and freed. Memory is bounded: cuboids are
+    held as packed keys and counts, and those beyond ``memory`` bytes are written to a temporary
+    directory (counted in ``stats.cube_spilled``)."""
+
+    def __init__(self, ctx: _Ctx, memory: int) -> None:
+        self.ctx = ctx
+        self.memory = int(memory)
+        self.used = 0
+        self.mem: dict[tuple[int, ...], FrequencySet] = {}
+        self.disk: dict[tuple[int, ...], tuple[tuple, str]] = {}
+        self.lengths: dict[tuple[int, ...], int] = {}
+        self.nbytes: dict[tuple[int, ...], int] = {}
+        self.lock = threading.Lock()
+        self.dir: str | None = None
+        self._build()
+
+    def _build(self) -> None:
+        ctx = self.ctx
+        n = len(ctx.dims)
+        full = tuple(range(n))
+        self.lengths[full] = len(ctx.table.counts)
+        top = table_as_frequency_set(ctx.table)
+        for size in range(n - 1, 0, -1):
+            by_parent: dict[tuple[int, ...], list[tuple[int, ...]]] = {}
+            for sub in itertools.combinations(full, size):
+                supers = [tuple(sorted(sub + (a,))) for a in full if a not in sub]
+                best = min(supers, key=lambda f: (self.lengths[f], f))
+                by_parent.setdefault(best, []).append(sub)
+            for parent, subs in sorted(by_parent.items()):
+                src = top if parent == full else self._get(parent, keep=True)
+                for sub in subs:
+                    fs = project(src, ctx.dims, sub)
+                    ctx.stats.cube_cuboids += 1
+                    self.lengths[sub] = len(fs)
+                    self._put(sub, fs)
+                del src
+
+    @staticmethod
+    def _arrays(fs: FrequencySet) -> dict[str, np.ndarray]:
+        counts = fs.counts.astype(np.int32) if len(fs.counts) and int(fs.counts.max()) < 2**31 else fs.counts
+        if fs.keys is not None:
+            return {"keys": fs.keys, "counts": counts}
+        out = {"counts": counts, **{f"c{i}": np.asarray(c) for i, c in enumerate(fs.cols)}}
+        if fs.n_uid:
+            out["uid"] = fs.uid
+        return out
+
+    def _put(self, sub: tuple[int, ...], fs: FrequencySet) -> None:
+        arrays = self._arrays(fs)
+        meta = (fs.attrs, fs.levels, fs.cards, fs.n_uid, fs.sensitive)
+        nbytes = sum(a.nbytes for a in arrays.values())
+        if self.used + nbytes <= self.memory:
+            self.mem[sub] = self._make(meta, arrays)
+            self.nbytes[sub] = nbytes
+            self.used += nbytes
+            return
+        if self.dir is None:
+            self.dir = tempfile.mkdtemp(prefix="tempanon-cube-")
+        path = os.path.join(self.dir, "_".join(map(str, sub)) + ".npz")
+        np.savez(path, **arrays)
+        self.disk[sub] = (meta, path)
+        self.ctx.stats.cube_spilled += 1
+
+    @staticmethod
+    def _make(meta: tuple, arrays: dict[str, np.ndarray]) -> FrequencySet:
+        attrs, levels, cards, n_uid, sensitive = meta
+        counts = arrays["counts"]
+        fs = FrequencySet(attrs, levels, cards, counts, arrays.get("keys"), n_uid, sensitive)
+        if "keys" not in arrays:
+            fs._cols = [np.asarray(arrays[f"c{i}"]) for i in range(len(attrs))]
+            if n_uid:
+                fs._uid = np.asarray(arrays["uid"])
+        return fs
+
+    def _get(self, sub: tuple[int, ...], keep: bool) -> FrequencySet:
+        with self.lock:
+            if sub in self.mem:
+                fs = self.mem[sub] if keep else self.mem.pop(sub)
+                if not keep:
+                    self.used -= self.nbytes.pop(sub)
+                return fs
+            meta, path = self.disk[sub] if keep else self.disk.pop(sub)
+        with np.load(path) as z:
+            fs = self._make(meta, {name: z[name] for name in z.files})
+        if not keep:
+            os.remove(path)
+        return fs
+
+    def take(self, family: tuple[int, ...]) -> FrequencySet:
+        """The family's cuboid, removed from the store (each is used by one search)."""
+        if len(family) == len(self.ctx.dims):
+            return table_as_frequency_set(self.ctx.table)
+        return self._get(family, keep=False)
+
+    def discard(self, size: int) -> None:
+        """Free the cuboids of ``size`` attributes that no family took (pruned a priori)."""
+        with self.lock:
+            for sub in [s for s in self.mem if len(s) == size]:
+                del self.mem[sub]
+                self.used -= self.nbytes.pop(sub)
+            for sub in [s for s in self.disk if len(s) == size]:
+                os.remove(self.disk.pop(sub)[1])
+
+    def close(self) -> None:
+        self.mem.clear()
+        self.disk.clear()
+        if self.dir is not None:
+            shutil.rmtree(self.dir, ignore_errors=True)
+            self.dir = None
 
 
 def _search_family(
@@ -359,14 +605,14 @@ def _search_family(
     family: tuple[int, ...],
     cand: np.ndarray,
     variant: str,
-    cube: dict[tuple[int, ...], FrequencySet] | None,
-    iteration_source: FrequencySet | None = None,
+    cube: _CubeStore | None,
 ) -> np.ndarray:
     """Breadth-first search by height over one family's candidate graph (Figure 7, inner loop).
 
     Returns the grid of the family's k-anonymous nodes (S_i restricted to the family).
     """
     dims = ctx.dims
+    full = len(family) == len(dims)
     lat = Lattice(dims, family)
     shape = cand.shape
     heights = _heights_grid(dims, family)
@@ -388,13 +634,10 @@ def _search_family(
         r = tuple(int(x) for x in c)
         heap.append((int(heights[r]), r))
     if variant == "super-roots" and root_set:
-        meet = _meet(dims, family, list(root_set))
-        if iteration_source is None:
-            source = ctx.scan(family, meet)
-        else:
-            source = ctx.roll(project(iteration_source, dims, family), meet)
+        # Section 3.3.1: one scan per family, at the super-root (the roots' common specialization)
+        source = ctx.scan(family, _meet(dims, family, list(root_set)))
     elif variant == "cube" and cube is not None and root_set:
-        source = cube[family]
+        source = cube.take(family)  # Section 3.3.2: the family's zero-generalization frequency set
     if source is not None:
         root_fs = _root_frequency_sets(ctx, family, list(root_set), source, root_anon if ctx.batchable else None)
     heapq.heapify(heap)
@@ -412,12 +655,12 @@ def _search_family(
         done[node] = True
         gens = [g for g in lat.direct_generalizations(node) if cand[g]]
         if projected[node]:
-            ctx.stats.nodes_checked += 1
+            ctx.tick(full)
             ctx.stats.by_projection += 1
             parent_of.pop(node, None)
             is_anon = True
         elif node in root_anon:  # checked in a batch with the family's other roots
-            ctx.stats.nodes_checked += 1
+            ctx.tick(full)
             is_anon = root_anon.pop(node)
             fs = None if is_anon else root_fs.pop(node)
         else:
@@ -469,25 +712,6 @@ def _meet(dims: Sequence[Dimension], family: tuple[int, ...], nodes: Sequence[No
 
 def _roots(cand: np.ndarray, dims: Sequence[Dimension], family: tuple[int, ...]) -> list[Node]:
     return [tuple(int(x) for x in r) for r in np.argwhere(cand & ~_has_member_below(cand, dims, family))]
-
-
-def _iteration_super_root(ctx: _Ctx, C: dict[tuple[int, ...], np.ndarray]) -> FrequencySet | None:
-    """One frequency set from which every family's super-root of this iteration rolls up: T over
-    the attributes in play, each generalized to the meet of all roots that mention it. One table
-    scan per iteration instead of one per family (Rollup Property; projection and rollup commute)."""
-    per_attr: dict[int, list[int]] = {}
-    for family, cand in C.items():
-        for r in _roots(cand, ctx.dims, family):
-            for j, v in zip(family, r):
-                per_attr.setdefault(j, []).append(v)
-    if not per_attr:
-        return None
-    used = tuple(sorted(per_attr))
-    levels = []
-    for j in used:
-        col = set(per_attr[j])
-        levels.append(col.pop() if len(col) == 1 else (min(col) if ctx.dims[j].is_chain else 0))
-    return ctx.scan(used, tuple(levels))
 
 
 def _root_frequency_sets(
@@ -548,9 +772,16 @@ def _root_frequency_sets(
 
 
 def binary_search(
-    dims: Sequence[Dimension], table: Table, k: int, max_suppressed: int = 0, *, progress: ProgressFn | None = None, l: int | None = None
+    dims: Sequence[Dimension],
+    table: Table,
+    k: int,
+    max_suppressed: int = 0,
+    *,
+    progress: ProgressFn | None = None,
+    l: LDiversity | int | None = None,
+    budget: Budget | None = None,
 ) -> SearchResult:
-    """Samarati's binary search on height: the lowest height with a k-anonymous node.
+    """Samarati's binary search on height (Section 2.2): the lowest height with a k-anonymous node.
 
     At each probed height the nodes are checked (from T) until one is k-anonymous; the result's
     ``anonymous_nodes`` are the anonymous nodes met (not the complete set), and the minimal height
@@ -563,9 +794,10 @@ def binary_search(
             f"{', '.join(map(repr, ungraded))} has a step that skips a height -- use incognito or another algorithm"
         )
     t0 = time.perf_counter()
-    ctx = _Ctx(dims, table, k, max_suppressed, progress, l)
+    ctx = _Ctx(dims, table, k, max_suppressed, progress, l, budget)
     attrs = tuple(range(len(dims)))
     heights = _heights_grid(dims, attrs)
+    ctx.stats.search_space = int(heights.size)
     found = np.zeros(heights.shape, dtype=bool)
     by_height: dict[int, list[Node]] = {}
     for cell in np.argwhere(np.ones(heights.shape, dtype=bool)):
@@ -580,18 +812,22 @@ def binary_search(
         return False
 
     lo, hi = 0, int(heights.max())
-    if not probe(hi):
+    try:
+        if not probe(hi):
+            return _result(ctx, "binary-search", found, t0, complete=False)
+        steps = 0
+        while lo < hi:
+            mid = (lo + hi) // 2
+            steps += 1
+            if progress is not None:
+                progress("binary search on height", steps, max(1, int(np.ceil(np.log2(int(heights.max()) + 1)))))
+            if probe(mid):
+                hi = mid
+            else:
+                lo = mid + 1
+    except BudgetExhausted as exc:
+        ctx.stats.stopped = str(exc)
         return _result(ctx, "binary-search", found, t0, complete=False)
-    steps = 0
-    while lo < hi:
-        mid = (lo + hi) // 2
-        steps += 1
-        if progress is not None:
-            progress("binary search on height", steps, max(1, int(np.ceil(np.log2(int(heights.max()) + 1)))))
-        if probe(mid):
-            hi = mid
-        else:
-            lo = mid + 1
     res = _result(ctx, "binary-search", found, t0, complete=False)
     res.minimal_nodes = [n for n in res.anonymous_nodes if int(heights[n]) == lo][:1]
     return res
@@ -605,7 +841,8 @@ def bottom_up(
     *,
     use_rollup: bool = False,
     progress: ProgressFn | None = None,
-    l: int | None = None,
+    l: LDiversity | int | None = None,
+    budget: Budget | None = None,
 ) -> SearchResult:
     """Bottom-up breadth-first search over the whole lattice (Section 2.2).
 
@@ -615,55 +852,86 @@ def bottom_up(
     anonymous, or the node would be marked).
     """
     t0 = time.perf_counter()
-    ctx = _Ctx(dims, table, k, max_suppressed, progress, l)
+    ctx = _Ctx(dims, table, k, max_suppressed, progress, l, budget)
     attrs = tuple(range(len(dims)))
     lat = Lattice(dims, attrs)
     heights = _heights_grid(dims, attrs)
+    ctx.stats.search_space = int(heights.size)
     anon = np.zeros(heights.shape, dtype=bool)
     order = _sorted_nodes(np.ones(heights.shape, dtype=bool), heights)
     cache: dict[Node, FrequencySet] = {}
     max_gain = lat.max_edge_height
     last_h = 0
-    for i, node in enumerate(order):
-        if anon[node]:
-            for g in lat.direct_generalizations(node):
-                anon[g] = True
-            continue
-        h = int(heights[node])
-        if use_rollup and h != last_h:
-            for nd in [nd for nd in cache if heights[nd] + max_gain < h]:
-                del cache[nd]
-            last_h = h
-        if use_rollup and node != lat.bottom:
-            specs = lat.direct_specializations(node)
-            parent = min(specs, key=lambda s: len(cache[s]))
-            fs = ctx.roll(cache[parent], node)
-        else:
-            fs = ctx.scan(attrs, node)
-        if ctx.check(fs):
-            anon[node] = True
-            for g in lat.direct_generalizations(node):
-                anon[g] = True
-        elif use_rollup:
-            cache[node] = fs
-        if progress is not None and i % 256 == 0:
-            progress("bottom-up search", i + 1, len(order))
-    return _result(ctx, "bottom-up-rollup" if use_rollup else "bottom-up", anon, t0)
+    name = "bottom-up-rollup" if use_rollup else "bottom-up"
+    try:
+        for i, node in enumerate(order):
+            if anon[node]:
+                for g in lat.direct_generalizations(node):
+                    anon[g] = True
+                continue
+            h = int(heights[node])
+            if use_rollup and h != last_h:
+                for nd in [nd for nd in cache if heights[nd] + max_gain < h]:
+                    del cache[nd]
+                last_h = h
+            if use_rollup and node != lat.bottom:
+                specs = lat.direct_specializations(node)
+                parent = min(specs, key=lambda s: len(cache[s]))
+                fs = ctx.roll(cache[parent], node)
+            else:
+                fs = ctx.scan(attrs, node)
+            if ctx.check(fs):
+                anon[node] = True
+                for g in lat.direct_generalizations(node):
+                    anon[g] = True
+            elif use_rollup:
+                cache[node] = fs
+            if progress is not None and i % 256 == 0:
+                progress("bottom-up search", i + 1, len(order))
+    except BudgetExhausted as exc:
+        ctx.stats.stopped = str(exc)
+        return _result(ctx, name, _upward_closure(anon, dims), t0, complete=False)
+    return _result(ctx, name, anon, t0)
+
+
+def _upward_closure(anon: np.ndarray, dims: Sequence[Dimension]) -> np.ndarray:
+    """Every generalization of a node in ``anon`` (generalization property)."""
+    attrs = tuple(range(anon.ndim))
+    out = anon.copy()
+    while True:
+        nxt = out | _has_member_below(out, dims, attrs)
+        if (nxt == out).all():
+            return out
+        out = nxt
 
 
 def exhaustive(
-    dims: Sequence[Dimension], table: Table, k: int, max_suppressed: int = 0, *, progress: ProgressFn | None = None, l: int | None = None
+    dims: Sequence[Dimension],
+    table: Table,
+    k: int,
+    max_suppressed: int = 0,
+    *,
+    progress: ProgressFn | None = None,
+    l: LDiversity | int | None = None,
+    budget: Budget | None = None,
 ) -> SearchResult:
-    """Check every node of the lattice from T, without any pruning (the test oracle)."""
+    """Check every node of the lattice from T, without any pruning (the test oracle). Valid for
+    non-monotone requirements too (l-diversity with suppression)."""
     t0 = time.perf_counter()
-    ctx = _Ctx(dims, table, k, max_suppressed, progress, l)
+    ctx = _Ctx(dims, table, k, 0 if l is not None else max_suppressed, progress, l, budget)
+    ctx.max_suppressed = int(max_suppressed)  # exhaustive checks every node: no property needed
     attrs = tuple(range(len(dims)))
     shape = tuple(d.n_levels for d in dims)
     anon = np.zeros(shape, dtype=bool)
-    for i, node in enumerate(Lattice(dims, attrs).nodes()):
-        anon[node] = ctx.check(ctx.scan(attrs, node))
-        if progress is not None and i % 256 == 0:
-            progress("exhaustive scan", i + 1, anon.size)
+    ctx.stats.search_space = int(anon.size)
+    try:
+        for i, node in enumerate(Lattice(dims, attrs).nodes()):
+            anon[node] = ctx.check_any(ctx.scan(attrs, node))
+            if progress is not None and i % 256 == 0:
+                progress("exhaustive scan", i + 1, anon.size)
+    except BudgetExhausted as exc:
+        ctx.stats.stopped = str(exc)
+        return _result(ctx, "exhaustive", anon, t0, complete=False)
     return _result(ctx, "exhaustive", anon, t0)
 
 
@@ -675,22 +943,89 @@ def run_search(
     max_suppressed: int = 0,
     *,
     progress: ProgressFn | None = None,
-    l: int | None = None,
+    l: LDiversity | int | None = None,
+    budget: Budget | None = None,
 ) -> SearchResult:
-    """Dispatch on the algorithm's name (see :data:`ALGORITHMS`). With ``l`` a node must also make
-    every class l-diverse (the table must carry the sensitive attribute, no suppression)."""
+    """Dispatch on the algorithm's name (see :data:`ALGORITHMS`).
+
+    With ``l`` (an :class:`~tempanon.kanon.ldiversity.LDiversity`, or an int for frequency
+    l-diversity) a node must also make every kept class l-diverse; the table must carry the
+    sensitive attribute. Without suppression "k-anonymous and l-diverse" is monotone and the
+    searches prune with it. With suppression it is not (see :mod:`tempanon.kanon.ldiversity`):
+    the algorithm then finds the nodes that are k-anonymous with the threshold (a superset: the
+    classes failing k are among those failing k or l), and every one of them is checked for
+    "rows in classes failing k or l <= threshold" (:func:`filter_l_diverse`), which is sound and
+    complete for the complete algorithms.
+    """
+    l = as_ldiversity(l)
+    if l is not None and max_suppressed and algorithm != "exhaustive":
+        if algorithm == "binary-search":
+            raise InputError(
+                "binary search on height cannot look for l-diversity with suppression (the requirement is not "
+                "monotone then); use incognito or another complete algorithm"
+            )
+        res = run_search(algorithm, dims, table, k, max_suppressed, progress=progress, budget=budget)
+        return filter_l_diverse(res, dims, table, k, max_suppressed, l, budget)
+    kw = dict(progress=progress, l=l, budget=budget)
     if algorithm == "incognito":
-        return incognito(dims, table, k, max_suppressed, progress=progress, l=l)
+        return incognito(dims, table, k, max_suppressed, **kw)
     if algorithm == "super-roots":
-        return incognito(dims, table, k, max_suppressed, variant="super-roots", progress=progress, l=l)
+        return incognito(dims, table, k, max_suppressed, variant="super-roots", **kw)
     if algorithm == "cube":
-        return incognito(dims, table, k, max_suppressed, variant="cube", progress=progress, l=l)
+        return incognito(dims, table, k, max_suppressed, variant="cube", **kw)
     if algorithm == "binary-search":
-        return binary_search(dims, table, k, max_suppressed, progress=progress, l=l)
+        return binary_search(dims, table, k, max_suppressed, **kw)
     if algorithm == "bottom-up":
-        return bottom_up(dims, table, k, max_suppressed, progress=progress, l=l)
+        return bottom_up(dims, table, k, max_suppressed, **kw)
     if algorithm == "bottom-up-rollup":
-        return bottom_up(dims, table, k, max_suppressed, use_rollup=True, progress=progress, l=l)
+        return bottom_up(dims, table, k, max_suppressed, use_rollup=True, **kw)
     if algorithm == "exhaustive":
-        return exhaustive(dims, table, k, max_suppressed, progress=progress, l=l)
+        return exhaustive(dims, table, k, max_suppressed, **kw)
     raise InputError(f"unknown algorithm {algorithm!r}; expected one of {', '.join(ALGORITHMS)}")
+
+
+def filter_l_diverse(
+    res: SearchResult,
+    dims: Sequence[Dimension],
+    table: Table,
+    k: int,
+    max_suppressed: int,
+    l: LDiversity,
+    budget: Budget | None = None,
+) -> SearchResult:
+    """Keep the nodes of ``res`` whose release, suppressing every class that fails k or l, removes
+    at most ``max_suppressed`` rows. Each node is checked (no pruning: with suppression the
+    requirement is not monotone); frequency sets are rolled up from a checked specialization
+    when there is one. The checks are added to ``res.stats``."""
+    t0 = time.perf_counter()
+    ctx = _Ctx(dims, table, k, 0, None, l, budget)
+    ctx.max_suppressed = int(max_suppressed)
+    ctx.stats = res.stats
+    lat = Lattice(dims)
+    attrs = tuple(range(len(dims)))
+    keep = np.zeros(tuple(d.n_levels for d in dims), dtype=bool)
+    cache: dict[Node, FrequencySet] = {}
+    max_gain = lat.max_edge_height
+    last_h = -1
+    try:
+        for node in sorted(res.anonymous_nodes, key=lambda n: (lat.height(n), n)):
+            h = lat.height(node)
+            if h != last_h:  # no later node can roll up from these
+                for nd in [nd for nd in cache if lat.height(nd) + max_gain < h]:
+                    del cache[nd]
+                last_h = h
+            specs = [s for s in lat.direct_specializations(node) if s in cache]
+            fs = ctx.roll(min((cache[s] for s in specs), key=len), node) if specs else ctx.scan(attrs, node)
+            cache[node] = fs
+            keep[node] = ctx.check_any(fs)
+    except BudgetExhausted as exc:
+        res.stats.stopped = str(exc)
+        res.complete = False
+    heights = _heights_grid(dims, attrs)
+    res.stats.seconds += time.perf_counter() - t0
+    res.anonymous_nodes = _sorted_nodes(keep, heights)
+    if res.algorithm == "binary-search":
+        res.minimal_nodes = res.anonymous_nodes[:1]
+    else:
+        res.minimal_nodes = _sorted_nodes(minimal_nodes(keep, dims, attrs), heights)
+    return res

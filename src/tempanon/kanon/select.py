@@ -35,20 +35,30 @@ CRITERIA = ("height", "weighted-height", "discernibility", "loss")
 Criterion = str | Callable[[Node, FrequencySet], float]
 
 
-def discernibility(fs: FrequencySet, k: int, n_rows: int) -> float:
-    """Discernibility of the release at this node: kept classes ``|E|^2`` + ``n`` per suppressed tuple."""
-    sizes, rows, _ = fs._classes()
+def _kept_classes(fs: FrequencySet, k: int, ldiv=None) -> np.ndarray:
+    """Per class: is it released (size >= k, and l-diverse when ``ldiv`` asks it)?"""
+    sizes = fs._classes()[0]
     kept = sizes >= k
+    if ldiv is not None:
+        kept &= ldiv.holds(fs)
+    return kept
+
+
+def discernibility(fs: FrequencySet, k: int, n_rows: int, ldiv=None) -> float:
+    """Discernibility of the release at this node: kept classes ``|E|^2`` + ``n`` per suppressed
+    tuple (with ``ldiv`` and suppression, classes that are not l-diverse are suppressed too)."""
+    _sizes, rows, _ = fs._classes()
+    kept = _kept_classes(fs, k, ldiv)
     return float((rows[kept].astype(np.float64) ** 2).sum() + rows[~kept].sum() * float(n_rows))
 
 
-def generalization_loss(fs: FrequencySet, dims: Sequence[Dimension], k: int, n_rows: int) -> float:
+def generalization_loss(fs: FrequencySet, dims: Sequence[Dimension], k: int, n_rows: int, ldiv=None) -> float:
     """Normalized generalization loss (module doc) of the release at this node, in [0, 1]."""
     q = len(fs.attrs)
     if n_rows == 0 or q == 0:
         return 0.0
-    sizes, _, cls = fs._classes()
-    kept_row = sizes[cls] >= k
+    _sizes, _, cls = fs._classes()
+    kept_row = _kept_classes(fs, k, ldiv)[cls]
     cell = np.zeros(len(fs), dtype=np.float64)
     for c, j, lv in zip(fs.cols, fs.attrs, fs.levels):
         cell += dims[j].loss[lv][c]
@@ -78,6 +88,7 @@ def select_node(
     *,
     weights: Mapping[str, float] | None = None,
     suppression: bool = False,
+    ldiv=None,
 ) -> tuple[Node, float]:
     """Pick the best node by ``criterion`` (see module doc); returns (node, criterion value)."""
     if not anonymous:
@@ -100,9 +111,9 @@ def select_node(
     else:
         fss = _frequency_sets(pool, dims, table)
         if name == "discernibility":
-            scores = [discernibility(fss[n], k, table.n_rows) for n in pool]
+            scores = [discernibility(fss[n], k, table.n_rows, ldiv) for n in pool]
         elif name == "loss":
-            scores = [generalization_loss(fss[n], dims, k, table.n_rows) for n in pool]
+            scores = [generalization_loss(fss[n], dims, k, table.n_rows, ldiv) for n in pool]
         else:
             scores = [float(criterion(n, fss[n])) for n in pool]  # type: ignore[operator]
     best = min(range(len(pool)), key=lambda i: (scores[i], lat.height(pool[i]), pool[i]))

@@ -5,6 +5,13 @@ returns the ``<svg>...</svg>`` text ready for :meth:`tempanon.report.html.Sectio
 Text stays text in the SVG (``svg.fonttype = none``: small and searchable); the XML prolog,
 DOCTYPE and the RDF metadata block matplotlib writes are removed, so the SVG references nothing
 outside the page.
+
+Figures stay readable and small whatever the input's size: :func:`new_figure` caps the size at
+:data:`MAX_WIDTH` x :data:`MAX_HEIGHT` inches; per-item figures switch to a compact form past a few
+dozen items (:func:`attribute_loss_bars`), long sequences are drawn in at most :data:`MAX_BARS`
+bins of consecutive items (:func:`bin_edges`, :func:`reduce_bins`; the caller says so in its
+caption), tick labels are thinned to at most :data:`MAX_TICKS` (:func:`sparse_ticks`), and a
+group panel draws at most ``max_members`` series.
 """
 
 from __future__ import annotations
@@ -38,10 +45,71 @@ def _plt():
     return plt
 
 
+MAX_WIDTH = 12.0
+"""Largest figure width (inches; the page shows it at most 1,036 px wide)."""
+MAX_HEIGHT = 7.0
+"""Largest figure height (inches): a figure never takes more than about one screen."""
+MAX_BARS = 200
+"""Most bars (or points) a sequence figure draws; longer sequences are binned."""
+MAX_TICKS = 12
+"""Most tick labels on a categorical axis."""
+
+
 def new_figure(width: float = 8.0, height: float = 3.2, ncols: int = 1, nrows: int = 1):
+    """A figure of ``width`` x ``height`` inches, each capped (:data:`MAX_WIDTH`, :data:`MAX_HEIGHT`)."""
     plt = _plt()
-    fig, axes = plt.subplots(nrows, ncols, figsize=(width, height), squeeze=False)
+    size = (min(float(width), MAX_WIDTH), min(float(height), MAX_HEIGHT))
+    fig, axes = plt.subplots(nrows, ncols, figsize=size, squeeze=False)
     return fig, axes
+
+
+def bin_edges(n: int, max_bins: int = MAX_BARS) -> np.ndarray:
+    """Start positions of at most ``max_bins`` bins of consecutive items covering ``range(n)``
+    (equal widths, the last one possibly shorter); ``arange(n)`` when ``n <= max_bins``."""
+    if n <= max_bins:
+        return np.arange(n, dtype=np.int64)
+    width = -(-n // max_bins)
+    return np.arange(0, n, width, dtype=np.int64)
+
+
+def reduce_bins(values: Sequence[float] | np.ndarray, starts: np.ndarray, how: str = "sum") -> np.ndarray:
+    """``values`` reduced per bin (``starts`` from :func:`bin_edges`): ``sum``, ``mean``, ``min``
+    or ``max`` (numpy ``reduceat``; a mean ignores NaN)."""
+    v = np.asarray(values, dtype=float)
+    if len(v) == 0:
+        return v
+    starts = np.asarray(starts, dtype=np.int64)
+    if how == "sum":
+        return np.add.reduceat(v, starts)
+    if how == "min":
+        return np.minimum.reduceat(v, starts)
+    if how == "max":
+        return np.maximum.reduceat(v, starts)
+    if how == "mean":
+        ok = ~np.isnan(v)
+        tot = np.add.reduceat(np.where(ok, v, 0.0), starts)
+        cnt = np.add.reduceat(ok.astype(float), starts)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(cnt > 0, tot / np.maximum(cnt, 1), np.nan)
+    raise ValueError(f"unknown reduction {how!r}")
+
+
+def bin_labels(labels: Sequence[Any], starts: np.ndarray) -> list[str]:
+    """A label per bin: the item's label, or ``first .. last`` for a bin of several items."""
+    labels = [str(x) for x in labels]
+    ends = [*(int(s) for s in starts[1:]), len(labels)]
+    return [labels[a] if b - a == 1 else f"{labels[a]} .. {labels[b - 1]}" for a, b in zip((int(s) for s in starts), ends)]
+
+
+def sparse_ticks(ax, positions: Sequence[float] | np.ndarray, labels: Sequence[Any], *, axis: str = "x", max_ticks: int = MAX_TICKS, rotation: float = 30) -> None:
+    """Label at most ``max_ticks`` evenly spaced positions (so labels never overlap)."""
+    positions = np.asarray(positions)
+    labels = [str(x) for x in labels]
+    step = max(1, -(-len(positions) // max_ticks))
+    if axis == "x":
+        ax.set_xticks(positions[::step], labels[::step], rotation=rotation, ha="right" if rotation else "center")
+    else:
+        ax.set_yticks(positions[::step], labels[::step])
 
 
 def to_svg(fig) -> str:
@@ -106,8 +174,25 @@ def risk_comparison(before: Mapping[str, float | None], after: Mapping[str, floa
     return to_svg(fig)
 
 
-def attribute_loss_bars(names: Sequence[str], losses: Sequence[float], levels: Sequence[str]) -> str:
-    """Horizontal bars of the generalization loss of each attribute, labelled with its level."""
+def attribute_loss_bars(names: Sequence[str], losses: Sequence[float], levels: Sequence[str], *, max_labelled: int = 24) -> str:
+    """Horizontal bars of the generalization loss of each attribute, labelled with its level.
+
+    More than ``max_labelled`` attributes (e.g. the time points of a series): one vertical bar per
+    attribute in column order (binned past :data:`MAX_BARS`, the mean per bin), at most
+    :data:`MAX_TICKS` names on the axis, in a figure of fixed height."""
+    if len(names) > max_labelled:
+        starts = bin_edges(len(names))
+        vals = reduce_bins(losses, starts, "mean")
+        fig, axes = new_figure(10, 3)
+        ax = axes[0, 0]
+        x = np.arange(len(starts))
+        ax.bar(x, vals, width=0.9 if len(x) < 60 else 1.0, color=COLORS["after"])
+        sparse_ticks(ax, x, bin_labels(names, starts))
+        ax.set_ylim(0, 1)
+        ax.set_ylabel("generalization loss")
+        ax.set_title(f"{len(names):,} attributes in column order" + (f", {len(starts)} bins (mean loss per bin)" if len(starts) < len(names) else ""), fontsize=9)
+        ax.spines[["top", "right"]].set_visible(False)
+        return to_svg(fig)
     fig, axes = new_figure(8, 0.45 * len(names) + 1.0)
     ax = axes[0, 0]
     y = np.arange(len(names))[::-1]
@@ -236,7 +321,7 @@ def lattice_diagram(
         if sel is not None:
             ax2.plot(xs, sel, color=COLORS["selected"], lw=2.5, marker="o", label="selected")
             ax2.legend(frameon=False, fontsize=8)
-        ax2.set_xticks(xs, names, rotation=30, ha="right")
+        ax2.set_xticks(xs, names, rotation=30, ha="right", fontsize=9 if dims <= 12 else 7)
         ax2.set_ylabel("generalization level")
         ax2.yaxis.set_major_locator(_int_locator())
         ax2.set_title(f"{len(mins)} minimal anonymous nodes (levels per attribute)", fontsize=10)
@@ -299,6 +384,12 @@ def stream_timeline(labels: Sequence[Any], sizes: Sequence[int], suppressed: Seq
     if not (len(sizes) == len(suppressed) == n) or (distances is not None and len(distances) != n):
         raise ValueError("labels, sizes, suppressed (and distances) must have the same length")
     rows = 2 if distances is not None else 1
+    starts = bin_edges(n)
+    if len(starts) < n:  # binned: sums of tuples and the mean distance per bin of consecutive snapshots
+        sizes, suppressed = reduce_bins(sizes, starts, "sum"), reduce_bins(suppressed, starts, "sum")
+        distances = reduce_bins(distances, starts, "mean") if distances is not None else None
+        labels = bin_labels(labels, starts)
+        n = len(starts)
     fig, axes = new_figure(10, 2.6 * rows, nrows=rows)
     x = np.arange(n)
     ax = axes[0, 0]
@@ -309,24 +400,24 @@ def stream_timeline(labels: Sequence[Any], sizes: Sequence[int], suppressed: Seq
     ax.spines[["top", "right"]].set_visible(False)
     if distances is not None:
         ax2 = axes[1, 0]
-        ax2.plot(x, distances, marker="o", ms=3, color=COLORS["before"])
+        ax2.plot(x, distances, marker="o" if n <= 60 else None, ms=3, color=COLORS["before"])
         ax2.set_ylabel("reposition distance")
         ax2.spines[["top", "right"]].set_visible(False)
     last = axes[-1, 0]
-    step = max(1, n // 12)
-    last.set_xticks(x[::step], [str(lb) for lb in labels][::step], rotation=30, ha="right")
+    sparse_ticks(last, x, labels)
     if rows == 2:
         ax.set_xticks([])
     return to_svg(fig)
 
 
 # ---- time series ------------------------------------------------------------------------------
-def series_envelopes(groups: Sequence[Mapping[str, Any]], *, max_groups: int = 6) -> str:
+def series_envelopes(groups: Sequence[Mapping[str, Any]], *, max_groups: int = 6, max_members: int = 40) -> str:
     """A few (k,P) groups: each panel the group's envelope (min..max per time point), its members'
     series, and their reconstructed patterns (dashed).
 
     Each group is a mapping with ``members`` (an ``(m, T)`` array), optional ``patterns`` (an
-    ``(m, T)`` array of reconstructed series), optional ``label``.
+    ``(m, T)`` array of reconstructed series), optional ``label``. The envelope covers every
+    member; at most ``max_members`` members (and patterns) of a group are drawn, evenly spaced.
     """
     groups = list(groups)[:max_groups]
     if not groups:
@@ -339,13 +430,14 @@ def series_envelopes(groups: Sequence[Mapping[str, Any]], *, max_groups: int = 6
         m = np.atleast_2d(np.asarray(g["members"], dtype=float))
         t = np.arange(m.shape[1])
         ax.fill_between(t, m.min(axis=0), m.max(axis=0), color=COLORS["after"], alpha=0.18, label="envelope")
-        for row in m:
+        drawn = np.unique(np.linspace(0, m.shape[0] - 1, min(max_members, m.shape[0])).round().astype(int))
+        for row in m[drawn]:
             ax.plot(t, row, color=COLORS["after"], lw=0.9, alpha=0.8)
         if g.get("patterns") is not None:
             pat = np.atleast_2d(np.asarray(g["patterns"], dtype=float))
             if pat.shape[1] != m.shape[1]:
                 raise ValueError(f"group {i}: patterns have {pat.shape[1]} points, members {m.shape[1]}")
-            for row in pat:
+            for row in pat[drawn] if len(pat) == len(m) else pat[:max_members]:
                 ax.plot(t, row, color=COLORS["selected"], lw=1, ls="--", alpha=0.8)
         ax.set_title(str(g.get("label", f"group {i + 1} ({m.shape[0]} series)")), fontsize=9)
         ax.spines[["top", "right"]].set_visible(False)
@@ -355,7 +447,15 @@ def series_envelopes(groups: Sequence[Mapping[str, Any]], *, max_groups: int = 6
 
 
 __all__ = [
+    "MAX_BARS",
+    "MAX_HEIGHT",
+    "MAX_TICKS",
+    "MAX_WIDTH",
     "attribute_loss_bars",
+    "bin_edges",
+    "bin_labels",
+    "reduce_bins",
+    "sparse_ticks",
     "class_size_histogram",
     "dag_diagram",
     "lattice_diagram",

@@ -4,6 +4,10 @@ The page has no script, no external stylesheet, font, image or link: CSS is inli
 and every figure is an inline ``<svg>`` element produced by matplotlib. It opens the same offline,
 in a mail attachment or in an archive years later.
 
+Reports stay a few screens long whatever the input's size: a table shows at most
+:data:`MAX_TABLE_ROWS` rows (``max_rows``) followed by a "showing N of M" note, and a cell at most
+:data:`MAX_CELL_CHARS` characters; figures are size-capped in :mod:`tempanon.report.figures`.
+
 Each capability contributes :class:`Section` objects (see :mod:`tempanon.report.sections`); a
 :class:`Report` is just a title, a subtitle and an ordered list of sections.
 """
@@ -17,16 +21,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+MAX_TABLE_ROWS = 30
+"""Rows a report table shows by default; the rest are summarized by a "showing N of M" note."""
+MAX_CELL_CHARS = 160
+"""Characters a table cell or key/value shows; longer text ends in an ellipsis."""
+
 _CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;margin:0;color:#1f2328;background:#f6f8fa}
 main{max-width:1100px;margin:0 auto;padding:24px 32px;background:#fff}
 h1{font-size:26px;margin:8px 0 4px}h2{font-size:20px;border-bottom:2px solid #d0d7de;padding-bottom:4px;margin-top:32px}
 h3{font-size:15px;margin:16px 0 6px}p.sub{color:#57606a;margin:0 0 16px}
-table{border-collapse:collapse;margin:8px 0 12px;font-size:13px}th,td{border:1px solid #d0d7de;padding:4px 8px;text-align:left;vertical-align:top}
+table{border-collapse:collapse;margin:8px 0 12px;font-size:13px;display:block;max-width:100%;overflow-x:auto}
+th,td{border:1px solid #d0d7de;padding:4px 8px;text-align:left;vertical-align:top;max-width:36em;overflow-wrap:anywhere}
+caption{text-align:left;color:#57606a;font-size:13px;padding:2px 0}
 th{background:#f6f8fa}td.num{text-align:right;font-variant-numeric:tabular-nums}
 dl.kv{display:grid;grid-template-columns:max-content auto;gap:2px 16px;font-size:14px;margin:8px 0}dl.kv dt{color:#57606a}dl.kv dd{margin:0}
 .ok{color:#1a7f37;font-weight:600}.bad{color:#cf222e;font-weight:600}.note{color:#57606a;font-size:13px}
-figure{margin:12px 0}figure svg{max-width:100%;height:auto}figcaption{color:#57606a;font-size:13px}
+figure{margin:12px 0}figure svg{max-width:100%;height:auto}p.more{color:#57606a;font-size:13px;margin:-6px 0 12px}figcaption{color:#57606a;font-size:13px}
 nav ol{columns:2;font-size:14px}code{font-size:13px;background:#f6f8fa;padding:1px 4px}
 """
 
@@ -62,21 +73,37 @@ class Section:
 
     def add_kv(self, items: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> Section:
         pairs = items.items() if isinstance(items, Mapping) else items
-        body = "".join(f"<dt>{esc(k)}</dt><dd>{esc(_fmt(v))}</dd>" for k, v in pairs)
+        body = "".join(f"<dt>{esc(_cell(k))}</dt><dd>{esc(_cell(v))}</dd>" for k, v in pairs)
         self.blocks.append(Block("kv", f'<dl class="kv">{body}</dl>'))
         return self
 
-    def add_table(self, header: Sequence[str], rows: Iterable[Sequence[Any]], *, caption: str | None = None) -> Section:
+    def add_table(
+        self,
+        header: Sequence[str],
+        rows: Iterable[Sequence[Any]],
+        *,
+        caption: str | None = None,
+        max_rows: int | None = MAX_TABLE_ROWS,
+        rest: str | None = None,
+    ) -> Section:
+        """A table of ``rows`` (numbers right-aligned). At most ``max_rows`` rows are shown (``None``:
+        all); when there are more, a note below says "showing N of M rows" and, with ``rest``, where
+        the others are (e.g. "all of them are in the summary JSON")."""
         head = "".join(f"<th>{esc(h)}</th>" for h in header)
+        rows = list(rows)
+        shown = rows if max_rows is None else rows[: max(0, int(max_rows))]
         body = []
-        for row in rows:
+        for row in shown:
             cells = []
             for v in row:
                 num = isinstance(v, (int, float)) and not isinstance(v, bool)
-                cells.append(f'<td class="num">{esc(_fmt(v))}</td>' if num else f"<td>{esc(_fmt(v))}</td>")
+                cells.append(f'<td class="num">{esc(_cell(v))}</td>' if num else f"<td>{esc(_cell(v))}</td>")
             body.append("<tr>" + "".join(cells) + "</tr>")
         cap = f"<caption>{esc(caption)}</caption>" if caption else ""
         self.blocks.append(Block("table", f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"))
+        if len(shown) < len(rows):
+            note = f"showing {len(shown):,} of {len(rows):,} rows" + (f"; {rest}" if rest else "") + "."
+            self.blocks.append(Block("more", f'<p class="more">{esc(note)}</p>'))
         return self
 
     def add_figure(self, svg: str, caption: str) -> Section:
@@ -92,6 +119,12 @@ class Section:
 
     def render(self) -> str:
         return f'<section id="{esc(self.key)}"><h2>{esc(self.title)}</h2>{"".join(b.html for b in self.blocks)}</section>'
+
+
+def _cell(v: Any) -> str:
+    """``_fmt(v)`` cut to :data:`MAX_CELL_CHARS` characters (an ellipsis marks the cut)."""
+    text = _fmt(v)
+    return text if len(text) <= MAX_CELL_CHARS else text[: MAX_CELL_CHARS - 1] + "\u2026"
 
 
 def _fmt(v: Any) -> str:
@@ -148,4 +181,4 @@ class Report:
         return atomic_write(path, lambda p: p.write_text(text, encoding="utf-8"))
 
 
-__all__ = ["Block", "Report", "Section", "esc"]
+__all__ = ["MAX_CELL_CHARS", "MAX_TABLE_ROWS", "Block", "Report", "Section", "esc"]

@@ -17,7 +17,10 @@ import numpy as np
 import pandas as pd
 
 from tempanon.report import figures
-from tempanon.report.html import Section
+from tempanon.report.html import MAX_TABLE_ROWS, Section
+
+ROLE_TABLE_ROWS = 20
+"""Columns listed one per row in "What went in"; wider tables get one row per role instead."""
 
 
 def file_sha256(path: str | os.PathLike) -> str:
@@ -46,6 +49,23 @@ def other_role(column: str, *, uid: str | None, identifying: Sequence[str]) -> s
     return "other (released unchanged)"
 
 
+def name_list(names: Sequence[Any], *, max_names: int = 8) -> str:
+    """``a, b, c`` or, past ``max_names``, the first ones and ``... and N more``."""
+    names = [str(n) for n in names]
+    if len(names) <= max_names:
+        return ", ".join(names)
+    return ", ".join(names[: max_names - 1]) + f", ... and {len(names) - max_names + 1:,} more (last: {names[-1]})"
+
+
+def role_groups(roles: Mapping[str, str], *, max_names: int = 8) -> list[tuple[str, str, int]]:
+    """``(role, columns, count)`` per distinct role text, in order of first appearance: a table of
+    one row per role instead of one per column (a wide input stays one screen)."""
+    by: dict[str, list[str]] = {}
+    for c, r in roles.items():
+        by.setdefault(r, []).append(c)
+    return [(r, name_list(cs, max_names=max_names), len(cs)) for r, cs in by.items()]
+
+
 def inputs_section(
     *,
     source: str,
@@ -62,7 +82,11 @@ def inputs_section(
     sec = Section("inputs", "What went in")
     sec.add_kv([("source", source), ("rows", rows), ("columns", len(roles)), ("tempanon version", version), (checksum_kind, checksum or "n/a")])
     sec.add_heading("Columns and their roles")
-    sec.add_table(["column", "role"], [(c, r) for c, r in roles.items()])
+    if len(roles) <= ROLE_TABLE_ROWS:
+        sec.add_table(["column", "role"], [(c, r) for c, r in roles.items()], max_rows=None)
+    else:
+        sec.add_table(["role", "columns", "count"], role_groups(roles), max_rows=None,
+                      caption=f"{len(roles):,} columns, grouped by role")
     sec.add_heading("Parameters")
     sec.add_kv({k: v for k, v in parameters.items()})
     return sec
@@ -139,7 +163,8 @@ def utility_section(
     """Per attribute ``(name, level, level label, loss)``, the run's loss measures, suppression."""
     sec = Section("utility", "Utility: what the release keeps")
     sec.add_kv({"suppressed rows": f"{suppressed_rows:,} of {rows_in:,} ({(suppressed_rows / rows_in if rows_in else 0):.2%})", **measures})
-    sec.add_table(["attribute", "level", "generalized to", "loss"], attributes)
+    sec.add_table(["attribute", "level", "generalized to", "loss"], attributes, max_rows=MAX_TABLE_ROWS // 2,
+                  rest="the figure below shows the loss of every attribute")
     sec.add_figure(
         figures.attribute_loss_bars([a[0] for a in attributes], [float(a[3]) for a in attributes], [str(a[1]) for a in attributes]),
         "Generalization loss per attribute: the mean over records of (c - 1) / (L - 1), c the hierarchy leaves the released "
@@ -171,9 +196,9 @@ def lattice_section(
         figures.lattice_diagram(n_levels, anonymous, minimal, selected, names=names, parents=parents, heights=heights),
         "Grey: not anonymous; light green: anonymous; dark green: minimal anonymous; red: the released node.",
     )
-    shown = list(minimal)[:25]
-    sec.add_table(["released?", *names], [("selected" if tuple(m) == tuple(selected) else "", *m) for m in shown],
-                  caption=f"minimal anonymous nodes (first {len(shown)} of {len(minimal)})" if len(minimal) > len(shown) else None)
+    rows = [("selected" if tuple(m) == tuple(selected) else "", *m) for m in minimal]
+    rows.sort(key=lambda r: r[0] != "selected")  # the released node first, whatever the cap
+    sec.add_table(["released?", *names], rows, caption="minimal anonymous nodes (levels per attribute)", max_rows=25)
     if level_labels:
         sec.add_kv({f"released level of {k}": v for k, v in level_labels.items()})
     return sec
@@ -196,8 +221,11 @@ def stream_section(*, labels: Sequence[Any], sizes: Sequence[int], suppressed: S
     tot = int(np.sum(sizes)) + tot_s
     sec.add_kv({"snapshots": len(labels), "tuples": tot, "suppressed tuples": tot_s,
                 **({"mean reposition distance": float(np.mean(distances)) if len(distances) else None} if distances is not None else {})})
+    bins = len(figures.bin_edges(len(labels)))
+    binned = (f" Bars are bins of {-(-len(labels) // bins):,} consecutive snapshots ({bins} bins; tuples summed, distances averaged)."
+              if bins < len(labels) else "")
     sec.add_figure(figures.stream_timeline(labels, sizes, suppressed, distances),
-                   "Per snapshot: released (blue) and suppressed (red) tuples" + ("; below, the reposition distance." if distances is not None else "."))
+                   "Per snapshot: released (blue) and suppressed (red) tuples" + ("; below, the reposition distance." if distances is not None else ".") + binned)
     return sec
 
 
@@ -212,7 +240,11 @@ def timeseries_section(*, groups: Sequence[Mapping[str, Any]], k: int | None = N
 
 
 __all__ = [
+    "MAX_TABLE_ROWS",
+    "ROLE_TABLE_ROWS",
     "file_sha256",
+    "name_list",
+    "role_groups",
     "frame_sha256",
     "granularity_section",
     "guarantee_section",

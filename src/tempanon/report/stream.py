@@ -49,12 +49,13 @@ def l_per_snapshot(groups: pd.DataFrame, labels: Sequence[str]) -> np.ndarray:
 def _l_figure(labels: Sequence[str], ls: np.ndarray, l: int) -> str:
     fig, axes = figures.new_figure(10, 2.4)
     ax = axes[0, 0]
+    starts = figures.bin_edges(len(labels))  # many snapshots: bins of consecutive ones, their smallest l
+    ls, labels = figures.reduce_bins(ls, starts, "min"), figures.bin_labels(labels, starts)
     x = np.arange(len(labels))
     ax.bar(x, ls, color=figures.COLORS["after"], label="achieved l (smallest group)")
     ax.axhline(l, color=figures.COLORS["selected"], ls="--", lw=1.2, label=f"requested l = {l}")
     ax.set_ylabel("l")
-    step = max(1, len(labels) // 12)
-    ax.set_xticks(x[::step], [str(s) for s in labels][::step], rotation=30, ha="right")
+    figures.sparse_ticks(ax, x, labels)
     ax.legend(frameon=False, fontsize=8)
     ax.spines[["top", "right"]].set_visible(False)
     return figures.to_svg(fig)
@@ -141,7 +142,8 @@ def stream_report(
         what="records per Anatomy group",
         checker="tempanon.verify.check_anatomy, re-counted on the released tables",
     )
-    sec.add_figure(_l_figure(published, ls, l), "Achieved l of each published snapshot (its smallest group); none may lie below the dashed line.")
+    sec.add_figure(_l_figure(published, ls, l), "Achieved l of each published snapshot (its smallest group); none may lie below the dashed line."
+                   + (" Bars are bins of consecutive snapshots (the smallest l of the bin)." if len(figures.bin_edges(len(published))) < len(published) else ""))
     rep.add(sec)
 
     # ---- risk ---------------------------------------------------------------------------------

@@ -95,6 +95,7 @@ def timestamped_report(
         "metric": s["metric"],
         "max_suppression": s["max_suppression"],
         "data granularity": s["data_granularity"],
+        "calendar time zone": s.get("timezone"),
         "candidate granularities": ", ".join(result.dag.names[1:] + list(result.dag.disregarded)),
         **(parameters or {}),
     }
@@ -135,9 +136,10 @@ def timestamped_report(
     # ---- utility --------------------------------------------------------------------------
     rep.add(utility_section(
         attributes=observed_losses(data, released, attrs, levels),
-        measures={"gen_m (most original timestamps merged in one class)": s["gen_m"],
-                  "gen_s (sum over classes of merged timestamps - 1)": s["gen_s"],
-                  "selection metric": s["metric"]},
+        measures={"gen_m (fewest respondents in a released class, Definition 5)": s["gen_m"],
+                  "gen_s (sum over released classes of their respondents, Procedure 2)": s["gen_s"],
+                  "selection metric": s["metric"],
+                  "calendar time zone": s.get("timezone")},
         suppressed_rows=suppressed,
         rows_in=len(data),
     ))
@@ -164,14 +166,29 @@ def _granularities(result: Any, chosen: str, joint: bool) -> Section:
                     "k-anonymous with the other quasi-identifiers unchanged.")
     sec = granularity_section(nodes=names, edges=edges, chosen=chosen, feasible=feasible, note=" ".join(note) or None)
     rows = []
+    others = {a: lv for a, lv in s["granularity"].items() if a != s["time"]} if joint else {}
     for c in s["candidates"]:
         if "equivalent_to" in c and "k_anonymous" not in c:
             continue
-        rows.append((c["granularity"], "chosen" if c["granularity"] == chosen else "",
-                     c.get("k_anonymous") if c.get("compatible") else "not usable",
-                     c.get("min_respondents"), c.get("gen_m"), c.get("gen_s"), c.get("suppressed")))
+        name = c["granularity"]
+        is_chosen = name == chosen
+        gm, gs, fewest, below = c.get("gen_m"), c.get("gen_s"), c.get("min_respondents"), c.get("suppressed")
+        if not c.get("compatible"):
+            anon = "not usable"
+        elif is_chosen:
+            # the release was verified k-anonymous; in joint mode with the other quasi-identifiers generalized
+            anon = "yes" + (" (with " + ", ".join(f"{a} at level {lv}" for a, lv in others.items()) + ")" if joint else "")
+            if joint:
+                gm, gs, fewest, below = s["gen_m"], s["gen_s"], s["gen_m"], s["suppressed"]
+        elif c.get("not_checked"):
+            anon = (f"yes (implied: coarser than the k-anonymous {c['pruned_coarser_than']})" if "pruned_coarser_than" in c
+                    else "not checked (time limit)")
+            gm = gs = fewest = below = "not checked"
+        else:
+            anon = ("yes" if c.get("k_anonymous") else "no") + (" (other quasi-identifiers unchanged)" if joint else "")
+        rows.append((name, "chosen" if is_chosen else "", anon, fewest, gm, gs, below))
     sec.add_table(["granularity", "released?", "k-anonymous", "fewest respondents in a class", "gen_m", "gen_s", "tuples in classes below k"], rows,
-                  caption="every candidate granularity checked on the data (time generalized alone" + (", other quasi-identifiers unchanged)" if joint else ")"))
+                  caption="every candidate granularity evaluated on the data (time generalized alone" + (", other quasi-identifiers unchanged, except the chosen row: the released node)" if joint else "; pruned ones are implied by a finer k-anonymous granularity and not re-checked)"))
     return sec
 
 
@@ -186,7 +203,8 @@ def search_lines(s: dict) -> str:
     return (f"search: {len(checked)} of {len(usable)} granularities checked ({', '.join(checked)}); "
             f"{len(pruned)} pruned as coarser than a k-anonymous one"
             + (f" ({', '.join(pruned)})" if pruned else "")
-            + f"; minimal k-anonymous: {', '.join(s['minimal_k_anonymous']) or 'none'}")
+            + f"; minimal k-anonymous: {', '.join(s['minimal_k_anonymous']) or 'none'}"
+            + ("; the time limit stopped the search" if s.get("budget") else ""))
 
 
 __all__ = ["observed_losses", "search_lines", "timestamped_report"]

@@ -125,4 +125,24 @@ def check_table(
     return res
 
 
-__all__ = ["CheckResult", "JSON_KEYS", "L_MODELS", "check_table"]
+def attach_audit(df: pd.DataFrame, audit: str, uid: str | None) -> pd.DataFrame:
+    """The release ``df`` with column ``uid`` holding each row's respondent, taken from the
+    steward-only audit of ``tempanon timestamped --audit`` (release_row is the 1-based data row),
+    so that respondent-level k can be re-checked on a release that does not carry the uid."""
+    from tempanon.temporal.api import read_audit
+
+    if uid is None:
+        raise InputError("--audit gives the respondents of each release row: name their column with --uid")
+    if uid in df.columns:
+        raise InputError(f"--uid {uid!r} is already a column of the table; with --audit name a new column")
+    a = read_audit(audit)
+    rows = pd.to_numeric(a["release_row"], errors="coerce")
+    if len(a) != len(df) or rows.isna().any() or not (rows.to_numpy() == np.arange(1, len(df) + 1)).all():
+        raise InputError(f"the audit {audit} lists {len(a)} release rows, the table has {len(df)}: "
+                         f"it is not this release's audit")
+    out = df.copy()
+    out[uid] = a["respondent"].to_numpy()
+    return out
+
+
+__all__ = ["CheckResult", "JSON_KEYS", "L_MODELS", "attach_audit", "check_table"]

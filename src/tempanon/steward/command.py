@@ -24,6 +24,7 @@ def check(
     as_json: Annotated[bool, typer.Option("--json", help="Print the measures as one JSON object.")] = False,
     delimiter: Annotated[str | None, typer.Option("--delimiter", help="CSV delimiter (detected if omitted).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing; only the exit status tells.")] = False,
+    audit: Annotated[Path | None, typer.Option("--audit", help="Steward-only audit of a timestamped release: the respondent of each row goes into the --uid column.")] = None,
 ) -> None:
     """Measure k, respondent-level k, l, uniques and prosecutor risk of a table as it is.
 
@@ -35,6 +36,10 @@ def check(
 
     def go():
         df = read_table(input, as_text=True, delimiter=delimiter)
+        if audit is not None:
+            from tempanon.steward.check import attach_audit
+
+            df = attach_audit(df, audit, uid)
         cols = list(df.columns)
         return check_table(
             df,
@@ -159,9 +164,15 @@ def init(
         return profiles
 
     profiles = run_api(go)
-    roles = {"identifying": "remove", "uid": "respondent id", "qi": "quasi-identifier", "other": "unchanged"}
-    info("\n".join(f"  {p.name}: {roles[p.role]}" + (f" ({p.hierarchy['type']})" if p.hierarchy else "") for p in profiles), quiet)
-    info(f"wrote {target}; review it, then: tempanon run {target}", quiet)
+    from tempanon.steward.init import LARGE_LATTICE, lattice_size
+
+    roles = {"identifying": "remove (identifier)", "uid": "respondent id (removed)", "qi": "quasi-identifier", "other": "left out (no role)"}
+    info("\n".join(f"  {_esc(p.name)}: {roles[p.role]}" + (f" ({p.hierarchy['type']})" if p.role == "qi" and p.hierarchy else "")
+                   for p in profiles), quiet)
+    size = lattice_size(profiles)
+    info(f"lattice of the proposed quasi-identifiers: {size:,} nodes"
+         + (" [yellow](millions: the search may run for hours; keep fewer quasi-identifiers)[/]" if size >= LARGE_LATTICE else ""), quiet)
+    info(f"wrote {_esc(str(target))}; review it, then: tempanon run {_esc(str(target))}", quiet)
 
 
 def hierarchy(

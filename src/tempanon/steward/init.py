@@ -1,25 +1,35 @@
 """``tempanon init``: profile a table and write a starter job file that explains each proposal.
 
 Profiling is per column on its distinct values (type, distinct count, missing cells, uniqueness =
-distinct / non-missing rows). Proposed roles, in this order:
+distinct / non-missing rows). The proposal is *safe first* (issue 12: a column reaches the release
+only with a declared role) and *small* (issue 16: a handful of quasi-identifiers, not every
+column):
 
-1. a name that looks like a person's identity (name, email, phone, address, ssn, ...):
-   *direct identifier*, removed from the release;
-2. a name that looks like an id (``id``, ``*_id``, patient, person, user, customer, uuid): when its
-   values repeat, the *respondent id* (``uid``: k counts distinct respondents); when every value
-   is unique, a direct identifier;
-3. any other text column whose values are almost all distinct (uniqueness >= 0.9, more than 20
-   values): a direct identifier (free text or a key);
-4. dates and timestamps: a *time* quasi-identifier with a date-truncation hierarchy;
-5. digit codes of one fixed length (5 digits or more, or a name like zip/postal): a
-   quasi-identifier with digit masking;
-6. numbers with more than 10 distinct values: a quasi-identifier with interval hierarchies
-   (widths w, 2w, 4w, w a "nice" tenth of the range);
-7. other columns with at most 50 distinct values: a quasi-identifier with a suppression hierarchy
-   (``value -> *``); the comment says to move it to ``sensitive`` if it is what the release is for;
-8. the rest: released unchanged.
+1. **respondent id** (``uid``): an id-like name (``id``, ``*_id``, patient, person, user, ...)
+   whose values repeat (several rows per person; k then counts respondents). It is removed from
+   the release.
+2. **identifiers** (``drop``): every other column flagged by the shared identifier screening
+   (:func:`tempanon.data.screen.screen_columns`: identifying names, near-unique values, e-mail
+   addresses, phone numbers, URLs, IP addresses, free text, and, next to the time, a second
+   timestamp), with the screening's reason as the comment. A demographic or the time that is only
+   near-unique (exact ages, birth dates) is not dropped: it is a quasi-identifier and generalized.
+3. **quasi-identifiers**: what an attacker can know about a person, i.e. **demographics** (age,
+   birth date, sex/gender, place such as zip code, city or country, race/ethnicity, marital
+   status, nationality, education, occupation; recognized by whole tokens of the column name) and
+   **one time** (the first date/time column whose name reads like an event time, else the first
+   date/time column), at most :data:`MAX_QI`, each with a hierarchy: dates by truncation,
+   fixed-length digit codes by masking, numbers by intervals of nice widths w, 2w, 4w, other
+   columns by suppression (``value -> *``). Other date columns are **flagged** and dropped
+   (released exactly, they give the generalized time back). When no column looks like a
+   demographic or a time, up to :data:`FALLBACK_QI` generalizable columns are proposed and the
+   comment says they are guesses.
+4. **everything else is left out**, in ``drop`` too, each with a comment (not an identifier, no role
+   proposed; move it to ``keep`` to release it unchanged, to ``sensitive`` if the release is about
+   it, or to ``quasi_identifiers``). Nothing is proposed as released unchanged (``keep``).
 
-Nothing here is a decision: the job file is a proposal the steward edits.
+The size of the proposal's generalization lattice (the product of the hierarchies' level counts)
+is written next to ``quasi_identifiers``; from :data:`LARGE_LATTICE` nodes on the comment and the
+command say so. Nothing here is a decision: the job file is a proposal the steward edits.
 """
 
 from __future__ import annotations
@@ -35,9 +45,46 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-_PERSONAL = re.compile(r"(^|[^a-z])(name|first|last|surname|fullname|email|e_?mail|phone|mobile|tel|ssn|passport|address|street)([^a-z]|$)", re.I)
-_CODE = re.compile(r"(zip|postal|postcode|plz)", re.I)
 _IDLIKE = re.compile(r"(^id$|^id[^a-z]|[^a-z]id$|uuid|guid|patient|person|user|customer|member|respondent|subject)", re.I)
+_CODE = re.compile(r"(zip|postal|postcode|plz)", re.I)
+
+MAX_QI = 6
+"""Most quasi-identifiers proposed (demographics by priority, plus one time)."""
+FALLBACK_QI = 4
+"""Quasi-identifiers guessed when no column looks like a demographic or a time."""
+LARGE_LATTICE = 1_000_000
+"""A proposal whose lattice has this many nodes or more says so (comment and stderr)."""
+
+# demographic name tokens, by priority (a lower group is proposed first)
+_DEMOGRAPHICS: tuple[tuple[str, frozenset[str]], ...] = (
+    ("age or birth", frozenset({"age", "birth", "birthdate", "birthday", "birthyear", "dob", "yob", "born"})),
+    ("sex or gender", frozenset({"sex", "gender"})),
+    ("place", frozenset({"zip", "zipcode", "postcode", "postal", "plz", "city", "town", "county", "state", "region",
+                         "district", "province", "municipality", "borough", "neighbourhood", "neighborhood", "ward",
+                         "country", "residence"})),
+    ("race or ethnicity", frozenset({"race", "ethnicity", "ethnic"})),
+    ("marital status", frozenset({"marital", "married"})),
+    ("nationality", frozenset({"nationality", "citizenship", "native"})),
+    ("education", frozenset({"education", "degree", "schooling"})),
+    ("occupation", frozenset({"occupation", "job", "profession", "workclass", "employment"})),
+)
+_EVENT_TIME = frozenset({"date", "time", "datetime", "timestamp", "when", "admit", "admission", "admittime", "visit",
+                         "event", "start", "occurred", "incident", "reported", "day", "dt"})
+_TOKEN_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+
+
+def _tokens(name: str) -> list[str]:
+    toks = [t.lower() for t in _TOKEN_RE.findall(str(name))]
+    return toks + [a + b for a, b in zip(toks, toks[1:])]
+
+
+def demographic_kind(name: str) -> tuple[int, str] | None:
+    """``(priority, kind)`` when a column name reads like a demographic (whole tokens), else None."""
+    toks = set(_tokens(name))
+    for i, (kind, words) in enumerate(_DEMOGRAPHICS):
+        if toks & words:
+            return i, kind
+    return None
 
 
 @dataclass
@@ -48,10 +95,13 @@ class ColumnProfile:
     missing: int
     uniqueness: float
     examples: list[str]
-    role: str = "other"  # identifying | uid | qi | other
+    role: str = "other"  # identifying | uid | qi | other (left out)
     hierarchy: dict | None = None
     reason: str = ""
     extra: dict = field(default_factory=dict)
+    levels: int = 1  # levels of the proposed hierarchy (lattice size factor)
+    candidate: bool = False  # could be generalized (has a hierarchy proposal)
+    demographic: str | None = None
 
 
 def _nice(x: float) -> float:
@@ -82,9 +132,11 @@ def _kind(values: list[str]) -> tuple[str, Any]:
 
 def profile_columns(df: pd.DataFrame) -> list[ColumnProfile]:
     """Profile every column and propose its role (module doc)."""
+    from tempanon.data.screen import screen_columns
     from tempanon.hierarchy.core import MISSING, as_text
 
-    out = []
+    out: list[ColumnProfile] = []
+    parsed_by: dict[str, Any] = {}
     for col in df.columns:
         text = as_text(df[col])
         present = text[text != MISSING]
@@ -94,66 +146,126 @@ def profile_columns(df: pd.DataFrame) -> list[ColumnProfile]:
         uniq = distinct / n_present if n_present else 0.0
         kind, parsed = _kind(distinct_vals)
         p = ColumnProfile(str(col), kind, distinct, int(len(text) - n_present), uniq, [str(v) for v in distinct_vals[:3]])
-        _propose(p, parsed, distinct_vals, n_present)
+        dem = demographic_kind(p.name)
+        p.demographic = dem[1] if dem else None
+        _hierarchy_proposal(p, parsed, distinct_vals)
+        parsed_by[p.name] = parsed
         out.append(p)
-    # at most one respondent id: keep the first, the other id-like repeated columns become identifiers
-    seen_uid = False
+
+    # 1. the respondent id: the first id-like column whose values repeat
     for p in out:
-        if p.role == "uid":
-            if seen_uid:
-                p.role, p.reason = "identifying", p.reason + "; another column was already proposed as respondent id"
-            seen_uid = True
+        if _IDLIKE.search(p.name) and 1 < p.distinct < len(df) - p.missing and p.missing == 0:
+            p.role = "uid"
+            p.reason = (f"respondent id: its name reads like an id and its {p.distinct:,} values repeat over {len(df) - p.missing:,} rows "
+                        "(several rows per person), so k counts distinct respondents (respondent-level k-anonymity); "
+                        "removed from the release")
+            break
+    uid = next((p.name for p in out if p.role == "uid"), None)
+
+    # 3a. the time: the first date column named like an event time, else the first date column
+    dates = [p for p in out if p.kind == "date" and p.role != "uid" and p.candidate and not p.demographic]
+    time = next((p for p in dates if set(_tokens(p.name)) & _EVENT_TIME), dates[0] if dates else None)
+
+    # 2. identifiers by the shared screening (the time is screened as the model's own column)
+    findings = {f.column: f.reason for f in screen_columns(df, [p.name for p in out if p.role != "uid"], uid=uid,
+                                                             time=time.name if time else None)}
+    for p in out:
+        if p.role == "uid" or p.name not in findings:
+            continue
+        reason = findings[p.name]
+        # a demographic or the time is generalized, never released exactly: being near-unique as it is (or, for a
+        # birth date, being a date beside the time) does not make it an identifier; a name or value shape does
+        benign = all(r.strip().startswith("near-unique") or (p.kind == "date" and "holds timestamps" in r) for r in reason.split(";"))
+        if (p.demographic or p is time) and benign and p.candidate:
+            p.extra["screening"] = reason  # generalized as a quasi-identifier, never released exactly
+            continue
+        p.role = "identifying"
+        if time is not None and "timestamps" in reason:
+            p.reason = f"another date/time beside {time.name!r}: {reason}; drop it, or make it the time instead"
+        else:
+            p.reason = f"identifier: {reason}"
+
+    # 3b. quasi-identifiers: demographics by priority, then the time
+    dem = sorted((p for p in out if p.role == "other" and p.demographic and p.candidate),
+                 key=lambda p: demographic_kind(p.name)[0])
+    chosen = dem[: MAX_QI - (1 if time is not None and time.role == "other" else 0)]
+    if time is not None and time.role == "other":
+        chosen.append(time)
+    guessed = False
+    if not chosen:
+        chosen = [p for p in out if p.role == "other" and p.candidate][:FALLBACK_QI]
+        guessed = True
+    for p in chosen:
+        p.role = "qi"
+        if guessed:
+            why = "a guess: no column looks like a demographic or a time, and this one can be generalized; replace it by what an attacker could know"
+        elif p is time:
+            why = "the time of the event: an attacker may know when it happened"
+        else:
+            why = f"a demographic ({p.demographic}): an attacker may know it about a person"
+        if "screening" in p.extra:
+            why += f" (as it is: {p.extra['screening']}; so it is generalized, never released exactly)"
+        p.reason = f"{why}; {p.reason}"
+
+    # 4. the rest is left out
+    for p in out:
+        if p.role != "other":
+            continue
+        if p.kind == "date" and time is not None:
+            p.reason = f"another date/time beside {time.name!r}: released exactly it would give the generalized time back; left out"
+        elif p.demographic and p.candidate:
+            p.reason = f"also a demographic ({p.demographic}), left out to keep the proposal at {MAX_QI} quasi-identifiers; add it if an attacker could know it"
+        elif p.distinct <= 1:
+            p.reason = "a single value, it tells nothing about anyone; left out (move it to keep to release it)"
+        else:
+            p.reason = (f"{p.distinct:,} distinct values, not a demographic or a time; left out of the release: move it to keep to "
+                        "release it unchanged, to sensitive if the release is about it, or to quasi_identifiers if an attacker could know it")
     return out
 
 
-def _propose(p: ColumnProfile, parsed: Any, distinct_vals: list[str], n_present: int) -> None:
-    if _PERSONAL.search(p.name):
-        p.role, p.reason = "identifying", "its name suggests personal identity (name, contact or document number): remove it"
-        return
-    if _IDLIKE.search(p.name):
-        if p.distinct < n_present:
-            p.role = "uid"
-            p.reason = (f"its name suggests an id and its {p.distinct} values repeat over {n_present} rows: several rows per "
-                        "person, so k should count distinct respondents (respondent-level k-anonymity)")
-        else:
-            p.role, p.reason = "identifying", "its name suggests an id and every value is unique: a direct identifier, remove it"
-        return
-    if p.kind == "text" and p.uniqueness >= 0.9 and p.distinct > 20:
-        p.role, p.reason = "identifying", f"{p.uniqueness:.0%} of its values are distinct (free text or a key): remove it"
-        return
+def _hierarchy_proposal(p: ColumnProfile, parsed: Any, distinct_vals: list[str]) -> None:
+    """The hierarchy a column would get as a quasi-identifier (``p.hierarchy``, ``p.levels``,
+    ``p.candidate``, ``p.reason`` the hierarchy's description); none for a single value."""
     if p.distinct <= 1:
-        p.role, p.reason = "other", "a single value: it tells nothing about anyone"
         return
+    p.candidate = True
     if p.kind == "date":
         has_time = bool(((parsed.dt.hour != 0) | (parsed.dt.minute != 0)).any())
         formats = ["%Y-%m-%d %H:00", "%Y-%m-%d", "%Y-%m", "%Y"] if has_time else ["%Y-%m", "%Y"]
-        p.role, p.hierarchy = "qi", {"type": "dates", "formats": formats}
-        p.reason = "a date/time: an attacker may know when something happened; generalized by truncation (" + " -> ".join(formats) + " -> *)"
+        p.hierarchy, p.levels = {"type": "dates", "formats": formats}, len(formats) + 2
+        p.reason = "generalized by truncation (" + " -> ".join(formats) + " -> *)"
         return
     lengths = {len(v) for v in distinct_vals}
     codelike = len(lengths) == 1 and all(v.isdigit() for v in distinct_vals[:500]) and p.distinct > 10
     if p.kind in ("integer", "text") and codelike and (next(iter(lengths)) >= 5 or _CODE.search(p.name)):
         n = next(iter(lengths))
-        p.role, p.hierarchy = "qi", {"type": "masking", "levels": n - 1}
-        p.reason = f"a {n}-digit code (like a zip code): generalized by masking digits from the right"
+        p.hierarchy, p.levels = {"type": "masking", "levels": n - 1}, n + 1
+        p.reason = f"a {n}-digit code: generalized by masking digits from the right"
         return
-    if p.kind in ("integer", "number") and p.distinct > 10:
-        lo, hi = float(np.min(parsed)), float(np.max(parsed))
+    finite = np.asarray(parsed, dtype=float) if p.kind in ("integer", "number") else np.zeros(0)
+    finite = finite[np.isfinite(finite)]
+    if p.kind in ("integer", "number") and p.distinct > 10 and len(finite):
+        lo, hi = float(np.min(finite)), float(np.max(finite))
         w = _nice((hi - lo) / 10 if hi > lo else 1)
         if p.kind == "integer":
             w = max(1.0, round(w))
         start = math.floor(lo / w) * w
         widths = [w, 2 * w, 4 * w]
         fmt = (lambda x: int(x)) if float(w).is_integer() and float(start).is_integer() else float
-        p.role, p.hierarchy = "qi", {"type": "intervals", "widths": [fmt(x) for x in widths], "start": fmt(start)}
-        p.reason = f"a number with {p.distinct} values ({lo:g}..{hi:g}): generalized to intervals of width {widths[0]:g}, {widths[1]:g}, {widths[2]:g}"
+        p.hierarchy, p.levels = {"type": "intervals", "widths": [fmt(x) for x in widths], "start": fmt(start)}, 5
+        p.reason = f"a number with {p.distinct:,} values ({lo:g}..{hi:g}): generalized to intervals of width {widths[0]:g}, {widths[1]:g}, {widths[2]:g}"
         return
     if p.distinct <= 50:
-        p.role, p.hierarchy = "qi", {"type": "suppression"}
-        p.reason = (f"a category with {p.distinct} values: generalized by suppression (value -> *). Replace by a taxonomy "
-                    "(`tempanon hierarchy --type taxonomy`) for finer levels, or move it to 'sensitive' if it is what the release is about")
+        p.hierarchy, p.levels = {"type": "suppression"}, 2
+        p.reason = (f"a category with {p.distinct} values: generalized by suppression (value -> *); a taxonomy "
+                    "(`tempanon hierarchy --type taxonomy`) gives finer levels")
         return
-    p.reason = f"{p.distinct} distinct values, not recognized as a quasi-identifier: released unchanged"
+    p.candidate = False
+
+
+def lattice_size(profiles: list[ColumnProfile]) -> int:
+    """Nodes of the generalization lattice of the proposed quasi-identifiers (product of levels)."""
+    return math.prod(p.levels for p in profiles if p.role == "qi")
 
 
 def _q(s: str) -> str:
@@ -177,6 +289,26 @@ def _inline(d: dict) -> str:
     return "{ " + ", ".join(parts) + " }"
 
 
+def _drop_key() -> str:
+    """The job-file key of removed columns: ``drop`` (issue 12's roles), or ``identifying`` while the
+    job runner predates it."""
+    from tempanon.steward.job import COLUMNS_SCHEMA
+
+    return "drop" if "drop" in COLUMNS_SCHEMA else "identifying"
+
+
+def lattice_lines(profiles: list[ColumnProfile]) -> list[str]:
+    """Comment lines on the size of the proposal's lattice (and a warning from :data:`LARGE_LATTICE`)."""
+    qi = [p for p in profiles if p.role == "qi"]
+    size = lattice_size(profiles)
+    lines = [f"# The search lattice of these {len(qi)} quasi-identifiers has {' x '.join(str(p.levels) for p in qi) or '1'} = {size:,} "
+             "nodes (full-domain generalizations; the product of the hierarchies' level counts)."]
+    if size >= LARGE_LATTICE:
+        lines.append(f"# WARNING: {size:,} nodes is millions: the search may run for hours and need much memory. Keep only what an "
+                     "attacker could know, or use hierarchies with fewer levels.")
+    return lines
+
+
 def starter_job(input_path: str | os.PathLike, job_path: str | os.PathLike, df: pd.DataFrame, profiles: list[ColumnProfile], *, k: int = 5) -> str:
     """The text of a starter job file (TOML with one explanatory comment per proposal)."""
     job_dir = Path(job_path).resolve().parent
@@ -184,10 +316,12 @@ def starter_job(input_path: str | os.PathLike, job_path: str | os.PathLike, df: 
     stem = Path(input_path).name.split(".")[0]
     qi = [p for p in profiles if p.role == "qi"]
     ident = [p for p in profiles if p.role == "identifying"]
+    left = [p for p in profiles if p.role == "other"]
     uid = next((p for p in profiles if p.role == "uid"), None)
     lines = [
         f"# tempanon job file, proposed by `tempanon init` for {Path(input_path).name} ({len(df):,} rows, {df.shape[1]} columns).",
         "# Every proposal below is a guess from the data: read the comments, edit, then run `tempanon run THIS_FILE`.",
+        "# Only the quasi-identifiers are released (generalized); every other column is removed unless you give it a role.",
         "# Relative paths are resolved against the directory of this file.",
         "",
         "# Column profile (type, distinct values, missing cells, uniqueness = distinct / non-missing rows):",
@@ -195,22 +329,27 @@ def starter_job(input_path: str | os.PathLike, job_path: str | os.PathLike, df: 
     for p in profiles:
         lines.append(f"#   {p.name}: {p.kind}, {p.distinct} distinct, {p.missing} missing, uniqueness {p.uniqueness:.2f}, e.g. {', '.join(p.examples)}")
     lines += ["", "[input]", f"path = {_q(rel)}", "", "[columns]"]
-    for p in ident:
-        lines.append(f"# {p.name}: {p.reason}.")
-    lines.append("identifying = [" + ", ".join(_q(p.name) for p in ident) + "]")
     if uid is not None:
         lines.append(f"# {uid.name}: {uid.reason}.")
         lines.append(f"uid = {_q(uid.name)}")
-    for p in profiles:
-        if p.role == "other":
-            lines.append(f"# {p.name}: {p.reason}.")
-    if len(qi) > 8:
-        lines.append(f"# {len(qi)} quasi-identifiers: the search space is the product of the hierarchy heights; keep only what an attacker could know.")
-    lines.append("quasi_identifiers = [" + ", ".join(_q(p.name) for p in qi) + "]")
-    lines.append("# sensitive = []  # what the release is about; check l-diversity with `tempanon check --sensitive`")
-    lines += ["", "[hierarchies]"]
     for p in qi:
         lines.append(f"# {p.name}: {p.reason}.")
+    if not qi:
+        lines.append("# No column can be proposed as a quasi-identifier (all are identifiers, single values or unsuitable): "
+                     "list what an attacker could know, with a hierarchy each.")
+    lines += lattice_lines(profiles)
+    lines.append("quasi_identifiers = [" + ", ".join(_q(p.name) for p in qi) + "]")
+    lines.append("# Removed from the release:")
+    for p in ident:
+        lines.append(f"# {p.name}: {p.reason}.")
+    for p in left:
+        lines.append(f"# {p.name}: {p.reason}.")
+    lines.append(f"{_drop_key()} = [" + ", ".join(_q(p.name) for p in ident + left) + "]")
+    lines.append("# sensitive = []  # what the release is about; check l-diversity with `tempanon check --sensitive`")
+    lines.append("# keep = []  # released unchanged: only columns that are neither identifying nor known to an attacker")
+    lines.append("# allow_identifier = []  # columns the identifier screening flags that you decide are safe to release as they are")
+    lines += ["", "[hierarchies]"]
+    for p in qi:
         lines.append(f"{_key(p.name)} = {_inline(p.hierarchy or {'type': 'suppression'})}")
     lines += [
         "",
@@ -220,7 +359,7 @@ def starter_job(input_path: str | os.PathLike, job_path: str | os.PathLike, df: 
         "max_suppression = 0.02  # up to 2% of the rows may be removed instead of generalizing everything further",
         'criterion = "loss"  # pick the anonymous generalization that loses the least information',
     ]
-    dates = [p for p in qi if p.kind == "date"]
+    dates = [p for p in qi if p.kind == "date" and not p.demographic]
     if uid is not None and dates:  # many rows per respondent with a time: the timestamped model fits
         d = dates[0].name
         lines += [
@@ -244,4 +383,4 @@ def starter_job(input_path: str | os.PathLike, job_path: str | os.PathLike, df: 
     return "\n".join(lines)
 
 
-__all__ = ["ColumnProfile", "profile_columns", "starter_job"]
+__all__ = ["FALLBACK_QI", "LARGE_LATTICE", "MAX_QI", "ColumnProfile", "demographic_kind", "lattice_lines", "lattice_size", "profile_columns", "starter_job"]

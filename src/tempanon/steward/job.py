@@ -366,6 +366,7 @@ def _run_kanon(job: Job, df: pd.DataFrame, source: SourceInfo, progress: Any) ->
         sensitive=job.sensitive[0] if l is not None else None,
         l=l,
         progress=progress,
+        **{key: p[key] for key in ("l_diversity", "c", "max_nodes", "time_limit", "max_lattice") if key in p},
         keep=job.keep,
         allow_identifier=job.allow_identifier,
     )
@@ -398,8 +399,6 @@ def _validate_kanon(ctx: Ctx, model: dict, qi: list[str]) -> None:
     _validate_k_and_suppression(ctx, model)
     if "l" in model and model["l"] < 2:
         raise ctx.error(("model", "l"), f"l must be at least 2, got {model['l']}")
-    if "l" in model and model.get("max_suppression", 0.0) > 0:
-        raise ctx.error(("model", "l"), "l-diversity is checked without suppression; remove max_suppression or l")
     if model.get("algorithm", "incognito") not in ALGORITHMS:
         raise ctx.error(("model", "algorithm"), f"unknown algorithm {model['algorithm']!r}; expected one of {', '.join(ALGORITHMS)}")
     if model.get("criterion", "loss") not in CRITERIA:
@@ -465,6 +464,13 @@ def _validate_timestamped(ctx: Ctx, model: dict, qi: list[str]) -> None:
         parse_granularities(model.get("granularities"), country=model.get("country"), parts=parts)
     except InputError as exc:
         raise ctx.error(("model", "granularities") if "granularities" in model else ("model",), str(exc)) from None
+    if "timezone" in model:
+        from tempanon.temporal.parse import check_timezone
+
+        try:
+            check_timezone(model["timezone"])
+        except InputError as exc:
+            raise ctx.error(("model", "timezone"), str(exc)) from None
     if "data_granularity" in model:
         from tempanon.temporal.granularity import parse_granularity
 
@@ -490,7 +496,8 @@ def _run_timestamped(job: Job, df: pd.DataFrame, source: SourceInfo, progress: A
     res = anonymize_timestamped(
         data, time=job.time, qi=job.quasi_identifiers, k=p["k"], uid=job.uid, granularities=p.get("granularities"),
         metric=metric, max_suppression=float(p.get("max_suppression", 0.0)), data_granularity=p.get("data_granularity"),
-        country=p.get("country"), parts=_timestamped_parts(ctx, p), hierarchies=job.hierarchies or None, progress=progress, **roles,
+        country=p.get("country"), parts=_timestamped_parts(ctx, p), hierarchies=job.hierarchies or None, progress=progress,
+        timezone=p.get("timezone"), time_limit=p.get("time_limit"), **roles,
     )  # verified inside (tempanon.verify.check_timestamped_release)
     rep = None
     if job.report is not None:  # built before anything is written
@@ -498,7 +505,17 @@ def _run_timestamped(job: Job, df: pd.DataFrame, source: SourceInfo, progress: A
 
         rep = timestamped_report(df, res, source=source.description, checksum=source.checksum, checksum_kind=source.checksum_kind,
                                  identifying=job.identifying)
+    if job.audit is not None:  # steward-only audit (release row -> input line, respondent), never in the release folder
+        from tempanon.temporal.api import check_audit_path, write_audit
+
+        try:
+            check_audit_path(job.audit, job.output_table, [job.summary, job.report])
+        except InputError as exc:
+            raise ctx.error(("output", "audit"), str(exc)) from None
     summ = _write_outputs(job, res.released, res.summary, rep)
+    if job.audit is not None:
+        write_audit(res, job.audit)
+        summ["audit"] = str(job.audit)
     s = res.summary
     gran = s["granularity"]
     if isinstance(gran, dict):  # joint: {time: granularity, qi: level}
@@ -683,7 +700,8 @@ _STREAM_SPEC = ModelSpec(
 MODELS: dict[str, ModelSpec] = {
     "kanon": ModelSpec(
         schema={"k": "integer", "max_suppression": "number", "algorithm": "string", "criterion": "string", "weights": "table",
-                "l": "integer"},
+                "l": "integer", "l_diversity": "string", "c": "number", "max_nodes": "integer", "time_limit": "number",
+                "max_lattice": "integer"},
         required={"k"},
         run=_run_kanon,
         description="full-domain k-anonymity (Incognito)",
@@ -691,7 +709,8 @@ MODELS: dict[str, ModelSpec] = {
     ),
     "timestamped": ModelSpec(
         schema={"k": "integer", "granularities": "list of strings", "metric": "string", "max_suppression": "number",
-                "data_granularity": "string", "country": "string", "day_parts": "string"},
+                "data_granularity": "string", "country": "string", "day_parts": "string", "timezone": "string",
+                "time_limit": "number"},
         required={"k"},
         run=_run_timestamped,
         description="respondent-level k-anonymity of timestamped data over time granularities (Mascetti et al.)",
@@ -699,6 +718,7 @@ MODELS: dict[str, ModelSpec] = {
         columns=_BASE_COLUMNS | {"time"},
         required_columns=frozenset({"time"}),
         hierarchies="optional",
+        outputs=_BASE_OUTPUTS | {"audit"},
     ),
     "kp": ModelSpec(
         schema={"k": "integer", "p": "integer", "algorithm": "string", "max_level": "integer", "paa": "integer",

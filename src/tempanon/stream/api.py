@@ -19,7 +19,7 @@ import pandas as pd
 
 from tempanon.data.roles import parse_column_list, require_columns
 from tempanon.errors import InputError, TempanonWarning
-from tempanon.stream.model import DEFAULT_DEFER, CostModel, validate_defer, validate_l, validate_window
+from tempanon.stream.model import DEFAULT_STEP, CostModel, validate_defer, validate_l, validate_step, validate_window
 from tempanon.stream.publisher import PublishedSnapshot, StreamPublisher
 from tempanon.stream.snapshots import (
     granule_range,
@@ -111,7 +111,8 @@ def anonymize_stream(
     suppression_cost: float | dict = 10.0,
     seed: int = 0,
     progress: ProgressFn | None = None,
-    defer: float | bool = DEFAULT_DEFER,
+    defer: float | bool | None = None,
+    step: str = DEFAULT_STEP,
 ) -> StreamResult:
     """Publish the snapshots of ``df`` (cut by truncating ``time`` to ``snapshot``) l-diverse with delay
     at most ``w``. ``qi`` defaults to every column but ``time`` and ``sensitive``. The timestamp is never
@@ -119,7 +120,8 @@ def anonymize_stream(
     as missing."""
     l = validate_l(l)
     w = validate_window(w)
-    defer = validate_defer(defer)
+    step = validate_step(step)
+    defer = None if defer is None else validate_defer(defer)
     granule = validate_granule(snapshot)
     require_columns(df, [time], role="time column")
     require_columns(df, [sensitive], role="sensitive column")
@@ -134,7 +136,7 @@ def anonymize_stream(
     start = _time.perf_counter()
     df = df.reset_index(drop=True)
     idx = index_snapshots(df[time], time, granule)
-    pub = StreamPublisher(l, w, sensitive=sensitive, qi=qi_cols, cost=cm, seed=seed, verify=False, defer=defer)
+    pub = StreamPublisher(l, w, sensitive=sensitive, qi=qi_cols, cost=cm, seed=seed, verify=False, defer=defer, step=step)
     sens = df[sensitive].astype(object)
     sens = sens.where(sens.notna(), None)
     codes, uniques = pd.factorize(sens.to_numpy(dtype=object), use_na_sentinel=False)
@@ -153,8 +155,11 @@ def anonymize_stream(
     published += pub.flush()
     qit, st = release_tables(df, published, qi_cols, sensitive, pub.values, codes)
     verify_release(qit, st, l, qi_cols, sensitive, df, published)
-    seconds = _time.perf_counter() - start
     table = pub.record_table()
+    from tempanon.verify import check_timestamp_order
+
+    check_timestamp_order(table["home"].to_numpy(), table["placed"].to_numpy(), table["code"].to_numpy())  # Theorem 1
+    seconds = _time.perf_counter() - start
     summary = pub.summary(table)
     summary.update(
         seconds=seconds,
@@ -226,7 +231,8 @@ def stream_json_lines(
     suppression_cost: float | dict = 10.0,
     seed: int = 0,
     on_publish: Callable[[PublishedSnapshot], None] | None = None,
-    defer: float | bool = DEFAULT_DEFER,
+    defer: float | bool | None = None,
+    step: str = DEFAULT_STEP,
 ) -> StreamResult:
     """Publish JSON-lines records as they arrive: a snapshot is pushed when the first record of a later
     granule arrives (the empty granules in between are pushed too), and every snapshot leaving the window
@@ -237,7 +243,8 @@ def stream_json_lines(
     a later record is a missing value. Rows are numbered from 0 in the order of the non-blank lines."""
     l = validate_l(l)
     w = validate_window(w)
-    defer = validate_defer(defer)
+    step = validate_step(step)
+    defer = None if defer is None else validate_defer(defer)
     granule = validate_granule(snapshot)
     cm = make_cost(cost, w, suppression_cost)
     start = _time.perf_counter()
@@ -291,7 +298,7 @@ def stream_json_lines(
                     raise InputError(f"column {c!r} cannot be a quasi-identifier")
                 if c not in rec:
                     raise InputError(f"standard input, line {lineno}: unknown quasi-identifier {c!r}; the record has keys {', '.join(rec)}")
-            pub = StreamPublisher(l, w, sensitive=sensitive, qi=qi_cols, cost=cm, seed=seed, defer=defer)
+            pub = StreamPublisher(l, w, sensitive=sensitive, qi=qi_cols, cost=cm, seed=seed, defer=defer, step=step)
         t_value = rec.get(time)
         try:
             ts = parse_times(pd.Series([t_value], dtype=object), time, granule)

@@ -242,6 +242,18 @@ DEFAULT_DEFER = 2.0 / 3.0
 """The default ``defer`` (see :func:`deferred_suppression_cost`): chosen by measurement, docs/stream.md."""
 
 
+STEPS = ("default", "exact", "paper")
+DEFAULT_STEP = "exact"
+"""The online step: ``paper`` (Definition 2, :mod:`tempanon.stream.recycle`), ``exact`` (the broader
+step problem solved exactly, :mod:`tempanon.stream.reposition`), ``default`` (docs/stream.md)."""
+
+
+def validate_step(step: object) -> str:
+    if step not in STEPS:
+        raise InputError(f"step {step!r}: expected one of {', '.join(STEPS)}")
+    return str(step)
+
+
 def validate_defer(defer: object) -> float:
     """``defer`` as a number in ``[0, 1]``; ``True`` means 1 (full deferral), ``False`` 0 (the paper's
     pricing)."""

@@ -57,6 +57,8 @@ from tempanon.errors import InputError
 from tempanon.stream.anatomy import anatomy_groups, anatomy_segments, qit_order, sensitive_table
 from tempanon.stream.model import (
     DEFAULT_DEFER,
+    DEFAULT_STEP,
+    validate_step,
     CostModel,
     deferred_suppression_cost,
     initial_suppression,
@@ -171,9 +173,15 @@ class StreamPublisher:
         suppression_cost: float | dict = 10.0,
         verify: bool = True,
         seed: int = 0,
-        defer: float | bool = DEFAULT_DEFER,
+        defer: float | bool | None = None,
+        step: str = DEFAULT_STEP,
     ) -> None:
         self.l = validate_l(l)
+        self.step = validate_step(step)
+        if defer is None:
+            defer = 0.0 if self.step == "paper" else DEFAULT_DEFER
+        elif self.step == "paper" and validate_defer(defer) > 0:
+            raise InputError("step 'paper' prices every suppression at beta (Definition 2): defer must be 0 with it")
         self.w = validate_window(w)
         if isinstance(cost, str):
             if cost == "linear":
@@ -190,6 +198,8 @@ class StreamPublisher:
         self.qi = None if qi is None else list(qi)
         self.verify = verify
         self.defer = validate_defer(defer)
+        self._first_window_done = False
+        self._pub_max_home = np.zeros(0, dtype=np.int64)  # per value code: latest home published (Theorem 1)  # step "paper": the first window's ILP (Section III)
         self._rng = np.random.default_rng(seed)
         self._snaps: list[_Snapshot] = []
         self._codes: dict = {}
@@ -198,9 +208,13 @@ class StreamPublisher:
         self._next_pub = 0  # first snapshot not yet published
         self._flushed = False
         self.steps: list[StepStats] = []
+        self.figure4 = "corrected"  # step "paper": the Figure 4 loop (recycle.figure4), "literal" as printed
+        self.relays = 0  # step "paper": relays applied (Theorem 2's sigma) and records they moved
+        self.chain_moves = 0
         self._seen = np.zeros(0, dtype=np.int64)  # records of each value in D[0.._seen_upto - 1]
         self._seen_upto = 0
         self.final_step: StepStats | None = None  # the re-solve of the pending snapshots by flush()
+        self.step_cpu_seconds = 0.0  # CPU time (process_time) spent in the online steps
         self.step_solver = "bb"  # "bb" (solve_step_bb, then solve_step_caps), "caps" (solve_step_caps) or "direct" (solve_window_ilp only)
 
     # ------------------------------------------------------------------ inputs
@@ -369,7 +383,10 @@ class StreamPublisher:
         once with the true costs ``beta`` (the paper's step over ``D'[next..t]``, the published snapshots
         fixed; :attr:`final_step`). With ``defer = 0`` that step would change nothing (the last step was
         already optimal for these costs) and is skipped."""
-        if not self._flushed and self.defer > 0 and self.w > 0 and self._next_pub < len(self._snaps):
+        if not self._flushed and self.step == "paper" and self.w > 0 and self._snaps and not self._first_window_done:
+            if not self._too_few_values(len(self._snaps) - 1):
+                self._first_window(len(self._snaps) - 1)  # a stream shorter than the first window
+        elif not self._flushed and self.defer > 0 and self.w > 0 and self._next_pub < len(self._snaps):
             self._final_step()
         out = [self._publish(j) for j in range(self._next_pub, len(self._snaps))]
         self._flushed = True
@@ -394,6 +411,7 @@ class StreamPublisher:
         """Step ``t``; ``new_suppressed``: the initial solution of ``D[t]`` was already applied (by
         :meth:`push_coded_many`) and suppressed that many records."""
         start = _time.perf_counter()
+        cpu0 = _time.process_time()
         w = self.w
         oldest = max(0, t - w)
         new = self._snaps[t]
@@ -401,7 +419,9 @@ class StreamPublisher:
         # 1. the initial solution of the new snapshot (Section IV)
         if new_suppressed is None:
             new_suppressed = self._initial(t)
-        if w == 0:
+        if w > 0 and self.step == "paper" and not self._too_few_values(t):
+            method, certificate, active = self._paper_step(t)
+        elif w == 0:
             method, certificate = "initial", "w = 0"
             active = len(new.codes)
         elif self._too_few_values(t):
@@ -427,7 +447,81 @@ class StreamPublisher:
                 # 2. OptimalReposition (Section V) on counts, with a certificate or the step ILP
                 method, certificate, confirmed, solver = self._optimal_reposition(t, oldest, parts)
         seconds = _time.perf_counter() - start + extra_seconds
+        self.step_cpu_seconds += _time.process_time() - cpu0
         self.steps.append(StepStats(method, active, seconds, certificate, confirmed, solver))
+
+    # ------------------------------------------------------------------ the paper's step (Definition 2)
+    def _paper_step(self, t: int) -> tuple[str, str | None, int]:
+        """Step ``t`` of the paper's method (``step="paper"``): before the window is full nothing is
+        decided (the records wait at home); at ``t = w`` the *first window* ``D[0..w]`` is solved by the
+        window ILP (Section III); every later step is recycle-reposition (Definition 2,
+        :func:`tempanon.stream.recycle.recycle_step`). Returns ``(method, certificate, active)``."""
+        w = self.w
+        if t < w:
+            return "initial", "first window pending", len(self._snaps[t].codes)
+        if not self._first_window_done:
+            return self._first_window(t)
+        from tempanon.stream.recycle import recycle_step
+
+        oldest = t - w
+        old_parts, cand_parts = [], []
+        for h in range(max(0, t - 2 * w), t):
+            sn = self._snaps[h]
+            if h < oldest:
+                if sn.last >= oldest:
+                    idx = np.flatnonzero(sn.place >= oldest)
+                    if len(idx):
+                        old_parts.append((h, idx))
+                continue
+            if sn.n_supp:
+                old_parts.append((h, np.flatnonzero(sn.place >= 0)))
+                cand_parts.append((h, np.flatnonzero(sn.place < 0)))
+            else:
+                old_parts.append((h, np.arange(len(sn.place))))
+        new = self._snaps[t]
+        if not any(len(i) for _, i in cand_parts) and not new.n_supp:
+            return "initial", "nothing to recycle", len(new.codes)
+        cand_parts.append((t, np.arange(len(new.codes))))
+        cat = lambda parts, f: np.concatenate([f(h, i) for h, i in parts]) if parts else np.zeros(0, np.int64)  # noqa: E731
+        res = recycle_step(
+            cat(old_parts, lambda h, i: np.full(len(i), h, np.int64)),
+            cat(old_parts, lambda h, i: self._snaps[h].place[i]),
+            cat(old_parts, lambda h, i: self._snaps[h].codes[i]),
+            cat(cand_parts, lambda h, i: np.full(len(i), h, np.int64)),
+            cat(cand_parts, lambda h, i: self._snaps[h].codes[i]),
+            cat(cand_parts, lambda h, i: self._snaps[h].place[i] >= 0),
+            t=t, w=w, l=self.l, mu=self.mu, beta=self._beta, variant=self.figure4,
+        )
+        for parts, new_place in ((old_parts, res.old_place), (cand_parts, res.cand_place)):
+            off = 0
+            for h, i in parts:
+                sn = self._snaps[h]
+                sn.place[i] = new_place[off : off + len(i)]
+                sn.refresh()
+                off += len(i)
+        self.relays += res.relays
+        self.chain_moves += res.chain_moves
+        active = sum(len(i) for _, i in old_parts) + sum(len(i) for _, i in cand_parts)
+        return "recycle", f"Figure 4 ({self.figure4})", active
+
+    def _first_window(self, t: int) -> tuple[str, str | None, int]:
+        """The paper's first window (Section III): ``D[0..t]`` (nothing published yet) solved by the
+        window ILP, every placement free."""
+        parts = [(h, np.arange(len(self._snaps[h].codes))) for h in range(t + 1)]
+        m = len(self._values)
+        rec_home = np.concatenate([np.full(len(i), h, dtype=np.int64) for h, i in parts])
+        rec_code = np.concatenate([self._snaps[h].codes for h, _ in parts])
+        rec_pos = np.concatenate([i for _, i in parts])
+        gkey, ginv, gcount = np.unique(rec_home * m + rec_code, return_inverse=True, return_counts=True)
+        ghome, gcode = gkey // m, gkey % m
+        problem = WindowProblem(home=ghome, code=gcode, count=gcount, lo=ghome, hi=np.minimum(ghome + self.w, t),
+                                l=self.l, mu=self.mu, beta=self._beta)
+        sol = solve_window_ilp(problem)
+        x = np.zeros((len(gkey), t + 1), dtype=np.int64)
+        np.add.at(x, (sol.var_group, sol.var_place), sol.var_count)
+        self._apply_counts(parts, ginv, rec_pos, x, sol.suppressed, 0)
+        self._first_window_done = True
+        return "milp", "first window", len(rec_home)
 
     def _n_values(self, t: int) -> int:
         """Distinct sensitive values in ``D[0..t]``."""
@@ -450,15 +544,26 @@ class StreamPublisher:
     def _active_parts(self, oldest: int, t: int) -> list[tuple[int, np.ndarray]]:
         """The active records of a step over the pending snapshots ``D'[oldest..t]``, per home ``h``
         (from ``oldest - w``): every record of a pending home (placed in ``D'[h..t]`` or suppressed),
-        and of an older home those suppressed or placed in a pending snapshot."""
+        and of an older home those placed in a pending snapshot or suppressed, the suppressed ones only
+        when no record of their value with a later home is published yet (Theorem 1: recycling it would
+        break timestamp order with a release that can no longer change)."""
         parts = []
+        pub_max = self._published_max_home()
         for h in range(max(0, oldest - self.w), t + 1):
             s = self._snaps[h]
             if h >= oldest:
                 parts.append((h, np.arange(len(s.place))))
             else:
-                parts.append((h, np.flatnonzero((s.place == -1) | (s.place >= oldest))))
+                recyclable = (s.place == -1) & (pub_max[s.codes] <= h)
+                parts.append((h, np.flatnonzero(recyclable | (s.place >= oldest))))
         return parts
+
+    def _published_max_home(self) -> np.ndarray:
+        """Per sensitive value code, the latest home of a published record (-1: none)."""
+        m = len(self._values)
+        if len(self._pub_max_home) < m:
+            self._pub_max_home = np.concatenate([self._pub_max_home, np.full(m - len(self._pub_max_home), -1, dtype=np.int64)])
+        return self._pub_max_home
 
     def _initial(self, t: int) -> int:
         """Initial solution of ``D[t]``: suppress its most frequent value until l-eligible (in place)."""
@@ -523,7 +628,40 @@ class StreamPublisher:
             method, certificate = "milp", None
             x, z, confirmed, solver = self._step_ilp(problem, res, oldest)
         self._apply_counts(parts, ginv, rec_pos, x, z, oldest)
+        self._restore_order(parts, oldest)
         return method, certificate, confirmed, solver
+
+    def _restore_order(self, parts, oldest: int) -> None:
+        """Theorem 1 (the swap in its proof): per sensitive value, the records placed in the pending
+        snapshots ``D'[oldest..]`` are re-assigned so that the earliest homes go to the earliest
+        snapshots. Counts per (snapshot, value) are unchanged (so is l-eligibility); every record stays
+        within its reach (intervals ``[h, h + w]`` of one width: the sorted assignment is feasible when
+        any is); the IL does not rise (C3: equal for linear ``mu``, lower for a non-linear one where
+        records crossed)."""
+        homes, places, codes, pos = [], [], [], []
+        for h, idx in parts:
+            sn = self._snaps[h]
+            i = idx[sn.place[idx] >= oldest]
+            homes.append(np.full(len(i), h, dtype=np.int64))
+            places.append(sn.place[i])
+            codes.append(sn.codes[i])
+            pos.append(i)
+        home, place, code = np.concatenate(homes), np.concatenate(places), np.concatenate(codes)
+        if len(home) < 2:
+            return
+        seq = np.arange(len(home))
+        by_home = np.lexsort((seq, home, code))
+        by_place = np.lexsort((place, code))
+        new_place = np.empty_like(place)
+        new_place[by_home] = place[by_place]
+        if np.array_equal(new_place, place):
+            return
+        off = 0
+        for (h, _), i in zip(parts, pos):
+            sn = self._snaps[h]
+            sn.place[i] = new_place[off : off + len(i)]
+            sn.refresh()
+            off += len(i)
 
     def _step_ilp(self, problem: WindowProblem, res, oldest: int) -> tuple[np.ndarray, np.ndarray, bool, str]:
         """The step ILP, for a step no certificate proved: our branch and bound on the caps, with the
@@ -595,10 +733,20 @@ class StreamPublisher:
             hm = np.repeat(np.array([h for h, _, _ in parts], dtype=np.int64), [len(idx) for _, _, idx in parts])
         else:
             c, r, hm = np.zeros(0, dtype=np.int64), self._snaps[j].rows[:0], np.zeros(0, dtype=np.int64)
+        if len(c):
+            np.maximum.at(self._published_max_home(), c, hm)
         return j, label, c, r, hm, parts
 
     def _publish(self, j: int) -> PublishedSnapshot:
+        before = self._published_max_home().copy()
         j, label, c, r, hm, parts = self._release(j)
+        if self.verify and len(c):
+            from tempanon.verify import check_timestamp_order
+
+            # Theorem 1 against everything published before: the latest earlier home of each value
+            prev = np.flatnonzero(before >= 0)
+            check_timestamp_order(np.concatenate([before[prev], hm]), np.concatenate([np.full(len(prev), j - 1), np.full(len(c), j)]),
+                                  np.concatenate([prev, c]))
         group = anatomy_groups(c, self.l, self._rng)
         perm = qit_order(group, self._rng)
         c, r, hm, group = c[perm], r[perm], hm[perm], group[perm]
@@ -674,6 +822,10 @@ class StreamPublisher:
             "window": self.w,
             "cost": self.cost.name,
             "defer": self.defer,
+            "step": self.step,
+            "step_cpu_seconds": self.step_cpu_seconds,
+            "relays": self.relays,
+            "relay_moves": self.chain_moves,
             "records": int(len(t)),
             "snapshots": n_snap,
             "information_loss": self.information_loss(t),

@@ -32,6 +32,90 @@ class TimestampedResult:
     summary: dict
     dag: GranularityDAG = field(repr=False)
     chosen: str = ""
+    #: steward-only: release row (1-based) -> input line and respondent; never published
+    audit: pd.DataFrame | None = field(default=None, repr=False)
+    #: steward-only: the secret seed of the row shuffle (recorded in the audit, not the summary)
+    shuffle_seed: int | None = field(default=None, repr=False)
+
+
+AUDIT_HEADER = ("# STEWARD ONLY - DO NOT RELEASE. tempanon timestamped audit: links each release row to its "
+                "input line and respondent.")
+
+
+def shuffle_within_classes(released: pd.DataFrame, cols: Sequence[str], seed: int | None) -> tuple[pd.DataFrame, int]:
+    """The release with its rows grouped by class (sorted by the released values of ``cols``) and
+    shuffled within each class by a secret seed (Issue 12: input order leaks which rows belong to
+    the same respondent). ``seed`` None draws one from :mod:`secrets`; returns (rows, seed)."""
+    if seed is None:
+        import secrets
+
+        seed = secrets.randbits(63)
+    rng = np.random.default_rng(int(seed))
+    if len(released) == 0:
+        return released, int(seed)
+    keys = [rng.random(len(released))]
+    for c in reversed(list(cols)):
+        text = released[c].astype(object).where(released[c].notna(), "").astype(str).to_numpy()
+        keys.append(pd.factorize(text, sort=True)[0])
+    order = np.lexsort(tuple(keys))
+    return released.iloc[order], int(seed)
+
+
+def check_audit_path(audit, out, others=()) -> None:
+    """Refuse an audit path inside the release's folder (it links rows to respondents) or equal to
+    another file of the run (exit 2, before anything is read or written)."""
+    from pathlib import Path
+
+    a = Path(audit).resolve()
+    o = Path(out).resolve()
+    if a == o or any(p is not None and Path(p).resolve() == a for p in others):
+        raise InputError(f"--audit {audit} must be a file of its own (not the input, --out, --summary or --report)")
+    if o.parent == a.parent or o.parent in a.parents:
+        raise InputError(f"--audit {audit} is inside the release's folder {o.parent}: the audit links release rows to "
+                         f"respondents and is for the data steward only; write it elsewhere")
+
+
+def audit_text(result: TimestampedResult) -> str:
+    """The audit file: two comment lines (steward-only label, shuffle seed), then CSV."""
+    return (AUDIT_HEADER + "\n" + f"# shuffle seed: {result.shuffle_seed}; respondent column: "
+            f"{result.summary.get('uid') or '(none: each row is a respondent, identified by its input line)'}\n"
+            + result.audit.to_csv(index=False))
+
+
+def write_audit(result: TimestampedResult, path) -> None:
+    from tempanon.data.io import atomic_write
+
+    text = audit_text(result)
+    atomic_write(path, lambda p: p.write_text(text, encoding="utf-8"))
+
+
+def read_audit(path) -> pd.DataFrame:
+    """Read a timestamped audit (columns release_row, input_line, respondent; comment lines skipped)."""
+    from pathlib import Path
+
+    p = Path(path)
+    try:
+        with open(p, encoding="utf-8") as fh:
+            first = fh.readline()
+    except OSError as exc:
+        raise InputError(f"cannot read the audit {path}: {exc.strerror or exc}") from None
+    if not first.startswith(AUDIT_HEADER[:30]):
+        raise InputError(f"{path} is not a tempanon timestamped audit (its first line should be {AUDIT_HEADER[:30]!r}...)")
+    df = pd.read_csv(p, comment=None, skiprows=2, dtype=str, keep_default_na=False)
+    if list(df.columns) != ["release_row", "input_line", "respondent"]:
+        raise InputError(f"audit {path}: expected columns release_row,input_line,respondent, got {', '.join(df.columns)}")
+    return df
+
+
+def make_audit(df: pd.DataFrame, released: pd.DataFrame, uid: str | None) -> pd.DataFrame:
+    """Steward-only audit: release row (1-based data row of the written release), the input's file
+    line (header = line 1) and the respondent of each released row."""
+    pos = df.index.get_indexer(released.index)
+    return pd.DataFrame({
+        "release_row": np.arange(1, len(released) + 1, dtype=np.int64),
+        "input_line": pos.astype(np.int64) + 2,
+        "respondent": (df[uid].to_numpy()[pos] if uid is not None else (pos + 2).astype(object)),
+    })  # fmt: skip
 
 
 def encode_columns(df: pd.DataFrame, cols: Sequence[str]) -> np.ndarray:
@@ -61,8 +145,8 @@ def encode_uid(df: pd.DataFrame, uid: str | None) -> np.ndarray:
     col = df[uid]
     miss = col.isna().to_numpy()
     if miss.any():
-        row = int(np.nonzero(miss)[0][0]) + 1
-        raise InputError(f"column {uid!r}, row {row}: the respondent identifier is missing")
+        row = int(np.nonzero(miss)[0][0])
+        raise InputError(f"column {uid!r}, line {row + 2}: the respondent identifier is missing")
     return pd.factorize(col)[0].astype(np.int64)
 
 
@@ -91,8 +175,9 @@ def _validate(df, time, qi, uid, k, metric, max_suppression, joint=False):
             raise InputError(f"the respondent identifier {uid!r} cannot also be a quasi-identifier or the time")
     if time in qi:
         raise InputError(f"the time column {time!r} is generalized by granularities; do not list it in --qi")
-    if not isinstance(k, (int, np.integer)) or k < 1:
-        raise InputError(f"k must be a positive integer (got {k!r})")
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 2:
+        raise InputError(f"k must be an integer of at least 2 (got {k!r}): k = 1 would publish the original "
+                         f"timestamps unchanged")
     if metric not in METRICS and not (joint and metric in ("height", "loss", "discernibility")):
         extra = " (height, loss, discernibility with --hierarchies)"
         raise InputError(f"unknown metric {metric!r}; use one of {', '.join(METRICS)}{extra}")
@@ -117,6 +202,10 @@ def anonymize_timestamped(
     parts=None,
     hierarchies: dict | None = None,
     criterion: str = "gen_c",
+    timezone: str | None = None,
+    time_limit: float | None = None,
+    shuffle_seed: int | None = None,
+    announce: Callable[[str], None] | None = None,
     progress: Callable[[str, int, int], None] | None = None,
     keep: Sequence[str] = (),
     drop: Sequence[str] = (),
@@ -154,8 +243,14 @@ def anonymize_timestamped(
     require_columns_list(list(df.columns), allow_identifier, role="--allow-identifier column")
     roles = {"release": set(release_cols), "keep": keep, "drop": drop, "left_out": left_out,
              "allow": list(allow_identifier), "sensitive": sensitive}  # fmt: skip
+    if time_limit is not None:
+        if not float(time_limit) > 0:
+            raise InputError(f"time limit must be a positive number of seconds (got {time_limit})")
+        if hierarchies:
+            raise InputError("the time limit applies to the search over granularities; it is not available with "
+                             "hierarchies (joint search)")
     df = df.reset_index(drop=True)
-    instants, missing, tinfo = parse_timestamps(df[time], time)
+    instants, missing, tinfo = parse_timestamps(df[time], time, timezone)
     if data_granularity is None:
         g0 = infer_data_granularity(instants, missing)
     elif isinstance(data_granularity, Granularity):
@@ -166,7 +261,7 @@ def anonymize_timestamped(
     bad = (z0 == GAP) & ~missing
     if bad.any():
         row = int(np.nonzero(bad)[0][0])
-        raise InputError(f"column {time!r}, row {row + 1}: {df[time].iloc[row]!r} lies in no granule of the "
+        raise InputError(f"column {time!r}, line {row + 2}: {df[time].iloc[row]!r} lies in no granule of the "
                          f"data granularity {g0.name}")  # fmt: skip
     cands = parse_granularities(granularities, country=country, parts=parts)
     span = span_of(instants[~missing])
@@ -177,13 +272,26 @@ def anonymize_timestamped(
     if hierarchies:
         from tempanon.temporal.joint import joint_anonymize
 
-        return _apply_roles(df, joint_anonymize(df, time=time, qi=qi, k=k, uid=uid, dag=dag, instants=instants, missing=missing,
+        if announce is not None:
+            size = len(dag.nodes)
+            for h in hierarchies.values():
+                size *= int(getattr(h, "height", 0)) + 1
+            announce(f"joint search: {len(dag.nodes)} time granularities x the hierarchies of "
+                     f"{', '.join(h for h in hierarchies)}: a lattice of {size:,} nodes (Incognito, pruned by the "
+                     f"generalization property)")
+
+        jres = _apply_roles(df, joint_anonymize(df, time=time, qi=qi, k=k, uid=uid, dag=dag, instants=instants, missing=missing,
                                z0=z0, hierarchies=hierarchies, metric=metric, criterion=criterion,
                                max_suppression=float(max_suppression), tinfo=tinfo, progress=progress),
                             roles)  # fmt: skip
+        return finish(jres, df, time=time, qi=qi, uid=uid, shuffle_seed=shuffle_seed, tinfo=tinfo)
+    if announce is not None:
+        announce(f"searching {len(dag.nodes)} granularities (the data's {dag.nodes[0].name} and {len(dag.nodes) - 1} "
+                 f"coarser){'; at most ' + format(time_limit, 'g') + ' s (--time-limit)' if time_limit else ''}")
     q = encode_columns(df, qi)
     prep = prepare(q, instants, missing, uid_codes, np.where(missing, 0, z0))
-    res = least_generalization(prep, dag, k, metric=metric, max_suppressed=max_suppressed, progress=progress)
+    res = least_generalization(prep, dag, k, metric=metric, max_suppressed=max_suppressed, time_limit=time_limit,
+                               progress=progress)  # fmt: skip
     chosen = dag.nodes[res.chosen]
     final = check_granularity(prep, chosen, k, max_suppressed, keep_arrays=True)
     keep_sorted = final.keep
@@ -196,9 +304,9 @@ def anonymize_timestamped(
     released[time] = pd.Series(labels[keep], index=released.index, dtype=object)
     if uid is not None:
         released = released.drop(columns=[uid])
-    # Candidates for the summary: every granularity checked directly (Procedure 2 on each).
-    all_checks = [res.checks[v] if v in res.checks else check_granularity(prep, g, k, max_suppressed)
-                  for v, g in enumerate(dag.nodes)]  # fmt: skip
+    # Candidates for the summary: what Algorithm 1 evaluated; pruned granularities are not
+    # re-checked (that would undo the pruning), the summary says why they were not.
+    all_checks = [res.checks.get(v) for v in range(len(dag.nodes))]
     from tempanon.verify import check_timestamped_release
 
     otimes = pd.Series(pd.to_datetime(np.where(missing, 0, instants), unit="s"), index=df.index).where(~missing)
@@ -207,7 +315,27 @@ def anonymize_timestamped(
     summary = _summary(df, dag, res, all_checks, final, k=k, uid=uid, time=time, qi=qi, metric=metric,
                        max_suppression=max_suppression, max_suppressed=max_suppressed, tinfo=tinfo,
                        respondents=prep.n_respondents, report=report)  # fmt: skip
-    return _apply_roles(df, TimestampedResult(released, summary, dag, chosen.name), roles)
+    return finish(_apply_roles(df, TimestampedResult(released, summary, dag, chosen.name), roles), df, time=time, qi=qi, uid=uid,
+                  shuffle_seed=shuffle_seed, tinfo=tinfo, res=res)  # fmt: skip
+
+
+def finish(result: TimestampedResult, df: pd.DataFrame, *, time: str, qi: Sequence[str], uid: str | None,
+           shuffle_seed: int | None, tinfo: dict, res=None) -> TimestampedResult:  # fmt: skip
+    """Shuffle the release within classes, build the steward's audit, state time zone and budget."""
+    result.released, result.shuffle_seed = shuffle_within_classes(result.released, [*qi, time], shuffle_seed)
+    result.audit = make_audit(df, result.released, uid)
+    s = result.summary
+    s["timezone"] = tinfo.get("calendar_timezone") or ("UTC (converted)" if "converted" in tinfo.get("timezone", "")
+                                                       else "none (naive wall clock as given)")  # fmt: skip
+    if tinfo.get("note"):
+        s["messages"].append(tinfo["note"])
+    s["row_order"] = "grouped by class, shuffled within classes (secret seed, recorded in the steward audit only)"
+    if res is not None and getattr(res, "budget_exhausted", False):
+        s["budget"] = {"exhausted": True, "checked": len(res.checks), "not_reached": len(res.not_reached),
+                       "note": "the time limit stopped the search: the release is the best verified among the "
+                               "granularities checked, not necessarily the least"}  # fmt: skip
+        s["messages"].append(s["budget"]["note"])
+    return result
 
 
 def _apply_roles(df: pd.DataFrame, res: TimestampedResult, roles: dict) -> TimestampedResult:
@@ -247,10 +375,18 @@ def _summary(df, dag, res, all_checks, final, *, k, uid, time, qi, metric, max_s
         else:
             i = idx.get(name, idx.get(dag.equivalent.get(name, ""), 0))
             c = all_checks[i]
-            entry.update(compatible=True, k_anonymous=bool(c.k_anonymous), gen_m=c.gen_m, gen_s=c.gen_s,
-                         suppressed=c.suppressed, classes=c.classes, min_respondents=c.min_respondents,
-                         directly_coarser=[dag.nodes[p].name for p in dag.parents[i]],
-                         evaluated_by_algorithm=i in res.checks, minimal=i in res.minimal)  # fmt: skip
+            entry.update(compatible=True, directly_coarser=[dag.nodes[p].name for p in dag.parents[i]],
+                         evaluated_by_algorithm=c is not None, minimal=i in res.minimal)  # fmt: skip
+            if c is not None:
+                entry.update(k_anonymous=bool(c.k_anonymous), gen_m=c.gen_m, gen_s=c.gen_s, suppressed=c.suppressed,
+                             classes=c.classes, min_respondents=c.min_respondents)  # fmt: skip
+            elif i in res.pruned:
+                entry.update(k_anonymous=True, gen_m=None, gen_s=None,
+                             not_checked=f"pruned: coarser than {dag.nodes[res.pruned[i]].name}, which is k-anonymous "
+                                         f"(so this one is too, and no less general by Theorems 2-4)")  # fmt: skip
+            else:
+                entry.update(k_anonymous=None, gen_m=None, gen_s=None,
+                             not_checked="not reached: the time limit stopped the search")
             if i in res.pruned:
                 entry["pruned_coarser_than"] = dag.nodes[res.pruned[i]].name
             if name in dag.equivalent:

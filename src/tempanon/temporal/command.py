@@ -47,6 +47,25 @@ def timestamped(
         Optional[str],
         typer.Option("--day-parts", help="Parts of the day for part-of-day, e.g. night=0-6,morning=6-12,afternoon=12-18,evening=18-24."),
     ] = None,
+    timezone: Annotated[
+        Optional[str],
+        typer.Option("--timezone", help="Calendar time zone (IANA name, e.g. America/New_York): days, weeks and parts of "
+                     "the day are its local ones (DST-correct); aware times are converted to it, naive ones are its wall clock."),
+    ] = None,
+    time_limit: Annotated[
+        Optional[float],
+        typer.Option("--time-limit", help="Stop the search after this many seconds with the best verified granularity so far."),
+    ] = None,
+    audit: Annotated[
+        Optional[Path],
+        typer.Option("--audit", help="Steward-only CSV: release row -> input line and respondent, and the shuffle seed "
+                     "(never publish; refused inside the release's folder)."),
+    ] = None,
+    shuffle_seed: Annotated[
+        Optional[int],
+        typer.Option("--shuffle-seed", help="Seed of the within-class row shuffle (default: a fresh secret seed, recorded "
+                     "only in --audit)."),
+    ] = None,
     summary: Annotated[Optional[Path], typer.Option("--summary", help="Write a JSON summary here.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or status output.")] = False,
     report: Annotated[
@@ -75,8 +94,12 @@ def timestamped(
 
         t0 = _time.perf_counter()
         # every output checked against the inputs and each other before anything is read
-        outs = OutputSet([input, hierarchies], {"--out": out, "--summary": summary, "--report": report})
+        outs = OutputSet([input, hierarchies], {"--out": out, "--summary": summary, "--report": report, "--audit": audit})
         parts = parse_parts(day_parts)
+        if audit is not None:
+            from tempanon.temporal.api import check_audit_path
+
+            check_audit_path(audit, out, [input, summary, report])
         df = read_table(input, as_text=True)
         qis = parse_column_list(qi, list(df.columns))
         cols = list(df.columns)
@@ -92,7 +115,8 @@ def timestamped(
             res = anonymize_timestamped(
                 df, time=time, qi=qis, k=k, uid=uid, granularities=granularities, metric=metric,
                 max_suppression=max_suppression, data_granularity=data_granularity, country=country,
-                parts=parts, hierarchies=hier, progress=progress, **roles,
+                parts=parts, hierarchies=hier, progress=progress, timezone=timezone, time_limit=time_limit,
+                shuffle_seed=shuffle_seed, announce=lambda m: info(m, quiet), **roles,
             )  # fmt: skip
         phases["read, search, release and verify"] = _time.perf_counter() - t0
         rep = None
@@ -109,10 +133,15 @@ def timestamped(
         t1 = _time.perf_counter()
         with outs:  # staged, then committed together
             outs.table(res.released, out, "--out")
+            if audit is not None:
+                from tempanon.temporal.api import audit_text
+
+                text = audit_text(res)
+                outs.stage(audit, lambda p: p.write_text(text, encoding="utf-8"), "--audit")
             if rep is not None:
                 outs.stage(report, rep.write, "--report")
             if summary is not None:
-                outs.json({**res.summary, **({"report": str(report)} if report is not None else {})}, summary)
+                outs.json({**res.summary, **({"report": str(report)} if report is not None else {})}, summary, "--summary")
             outs.commit()
         phases["write outputs"] = _time.perf_counter() - t1
         return res

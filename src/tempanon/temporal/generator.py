@@ -80,14 +80,25 @@ def hospital_exams(
     })  # fmt: skip
 
 
+def paper_table3() -> pd.DataFrame:
+    """Table 3 of Mascetti et al. (TIME 2006), verbatim: a relation that is not 2-anonymous
+    (Example 1). Its generalizations by week and month are Tables 4 and 5 (Examples 2-3)."""
+    rows = [("u1", "q1", "2006-01-03", "d0"), ("u2", "q1", "2006-01-03", "d1"), ("u1", "q1", "2006-01-11", "d2"),
+            ("u4", "q1", "2006-01-12", "d3"), ("u5", "q2", "2006-02-07", "d4"), ("u6", "q2", "2006-02-10", "d5")]
+    return pd.DataFrame(rows, columns=["UID", "Q", "T", "data"])
+
+
 def example_exams() -> pd.DataFrame:
     """A small exam relation (patient, address, day, exam) in the style of the paper's Table 3,
-    built to show Example 3's trade-off (the paper's own table is not reproduced verbatim).
+    showing the remark after Example 3: the order of week and month under ``<=_c`` depends on R,
+    and month wins when most timestamps are in the same week but different months.
 
     Addr1's two patients are examined on both sides of five month ends (a week merges the two
     days, a month does not); Addr2's patients on five December days in five different weeks (a
     month merges them, a week does not); Addr3's two patients on consecutive days (so the days
-    are not 2-anonymous). With k=2: week gives gen_m 2, gen_s 6 and month gen_m 5, gen_s 5.
+    are not 2-anonymous). With k=2 every class has 2 respondents (gen_m 2) and week gives gen_s
+    5*2 + 5*2 + 2 = 22, month 10*2 + 2 + 2 = 24: month is the least generalization; quarter gives
+    gen_s 12, so among week and quarter, week is.
     """
     rows = []
     for d in ["2005-01-31", "2005-02-01", "2005-03-31", "2005-04-01", "2005-06-30", "2005-07-01",

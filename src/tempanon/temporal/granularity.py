@@ -190,8 +190,12 @@ class Months(Granularity):
 class BusinessDay(Granularity):
     """Monday-Friday days minus the public holidays of ``country`` (``holidays`` package).
 
-    Index of a business day: ``5 * week + weekday`` (weekday 0-4), so that fixed-length
-    groupings of business days work; holidays are holes in the index, weekends and holidays gaps.
+    Indexes are contiguous (Definition 9, condition 2): business day ``i`` is the ``i``-th
+    business day counted from 1970-01-01 (negative before), so weekends and holidays are gaps of
+    the time line but never holes of the index set, and a grouping ``2business-days`` pairs two
+    consecutive *business* days (a pair never ends on a holiday). Index of day ``d``: its weekday
+    counter ``5 * week + weekday`` minus the weekday holidays between day 0 and ``d``; the
+    holidays of every year between 1970 and the days asked for are computed (cached per year).
     """
 
     name: str = "business-day"
@@ -209,38 +213,56 @@ class BusinessDay(Granularity):
             except (NotImplementedError, KeyError, ValueError) as exc:
                 raise InputError(f"business-day: unknown holiday country {self.country!r} ({exc})") from None
 
-    def _holiday_days(self, years: np.ndarray) -> np.ndarray:
-        """Sorted day numbers of the holidays in ``years`` (cached per year)."""
+    def _year_holidays(self, y: int) -> np.ndarray:
+        if y not in self._cache:
+            import holidays
+
+            hs = holidays.country_holidays(self.country, subdiv=self.subdiv, years=int(y))
+            days = np.array(sorted(hs.keys()), dtype="datetime64[D]").astype(np.int64)
+            self._cache[y] = days[(days + 3) % 7 < 5]  # holidays on weekdays (weekends are gaps anyway)
+        return self._cache[y]
+
+    def _holidays_covering(self, d_lo: int, d_hi: int) -> np.ndarray:
+        """Sorted weekday holidays of every year from min(1970, year(d_lo)) to max(1970, year(d_hi))."""
         if self.country is None:
             return np.array([], dtype=np.int64)
-        import holidays
+        y = np.array([min(d_lo, 0), max(d_hi, 0)], dtype="datetime64[D]").astype("datetime64[Y]").astype(np.int64) + 1970
+        return np.concatenate([self._year_holidays(yy) for yy in range(int(y[0]), int(y[1]) + 1)])
 
-        out = []
-        for y in sorted(set(np.sort(years)[np.r_[True, np.diff(np.sort(years)) != 0]].tolist())):
-            if y not in self._cache:
-                hs = holidays.country_holidays(self.country, subdiv=self.subdiv, years=int(y))
-                days = np.array(sorted(hs.keys()), dtype="datetime64[D]").astype(np.int64)
-                self._cache[y] = days
-            out.append(self._cache[y])
-        return np.unique(np.concatenate(out)) if out else np.array([], dtype=np.int64)
-
-    def _is_holiday(self, d: np.ndarray) -> np.ndarray:
-        if self.country is None or len(d) == 0:
-            return np.zeros(len(d), dtype=bool)
-        years = d.astype("datetime64[D]").astype("datetime64[Y]").astype(np.int64) + 1970
-        hol = self._holiday_days(years)
-        return np.isin(d, hol)
+    @staticmethod
+    def _counter(d: np.ndarray) -> np.ndarray:
+        return 5 * ((d + 3) // 7) + (d + 3) % 7
 
     def index(self, t):
         d = np.asarray(t, dtype=np.int64) // DAY
         wd = (d + 3) % 7  # 0 = Monday
-        idx = 5 * ((d + 3) // 7) + wd
-        gap = (wd >= 5) | self._is_holiday(d)
-        return np.where(gap, GAP, idx)
+        idx = self._counter(d)
+        if self.country is None or len(d) == 0:
+            return np.where(wd >= 5, GAP, idx)
+        hol = self._holidays_covering(int(d.min()), int(d.max()))
+        before = np.searchsorted(hol, d, side="left") - np.searchsorted(hol, 0, side="left")
+        is_hol = np.isin(d, hol)
+        return np.where((wd >= 5) | is_hol, GAP, idx - before)
 
     def _day(self, i):
         i = np.asarray(i, dtype=np.int64)
-        return 7 * (i // 5) + (i % 5) - 3
+        plain = 7 * (i // 5) + (i % 5) - 3  # the i-th weekday
+        if self.country is None or len(i) == 0:
+            return plain
+        # the i-th business day: skip the holidays met on the way (iterate until stable)
+        c = i.copy()
+        for _ in range(64):
+            d = 7 * (c // 5) + (c % 5) - 3
+            hol = self._holidays_covering(int(min(d.min(), plain.min())), int(max(d.max(), plain.max())))
+            h0 = np.searchsorted(hol, 0, side="left")
+            # weekday holidays in [0, d] (d >= 0) or -(those in [d, 0)) shift the counter
+            new = i + np.searchsorted(hol, d, side="right") - h0
+            new = np.where(d < 0, i + np.searchsorted(hol, d, side="left") - h0, new)
+            if np.array_equal(new, c):
+                break
+            c = new
+        d = 7 * (c // 5) + (c % 5) - 3
+        return d
 
     def start(self, i):
         return self._day(i) * DAY
@@ -412,6 +434,12 @@ class Format(Granularity):
             raise InputError(f"format {self.fmt!r}: unsupported directive(s) {sorted(unknown)}")
         has = lambda c: c in codes  # noqa: E731
         year = has("Y") or has("y")
+        if has("V") != has("G") or (has("V") and (year or codes & set("mbBdjHMS"))):
+            raise InputError(
+                f"format {self.fmt!r}: the ISO week %V goes with the ISO year %G alone (use format:%G-W%V or the "
+                f"granularity week); %Y is the calendar year, which differs from the ISO year around January 1 "
+                f"(2005-01-01 is in 2004-W53), and %G without %V is not supported"
+            )
         if has("G") and has("V"):
             unit = WEEK_G
         elif has("S"):
@@ -589,7 +617,7 @@ def boundaries_from_file(path: str, name: str | None = None) -> Boundaries:
     e, me, _ = parse_timestamps(df["end"], "end")
     if ms.any() or me.any():
         row = int(np.nonzero(ms | me)[0][0]) + 1
-        raise InputError(f"boundary file {path}, row {row}: start and end are required")
+        raise InputError(f"boundary file {path}, line {row + 1}: start and end are required")
     return Boundaries(name or f"file:{Path(path).stem}", s, e, df["label"].to_numpy(dtype=object))
 
 

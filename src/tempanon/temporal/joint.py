@@ -13,8 +13,8 @@ directly-coarser relation, codes computed by ``up`` of each data granule) and
 frequency sets that roll up (class, respondent) pairs).
 
 The released node is the least one among the minimal k-anonymous nodes by the paper's metrics
-extended to joint classes (gen_m, gen_s, gen_c: distinct original timestamps merged into one class
-of all quasi-identifiers), ties by height then level vector; it is computed here from the codes,
+extended to joint classes (gen_m the fewest respondents in a released class, gen_s their sum over
+the released classes, gen_c ordered by <=_c), ties by height then level vector; it is computed here from the codes,
 released, and verified independently.
 """
 
@@ -122,7 +122,7 @@ class TimeGranularities:
         bad = (z0 == GAP) & ~miss
         if bad.any():
             row = int(np.nonzero(bad)[0][0])
-            raise InputError(f"column {series.name!r}, row {row + 1}: not in a granule of {g0.name}")
+            raise InputError(f"column {series.name!r}, line {row + 2}: not in a granule of {g0.name}")
         dag = build_dag(g0, parse_granularities(self.granularities, country=self.country), span_of(inst[~miss]))
         return GranularityHierarchy(dag, inst, miss, z0, name=str(series.name)).encode(series)
 
@@ -201,9 +201,9 @@ def node_metrics(cls: np.ndarray, uid: np.ndarray, z: np.ndarray, k: int) -> dic
     zz = _distinct_sorted(cls.astype(np.int64) * nz + z)
     nts = np.bincount(zz // nz, minlength=n_cls)
     small = resp < k
-    kept = nts[~small]
-    return {"suppressed": int(sizes[small].sum()), "gen_m": int(kept.max()) if len(kept) else 0,
-            "gen_s": int((kept - 1).sum()), "min_respondents": int(resp.min()) if n_cls else 0,
+    kept = resp[~small]  # gen_m, gen_s of Definitions 5-6 on the released joint classes
+    return {"suppressed": int(sizes[small].sum()), "gen_m": int(kept.min()) if len(kept) else 0,
+            "gen_s": int(kept.sum()), "min_respondents": int(resp.min()) if n_cls else 0,
             "classes": n_cls, "small": small}  # fmt: skip
 
 
@@ -237,9 +237,9 @@ def node_metrics_sorted(key: np.ndarray, uid: np.ndarray, z: np.ndarray, k: int)
     cls_z = pz // nz
     nts = np.add.reduceat(newz.astype(np.int64), np.flatnonzero(np.r_[True, cls_z[1:] != cls_z[:-1]]))
     small = resp < k
-    kept = nts[~small]
-    return {"suppressed": int(sizes[small].sum()), "gen_m": int(kept.max()) if len(kept) else 0,
-            "gen_s": int((kept - 1).sum()), "min_respondents": int(resp.min()) if len(resp) else 0,
+    kept = resp[~small]
+    return {"suppressed": int(sizes[small].sum()), "gen_m": int(kept.min()) if len(kept) else 0,
+            "gen_s": int(kept.sum()), "min_respondents": int(resp.min()) if len(resp) else 0,
             "classes": int(len(starts))}  # fmt: skip
 
 
@@ -285,11 +285,15 @@ def joint_anonymize(df: pd.DataFrame, *, time: str, qi: Sequence[str], k: int, u
         dims.append(d)
         cols.append(np.asarray(c, dtype=np.int64))
     uid_codes = encode_uid(df, uid)
-    zkey = dense(np.where(missing, np.iinfo(np.int64).min, z0))[0]
     n = len(df)
     max_sup = int(np.floor(max_suppression * n + 1e-9))
+    zkey = dense(np.where(missing, np.iinfo(np.int64).min, z0))[0]
     metrics = {}
-    for node in res.minimal_nodes:
+    # Without suppression gen_c is monotone along the lattice (Theorem 4), so the least node is
+    # minimal; with suppression it is not (gen_m counts the released classes only), so every
+    # anonymous node is a candidate.
+    pool = res.minimal_nodes if max_sup == 0 else res.anonymous_nodes
+    for node in pool:
         metrics[tuple(node)] = _metrics(dims, cols, node, uid_codes, zkey, int(k))
     height = lambda nd: sum(d.heights[v] for d, v in zip(dims, nd))  # noqa: E731
 

@@ -2,33 +2,41 @@
 
 Respondent-level k-anonymity (Section 2, Definitions 1-4): the relation holds many tuples per
 respondent (``uid``); an equivalence class (the tuples sharing the quasi-identifier values and the
-generalized timestamp) is safe when it holds at least ``k`` *distinct respondents*.
+generalized timestamp) is safe when its frequency set f (Definition 2: the number of *distinct
+respondents*) is at least ``k``.
 
-Metrics (Definitions 5-8, as implemented here; see docs/temporal.md). Generalizing the relation
-``V`` with granularity ``G`` replaces each timestamp by its granule of ``G``; for an equivalence
-class ``c`` of the result let ``n(c)`` be the number of distinct original timestamps (granules of
-the data's granularity) it merges.
+Metrics, exactly as the paper (Section 4.1). For the relation ``R_H`` generalized by ``H``:
 
-* ``gen_m(V, G) = max_c n(c)``: the largest number of original timestamps made indistinguishable;
-* ``gen_s(V, G) = sum_c (n(c) - 1)``: the total number of distinctions lost;
-* ``gen_c(V, G) = (gen_m, gen_s)``, and ``G1 <=_c G2`` iff ``gen_c(G1)`` is lexicographically at
-  most ``gen_c(G2)`` (ties broken by the order of the granularities in G, making it a total order).
+* ``gen_m(R_H) = min_c f(c)`` (Definition 5): the largest k for which ``R_H`` is k-anonymous,
+  ordered by ``<=`` (smaller is less general, Theorem 2);
+* ``gen_s(R_H) = sum_c f(c)`` over the classes, as Procedure 2 computes it and Example 3 counts
+  it (week 2+2+2 = 6, month 3+2 = 5), ordered by ``>=`` (larger is less general, Theorem 3);
+* ``gen_c = <gen_m, gen_s>`` (Definition 7) with ``<a,b> <=_c <a',b'>`` iff ``a < a'`` or
+  ``a = a'`` and ``b >= b'``.
 
-With suppression (``max_suppression``), the tuples of classes with fewer than ``k`` respondents are
-removed if they are at most that fraction of the relation; the metrics count released classes.
-All three metrics are monotone along finer-than (a coarser granularity merges classes), so the
-least generalization is among the *minimal* anonymous granularities, which is what Procedure 1
-collects.
+The least generalization (Definition 8) is the minimum of the k-anonymous granularities under the
+chosen order; ties (the paper allows several least ones) go to the granularity listed first.
 
-Algorithm 1 (:func:`least_generalization`) calls Procedure 1 (:func:`_descend`, recursive descent
-over the directly-coarser DAG from the data's granularity, not visiting a granularity coarser than
-one already found anonymous) and Procedure 2 (:func:`check_granularity`, one pass over the relation
-sorted once by quasi-identifiers and time). Procedure 2 is vectorized: the relation is sorted
-once (:func:`prepare`); for a granularity ``H`` the granule of each tuple is ``up`` of its data
-granule, which for a data granularity finer than ``H`` is ``H.index`` of its instant; granule
-indexes are order-preserving, so classes are runs of the sorted relation and respondent counts
-come from a precomputed "previous tuple of the same respondent and QI values" link, with no sort
-per granularity.
+Suppression (``max_suppressed``, beyond the paper): the tuples of classes with fewer than ``k``
+respondents are removed if they are at most that many; the metrics are computed on the *released*
+classes (the view ``V_a`` of Definition 4). Anonymity within the limit stays monotone along
+finer-than (a coarser class is a union of finer ones, so it suppresses no more tuples), but the
+metric does not: day may release one class of 3 respondents (gen_c <3,3>) where week releases
+classes of 2 and 3 (<2,5>), and week is then less general although coarser. So Procedure 1's
+pruning (do not visit a granularity coarser than an anonymous one) is used only without
+suppression, where Theorems 2-4 justify it; with suppression every granularity coarser than an
+anonymous one is known anonymous but still evaluated for its metric.
+
+Algorithm 1 (:func:`least_generalization`) calls Procedure 1 (recursive descent over the
+directly-coarser DAG from the data's granularity) and Procedure 2 (:func:`check_granularity`,
+one pass over the relation sorted once by quasi-identifiers and time). Procedure 2 as printed
+starts with ``U = {}`` and never adds the first tuple's respondent (a typo: the first class
+would be counted one short, week 1+2+2 = 5 in Example 3); every tuple is counted here. Procedure 2
+is vectorized: the relation is sorted once (:func:`prepare`); for a granularity ``H`` the granule
+of each tuple is ``up`` of its data granule, which for a data granularity finer than ``H`` is
+``H.index`` of its instant; granule indexes are order-preserving, so classes are runs of the
+sorted relation and respondent counts come from a precomputed "previous tuple of the same
+respondent and QI values" link, with no sort per granularity.
 """
 
 from __future__ import annotations
@@ -106,6 +114,7 @@ class Check:
     gen_s: int
     classes: int
     min_respondents: int  # smallest respondent count over all classes (before suppression)
+    n_tuples: int = 0  # tuples of the relation
     granule: np.ndarray | None = field(default=None, repr=False)  # class key per sorted tuple
     keep: np.ndarray | None = field(default=None, repr=False)  # kept per sorted tuple
 
@@ -119,7 +128,7 @@ def granule_keys(prep: Prepared, g: Granularity) -> np.ndarray:
     h = g.index(prep.t)
     if bool(np.any((h == GAP) & ~prep.missing)):
         j = int(np.nonzero((h == GAP) & ~prep.missing)[0][0])
-        raise InputError(f"timestamp of row {int(prep.order[j]) + 1} lies in no granule of {g.name}")
+        raise InputError(f"timestamp on line {int(prep.order[j]) + 2} lies in no granule of {g.name}")
     return np.where(prep.missing, MISSING_KEY, h)
 
 
@@ -141,17 +150,13 @@ def check_granularity(prep: Prepared, g: Granularity, k: int, max_suppressed: in
     prev = prep.prev
     new_resp = (prev < 0) | (h[np.maximum(prev, 0)] != h)
     resp = np.add.reduceat(new_resp.astype(np.int64), starts)
-    new_ts = new_class.copy()
-    z = prep.z
-    new_ts[1:] |= z[1:] != z[:-1]
-    nts = np.add.reduceat(new_ts.astype(np.int64), starts)
     small = resp < k
     suppressed = int(sizes[small].sum())
     ok = suppressed <= max_suppressed
-    kept_nts = nts[~small]
-    gen_m = int(kept_nts.max()) if len(kept_nts) else 0
-    gen_s = int((kept_nts - 1).sum())
-    c = Check(g.name, ok, suppressed, gen_m, gen_s, int(len(starts)), int(resp.min()))
+    kept = resp[~small]
+    gen_m = int(kept.min()) if len(kept) else 0  # Definition 5 on the released classes
+    gen_s = int(kept.sum())  # Procedure 2 / Example 3: sum of the classes' frequency sets
+    c = Check(g.name, ok, suppressed, gen_m, gen_s, int(len(starts)), int(resp.min()), n)
     if keep_arrays:
         c.granule = h
         c.keep = np.repeat(~small, sizes)
@@ -159,15 +164,21 @@ def check_granularity(prep: Prepared, g: Granularity, k: int, max_suppressed: in
 
 
 def sort_key(c: Check, metric: str, position: int) -> tuple:
-    """The total order used to pick the least generalization: ``<=_c`` for gen_c (gen_m then
-    gen_s), or one metric alone; ties go to the granularity listed first."""
+    """The total order used to pick the least generalization (Definition 8), smallest first:
+    ``<=_c`` for gen_c (gen_m ascending, then gen_s descending), gen_m by ``<=``, gen_s by ``>=``
+    (Theorems 2-4); ties go to the granularity listed first."""
     if metric == "gen_c":
-        return (c.gen_m, c.gen_s, position)
+        return (c.gen_m, -c.gen_s, position)
     if metric == "gen_m":
         return (c.gen_m, position)
     if metric == "gen_s":
-        return (c.gen_s, position)
+        return (-c.gen_s, position)
     raise InputError(f"unknown metric {metric!r}; use one of {', '.join(METRICS)}")
+
+
+def leq_c(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    """``<a1,b1> <=_c <a2,b2>`` iff ``a1 < a2`` or ``a1 = a2`` and ``b1 >= b2`` (Section 4.1)."""
+    return a[0] < b[0] or (a[0] == b[0] and a[1] >= b[1])
 
 
 @dataclass
@@ -176,16 +187,63 @@ class LeastResult:
 
     chosen: int  # node of the DAG
     checks: dict[int, Check]  # nodes evaluated by Procedure 2
-    minimal: list[int]  # minimal k-anonymous nodes
+    minimal: list[int]  # minimal k-anonymous nodes (among those evaluated)
     pruned: dict[int, int]  # node -> anonymous node it is coarser than (not evaluated)
     metric: str
+    budget_exhausted: bool = False  # the time limit stopped the search: best of those evaluated
+    not_reached: list[int] = field(default_factory=list)  # nodes neither evaluated nor pruned
+
+
+COARSE_HINTS = ("month", "quarter", "semester", "year")
+
+
+def no_solution_message(dag: GranularityDAG, checks: dict[int, Check], k: int, max_suppressed: int,
+                        budget: bool = False) -> str:  # fmt: skip
+    """Why nothing was found, and hints that do not repeat what was already tried: coarser
+    built-ins only beyond the coarsest one listed (a finer one cannot help: anonymity is monotone
+    along finer-than), the suppression the closest granularity would need, the largest k reached."""
+    tried = ", ".join(f"{dag.nodes[v].name} (smallest class {c.min_respondents} respondents, "
+                      f"{c.suppressed} tuples below k)" for v, c in checks.items())  # fmt: skip
+    listed = {g.name for g in dag.nodes} | set(dag.disregarded) | set(dag.equivalent)
+    hints = []
+    done = [i for i, g in enumerate(COARSE_HINTS) if g in listed]
+    missing = [g for i, g in enumerate(COARSE_HINTS) if g not in listed and (not done or i > max(done))]
+    if missing:
+        hints.append(f"add coarser granularities ({', '.join(missing)})")
+    if checks:
+        n = _n_tuples(checks)
+        fewest = min(checks.values(), key=lambda c: c.suppressed)
+        top_k = max(checks.values(), key=lambda c: c.min_respondents)
+        if fewest.suppressed < n:
+            hints.append(f"allow suppression of at least {fewest.suppressed} tuples (the fewest below k, at {fewest.name})")
+        else:
+            hints.append("generalize the other quasi-identifiers too (--hierarchies): in every granularity tried, "
+                         "every class has fewer than k respondents")
+        hints.append(f"or lower k (the largest k reached without suppression is {top_k.min_respondents}, at {top_k.name})")
+    if budget:
+        hints.insert(0, "raise --time-limit (the search stopped before every granularity was checked)")
+    return (f"no granularity makes the relation {k}-anonymous at the respondent level"
+            f"{' within the suppression limit' if max_suppressed else ''}; tried {tried or 'none'}. "
+            + "; ".join(hints) + ".")
+
+
+def _n_tuples(checks: dict[int, Check]) -> int:
+    return max((c.n_tuples for c in checks.values()), default=0)
 
 
 def least_generalization(prep: Prepared, dag: GranularityDAG, k: int, *, metric: str = "gen_c",
-                         max_suppressed: int = 0,
+                         max_suppressed: int = 0, time_limit: float | None = None,
                          progress: Callable[[str, int, int], None] | None = None) -> LeastResult:  # fmt: skip
-    """Algorithm 1 (leastGeneralization): find the minimal respondent-level k-anonymous
-    granularities of the DAG by Procedure 1 and return the least one by ``metric``."""
+    """Algorithm 1 (leastGeneralization): evaluate the granularities of the DAG by Procedure 1
+    and return the least k-anonymous one by ``metric`` (Definition 8).
+
+    Without suppression an anonymous granularity stops the descent (its coarser granularities are
+    anonymous and no less general by Theorems 2-4). With suppression the metric is not monotone
+    (see the module docstring), so every granularity is evaluated. ``time_limit`` (seconds)
+    stops the search before the next evaluation once exceeded; the result is then the best
+    anonymous granularity among those evaluated (``budget_exhausted``)."""
+    import time as _time
+
     if k < 1:
         raise InputError(f"k must be at least 1 (got {k})")
     sort_key(Check("", True, 0, 0, 0, 0, 0), metric, 0)
@@ -193,13 +251,21 @@ def least_generalization(prep: Prepared, dag: GranularityDAG, k: int, *, metric:
     anonymous: list[int] = []
     pruned: dict[int, int] = {}
     total = len(dag.nodes)
+    prune = max_suppressed == 0
+    deadline = None if time_limit is None else _time.monotonic() + float(time_limit)
+    stopped = False
 
     def descend(v: int) -> None:  # Procedure 1
-        if v in checks or v in pruned:
+        nonlocal stopped
+        if v in checks or v in pruned or stopped:
             return
-        finer_anon = next((a for a in anonymous if dag.finer[a, v]), None)
-        if finer_anon is not None:
-            pruned[v] = finer_anon
+        if prune:
+            finer_anon = next((a for a in anonymous if dag.finer[a, v]), None)
+            if finer_anon is not None:
+                pruned[v] = finer_anon
+                return
+        if deadline is not None and checks and _time.monotonic() > deadline:
+            stopped = True
             return
         c = check_granularity(prep, dag.nodes[v], k, max_suppressed)
         checks[v] = c
@@ -207,25 +273,26 @@ def least_generalization(prep: Prepared, dag: GranularityDAG, k: int, *, metric:
             progress("granularities", len(checks) + len(pruned), total)
         if c.k_anonymous:
             anonymous.append(v)
-            return
+            if prune:
+                return
         for p in dag.parents[v]:
             descend(p)
 
     descend(0)
+    not_reached = []
     for v in range(total):  # not reached: above an anonymous granularity (generalization property)
         if v not in checks and v not in pruned:
-            pruned[v] = next(a for a in anonymous if dag.finer[a, v])
+            a = next((a for a in anonymous if dag.finer[a, v]), None) if prune else None
+            if a is not None:
+                pruned[v] = a
+            else:
+                not_reached.append(v)
     minimal = [v for v in anonymous if not any(a != v and dag.finer[a, v] for a in anonymous)]
     if not minimal:
-        tried = ", ".join(f"{dag.nodes[v].name} (smallest class {c.min_respondents} respondents, "
-                          f"{c.suppressed} tuples below k)" for v, c in checks.items())  # fmt: skip
-        raise NoSolutionError(
-            f"no granularity makes the relation {k}-anonymous at the respondent level"
-            f"{' within the suppression limit' if max_suppressed else ''}; tried {tried}. "
-            f"Add coarser granularities (e.g. year), allow suppression, or lower k."
-        )
-    chosen = min(minimal, key=lambda v: sort_key(checks[v], metric, v))
-    return LeastResult(chosen, checks, minimal, pruned, metric)
+        raise NoSolutionError(no_solution_message(dag, checks, k, max_suppressed, stopped))
+    pool = minimal if prune else anonymous
+    chosen = min(pool, key=lambda v: sort_key(checks[v], metric, v))
+    return LeastResult(chosen, checks, minimal, pruned, metric, stopped, not_reached)
 
 
 def brute_force(prep: Prepared, granularities: Sequence[Granularity], k: int, *, metric: str = "gen_c",

@@ -1,15 +1,21 @@
-"""Timestamp parsing to int64 epoch seconds, and inference of the data's granularity.
+"""Timestamp parsing to int64 seconds on the wall clock of a calendar time zone, and inference
+of the data's granularity.
 
 Rules (documented in docs/temporal.md):
 
-* datetime columns are used as they are; text is parsed as ISO 8601 first, then element by
-  element (``format="mixed"``);
-* tz-aware timestamps are converted to UTC; naive ones are taken as wall-clock time. A column
-  mixing both is parsed with naive values read as UTC (reported in ``info["timezone"]``);
+* the *calendar time zone* (``timezone``, an IANA name such as ``America/New_York``) decides
+  which day, week, month or part of the day an instant is in. Instants are kept as wall-clock
+  seconds in that zone, so days, weeks and parts of the day follow its daylight saving time
+  (a day of 23 or 25 hours is still one day);
+* tz-aware timestamps (an offset or ``Z`` in the text, or a tz-aware column) are converted to the
+  calendar time zone; without ``timezone`` they are converted to UTC and ``info["note"]`` says so;
+* naive timestamps are wall-clock times of the calendar time zone (taken as they are);
+* a column mixing naive and aware values is refused (which zone the naive ones are in is unknown);
 * empty cells are *missing*: a category of their own that is never generalized (released empty)
   and must itself hold k respondents per quasi-identifier combination;
-* any other cell that does not parse raises :class:`InputError` naming the column, the 1-based
-  data row and the value;
+* any other cell that does not parse, or lies outside 1677-09-22 .. 2262-04-11 (the range of
+  nanosecond timestamps), raises :class:`InputError` naming the column, the line (the header is
+  line 1, so data row ``i``, 0-based, is line ``i + 2``) and the value;
 * fractions of a second are truncated (the finest granularity is the second) and counted in
   ``info["subsecond_truncated"]``.
 """
@@ -25,34 +31,90 @@ from tempanon.errors import InputError
 from tempanon.temporal.granularity import DAY_G, HOUR_G, MINUTE_G, SECOND_G, Granularity
 
 
-def _to_seconds(parsed: pd.Series) -> tuple[np.ndarray, np.ndarray, int]:
+_NS_LO = int(pd.Timestamp.min.ceil("s").value // 1_000_000_000)  # 1677-09-21T00:12:44
+_NS_HI = int(pd.Timestamp.max.floor("s").value // 1_000_000_000)  # 2262-04-11T23:47:16
+
+
+def _to_seconds(parsed: pd.Series, column: str, original: pd.Series) -> tuple[np.ndarray, np.ndarray, int]:
     missing = parsed.isna().to_numpy()
-    ns = parsed.astype("datetime64[ns]").to_numpy().astype("datetime64[ns]").astype(np.int64)
-    secs = np.floor_divide(ns, 1_000_000_000)
-    frac = int(np.count_nonzero((ns % 1_000_000_000 != 0) & ~missing))
-    secs = np.where(missing, 0, secs).astype(np.int64)
-    return secs, missing, frac
+    arr = parsed.to_numpy()
+    if arr.dtype.kind != "M":  # object column of Timestamps
+        arr = pd.to_datetime(parsed).to_numpy()
+    unit = np.datetime_data(arr.dtype)[0]
+    secs = arr.astype("datetime64[s]").astype(np.int64)
+    secs = np.where(missing, 0, secs)
+    out = ~missing & ((secs < _NS_LO) | (secs > _NS_HI))
+    if out.any():
+        row = int(np.nonzero(out)[0][0])
+        raise InputError(
+            f"column {column!r}, line {line_of(row)}: timestamp {original.iloc[row]!r} is outside 1677-09-22 .. "
+            f"2262-04-11, the range tempanon can represent ({int(out.sum())} such value(s))"
+        )
+    if unit in ("ns", "us", "ms"):
+        per = {"ns": 1_000_000_000, "us": 1_000_000, "ms": 1_000}[unit]
+        frac = int(np.count_nonzero((arr.astype(np.int64) % per != 0) & ~missing))
+    else:
+        frac = 0
+    return secs.astype(np.int64), missing, frac
 
 
-def parse_timestamps(series: pd.Series, column: str = "time") -> tuple[np.ndarray, np.ndarray, dict]:
-    """Parse a timestamp column. Returns ``(instants, missing, info)``: int64 epoch seconds (0
-    where missing), the boolean mask of missing cells, and a dict describing what was done."""
-    info: dict = {"timezone": "naive", "subsecond_truncated": 0}
+def line_of(row: int) -> int:
+    """The file line of 0-based data row ``row`` (one header line)."""
+    return int(row) + 2
+
+
+def check_timezone(timezone: str | None) -> str | None:
+    """Validate an IANA time zone name (``None``: no calendar zone given)."""
+    if timezone is None:
+        return None
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    name = str(timezone).strip()
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError, TypeError):
+        raise InputError(f"unknown time zone {timezone!r}: give an IANA name such as Europe/Rome, "
+                         f"America/New_York or UTC") from None
+    return name
+
+
+_TZ_RE = r"\d:\d\d(?::\d\d(?:[.,]\d+)?)?\s*(?:Z|[+-]\d\d(?::?\d\d)?)$"  # a time of day followed by an offset
+
+
+def parse_timestamps(series: pd.Series, column: str = "time", timezone: str | None = None
+                     ) -> tuple[np.ndarray, np.ndarray, dict]:  # fmt: skip
+    """Parse a timestamp column. Returns ``(instants, missing, info)``: int64 wall-clock seconds in
+    the calendar time zone (0 where missing), the boolean mask of missing cells, and a dict
+    describing what was done."""
+    tz = check_timezone(timezone)
+    info: dict = {"timezone": "naive", "calendar_timezone": tz, "subsecond_truncated": 0}
+    target = tz or "UTC"
     s = series.reset_index(drop=True)
     if isinstance(s.dtype, pd.DatetimeTZDtype):
-        info["timezone"] = f"converted from {s.dtype.tz} to UTC"
-        parsed = s.dt.tz_convert("UTC").dt.tz_localize(None)
+        info["timezone"] = f"converted from {s.dtype.tz} to {target}"
+        parsed = s.dt.tz_convert(target).dt.tz_localize(None)
+        if tz is None:
+            info["note"] = (f"the timestamps carry time zone {s.dtype.tz} and were granulated in UTC; pass --timezone "
+                            f"(e.g. {s.dtype.tz}) to use that calendar's days and weeks")
     elif pd.api.types.is_datetime64_any_dtype(s.dtype):
         parsed = s
+        info["timezone"] = "naive (wall clock" + (f" of {tz})" if tz else ")")
     else:
         text = s.astype("string").str.strip()
         blank = (text.isna() | (text == "")).fillna(True).astype(bool)
         text = text.where(~blank, None)
-        has_tz = text.dropna().str.contains(r"(?:Z|[+-]\d\d:?\d\d)$", regex=True).astype(bool)
-        any_tz = bool(has_tz.any())
-        all_tz = bool(has_tz.all()) if len(has_tz) else False
-        if any_tz:
-            info["timezone"] = "converted to UTC" if all_tz else "mixed: naive values read as UTC"
+        has_tz = text.str.contains(_TZ_RE, regex=True).fillna(False).astype(bool) & ~blank
+        n_tz, n_val = int(has_tz.sum()), int((~blank).sum())
+        any_tz = n_tz > 0
+        if any_tz and n_tz < n_val:
+            minority = (~has_tz & ~blank) if n_tz * 2 >= n_val else has_tz
+            row = int(np.nonzero(minority.to_numpy())[0][0])
+            kind = "has no UTC offset" if n_tz * 2 >= n_val else "has a UTC offset"
+            raise InputError(
+                f"column {column!r}, line {line_of(row)}: timestamp {text.iloc[row]!r} {kind}, unlike {max(n_tz, n_val - n_tz)} "
+                f"of the {n_val} timestamps: a column mixing naive and time-zone-aware "
+                f"times is ambiguous; write every value with its offset, or none (and give --timezone)"
+            )
         parsed = None
         for fmt in ("ISO8601", "mixed"):
             try:
@@ -66,20 +128,41 @@ def parse_timestamps(series: pd.Series, column: str = "time") -> tuple[np.ndarra
                 parsed = p
                 break
             parsed = p
-        assert parsed is not None
+        if parsed is None:  # every attempt raised: report the first value that fails alone
+            parsed = pd.Series(pd.NaT, index=text.index, dtype="datetime64[ns]")
         bad = (parsed.isna() & ~blank).to_numpy()
         if bad.any():
             row = int(np.nonzero(bad)[0][0])
+            v = text.iloc[row]
+            why = _why_unparseable(v)
             raise InputError(
-                f"column {column!r}, row {row + 1}: cannot parse timestamp {text.iloc[row]!r} "
+                f"column {column!r}, line {line_of(row)}: cannot parse timestamp {v!r}{why} "
                 f"({int(bad.sum())} unparsable value(s) in total)"
             )
         if any_tz:
-            parsed = parsed.dt.tz_convert("UTC").dt.tz_localize(None)
-    secs, missing, frac = _to_seconds(parsed)
+            info["timezone"] = f"converted to {target}"
+            parsed = parsed.dt.tz_convert(target).dt.tz_localize(None)
+            if tz is None:
+                info["note"] = ("the timestamps carry UTC offsets and were granulated in UTC; pass --timezone (an IANA "
+                                "name such as America/New_York) to use a local calendar's days and weeks")
+        else:
+            info["timezone"] = "naive (wall clock" + (f" of {tz})" if tz else ")")
+    secs, missing, frac = _to_seconds(parsed.reset_index(drop=True), column, s)
     info["subsecond_truncated"] = frac
     info["missing"] = int(missing.sum())
     return secs, missing, info
+
+
+def _why_unparseable(v) -> str:
+    """A reason for a value pandas cannot parse: out of the representable range, or not a date."""
+    import re
+
+    m = re.match(r"^\s*([+-]?\d{1,6})-\d", str(v))
+    if m:
+        y = int(m.group(1))
+        if y < 1677 or y > 2262:
+            return f": year {y} is outside 1677-2262, the range tempanon can represent"
+    return ""
 
 
 def infer_data_granularity(instants: np.ndarray, missing: np.ndarray | None = None) -> Granularity:

@@ -328,7 +328,7 @@ def build_dag(data_g: Granularity, candidates: list[Granularity], span: tuple[in
         if h.name in seen:
             raise InputError(f"granularity {h.name!r} listed twice")
         seen.add(h.name)
-        if h.name == data_g.name or h is data_g:
+        if h is data_g:
             dag.equivalent[h.name] = data_g.name
             dag.messages.append(f"{h.name} is the data's granularity (no generalization)")
             continue
@@ -343,15 +343,17 @@ def build_dag(data_g: Granularity, candidates: list[Granularity], span: tuple[in
     full = np.eye(m, dtype=bool)
     full[0, :] = True
     for i in range(1, m):
-        for j in range(1, m):
+        for j in range(0, m):  # j = 0 too: a candidate with the data granularity's granules
             if i != j:
                 full[i, j] = bool(finer_than(allg[i], allg[j], span))
     keep = [0]
     for i in range(1, m):
+        # shift equivalence decided on the granules (finer-than both ways), never by name
         same = next((j for j in keep if full[i, j] and full[j, i]), None)
         if same is not None:
             dag.equivalent[allg[i].name] = allg[same].name
-            dag.messages.append(f"{allg[i].name} is shift-equivalent to {allg[same].name} (same granules); "
+            what = " (the data's granularity: no generalization)" if same == 0 else ""
+            dag.messages.append(f"{allg[i].name} is shift-equivalent to {allg[same].name} (same granules){what}; "
                                 f"{allg[same].name} is kept")  # fmt: skip
             continue
         keep.append(i)

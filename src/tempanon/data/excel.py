@@ -1,0 +1,108 @@
+"""Excel workbooks as input (issue 16): ``.xlsx``/``.xlsm`` read with openpyxl when it is installed
+(the optional extra ``pip install 'tempanon[excel]'``), otherwise refused with a message naming
+the format and the install command; older or other spreadsheet formats (``.xls``, ``.ods``,
+``.numbers``) and workbooks hiding behind another suffix are refused with what to do instead.
+
+The first sheet is read; its first row is the header. With ``as_text`` every cell becomes text
+the way Excel's own CSV export writes it for integers (``53715``, not ``53715.0``), dates as
+ISO ``2020-01-31`` (``2020-01-31 08:15:00`` with a time of day); empty cells are missing.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from pathlib import Path
+
+import pandas as pd
+
+from tempanon.errors import InputError
+
+EXCEL_SUFFIXES = (".xlsx", ".xlsm")
+"""Workbooks read with openpyxl."""
+OTHER_SPREADSHEETS = {".xls": "Excel 97-2003 workbook", ".ods": "OpenDocument spreadsheet", ".numbers": "Apple Numbers spreadsheet",
+                      ".xlsb": "Excel binary workbook"}
+INSTALL = "pip install 'tempanon[excel]'"
+
+
+def is_spreadsheet(path: Path) -> bool:
+    """True for a file this module reads or refuses (by suffix, or a ZIP workbook under another name)."""
+    suffix = path.suffix.lower()
+    return suffix in EXCEL_SUFFIXES or suffix in OTHER_SPREADSHEETS or _zip_workbook(path)
+
+
+def _zip_workbook(path: Path) -> bool:
+    """An OOXML workbook (a ZIP archive holding ``xl/workbook.xml``) whatever its suffix."""
+    try:
+        with open(path, "rb") as fh:
+            if fh.read(4) != b"PK\x03\x04":
+                return False
+        import zipfile
+
+        with zipfile.ZipFile(path) as z:
+            return any(n.startswith("xl/workbook") for n in z.namelist())
+    except Exception:  # noqa: BLE001 - an unreadable or broken archive is not a workbook
+        return False
+
+
+def _cell_text(v: object) -> str | None:
+    if v is None or (isinstance(v, float) and v != v):
+        return None
+    if isinstance(v, bool):
+        return "TRUE" if v else "FALSE"
+    if isinstance(v, float) and v.is_integer() and abs(v) < 1e15:
+        return str(int(v))
+    if isinstance(v, _dt.datetime):
+        return v.strftime("%Y-%m-%d") if v.time() == _dt.time(0) else v.isoformat(sep=" ")
+    if isinstance(v, _dt.date):
+        return v.isoformat()
+    text = str(v)
+    return None if text == "" else text
+
+
+def read_excel(path: str | Path, *, as_text: bool = False) -> pd.DataFrame:
+    """The first sheet of an ``.xlsx``/``.xlsm`` workbook as a table (header = first row)."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix in OTHER_SPREADSHEETS:
+        raise InputError(f"{path} is an {OTHER_SPREADSHEETS[suffix]} ({suffix}), which tempanon does not read: save it as .xlsx "
+                         f"(then {INSTALL}) or as CSV")
+    if suffix not in EXCEL_SUFFIXES:
+        raise InputError(f"{path} is an Excel workbook (xlsx) although its name ends in {suffix or 'nothing'!r}: rename it to "
+                         f"{path.stem}.xlsx (tempanon reads .xlsx after {INSTALL}) or save it as CSV")
+    try:
+        import openpyxl
+    except ImportError:
+        raise InputError(f"{path} is an Excel workbook (.xlsx); reading it needs the optional package openpyxl: {INSTALL} "
+                         "(or save the sheet as CSV)") from None
+    try:
+        wb = openpyxl.load_workbook(path, read_only=True, data_only=True)
+    except Exception as exc:  # noqa: BLE001 - openpyxl raises many kinds for a damaged file
+        raise InputError(f"cannot read the Excel workbook {path}: {exc}") from None
+    try:
+        ws = wb.worksheets[0]
+        rows = ws.iter_rows(values_only=True)
+        header = next(rows, None)
+        if header is None or all(h is None for h in header):
+            raise InputError(f"the first sheet of {path} ({ws.title!r}) is empty: tempanon reads the first sheet, header in row 1")
+        body = [r for r in rows if any(v is not None for v in r)]
+    finally:
+        wb.close()
+    width = len(header)
+    while width and header[width - 1] is None:
+        width -= 1
+    cols = []
+    for j, h in enumerate(header[:width]):
+        if h is None:
+            raise InputError(f"{path}: sheet {ws.title!r}, line 1: column {j + 1} has no header")
+        cols.append(str(_cell_text(h)).strip())
+    dup = sorted({c for c in cols if cols.count(c) > 1})
+    if dup:
+        raise InputError(f"{path}: sheet {ws.title!r}, line 1: duplicate column name(s) {', '.join(map(repr, dup))}; rename them")
+    data = [list(r[:width]) + [None] * (width - len(r)) for r in body]
+    if as_text:
+        data = [[_cell_text(v) for v in r] for r in data]
+        return pd.DataFrame(data, columns=cols, dtype=object)
+    return pd.DataFrame(data, columns=cols)
+
+
+__all__ = ["EXCEL_SUFFIXES", "INSTALL", "is_spreadsheet", "read_excel"]

@@ -1,0 +1,102 @@
+"""Excel input (issue 16): .xlsx read with the optional openpyxl (``tempanon[excel]``), otherwise and
+for other spreadsheet formats a clear refusal naming the format and what to do (exit 2)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import sys
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from tempanon.cli import app
+from tempanon.data.io import read_table
+from tempanon.errors import InputError
+
+runner = CliRunner()
+
+
+def workbook(path, rows, header=("zip", "age", "sex", "when", "note"), extra_sheet=False):
+    openpyxl = pytest.importorskip("openpyxl")
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "data"
+    ws.append(list(header))
+    for r in rows:
+        ws.append(list(r))
+    if extra_sheet:
+        wb.create_sheet("other").append(["not", "read"])
+    wb.save(path)
+    return path
+
+
+ROWS = [
+    ("05371", 34, "F", dt.datetime(2020, 1, 31, 8, 15), "first"),
+    ("05372", 41.0, "M", dt.datetime(2020, 2, 1), None),
+    ("05371", 2.5, "F", dt.date(2021, 3, 4), "third"),
+]
+
+
+def test_xlsx_is_read_as_text_like_a_csv_export(tmp_path):
+    p = workbook(tmp_path / "t.xlsx", ROWS, extra_sheet=True)
+    df = read_table(p, as_text=True)
+    assert list(df.columns) == ["zip", "age", "sex", "when", "note"]
+    assert df["zip"].tolist() == ["05371", "05372", "05371"]  # text cells keep leading zeros
+    assert df["age"].tolist() == ["34", "41", "2.5"]  # integers as Excel's CSV export writes them
+    assert df["when"].tolist() == ["2020-01-31 08:15:00", "2020-02-01", "2021-03-04"]
+    assert pd.isna(df.loc[1, "note"]) and df.loc[2, "note"] == "third"  # empty cell = missing
+    typed = read_table(p)
+    assert typed["age"].tolist() == [34, 41, 2.5]
+
+
+def test_xlsx_through_the_cli(tmp_path):
+    rows = [(f"0537{i % 3}", 30 + i % 2, "F" if i % 2 else "M", dt.date(2020, 1, 1 + i % 5), "x") for i in range(40)]
+    p = workbook(tmp_path / "t.xlsx", rows)
+    r = runner.invoke(app, ["check", str(p), "--qi", "zip,sex", "--json"])
+    assert r.exit_code == 0, r.output
+    import json
+
+    assert json.loads(r.stdout)["k"] == 6  # classes of (zip, sex) = i mod 6 over 40 rows: the smallest has 6
+
+
+def test_bad_workbooks_are_refused_with_the_line(tmp_path):
+    p = workbook(tmp_path / "dup.xlsx", ROWS, header=("zip", "age", "zip", "when", "note"))
+    with pytest.raises(InputError, match=r"sheet 'data', line 1: duplicate column name\(s\) 'zip'"):
+        read_table(p)
+    p = workbook(tmp_path / "gap.xlsx", ROWS, header=("zip", None, "sex", "when", "note"))
+    with pytest.raises(InputError, match="line 1: column 2 has no header"):
+        read_table(p)
+    p = workbook(tmp_path / "empty.xlsx", [], header=())
+    with pytest.raises(InputError, match="is empty: tempanon reads the first sheet"):
+        read_table(p)
+
+
+def test_without_openpyxl_the_message_names_the_format_and_the_install(tmp_path, monkeypatch):
+    p = workbook(tmp_path / "t.xlsx", ROWS)
+    monkeypatch.setitem(sys.modules, "openpyxl", None)  # import openpyxl now fails as if not installed
+    r = runner.invoke(app, ["check", str(p), "--qi", "zip"])
+    assert r.exit_code == 2
+    msg = " ".join(r.output.split())
+    assert "is an Excel workbook (.xlsx)" in msg and "pip install 'tempanon[excel]'" in msg and "Traceback" not in msg
+
+
+@pytest.mark.parametrize("suffix, name", [(".xls", "Excel 97-2003 workbook"), (".ods", "OpenDocument spreadsheet")])
+def test_other_spreadsheets_are_refused_by_name(tmp_path, suffix, name):
+    p = tmp_path / f"t{suffix}"
+    p.write_bytes(b"\xd0\xcf\x11\xe0 not really a workbook")
+    r = runner.invoke(app, ["check", str(p), "--qi", "zip"])
+    assert r.exit_code == 2
+    msg = " ".join(r.output.split())
+    assert name in msg and "save it as .xlsx" in msg and "or as CSV" in msg
+
+
+def test_a_workbook_named_csv_is_recognized(tmp_path):
+    p = workbook(tmp_path / "t.xlsx", ROWS)
+    q = tmp_path / "t.csv"
+    p.rename(q)
+    with pytest.raises(InputError, match=r"is an Excel workbook \(xlsx\) although its name ends in '.csv': rename it to t.xlsx"):
+        read_table(q)
+    # an ordinary CSV is not mistaken for one
+    (tmp_path / "ok.csv").write_text("a,b\n1,2\n")
+    assert read_table(tmp_path / "ok.csv").shape == (1, 2)
