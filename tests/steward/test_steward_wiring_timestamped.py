@@ -166,6 +166,8 @@ path = "exams.csv"
 time = "Date"
 uid = "Patient"
 quasi_identifiers = ["Address"]
+sensitive = ["Exam"]
+allow_identifier = ["Address"]
 
 [model]
 name = "timestamped"
@@ -235,18 +237,18 @@ def test_job_with_hierarchies_generalizes_jointly(exams, tmp_path):
 @pytest.mark.parametrize(
     "old, new, message, line",
     [
-        ("k = 2", 'k = "2"', "key 'model.k': expected integer, got a string ('2')", 11),
-        ("k = 2", "k = 1", "key 'model.k': k must be at least 2", 11),
-        ('granularities = ["week", "quarter"]', 'granularity = ["week"]', "key 'model.granularity': unknown key", 12),
-        ('granularities = ["week", "quarter"]', 'granularities = ["week", "fortnight"]', "key 'model.granularities'", 12),
-        ('granularities = ["week", "quarter"]', 'metric = "best"', "key 'model.metric': unknown metric 'best'", 12),
-        ('granularities = ["week", "quarter"]', 'day_parts = "morning=6-x"', "key 'model.day_parts'", 12),
-        ('granularities = ["week", "quarter"]', 'metric = "loss"', "key 'model.metric': metric 'loss' needs hierarchies", 12),
+        ("k = 2", 'k = "2"', "key 'model.k': expected integer, got a string ('2')", 13),
+        ("k = 2", "k = 1", "key 'model.k': k must be at least 2", 13),
+        ('granularities = ["week", "quarter"]', 'granularity = ["week"]', "key 'model.granularity': unknown key", 14),
+        ('granularities = ["week", "quarter"]', 'granularities = ["week", "fortnight"]', "key 'model.granularities'", 14),
+        ('granularities = ["week", "quarter"]', 'metric = "best"', "key 'model.metric': unknown metric 'best'", 14),
+        ('granularities = ["week", "quarter"]', 'day_parts = "morning=6-x"', "key 'model.day_parts'", 14),
+        ('granularities = ["week", "quarter"]', 'metric = "loss"', "key 'model.metric': metric 'loss' needs hierarchies", 14),
         ('time = "Date"', 'time = "Date"\nlabel = "x"', "key 'columns.label': unknown key", 6),
         ('time = "Date"\n', "", "key 'columns': missing required key 'time'", 4),
         ('time = "Date"', 'time = "When"', "key 'columns.time': unknown column 'When'", 5),
         ('quasi_identifiers = ["Address"]', 'quasi_identifiers = ["Address", "Date"]', "key 'columns.time': the time column 'Date'", 5),
-        ('table = "out/released.csv"', 'table = "out/released.csv"\naudits = "a.csv"', "key 'output.audits': unknown key", 16),
+        ('table = "out/released.csv"', 'table = "out/released.csv"\naudits = "a.csv"', "key 'output.audits': unknown key", 18),
     ],
 )
 def test_job_errors_name_key_and_line(exams, tmp_path, old, new, message, line):

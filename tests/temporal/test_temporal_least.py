@@ -43,7 +43,7 @@ def test_paper_example_1_table3_is_not_2_anonymous():
 
 def test_paper_example_2_and_3_tables_4_and_5():
     df = paper_table3()
-    res = anonymize_timestamped(df, time="T", qi=["Q"], uid="UID", k=2, granularities="week,month")
+    res = anonymize_timestamped(df, time="T", qi=["Q"], sensitive=["data"], uid="UID", k=2, granularities="week,month")
     s = res.summary
     cand = _by_name(s)
     assert s["data_granularity"] == "day" and cand["day"]["k_anonymous"] is False
@@ -58,9 +58,9 @@ def test_paper_example_2_and_3_tables_4_and_5():
     assert list(rel.columns) == ["Q", "T", "data"] and list(rel["T"]) == TABLE4_T
     assert list(rel["data"]) == ["d0", "d1", "d2", "d3", "d4", "d5"]
     # each metric alone: gen_m ties (first listed wins), gen_s (>=) prefers week too
-    assert anonymize_timestamped(df, time="T", qi=["Q"], uid="UID", k=2, granularities="week,month",
+    assert anonymize_timestamped(df, time="T", qi=["Q"], sensitive=["data"], uid="UID", k=2, granularities="week,month",
                                  metric="gen_s").summary["granularity"] == "week"  # fmt: skip
-    month = anonymize_timestamped(df, time="T", qi=["Q"], uid="UID", k=2, granularities="month,week", metric="gen_m")
+    month = anonymize_timestamped(df, time="T", qi=["Q"], sensitive=["data"], uid="UID", k=2, granularities="month,week", metric="gen_m")
     assert month.summary["granularity"] == "month" and list(month.released.sort_index()["T"]) == TABLE5_T
 
 
