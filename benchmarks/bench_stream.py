@@ -26,7 +26,11 @@ from tempanon.stream.api import anonymize_stream
 from tempanon.stream.offline import offline_lower_bound
 from tempanon.stream.queries import answer_workload, generate_workload
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "snapshots"
+# the shared data beside the repository (a clone's parent, or a worktree's grandparent)
+DATA = next(
+    (d for d in (Path(__file__).resolve().parents[k] / "shared" / "data" / "snapshots" for k in (2, 3)) if d.exists()),
+    Path(__file__).resolve().parents[2] / "shared" / "data" / "snapshots",
+)
 DATASETS = {
     "uof": ("mn_police_use_of_force.csv", "response_datetime", "problem", ["race", "sex", "age", "precinct", "neighborhood"]),
     "stops": ("mpls_stops.csv", "date", "race", ["gender", "policePrecinct", "neighborhood", "problem"]),
@@ -70,6 +74,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jsonl", type=Path, default=None)
     ap.add_argument("--defer", type=float, default=None,
                     help="pricing of suppressions a later step can still recycle, 0 (the paper) .. 1; default: the library's (docs/stream.md)")
+    ap.add_argument("--step", default="exact", help="the online step: paper, exact or default (docs/stream.md)")
+    ap.add_argument("--cost", default="linear", help="reposition cost: linear or quadratic")
+    ap.add_argument("--no-offline", action="store_true", help="skip the offline lower bound")
     ap.add_argument("--markdown", nargs="+", type=Path, default=None, help="print a Markdown table of JSON-lines results and exit")
     args = ap.parse_args(argv)
     if args.markdown:
@@ -92,18 +99,24 @@ def main(argv: list[str] | None = None) -> int:
     for unit, l, w in runs:
         t0, c0 = time.perf_counter(), time.process_time()
         kw = {} if args.defer is None else {"defer": args.defer}
-        r = anonymize_stream(df, time=time_col, sensitive=sens, qi=qi, l=l, w=w, snapshot=unit, **kw)
+        r = anonymize_stream(df, time=time_col, sensitive=sens, qi=qi, l=l, w=w, snapshot=unit, step=args.step, cost=args.cost, **kw)
         secs, cpu = time.perf_counter() - t0, time.process_time() - c0
         s = r.summary
         tab = r.publisher.record_table()
-        off = offline_lower_bound(
-            tab["home"].to_numpy(), tab["code"].to_numpy(), l, r.publisher.mu,
-            r.publisher.cost.beta_array(r.publisher.values), n_snapshots=len(r.labels),
-            time_limit=args.offline_limit, form=args.offline_form,
-        )
-        qs = generate_workload(df, r.row_snapshot, qi, sens, n_queries=args.queries, qd=2,
-                               span=7 if unit == "day" else 2, n_snapshots=len(r.labels), seed=l * 100 + w)
-        ans = answer_workload(qs, df, r.row_snapshot, sens, r.qit, r.st, r.labels)
+        if args.no_offline:
+            off = argparse.Namespace(lower_bound=float("nan"), optimal=False, best_il=None)
+        else:
+            off = offline_lower_bound(
+                tab["home"].to_numpy(), tab["code"].to_numpy(), l, r.publisher.mu,
+                r.publisher.cost.beta_array(r.publisher.values), n_snapshots=len(r.labels),
+                time_limit=args.offline_limit, form=args.offline_form,
+            )
+        if args.queries:
+            qs = generate_workload(df, r.row_snapshot, qi, sens, n_queries=args.queries, qd=2,
+                                   span=7 if unit == "day" else 2, n_snapshots=len(r.labels), seed=l * 100 + w)
+            qre = answer_workload(qs, df, r.row_snapshot, sens, r.qit, r.st, r.labels).summary()["mean_relative_error"]
+        else:
+            qre = float("nan")
         n = s["records"]
         row = {
             "dataset": args.dataset, "defer": s.get("defer"), "unit": unit, "l": l, "w": w, "records": n, "snapshots": s["snapshots"],
@@ -112,14 +125,16 @@ def main(argv: list[str] | None = None) -> int:
             "mean_distance": s["total_reposition_distance"] / s["repositioned"] if s["repositioned"] else 0.0,
             "information_loss": s["information_loss"], "offline_lower_bound": off.lower_bound,
             "offline_optimal": off.optimal, "offline_best": off.best_il, "offline_form": args.offline_form,
-            "ratio": s["information_loss"] / off.lower_bound if off.lower_bound > 0 else (1.0 if s["information_loss"] == 0 else None),
-            "query_mean_relative_error": ans.summary()["mean_relative_error"],
+            "ratio": s["information_loss"] / off.lower_bound if off.lower_bound > 0 and not args.no_offline else (1.0 if s["information_loss"] == 0 else None),
+            "query_mean_relative_error": qre,
             "seconds": secs, "cpu_seconds": cpu, "records_per_second": n / secs,
             "records_per_cpu_second": n / cpu if cpu > 0 else None, "ilp_steps": s["steps_solved_by_ilp"],
             "combinatorial_steps": s.get("steps_solved_combinatorially"),
             "ilp_confirmed_combinatorial": s.get("steps_ilp_confirmed_combinatorial"),
             "certificates": s.get("step_certificates"), "ilp_step_solvers": s.get("ilp_step_solvers"),
-            "loadavg": os.getloadavg()[0],
+            "loadavg": os.getloadavg()[0], "step": s.get("step"), "cost": s.get("cost"),
+            "step_cpu_seconds": s.get("step_cpu_seconds"),
+            "step_records_per_cpu_second": n / s["step_cpu_seconds"] if s.get("step_cpu_seconds") else None,
         }
         ratio = f"{row['ratio']:.3f}" if row["ratio"] is not None else "-"
         emit(

@@ -85,6 +85,7 @@ def rendered_size(html: str, tmp_path, *, viewport: tuple[int, int] = VIEWPORT) 
     page = tmp_path / f"render-{abs(hash(html)) % 10**9}.html"
     page.write_text(html.replace("</body>", probe), encoding="utf-8")
     cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--hide-scrollbars",
+           f"--user-data-dir={tmp_path / 'chromium-profile'}", "--no-first-run", "--no-default-browser-check",
            f"--window-size={viewport[0]},{viewport[1]}", "--dump-dom", page.resolve().as_uri()]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
     m = re.search(r'data-size="(\d+)x(\d+)"', out.stdout)

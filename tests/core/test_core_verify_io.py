@@ -31,7 +31,7 @@ def test_verifier_checks_generalization_against_hierarchy():
     orig = pd.DataFrame({"z": ["53715", "53703"]})
     ok = pd.DataFrame({"z": ["5371*", "5370*"]})
     check_generalization(orig, ok, {"z": {"53715": "5371*", "53703": "5370*"}})
-    with pytest.raises(VerificationError, match=r"row 1.*'5371\*' is not the generalization '5370\*'"):
+    with pytest.raises(VerificationError, match=r"input line 3.*'5371\*' is not the generalization '5370\*'"):
         check_generalization(orig, pd.DataFrame({"z": ["5371*", "5371*"]}), {"z": {"53715": "5371*", "53703": "5370*"}})
 
 
@@ -47,6 +47,7 @@ def test_failed_verification_writes_nothing(tmp_path, monkeypatch):
         raise VerificationError("simulated verifier failure")
 
     monkeypatch.setattr(verify, "check_k_anonymity", reject)
+    monkeypatch.setattr(verify, "check_generalized_release", reject)  # kanon's per-distinct-value check
     data = tmp_path / "d.csv"
     pd.DataFrame({"sex": ["Male", "Female"] * 3}).to_csv(data, index=False)
     out = tmp_path / "out.csv"

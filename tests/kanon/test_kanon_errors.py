@@ -24,7 +24,7 @@ def test_value_missing_from_hierarchy_names_column_value_and_row(patients, patie
     with pytest.raises(HierarchyError) as e:
         kanonymize(patients, QI, patients_h, 2)
     msg = str(e.value)
-    assert "'Zipcode'" in msg and "'99999'" in msg and "row 4" in msg
+    assert "'Zipcode'" in msg and "'99999'" in msg and "line 6" in msg  # the file line (header = line 1) of row position 4
 
 
 def test_two_parents_names_value_and_lines(tmp_path):

@@ -100,3 +100,14 @@ def test_a_workbook_named_csv_is_recognized(tmp_path):
     # an ordinary CSV is not mistaken for one
     (tmp_path / "ok.csv").write_text("a,b\n1,2\n")
     assert read_table(tmp_path / "ok.csv").shape == (1, 2)
+
+
+def test_init_and_run_on_a_workbook(tmp_path):
+    rows = [(f"0537{i % 4}", 20 + i % 50, "F" if i % 3 else "M", dt.date(2020, 1 + i % 12, 1 + i % 27), f"note {i}") for i in range(200)]
+    p = workbook(tmp_path / "v.xlsx", rows, header=("zip", "age", "sex", "visit_date", "note"))
+    r = runner.invoke(app, ["init", str(p), "-q"])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(app, ["run", str(tmp_path / "v.job.toml"), "-q"])
+    assert r.exit_code == 0, r.output
+    out = pd.read_csv(tmp_path / "v-anonymized.csv", dtype=str)
+    assert "note" not in out.columns and {"zip", "age", "sex"} <= set(out.columns)

@@ -76,12 +76,12 @@ def test_admissions_get_a_small_safe_proposal_and_it_runs(tmp_path):
     # the other dates are flagged as giving the time back
     for col in ("dischtime", "edregtime"):
         assert col in dropped and "another date/time beside 'admittime'" in comment(text, col)
-    # the rest is left out, explicitly, and nothing is released unchanged without a role
-    for col in ("insurance", "diagnosis"):
-        assert col in dropped and "left out of the release" in comment(text, col)
+    # the rest is left out, each with a comment, and nothing is released unchanged without a role
+    left = [c for c in df.columns if re.search(r"left out", comment(text, c))]
+    assert set(left) == {"insurance", "diagnosis"}
     assert not re.search(r"^keep\s*=", text, re.M) and re.search(r"^# keep = \[\]", text, re.M)
-    roles = [j.uid, *j.quasi_identifiers, *dropped]
-    assert sorted(roles) == sorted(df.columns)  # every column has exactly one role
+    assert set(dropped) | set(left) == set(df.columns) - {j.uid, *j.quasi_identifiers}  # every column has a role or is left out
+    assert not set(dropped) & set(j.quasi_identifiers)
     # the lattice size is stated and is the product of the built hierarchies' level counts
     want = math.prod(j.hierarchies[q].build(q, df[q].astype(str)).height + 1 for q in j.quasi_identifiers)
     assert f"= {want:,} nodes" in text and f"{want:,} nodes" in r.output
@@ -160,3 +160,20 @@ def test_the_time_is_the_event_time_and_other_dates_are_flagged(col, values):
     assert "never released exactly" in ps["birth_date"].reason
     assert ps[col].role == "qi" and ps[col].reason.startswith("the time of the event")
     assert ps["updated"].role == "identifying" and f"another date/time beside {col!r}" in ps["updated"].reason
+
+
+def test_left_out_columns_are_listed_for_removal_only_when_the_runner_does_not_fail_closed(monkeypatch, tmp_path):
+    from tempanon.steward import job
+    from tempanon.steward.init import starter_job
+
+    df = admissions(80).astype(object)
+    ps = profile_columns(df)
+    monkeypatch.setitem(job.COLUMNS_SCHEMA, "keep", "list of strings")
+    closed = starter_job(tmp_path / "a.csv", tmp_path / "a.job.toml", df, ps)
+    monkeypatch.delitem(job.COLUMNS_SCHEMA, "keep")
+    listed = starter_job(tmp_path / "a.csv", tmp_path / "a.job.toml", df, ps)
+    for text in (closed, listed):
+        assert {"forename", "email", "dischtime"} <= set(drop_key(text))
+        assert "left out of the release" in comment(text, "insurance")
+    assert "insurance" not in drop_key(closed) and "(the run lists them as left out)" in closed
+    assert "insurance" in drop_key(listed) and "(listed for removal below)" in listed

@@ -309,7 +309,7 @@ def test_kanon_report_of_a_wide_input_fits(tmp_path):
     res = kanonymize(df, qi, {q: build_suppression(q, df[q]) for q in qi}, 5, max_suppression=0.05)
     html = kanon_report(df, res, source="wide.csv", checksum=None).render()
     check_page(html, KANON_SECTIONS)
-    assert "showing 25 of" in html or len(res.minimal_nodes) <= 25
+    assert "showing 12 of" in html or len(res.minimal_nodes) <= 12
     assert_fits(html, tmp_path)
 
 

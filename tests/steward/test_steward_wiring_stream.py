@@ -77,6 +77,25 @@ def test_stream_report_sections_and_numbers(run3):
     assert got == pytest.approx(want, rel=1e-3)
 
 
+def test_stream_report_risk_is_the_models_own_measure(run3):
+    """The risk section reports the probability of inferring a sensitive value from a group (<= 1/l),
+    labelled with l, not prosecutor (re-identification) risk nor "k"."""
+    df, res = run3
+    html = stream_report(df, res, source="t.csv", checksum=None).render()
+    risk = html.split('id="risk"')[1].split("</section>")[0]
+    assert "prosecutor" not in risk.lower() and "k = 3" not in html
+    assert "1/l (l = 3)" in risk and "l = 3" in risk
+    # the release's largest share, recomputed from the ST, is at most 1/l and is the number shown
+    g = res.st.groupby(["snapshot", "group"])["count"]
+    worst = float((g.max() / g.sum()).max())
+    assert worst <= 1 / 3 + 1e-12
+    row = re.search(r"largest probability of inferring a sensitive value[^<]*</td><td[^>]*>([0-9.]+)</td><td[^>]*>([0-9.]+)</td>", risk)
+    assert row is not None and float(row.group(2)) == pytest.approx(worst, rel=1e-3)
+    # input: the largest share of one value among records equal on the quasi-identifiers
+    cls = df.groupby(["zip", "age", "dx"]).size().groupby(level=[0, 1])
+    assert float(row.group(1)) == pytest.approx(float((cls.max() / cls.sum()).max()), rel=1e-3)
+
+
 def test_stream_report_flags_a_group_that_is_not_l_diverse(run3):
     df, res = run3
     st = res.st.copy()

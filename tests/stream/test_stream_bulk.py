@@ -188,7 +188,7 @@ def _reference_check(qit, st_, l, sensitive, partition=None, expected_values=Non
     sv = _text(st_[sensitive])
     pairs = pd.DataFrame({"g": sg, "v": sv})
     if pairs.duplicated().any():
-        raise VerificationError(f"sensitive table repeats (group, value) at row {int(pairs.duplicated().to_numpy().nonzero()[0][0])}")
+        raise VerificationError(f"sensitive table repeats (group, value) at line {int(pairs.duplicated().to_numpy().nonzero()[0][0]) + 2}")
     per = counts.reset_index(drop=True).groupby(sg.to_numpy()).agg(["sum", "max"])
     sizes = qg.value_counts()
     if set(per.index) != set(sizes.index):

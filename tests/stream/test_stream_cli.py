@@ -50,7 +50,14 @@ def test_stream_file_end_to_end(tmp_path):
     # the audit's snapshot is the record's own day
     own = pd.to_datetime(src["response_datetime"], format="mixed").dt.strftime("%Y-%m-%d")
     assert (audit["snapshot"] == own).all()
+    # only snapshots with records have files; the summary lists every snapshot
+    written = sorted(x.name for x in out.iterdir())
+    assert written == sorted(f"{p['snapshot']}.{k}.csv" for p in summary["per_snapshot"] if p["published_size"] for k in ("qit", "st"))
+    assert summary["files_written"] == len(written) // 2 < len(summary["per_snapshot"])
+    assert "data steward only" in summary["steward_only"]
     for p in summary["per_snapshot"]:
+        if not p["published_size"]:
+            continue
         qit = pd.read_csv(out / f"{p['snapshot']}.qit.csv", dtype=str, keep_default_na=False, na_values=[""])
         st = pd.read_csv(out / f"{p['snapshot']}.st.csv", dtype=str, keep_default_na=False, na_values=[""])
         assert "response_datetime" not in qit.columns and list(qit.columns) == QI + ["group"]
@@ -69,9 +76,9 @@ def test_empty_granules_and_weeks(tmp_path):
     r = _run([p, "--time", "when", "--sensitive", "dx", "--l", 2, "--window", 1, "--out", out, "--quiet"])
     assert r.exit_code == 0, r.output
     names = sorted(x.name for x in out.iterdir())
-    assert names == sorted(f"2020-01-0{d}.{k}.csv" for d in (1, 2, 3, 4) for k in ("qit", "st"))
-    assert pd.read_csv(out / "2020-01-02.qit.csv").empty
-    assert list(pd.read_csv(out / "2020-01-02.qit.csv").columns) == ["zip", "group"]
+    # the empty days 2 and 3 have no files (issue 14: 3,688 empty files for a daily stream)
+    assert names == sorted(f"2020-01-0{d}.{k}.csv" for d in (1, 4) for k in ("qit", "st"))
+    assert list(pd.read_csv(out / "2020-01-01.qit.csv").columns) == ["zip", "group"]
     out2 = tmp_path / "w"
     r = _run([p, "--time", "when", "--sensitive", "dx", "--l", 2, "--window", 0, "--snapshot", "week", "--out", out2, "--quiet"])
     assert r.exit_code == 0, r.output
@@ -161,10 +168,10 @@ def test_bad_columns(tmp_path, args, message):
 def test_bad_times(tmp_path):
     p = _tiny(tmp_path, ["2020-01-01", "yesterday", "2020-01-03"], ["a", "b", "a"])
     r = _run([p, "--time", "when", "--sensitive", "dx", "--l", 2, "--window", 1, "--out", tmp_path / "o", "--quiet"])
-    assert r.exit_code == 2 and "row 1" in r.output and "yesterday" in r.output
+    assert r.exit_code == 2 and "line 3" in r.output and "yesterday" in r.output
     p = _tiny(tmp_path, ["2020-01-01", "", "2020-01-03"], ["a", "b", "a"], name="m.csv")
     r = _run([p, "--time", "when", "--sensitive", "dx", "--l", 2, "--window", 1, "--out", tmp_path / "o", "--quiet"])
-    assert r.exit_code == 2 and "row 1" in r.output and "missing time" in r.output
+    assert r.exit_code == 2 and "line 3" in r.output and "missing time" in r.output
     r = _run([tmp_path / "absent.csv", "--time", "when", "--sensitive", "dx", "--l", 2, "--window", 1, "--out", tmp_path / "o"])
     assert r.exit_code == 2 and "not found" in r.output
 
@@ -210,6 +217,9 @@ def test_defer_option(tmp_path):
         s = json.loads((tmp_path / f"{name}.json").read_text())
         assert s["defer"] == pytest.approx(want) and s["max_reposition_distance"] <= 1
         for p in s["per_snapshot"]:
+            if not p["published_size"]:
+                assert not (tmp_path / name / f"{p['snapshot']}.qit.csv").exists()
+                continue
             qit = pd.read_csv(tmp_path / name / f"{p['snapshot']}.qit.csv", dtype=str)
             st = pd.read_csv(tmp_path / name / f"{p['snapshot']}.st.csv", dtype=str, keep_default_na=False, na_values=[""])
             check_anatomy(qit, st, 3, sensitive="problem", qi=["race", "sex"])
@@ -268,3 +278,50 @@ def test_fewer_values_than_l_warns_and_suppresses_everything(tmp_path, monkeypat
         warnings.simplefilter("error", TempanonWarning)
         ok = anonymize_stream(df, time="when", sensitive="dx", l=2, w=2)
     assert ok.summary["warnings"] == []
+
+
+def test_step_option(tmp_path):
+    """--step paper runs Definition 2 (defer 0, relays counted); --step exact is the default; the summary
+    reports the step and the CPU seconds of the online steps."""
+    base = [SAMPLE, "--time", "response_datetime", "--sensitive", "problem", "--qi", ",".join(QI), "--l", 3, "--window", 2, "--quiet"]
+    got = {}
+    for step in ("paper", "exact", None):
+        name = step or "dflt"
+        r = _run([*base, *(["--step", step] if step else []), "--out", tmp_path / name, "--summary", tmp_path / f"{name}.json"])
+        assert r.exit_code == 0, r.output
+        got[name] = json.loads((tmp_path / f"{name}.json").read_text())
+    assert got["paper"]["step"] == "paper" and got["paper"]["defer"] == 0 and got["paper"]["relays"] > 0
+    assert got["dflt"]["step"] == "exact" and got["dflt"]["information_loss"] == got["exact"]["information_loss"]
+    assert all(s["step_cpu_seconds"] > 0 for s in got.values())
+    # the broader exact step is never worse on the sample here (Definition 2 keeps the inherited snapshots)
+    assert got["exact"]["information_loss"] <= got["paper"]["information_loss"]
+    r = _run([*base, "--step", "paper", "--defer", "0.5", "--out", tmp_path / "x"])
+    assert r.exit_code == 2 and "defer must be 0" in r.output
+    r = _run([*base, "--step", "fast", "--out", tmp_path / "x"])
+    assert r.exit_code == 2 and "step 'fast'" in r.output
+    assert "w + 1" in _run(["--help"]).output  # the window convention is stated
+
+
+def test_snapshot_count_is_guarded(tmp_path):
+    """Issue 12: records 30 days apart at --snapshot minute span 43,201 snapshots: refused (exit 2, nothing
+    written) unless --max-snapshots allows it; on standard input the gap is refused before any work."""
+    p = _tiny(tmp_path, ["2020-01-01 10:00", "2020-01-31 10:00"], ["a", "b"])
+    args = ["--time", "when", "--sensitive", "dx", "--qi", "zip", "--l", 2, "--window", 1, "--snapshot", "minute", "--quiet"]
+    r = _run([p, *args, "--out", tmp_path / "o"])
+    assert r.exit_code == 2 and "43,201 snapshots" in r.output and "--max-snapshots" in r.output
+    assert not (tmp_path / "o").exists()
+    lines = "".join(json.dumps({"when": t, "dx": v, "zip": "01"}) + "\n" for t, v in [("2020-01-01 10:00", "a"), ("2020-01-31 10:00", "b")])
+    r = _run(["-", *args, "--out", tmp_path / "s"], input=lines)
+    assert r.exit_code == 2 and "--max-snapshots" in r.output
+    r = _run([p, *args, "--snapshot", "hour", "--max-snapshots", 800, "--out", tmp_path / "h", "--summary", tmp_path / "h.json"])
+    assert r.exit_code == 0, r.output
+    s = json.loads((tmp_path / "h.json").read_text())
+    assert s["snapshots"] == 721 and s["files_written"] <= 2  # only snapshots with records have files
+
+
+def test_steward_files_stay_out_of_the_published_folder(tmp_path):
+    p = _tiny(tmp_path, ["2020-01-01 10:00", "2020-01-01 11:00"], ["a", "b"])
+    out = tmp_path / "o"
+    for opt in ("--summary", "--audit"):
+        r = _run([p, "--time", "when", "--sensitive", "dx", "--qi", "zip", "--l", 2, "--window", 1, "--out", out, opt, out / "x.json", "--quiet"])
+        assert r.exit_code == 2 and "data steward only" in r.output

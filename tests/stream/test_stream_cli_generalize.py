@@ -61,13 +61,15 @@ def test_generalization_end_to_end(setup, tmp_path, l):
     assert audit["row"].astype(int).tolist() == list(range(len(df)))
     published = [p for p in summary["per_snapshot"] if p["published"]]
     assert published
-    # one CSV per published snapshot, nothing else (no Anatomy tables)
-    assert sorted(f.name for f in out.iterdir()) == sorted(f"{p['snapshot']}.csv" for p in published)
+    # one CSV per published snapshot with records, nothing else (no Anatomy tables)
+    assert sorted(f.name for f in out.iterdir()) == sorted(f"{p['snapshot']}.csv" for p in published if p["published_size"])
     assert set(summary["generalization"]) == {p["snapshot"] for p in published}
     heights = {q: h.height for q, h in load_hierarchies(hdir, QI).items()}
     below_top = 0
     for p in published:
         label = p["snapshot"]
+        if not p["published_size"]:
+            continue
         t = _read(out / f"{label}.csv")
         # generalized quasi-identifiers and the sensitive value only: no time column, no row ids
         assert list(t.columns) == QI + ["problem"]
@@ -144,13 +146,30 @@ def test_generalization_from_stdin_is_refused(setup, tmp_path):
     assert not out.exists()
 
 
-def test_generalization_with_report_is_refused(setup, tmp_path):
+def test_generalization_with_report(setup, tmp_path):
+    """Issue 16: --report works with --publish generalization; its guarantee and risk are re-counted on
+    the equivalence classes of the written tables."""
     src, _, hdir = setup
-    r = _run(_base(src, tmp_path / "out") + ["--publish", "generalization", "--hierarchies", hdir,
-                                             "--report", tmp_path / "r.html"])
-    assert r.exit_code == 2
-    assert "--report" in r.output
-    assert not (tmp_path / "r.html").exists()
+    out, rep_path = tmp_path / "out", tmp_path / "r.html"
+    r = _run(_base(src, out, 3) + ["--publish", "generalization", "--hierarchies", hdir, "--report", rep_path,
+                                   "--summary", tmp_path / "s.json"])
+    assert r.exit_code == 0, r.output
+    html = rep_path.read_text()
+    assert "verified on the released table" in html and "NOT verified" not in html
+    assert "full-domain generalization" in html and "check_l_diverse_classes" in html
+    assert json.loads((tmp_path / "s.json").read_text())["report"] == str(rep_path)
+    # the largest share of one value in a class of the written files, recomputed, is the one reported
+    worst = 0.0
+    for f in out.glob("*.csv"):
+        t = _read(f).fillna("<NA>")
+        c = t.groupby(QI + ["problem"]).size().groupby(level=list(range(len(QI))))
+        worst = max(worst, float((c.max() / c.sum()).max()))
+    assert worst <= 1 / 3 + 1e-12
+    risk = html.split('id="risk"')[1].split("</section>")[0]
+    import re
+
+    got = re.search(r"largest probability of inferring a sensitive value[^<]*</td><td[^>]*>[0-9.]+</td><td[^>]*>([0-9.]+)</td>", risk)
+    assert got is not None and float(got.group(1)) == pytest.approx(worst, rel=1e-3)
 
 
 def test_anatomy_remains_the_default(setup, tmp_path):

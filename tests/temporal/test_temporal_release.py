@@ -80,12 +80,13 @@ def test_timezone_in_api_summary_cli_and_bad_name(tmp_path):
 
 # ---- bad timestamps: exit 2, column, file line and value, no traceback ---------------------------
 @pytest.mark.parametrize("values, message", [
-    (["2005-01-01", "2005-01-02", "1500-06-01"], "line 4: timestamp '1500-06-01' is outside 1677-09-22 .. 2262-04-11"),
+    (["2005-01-01", "2005-01-02", "1500-06-01"], "line 4: timestamp '1500-06-01' is outside 1677-09-21 00:12:44 .. 2262-04-11 23:47:16"),
     (["2005-01-01", "2999-01-02T10:00"], "line 3: timestamp '2999-01-02T10:00' is outside"),
     (["2005-01-01T10:00+01:00", "2005-01-02T10:00", "2005-01-03T10:00+01:00"],
      "line 3: timestamp '2005-01-02T10:00' has no UTC offset"),
     (["2005-01-01T10:00", "2005-01-01T11:00Z", "2005-01-03T10:00"], "line 3: timestamp '2005-01-01T11:00Z' has a UTC offset"),
     (["2005-01-01", "31.02.2005x"], "line 3: cannot parse timestamp '31.02.2005x'"),
+    (["2005-01-01T09:00", "10:00"], "line 3: timestamp '10:00' has a time of day but no date"),
 ])
 def test_bad_timestamps_exit_2_naming_column_line_and_value(tmp_path, values, message):
     p = tmp_path / "t.csv"
@@ -109,7 +110,8 @@ def test_release_rows_are_shuffled_within_classes_and_the_audit_maps_them_back()
     same_release = float(np.mean(pat[1:] == pat[:-1]))
     assert same_input > 0.7 and same_release < 0.2  # input order groups patients; the release does not
     key = rel["GENDER"].astype(str) + "|" + rel["TIME"].astype(str)
-    assert (key.to_numpy()[1:] >= key.to_numpy()[:-1]).all()  # grouped by class
+    runs = 1 + int(np.sum(key.to_numpy()[1:] != key.to_numpy()[:-1]))
+    assert runs == key.nunique()  # grouped by class: each class is one run of rows
     a = res.audit
     assert list(a["release_row"]) == list(range(1, len(rel) + 1))
     assert (a["respondent"].to_numpy() == pat).all() and (a["input_line"].to_numpy() == rel.index.to_numpy() + 2).all()
@@ -215,3 +217,82 @@ def test_report_states_the_time_zone_and_the_chosen_granularity_is_k_anonymous(t
     row = table.split("<td>month</td>")[1].split("</tr>")[0]
     assert "chosen" in row and "<td>yes</td>" in row
     assert "implied: coarser than the k-anonymous week" in table  # 2weeks pruned, not re-checked
+
+
+def test_verifier_rederives_local_times_independently(monkeypatch):
+    """The verifier's original times come from pandas' tz_convert of the text, not from the
+    search's seconds: a parse that ignored the calendar zone would be rejected (exit 3)."""
+    from tempanon.errors import VerificationError
+    import tempanon.temporal.api as api
+    from tempanon.temporal import parse
+
+    df = pd.DataFrame({"P": ["a", "b", "c", "d"],
+                       "T": ["2005-03-11T18:00:00+00:00", "2005-03-11T20:00:00+00:00",
+                             "2005-07-08T03:00:00+00:00", "2005-07-08T05:30:00+00:00"]})  # fmt: skip
+    ok = anonymize_timestamped(df, time="T", uid="P", k=2, granularities="day,week", timezone="America/New_York")
+    assert sorted(ok.released["T"]) == ["2005-03-11", "2005-03-11", "2005-07-07", "2005-07-08"] or ok.summary["granularity"] != "day"
+    real = parse.parse_timestamps
+    monkeypatch.setattr(api, "parse_timestamps", lambda s, c, tz=None: real(s, c, None))  # a parse that forgets the zone
+    with pytest.raises(VerificationError):
+        anonymize_timestamped(df, time="T", uid="P", k=2, granularities="day,week", timezone="America/New_York")
+
+
+def test_joint_search_takes_the_engine_budget():
+    from tempanon.hierarchy import build_suppression
+
+    df = example_exams()
+    hier = {"Address": build_suppression("Address", df["Address"])}
+    full = anonymize_timestamped(df, time="Date", qi=["Address"], allow_identifier=["Address"], sensitive=["Exam"], uid="Patient", k=3, granularities="week,month,year",
+                                 hierarchies=hier, time_limit=600)  # fmt: skip
+    assert "budget" not in full.summary
+    cut = anonymize_timestamped(df, time="Date", qi=["Address"], allow_identifier=["Address"], sensitive=["Exam"], uid="Patient", k=3, granularities="week,month,year",
+                                hierarchies=hier, time_limit=1e-9)  # fmt: skip
+    assert cut.summary["budget"]["exhausted"] and any("time limit" in m for m in cut.summary["messages"])
+    rel = cut.released.assign(P=df.loc[cut.released.index, "Patient"].to_numpy())
+    assert rel.groupby(["Address", "Date"], dropna=False)["P"].nunique().min() >= 3  # still a verified release
+
+
+def test_joint_release_is_grouped_by_class_and_shuffled():
+    from tempanon.hierarchy import build_suppression
+
+    df = example_exams()
+    hier = {"Address": build_suppression("Address", df["Address"])}
+    res = anonymize_timestamped(df, time="Date", qi=["Address"], allow_identifier=["Address"], sensitive=["Exam"], uid="Patient", k=2, granularities="week,month,year",
+                                hierarchies=hier, shuffle_seed=5)  # fmt: skip
+    key = (res.released["Address"].astype(str) + "|" + res.released["Date"].astype(str)).to_numpy()
+    assert 1 + int((key[1:] != key[:-1]).sum()) == len(set(key))
+    assert list(res.released.index) != sorted(res.released.index)  # not in input order
+    assert list(res.audit["input_line"]) == list(res.released.index + 2)
+
+
+def test_time_limit_with_nothing_anonymous_yet_falls_back_on_the_coarsest(monkeypatch):
+    clock = iter(range(0, 1000, 10))
+    monkeypatch.setattr("time.monotonic", lambda: next(clock))
+    df = example_exams()
+    res = anonymize_timestamped(df, time="Date", qi=["Address"], allow_identifier=["Address"], sensitive=["Exam"], uid="Patient", k=2,
+                                granularities="week,month,quarter,year", time_limit=5)  # fmt: skip
+    s = res.summary
+    # day checked, then only the top of the DAG: week (ISO weeks straddle years) and year; week <=_c year
+    evaluated = sorted(c["granularity"] for c in s["candidates"] if c.get("evaluated_by_algorithm"))
+    assert s["budget"]["exhausted"] and evaluated == ["day", "week", "year"] and s["granularity"] == "week"
+
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_PIECES = st.sampled_from(["2005", "-", "01", "13", "31", "T", " ", ":", "10", "99", "Z", "+", "05", "00", ".", "x",
+                           "1500", "3000", "NaT", "", "/", "24", "60"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(values=st.lists(st.lists(_PIECES, max_size=8).map("".join), min_size=1, max_size=6),
+       tz=st.sampled_from([None, "UTC", "America/New_York"]))
+def test_parse_timestamps_fails_only_with_a_clear_input_error(values, tz):
+    try:
+        t, miss, info = parse_timestamps(pd.Series(values), "T", tz)
+    except InputError as exc:
+        assert "column 'T'" in str(exc) and "line " in str(exc)
+        return
+    assert len(t) == len(values) and t.dtype == np.int64
+    assert all(v.strip() == "" for v, m in zip(values, miss) if m)  # only empty cells are missing

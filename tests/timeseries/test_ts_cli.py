@@ -23,7 +23,9 @@ def run(*args):
 
 
 def test_sample_end_to_end(tmp_path):
-    out, summ, aud = tmp_path / "out.csv", tmp_path / "s.json", tmp_path / "audit.csv"
+    (tmp_path / "release").mkdir()
+    (tmp_path / "steward").mkdir()
+    out, summ, aud = tmp_path / "release" / "out.csv", tmp_path / "steward" / "s.json", tmp_path / "steward" / "audit.csv"
     res = run(SAMPLE, "--id", "id", "--qi", "A0:A9", "--sensitive", "S", "--k", 10, "--p", 5,
               "--out", out, "--summary", summ, "--audit", aud, "--quiet")
     assert res.exit_code == 0, res.output
@@ -34,7 +36,8 @@ def test_sample_end_to_end(tmp_path):
     assert list(rel.columns[:4]) == ["kgroup", "psubgroup", "A0_lo", "A0_hi"]
     assert {"pattern", "pattern_level", "S"} <= set(rel.columns)
     assert rel["pattern"].str.fullmatch("[a-e]{10}").all()
-    assert list(audit.columns) == ["id", "output_row"] and len(audit) == 300
+    assert list(audit.columns) == ["id", "output_row", "shuffle_seed"] and len(audit) == 300
+    assert audit["shuffle_seed"].nunique() == 1
     for key in ("k", "P", "algorithm", "kgroups", "psubgroups", "suppressed", "value_loss", "pattern_loss",
                 "mean_level", "runtime_seconds"):
         assert key in s
@@ -72,8 +75,8 @@ def _bad_table(tmp_path, mutate):
 @pytest.mark.parametrize("mutate, args, message", [
     (lambda d: None, ["--qi", "A0:A99"], "unknown column 'A99'"),
     (lambda d: None, ["--qi", "A0:A9", "--id", "nope"], "unknown id column 'nope'"),
-    (lambda d: d.__setitem__("A3", d["A3"].astype(object).where(d.index != 7, "abc")), [], "'A3', row 7 (id 'R7'): value 'abc' is not a number"),
-    (lambda d: d.__setitem__("A4", d["A4"].where(d.index != 2)), [], "'A4', row 2 (id 'R2'): missing value"),
+    (lambda d: d.__setitem__("A3", d["A3"].astype(object).where(d.index != 7, "abc")), [], "'A3', line 9 (id 'R7'): value 'abc' is not a number"),
+    (lambda d: d.__setitem__("A4", d["A4"].where(d.index != 2)), [], "'A4', line 4 (id 'R2'): missing value"),
     (lambda d: d.__setitem__("id", ["R0"] + list(d["id"][1:-1]) + ["R0"]), [], "id 'R0' occurs more than once"),
     (lambda d: None, ["--k", 3, "--p", 4], "P must not exceed k"),
     (lambda d: None, ["--algorithm", "mondrian"], "unknown algorithm 'mondrian'"),
@@ -84,11 +87,15 @@ def _bad_table(tmp_path, mutate):
     (lambda d: None, ["--publish-values", "S"], "not a quasi-identifier"),
     (lambda d: None, ["--paa", 11], "PAA segments"),
     (lambda d: None, ["--qi", "A0,A1,S", "--sensitive", "S"], "two roles"),
-    (lambda d: d.__setitem__("S", d["S"].astype(object).where(d.index != 4, "high")), ["--l-diversity", 2, "--epsilon", 1], "'S', row 4 (id 'R4'): value 'high' is not a number"),
-    (lambda d: d.__setitem__("A5", d["A5"].where(d.index != 9, np.inf)), [], "'A5', row 9 (id 'R9'): value inf is not finite"),
-    (lambda d: d.__setitem__("id", d["id"].where(d.index != 6)), [], "id column 'id', row 6: missing id"),
-    (lambda d: None, ["--k", 0, "--p", 0], "k must be at least 1"),
-    (lambda d: None, ["--p", 0], "P must be at least 1"),
+    (lambda d: d.__setitem__("S", d["S"].astype(object).where(d.index != 4, "high")), ["--l-diversity", 2, "--epsilon", 1], "'S', line 6 (id 'R4'): value 'high' is not a number"),
+    (lambda d: d.__setitem__("A5", d["A5"].where(d.index != 9, np.inf)), [], "'A5', line 11 (id 'R9'): value inf is not finite"),
+    (lambda d: d.__setitem__("id", d["id"].where(d.index != 6)), [], "id column 'id', line 8: missing id"),
+    (lambda d: None, ["--k", 0, "--p", 0], "k must be at least 2"),
+    (lambda d: None, ["--p", 0], "P must be at least 2"),
+    # degenerate parameters that would publish raw data or change nothing (issue 12)
+    (lambda d: None, ["--k", 1, "--p", 1], "k must be at least 2"),
+    (lambda d: None, ["--k", 5, "--p", 1], "P must be at least 2"),
+    (lambda d: None, ["--l-diversity", 1, "--epsilon", 0.1, "--sensitive", "S"], "l must be at least 2"),
     (lambda d: None, ["--paa", 5, "--publish-patterns", "A0:A4"], "--paa cannot be combined"),
     (lambda d: d.__setitem__("T", 1.0), ["--sensitive", "S,T", "--l-diversity", 2, "--epsilon", 1], "exactly one sensitive column"),
     (lambda d: None, ["--publish-values", ","], "--publish-values is empty"),
@@ -112,7 +119,7 @@ def test_bad_input_exit_2_nothing_written(tmp_path, mutate, args, message):
 def test_header_only_input(tmp_path):
     p = tmp_path / "in.csv"
     p.write_text("id,A0,A1\n")
-    res = run(p, "--id", "id", "--qi", "A0:A1", "--k", 2, "--p", 1, "--out", tmp_path / "o.csv")
+    res = run(p, "--id", "id", "--qi", "A0:A1", "--k", 2, "--p", 2, "--out", tmp_path / "o.csv")
     assert res.exit_code == 2 and "no series" in res.output
 
 
@@ -143,10 +150,11 @@ def test_verification_failure_writes_nothing(tmp_path, monkeypatch):
         raise VerificationError("simulated checker rejection")
 
     monkeypatch.setattr(verify, "check_kp_anonymity", broken)
-    out = tmp_path / "o.csv"
+    (tmp_path / "r").mkdir()
+    out = tmp_path / "r" / "o.csv"
     res = run(SAMPLE, "--id", "id", "--qi", "A0:A9", "--k", 5, "--p", 2, "--out", out, "--audit", tmp_path / "a.csv")
     assert res.exit_code == 3 and "simulated" in res.output
-    assert list(tmp_path.iterdir()) == []
+    assert list(tmp_path.iterdir()) == [tmp_path / "r"] and list((tmp_path / "r").iterdir()) == []
 
 
 def test_suppressed_series_have_empty_output_row(tmp_path):
@@ -157,7 +165,8 @@ def test_suppressed_series_have_empty_output_row(tmp_path):
     df.insert(0, "id", [f"x{i}" for i in range(len(rows))])
     p = tmp_path / "in.csv"
     df.to_csv(p, index=False)
-    aud, out = tmp_path / "a.csv", tmp_path / "o.csv"
+    (tmp_path / "r").mkdir()
+    aud, out = tmp_path / "a.csv", tmp_path / "r" / "o.csv"
     res = run(p, "--id", "id", "--qi", "A0:A5", "--k", 8, "--p", 4, "--max-level", 6, "--out", out, "--audit", aud,
               "--summary", tmp_path / "s.json")
     assert res.exit_code == 0, res.output
@@ -184,3 +193,13 @@ def test_shared_italy_power(tmp_path):
               "--k", 8, "--p", 4, "--algorithm", "naive", "--out", out, "--quiet")
     assert res.exit_code == 0, res.output
     assert len(pd.read_csv(out)) == 1096
+
+
+@pytest.mark.parametrize("where", ["same", "below"])
+def test_audit_inside_the_release_folder_is_refused(tmp_path, where):
+    """Issue 12: the audit (id -> release row) may not be written inside the release folder."""
+    out = tmp_path / "o.csv"
+    aud = tmp_path / "a.csv" if where == "same" else tmp_path / "sub" / "a.csv"
+    res = run(SAMPLE, "--id", "id", "--qi", "A0:A9", "--k", 5, "--p", 2, "--out", out, "--audit", aud)
+    assert res.exit_code == 2 and "inside the release folder" in " ".join(res.output.split())
+    assert list(tmp_path.iterdir()) == []

@@ -27,9 +27,9 @@ tables = st.integers(1, 6).flatmap(lambda w: st.lists(
 
 
 @settings(max_examples=70, deadline=None)
-@given(tables, st.integers(1, 8), st.data(), st.sampled_from(["kapra", "naive"]), st.integers(1, 5))
+@given(tables, st.integers(2, 8), st.data(), st.sampled_from(["kapra", "naive"]), st.integers(1, 5))
 def test_every_release_is_kp_anonymous(rows, k, data, algorithm, max_level):
-    P = data.draw(st.integers(1, k))
+    P = data.draw(st.integers(2, k))
     df = _frame(rows)
     qi = [c for c in df.columns if c.startswith("A")]
     if len(rows) < k:
@@ -92,7 +92,7 @@ def test_l_diversity_perturbation():
     df = random_walk(400, seed=9)
     df["S"] = (np.arange(400) % 2).astype(float)  # two values: every P-subgroup of size >= 3 needs work for l=3
     r = kp_anonymize(df, id_col="id", qi=[f"A{i}" for i in range(10)], sensitive=["S"], k=6, P=3,
-                     l_diversity=3, epsilon=0.4)
+                     l_diversity=3, epsilon=0.4, numeric_sensitive=True)
     rel = r.released
     size = rel.groupby("psubgroup")["S"].transform("size")
     top = rel.groupby(["psubgroup", "S"])["S"].transform("size")
@@ -125,3 +125,79 @@ def test_missing_sensitive_is_a_category():
     df.loc[[3, 10], "S"] = np.nan
     r = kp_anonymize(df, id_col="id", qi=[f"A{i}" for i in range(10)], sensitive=["S"], k=5, P=2)
     assert r.released["S"].isna().sum() == 2
+
+
+def test_pattern_loss_with_paa_is_measured_on_the_full_series():
+    """Eq. 3 / Section 7.1: p(r) from the original normalized series (all n instants), p*(r) from
+    the series reconstructed from the published word (each PAA symbol over its segment); not on
+    the averaged series."""
+    from tempanon.timeseries.model import pairwise_difference_features, pattern_loss
+    from tempanon.timeseries.sax import medians, znormalize
+    from tempanon.timeseries.api import released_source_rows
+
+    df = random_walk(300, 12, seed=8)
+    qi = [f"A{i}" for i in range(12)]
+    r = kp_anonymize(df, id_col="id", qi=qi, k=6, P=3, paa_segments=4)
+    X = df[qi].to_numpy()[released_source_rows(r.audit)]
+    rec = np.vstack([np.repeat(medians(int(L))[[ord(ch) - 97 for ch in p]], 3)
+                     for p, L in zip(r.released["pattern"], r.released["pattern_level"])])
+    fa = pairwise_difference_features(znormalize(X))
+    fb = pairwise_difference_features(rec)
+    cos = (fa * fb).sum(1) / np.sqrt((fa * fa).sum(1) * (fb * fb).sum(1)).clip(1e-300)
+    expected = np.where((fb ** 2).sum(1) == 0, 1.0, 1 - cos)
+    assert np.isclose(r.summary["pattern_loss"], expected.sum())
+    averaged = pattern_loss(znormalize(X).reshape(len(X), 4, 3).mean(axis=2), rec[:, ::3]).sum()
+    assert not np.isclose(r.summary["pattern_loss"], averaged)
+
+
+def _bumps(n_series, n, seed):
+    rng = np.random.default_rng(seed)
+    t = np.linspace(0, 1, n)
+    X = np.array([np.exp(-((t - rng.uniform(.3, .7)) / 0.1) ** 2) * rng.uniform(1, 2) + rng.normal(0, .05, n)
+                  for _ in range(n_series)])
+    df = pd.DataFrame(X, columns=[f"x{i}" for i in range(n)])
+    df.insert(0, "id", [f"s{i}" for i in range(n_series)])
+    return df
+
+
+@pytest.mark.parametrize("n, kind", [(150, "bumps"), (144, "walk")])
+def test_default_paa_keeps_long_series_above_level_1(n, kind):
+    """Issue 16: with one symbol per value, 97.5-100% of the patterns of 150-point (GunPoint-like)
+    and 144-point series collapse to level 1; the default word length must not (and the collapse
+    is warned about)."""
+    if kind == "bumps":
+        df = _bumps(200, n, 0)
+    else:
+        rng = np.random.default_rng(1)
+        df = pd.DataFrame(np.cumsum(rng.normal(size=(300, n)), axis=1), columns=[f"x{i}" for i in range(n)])
+        df.insert(0, "id", [f"s{i}" for i in range(300)])
+    qi = [c for c in df.columns if c != "id"]
+    r = kp_anonymize(df, id_col="id", qi=qi, k=10, P=5)
+    assert r.summary["paa_rule"] == "default" and 4 <= r.summary["word_length"] <= 10
+    assert r.summary["level1_share"] < 0.1 and r.summary["warnings"] == []
+    full = kp_anonymize(df, id_col="id", qi=qi, k=10, P=5, paa_segments=n)
+    assert full.summary["level1_share"] > 0.9 and full.summary["word_length"] == n
+    assert len(full.summary["warnings"]) == 1 and "level 1" in full.summary["warnings"][0]
+
+
+def test_default_paa_rule():
+    from tempanon.timeseries.api import default_paa_segments
+
+    assert default_paa_segments(10, 10_000, 5) == 10  # the paper's setting: one symbol per value
+    assert default_paa_segments(6, 50, 5) == 6
+    assert default_paa_segments(52, 811, 5) == 5  # floor(log(162.2) / log(2.5))
+    assert default_paa_segments(150, 200, 5) == 4
+    assert default_paa_segments(24, 10**7, 2) == 10
+    assert default_paa_segments(12, 10, 5) == 4
+
+
+def test_l_diversity_refuses_a_categorical_sensitive_value():
+    """Issue 16: perturbation turned a binary label 1/2 into 1.25 and 2.25."""
+    df = random_walk(200, seed=5)
+    df["S"] = np.where(np.arange(200) % 3 == 0, 1, 2)
+    qi = [f"A{i}" for i in range(10)]
+    with pytest.raises(InputError, match="looks categorical.*2 distinct whole numbers: 1, 2"):
+        kp_anonymize(df, id_col="id", qi=qi, sensitive=["S"], k=10, P=5, l_diversity=2, epsilon=0.5)
+    r = kp_anonymize(df, id_col="id", qi=qi, sensitive=["S"], k=10, P=5, l_diversity=2, epsilon=0.5,
+                     numeric_sensitive=True)
+    assert r.summary["perturbed"] > 0

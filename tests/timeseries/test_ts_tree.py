@@ -3,11 +3,12 @@
 from collections import defaultdict
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tempanon.timeseries.algorithms import highest_common_level, pattern_ids
-from tempanon.timeseries.partition import envelopes, group_formation, top_down_partition
+from tempanon.timeseries.partition import envelopes, group_formation, group_formation_reference, top_down_partition
 from tempanon.timeseries.sax import sax_all_levels
 from tempanon.timeseries.tree import create_tree, recycle_bad_leaves
 
@@ -166,26 +167,85 @@ def test_group_formation_every_group_reaches_k(sizes, k, seed):
     assert tot.min() >= k
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.integers(2, 14), st.integers(0, 10_000))
-def test_group_formation_greedy_step_is_exact_argmin(R, seed):
-    """Sizes k/2: every k-group is a seed plus the one P-subgroup minimizing VL of the union.
-    Brute force over all candidates for the first k-group (seed: farthest from the centroid)."""
+def _brute_force_algorithm3(lo, hi, size, k):
+    """Algorithm 3 written out once more, independently of partition.py: plain Python lists."""
+    R = len(size)
+    vl = lambda L, H, m: m * np.sqrt(np.mean((np.asarray(H) - np.asarray(L)) ** 2))
+    out = [-1] * R
+    groups = []
+    for i in range(R):
+        if size[i] >= k:
+            out[i] = len(groups)
+            groups.append([lo[i], hi[i], size[i]])
+    alive = [i for i in range(R) if size[i] < k]
+    while sum(size[i] for i in alive) >= k:
+        s = min(alive, key=lambda i: (np.sqrt(np.mean((hi[i] - lo[i]) ** 2)), i))  # step 2
+        alive.remove(s)
+        G = [lo[s], hi[s], size[s]]
+        out[s] = len(groups)
+        while G[2] < k:  # steps 3-4
+            j = min(alive, key=lambda i: (vl(np.minimum(G[0], lo[i]), np.maximum(G[1], hi[i]), G[2] + size[i]), i))
+            alive.remove(j)
+            out[j] = len(groups)
+            G = [np.minimum(G[0], lo[j]), np.maximum(G[1], hi[j]), G[2] + size[j]]
+        groups.append(G)
+    for j in alive:  # step 5
+        inc = [vl(np.minimum(g[0], lo[j]), np.maximum(g[1], hi[j]), g[2] + size[j]) - vl(g[0], g[1], g[2]) for g in groups]
+        t = int(np.argmin(inc))
+        out[j] = t
+        g = groups[t]
+        groups[t] = [np.minimum(g[0], lo[j]), np.maximum(g[1], hi[j]), g[2] + size[j]]
+    return np.array(out)
+
+
+def _envelope_inputs(rng, R, n, mode):
+    if mode == 0:  # continuous
+        lo = rng.random((R, n))
+        return lo, lo + rng.random((R, n)) * 0.3
+    if mode == 1:  # a coarse grid: many exact ties
+        lo = rng.integers(0, 3, (R, n)).astype(float)
+        return lo, lo + rng.integers(0, 2, (R, n))
+    base = np.cumsum(rng.normal(size=R))[:, None] + rng.normal(size=(R, n)) * 0.1  # walk-like
+    return base, base + rng.random((R, n)) * 0.2
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 60), st.integers(1, 4), st.integers(1, 12), st.integers(0, 2), st.integers(0, 10_000))
+def test_group_formation_is_algorithm_3(R, n, k, mode, seed):
+    """Fast (indexed) search = literal quadratic reference = an independent brute force, including
+    the paper's seed rule (lowest instant value loss first) and the tie-breaks (lowest index)."""
     rng = np.random.default_rng(seed)
-    lo = rng.random((R, 3))
-    hi = lo + rng.random((R, 3))
-    size = np.full(R, 3)
-    kg = group_formation(lo, hi, size, 6)
-    centre = (lo + hi) / 2
-    s0 = int(np.argmax(((centre - centre.mean(axis=0)) ** 2).sum(axis=1)))
-    g0 = kg[s0]
-    partner = [j for j in np.flatnonzero(kg == g0) if j != s0]
-    vl = {j: _vl_total(np.minimum(lo[s0], lo[j]), np.maximum(hi[s0], hi[j]), 6) for j in range(R) if j != s0}
-    best = min(vl.values())
-    assert any(np.isclose(vl[j], best, rtol=1e-5) for j in partner)
-    if R % 2 == 0:
-        assert np.bincount(kg).max() == 2  # pairs only
-    assert np.bincount(kg, weights=size).min() >= 6
+    size = rng.integers(1, 10, R)
+    if size.sum() < k:
+        return
+    lo, hi = _envelope_inputs(rng, R, n, mode)
+    fast = group_formation(lo, hi, size, k)
+    ref = group_formation_reference(lo, hi, size, k)
+    assert fast.tolist() == ref.tolist()
+    if mode != 1:  # exact float ties could be ordered differently by the brute force's sqrt
+        assert ref.tolist() == _brute_force_algorithm3(lo, hi, size, k).tolist()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_group_formation_index_exact_on_large_inputs(seed):
+    """Inputs large enough for many kd leaves and blocks and for several index rebuilds."""
+    rng = np.random.default_rng(seed)
+    R = int(rng.integers(800, 2500))
+    n = int(rng.integers(1, 11))
+    k = int(rng.choice([2, 5, 10, 20, 50]))
+    lo, hi = _envelope_inputs(rng, R, n, seed % 3)
+    size = rng.integers(1, 10, R)
+    assert group_formation(lo, hi, size, k).tolist() == group_formation_reference(lo, hi, size, k).tolist()
+
+
+def test_group_formation_seed_is_lowest_value_loss():
+    """Algorithm 3 step 2: the first k-group starts from the P-subgroup whose envelope has the
+    smallest VL, here the middle one (width 0.1), not the one farthest from the centre."""
+    lo = np.array([[0.0], [5.0], [9.0], [5.05]])
+    hi = np.array([[1.0], [5.1], [10.0], [5.6]])
+    size = np.array([2, 2, 2, 2])
+    kg = group_formation(lo, hi, size, 4)
+    assert kg[1] == kg[3] and kg[0] == kg[2] and kg[1] == 0
 
 
 def test_envelopes_and_common_level():

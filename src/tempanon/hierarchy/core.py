@@ -197,8 +197,12 @@ class Hierarchy:
         if (codes < 0).any():
             bad = np.flatnonzero(codes < 0)
             vals = pd.unique(text[bad])
+            from tempanon.data.lines import at_row_label
+
+            # the label of the first row holding the value (a frequency source's distinct values keep
+            # the labels of their first rows; a table read from a file is labelled by position)
             first_rows = [series.index[bad[np.argmax(text[bad] == v)]] for v in vals[:5]]
-            shown = ", ".join(f"{v!r} (row {r})" for v, r in zip(vals[:5], first_rows))
+            shown = ", ".join(f"{v!r} ({at_row_label(r)})" for v, r in zip(vals[:5], first_rows))
             more = f" and {len(vals) - 5} more" if len(vals) > 5 else ""
             raise HierarchyError(
                 f"column {self.name!r}: {len(vals)} value(s) missing from the hierarchy ({self.source}): {shown}{more}"

@@ -326,7 +326,11 @@ def _kanonymize(src, qi, hierarchies, k, t0, *, uid, identifying, max_suppressio
             raise InputError(f"the respondent id {uid!r} cannot also be a quasi-identifier")
         row = src.first_missing_row(uid)
         if row is not None:
-            raise InputError(f"respondent id column {uid!r} has a missing value at row {row}")
+            from tempanon.data.lines import at_label, at_row_label
+
+            frame = getattr(src, "data", None)  # the file line of that row (header = line 1)
+            where = at_label(frame.index, row) if isinstance(frame, pd.DataFrame) else at_row_label(row)
+            raise InputError(f"respondent id column {uid!r} has a missing value at {where}")
     n = src.n_rows
     if n == 0:
         raise InputError("the input table has no rows")
@@ -660,23 +664,6 @@ def verify_release(data: pd.DataFrame, result: KAnonResult, encoders: Mapping[st
     from tempanon import verify
 
     released = result.table
-    check = released
-    if result.uid is not None:
-        check = released.assign(**{"__uid__": data.loc[released.index, result.uid].to_numpy()})
-    verify.check_k_anonymity(
-        check,
-        result.quasi_identifiers,
-        result.k,
-        uid="__uid__" if result.uid is not None else None,
-        n_input=len(data),
-        max_suppressed=result.max_suppressed_rows,
-    )
-    if result.l is not None:
-        verify.check_l_diverse_classes(check, result.quasi_identifiers, result.sensitive, result.l) if (
-            result.l_diversity is None or result.l_diversity.variant == "frequency"
-        ) else verify.check_l_diversity(
-            check, result.quasi_identifiers, result.sensitive, result.l, result.l_diversity.variant, result.l_diversity.c
-        )
     mapping = {}
     for q, v in zip(result.quasi_identifiers, result.selected_node):
         enc = encoders[q]
@@ -686,8 +673,19 @@ def verify_release(data: pd.DataFrame, result: KAnonResult, encoders: Mapping[st
             enc = enc.build(q, pd.unique(as_text(data[q])))
         if isinstance(enc, Hierarchy):
             mapping[q] = enc.mapping(v)
-    if mapping:
-        verify.check_generalization(data, released, mapping)
+    # k (or respondent-level k), suppression and the hierarchy's generalization, per distinct value
+    verify.check_generalized_release(
+        data, released, result.quasi_identifiers, result.k, mapping, uid=result.uid, max_suppressed=result.max_suppressed_rows
+    )
+    if result.l is not None:
+        check = released
+        if result.uid is not None:
+            check = released.assign(**{"__uid__": data.loc[released.index, result.uid].to_numpy()})
+        verify.check_l_diverse_classes(check, result.quasi_identifiers, result.sensitive, result.l) if (
+            result.l_diversity is None or result.l_diversity.variant == "frequency"
+        ) else verify.check_l_diversity(
+            check, result.quasi_identifiers, result.sensitive, result.l, result.l_diversity.variant, result.l_diversity.c
+        )
 
 
 def encode_for_search(

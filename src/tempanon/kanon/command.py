@@ -65,8 +65,19 @@ def _run(
     search_opts: dict | None = None,
     keep: str | None = None,
     allow_identifier: str | None = None,
+    engine: str = "auto",
+    memory_limit: str | None = None,
 ) -> dict:
-    from tempanon.data.io import OutputSet, read_table
+    from tempanon.data.io import OutputSet
+    from tempanon.lattice.source import resolve_engine
+
+    # every output checked against the inputs and each other before anything is read
+    outs = OutputSet([input_path, hierarchies], {"--out": out, "--summary": summary, "--report": report})
+    if resolve_engine(input_path, engine) != "numpy":  # out-of-core engines: tempanon.kanon.engine_command
+        from tempanon.kanon.engine_command import run_with_engine
+
+        return run_with_engine(locals())
+    from tempanon.data.io import read_table
     from tempanon.data.roles import parse_column_list
     from tempanon.hierarchy import load_hierarchies
     from tempanon.kanon import kanonymize
@@ -75,8 +86,6 @@ def _run(
 
     phases: dict[str, float] = {}
     t0 = time.perf_counter()
-    # every output checked against the inputs and each other before anything is read
-    outs = OutputSet([input_path, hierarchies], {"--out": out, "--summary": summary, "--report": report})
     df = read_table(input_path, as_text=True, delimiter=delimiter)
     qi_cols = parse_column_list(qi, list(df.columns))
     drop_cols = parse_column_list(drop, list(df.columns))
@@ -178,11 +187,13 @@ def kanon(
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show the search: nodes checked, table scans, rollups, time per phase.")] = False,
     sensitive: Annotated[str | None, typer.Option("--sensitive", help="Sensitive column: with --l every class must be l-diverse on it.")] = None,
     l: Annotated[int | None, typer.Option("--l", help="l-diversity of --sensitive in every class; --l-diversity says what l means.")] = None,
-    l_diversity: Annotated[str, typer.Option("--l-diversity", help="frequency (most frequent value <= |class|/l rows) | distinct (>= l values) | entropy (entropy >= log l) | recursive ((c,l): r1 < c(r_l+...+r_m), with --c).")] = "frequency",
+    l_diversity: Annotated[str, typer.Option("--l-diversity", "--l-model", help="frequency (most frequent value <= |class|/l rows) | distinct (>= l values) | entropy (entropy >= log l) | recursive ((c,l): r1 < c(r_l+...+r_m), with --c).")] = "frequency",
     c: Annotated[float | None, typer.Option("--c", help="c of recursive (c,l)-diversity.")] = None,
     max_nodes: Annotated[int | None, typer.Option("--max-nodes", help="Stop the search after this many checks and release the best verified result found so far.")] = None,
     time_limit: Annotated[float | None, typer.Option("--time-limit", help="Stop the search after this many seconds and release the best verified result found so far.")] = None,
     max_lattice: Annotated[int | None, typer.Option("--max-lattice", help="Refuse lattices with more nodes than this (default 1,000,000).")] = None,
+    engine: Annotated[str, typer.Option("--engine", help="auto|numpy|duckdb|spark: who reads the rows and computes frequency sets (auto: DuckDB for files from 256 MiB).")] = "auto",
+    memory_limit: Annotated[str | None, typer.Option("--memory-limit", help="DuckDB memory limit, e.g. 4GB (spills to a temporary directory beyond it).")] = None,
 ) -> None:
     """k-anonymize a table by full-domain generalization (Incognito, SIGMOD 2005).
 
@@ -190,7 +201,8 @@ def kanon(
     """
     summ = run_api(
         lambda: _run(input, qi, hierarchies, k, max_suppression, algorithm, criterion, weights, uid, drop, out, summary, quiet, delimiter, report, verbose, sensitive, l,
-                     dict(l_diversity=l_diversity, c=c, max_nodes=max_nodes, time_limit=time_limit, max_lattice=max_lattice), keep, allow_identifier)
+                     dict(l_diversity=l_diversity, c=c, max_nodes=max_nodes, time_limit=time_limit, max_lattice=max_lattice),
+                     keep, allow_identifier, engine=engine, memory_limit=memory_limit)  # fmt: skip
     )
     report_roles(summ, quiet)
     info(

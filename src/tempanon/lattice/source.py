@@ -71,8 +71,8 @@ def encode_distinct(encoder: Any, series: pd.Series) -> tuple[Dimension, np.ndar
     For hierarchies (:class:`~tempanon.hierarchy.Hierarchy` and data-built
     :class:`~tempanon.hierarchy.builders.HierarchySpec`) the codes depend on the value only, so the
     column is factorized, the first row of every distinct value encoded, and the codes spread back
-    by the factor codes. The first rows keep their labels and their order, so an error about values
-    missing from the hierarchy names the same rows as a row-by-row encoding. Other encoders (time
+    by the factor codes. When values are missing from the hierarchy the whole column is encoded
+    again, so the error names the same rows as a row-by-row encoding. Other encoders (time
     granularities) see the whole column. Measured 3.5x faster than row-by-row on 10M rows."""
     from tempanon.hierarchy.builders import HierarchySpec
     from tempanon.hierarchy.core import Hierarchy
@@ -85,7 +85,12 @@ def encode_distinct(encoder: Any, series: pd.Series) -> tuple[Dimension, np.ndar
     codes = np.asarray(codes, dtype=np.int64)
     running = np.maximum.accumulate(codes)  # factor codes are numbered by first appearance
     first = np.flatnonzero(np.diff(running, prepend=-1) > 0)
-    d, c = encoder.encode(series.iloc[first])
+    from tempanon.errors import HierarchyError
+
+    try:
+        d, c = encoder.encode(series.iloc[first])
+    except HierarchyError:
+        return encoder.encode(series)  # the error names rows by position in the whole column
     return d, np.asarray(c, dtype=np.int64)[codes]
 
 
@@ -248,6 +253,22 @@ def file_size(path: Any) -> int | None:
         return None
 
 
+def resolve_engine(data: Any, engine: str = "auto") -> str:
+    """The engine ``engine`` means for ``data``: ``auto`` is numpy for DataFrames and files smaller
+    than :data:`AUTO_DUCKDB_BYTES`, DuckDB for larger files, spark for Spark DataFrames."""
+    if engine not in ENGINES:
+        raise InputError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")
+    if engine != "auto":
+        return engine
+    if isinstance(data, FrequencySource):
+        return data.engine
+    if type(data).__module__.startswith("pyspark"):
+        return "spark"
+    if isinstance(data, (str, bytes)) or hasattr(data, "__fspath__"):
+        return "duckdb" if (file_size(data) or 0) >= AUTO_DUCKDB_BYTES else "numpy"
+    return "numpy"
+
+
 def open_source(
     data: Any,
     engine: str = "auto",
@@ -285,9 +306,7 @@ def open_source(
         path = Path(data)
         if not path.exists():
             raise InputError(f"input file not found: {path}")
-        if engine == "auto":
-            size = file_size(path) or 0
-            engine = "duckdb" if size >= AUTO_DUCKDB_BYTES else "numpy"
+        engine = resolve_engine(path, engine)
         if engine == "numpy":
             from tempanon.data.io import read_table
 
@@ -302,4 +321,4 @@ def open_source(
     raise InputError(f"data must be a pandas DataFrame, a file path or a frequency source, got {type(data).__name__}")
 
 
-__all__ = ["AUTO_DUCKDB_BYTES", "ENGINES", "FrequencySource", "NumpySource", "Release", "encode_distinct", "open_source"]
+__all__ = ["AUTO_DUCKDB_BYTES", "ENGINES", "FrequencySource", "NumpySource", "Release", "encode_distinct", "open_source", "resolve_engine"]

@@ -105,6 +105,8 @@ def sparse_ticks(ax, positions: Sequence[float] | np.ndarray, labels: Sequence[A
     """Label at most ``max_ticks`` evenly spaced positions (so labels never overlap)."""
     positions = np.asarray(positions)
     labels = [str(x) for x in labels]
+    if labels and max(map(len, labels)) > 14:  # long labels (ranges of bins): fewer of them
+        max_ticks = max(2, (max_ticks * 2) // 3)
     step = max(1, -(-len(positions) // max_ticks))
     if axis == "x":
         ax.set_xticks(positions[::step], labels[::step], rotation=rotation, ha="right" if rotation else "center")
@@ -312,7 +314,7 @@ def lattice_diagram(
         ax.set_ylabel("height (sum of levels)")
         ax.set_title(f"{size:,} nodes by height", fontsize=10)
         ax.yaxis.set_major_locator(_int_locator())
-        ax.legend(frameon=False, fontsize=8, loc="lower right")
+        ax.legend(frameon=False, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)  # below, never on the bars
         ax.spines[["top", "right"]].set_visible(False)
         ax2 = axes[0, 1]
         xs = np.arange(dims)
@@ -320,11 +322,10 @@ def lattice_diagram(
             ax2.plot(xs, n, color=COLORS["minimal"], alpha=0.35, lw=1)
         if sel is not None:
             ax2.plot(xs, sel, color=COLORS["selected"], lw=2.5, marker="o", label="selected")
-            ax2.legend(frameon=False, fontsize=8)
         ax2.set_xticks(xs, names, rotation=30, ha="right", fontsize=9 if dims <= 12 else 7)
         ax2.set_ylabel("generalization level")
         ax2.yaxis.set_major_locator(_int_locator())
-        ax2.set_title(f"{len(mins)} minimal anonymous nodes (levels per attribute)", fontsize=10)
+        ax2.set_title(f"{len(mins)} minimal anonymous nodes (levels per attribute)" + ("; red: the released one" if sel is not None else ""), fontsize=10)
         ax2.spines[["top", "right"]].set_visible(False)
     return to_svg(fig)
 
@@ -396,11 +397,13 @@ def stream_timeline(labels: Sequence[Any], sizes: Sequence[int], suppressed: Seq
     ax.bar(x, sizes, color=COLORS["after"], label="released tuples")
     ax.bar(x, suppressed, bottom=sizes, color=COLORS["suppressed"], label="suppressed tuples")
     ax.set_ylabel("tuples")
-    ax.legend(frameon=False, fontsize=8)
+    ax.set_xlim(-0.6, n - 0.4)
+    ax.legend(frameon=False, fontsize=8, loc="lower left", bbox_to_anchor=(0, 1), ncol=2)  # above the bars, never on them
     ax.spines[["top", "right"]].set_visible(False)
     if distances is not None:
         ax2 = axes[1, 0]
         ax2.plot(x, distances, marker="o" if n <= 60 else None, ms=3, color=COLORS["before"])
+        ax2.set_xlim(-0.6, n - 0.4)
         ax2.set_ylabel("reposition distance")
         ax2.spines[["top", "right"]].set_visible(False)
     last = axes[-1, 0]

@@ -4,7 +4,9 @@ Shou, Shang, Chen, Chen, Liu (TKDE), "Supporting pattern-preserving anonymizatio
 data": the guarantee is (k,P)-anonymity (Definition 5: k-groups of at least k series sharing a
 value envelope, P-subgroups of at least P series sharing a SAX pattern); the utility measures are
 the value loss VL (Eq. 2) and the pattern loss PL (Section 7.1); the picture is a few k-groups
-drawn as envelopes with their members' series and reconstructed patterns. Sections come from the
+drawn from the release only (published envelope bounds and published patterns; no member series).
+The report states in its title that it is for the data steward: its input, risk and utility
+sections describe the original data. Sections come from the
 shared builders of :mod:`tempanon.report.sections`.
 
 The group sizes, envelopes and risk are re-measured here on the released table (k-group and
@@ -107,8 +109,10 @@ def kp_report(
         **(parameters or {}),
     }
     rep = Report(
-        "tempanon report: (k,P)-anonymity of time series",
-        f"{source}: {n:,} series of {len(qi)} values in, {len(released):,} published; k = {k}, P = {P}; {s['algorithm']}",
+        "tempanon report: (k,P)-anonymity of time series (FOR THE DATA STEWARD ONLY)",
+        f"STEWARD ONLY - do not publish with the release: this report holds statistics of the original data "
+        f"(input counts, checksum, risk and loss measured on the input). {source}: {n:,} series of {len(qi)} values in, "
+        f"{len(released):,} published; k = {k}, P = {P}; {s['algorithm']}",
     )
     rep.add(inputs_section(source=source, rows=n, roles=roles, parameters=params, checksum=checksum, checksum_kind=checksum_kind))
 
@@ -172,27 +176,70 @@ def kp_report(
                   "published, counts 1.", css="note")
     rep.add(util)
 
-    # ---- picture: a few k-groups -------------------------------------------------------------
+    # ---- picture: a few k-groups, drawn from the release only ----------------------------------
     if len(released):
-        kg = released["kgroup"].to_numpy()
-        g = result.grouping
-        from tempanon.timeseries.partition import envelopes
-
-        groups_all, dense = np.unique(kg, return_inverse=True)
-        lo, hi = envelopes(X[src], dense)  # one row per k-group, in groups_all order
-        widths = (hi - lo).mean(axis=1)
-        order = groups_all[np.argsort(widths, kind="stable")]
-        pick = order[np.unique(np.linspace(0, len(order) - 1, min(max_groups, len(order))).round().astype(int))]
-        groups = []
-        for q in pick:
-            rows = src[kg == q]
-            groups.append({"members": X[rows], "patterns": pattern_series(X[rows], g.words[rows], g.level[rows]),
-                           "label": f"k-group {int(q)}: {len(rows)} series, {len(np.unique(released['psubgroup'].to_numpy()[kg == q]))} patterns"})
-        ts = timeseries_section(groups=groups, k=k, p=P, measures={"k-groups": len(ksizes), "P-subgroups": len(psizes)})
-        ts.add_text(f"Drawn: {len(groups)} of {len(groups_all)} k-groups, from the tightest to the widest envelope "
-                    "(mean width over the time points).", css="note")
-        rep.add(ts)
+        ts = published_groups_section(released, vcols, draw_patterns=(vcols == qi and pcols == qi), k=k, P=P,
+                                      max_groups=max_groups,
+                                      measures={"k-groups": len(ksizes), "P-subgroups": len(psizes)})
+        if ts is not None:
+            rep.add(ts)
     return rep
 
 
-__all__ = ["envelopes_consistent", "kp_report", "pattern_series", "released_group_sizes"]
+def published_pattern_curves(lo: np.ndarray, hi: np.ndarray, patterns: Sequence[str], levels: Sequence[int]) -> np.ndarray:
+    """Each published pattern drawn inside its k-group's envelope ``[lo, hi]`` (published): the
+    reconstruction at the probabilistic medians (normalized units, one value per symbol, spread
+    over its PAA segment) mapped linearly so that ``[-2, 2]`` covers the envelope's mean band. The
+    release has no per-series scale, so only the shape is meaningful; nothing original is used."""
+    from tempanon.timeseries.sax import reconstruct, strings_to_words
+
+    n = lo.shape[0]
+    pats = [str(p) for p in patterns]
+    width = max(len(p) for p in pats)
+    z = reconstruct(strings_to_words(pats, width), np.asarray(levels))
+    lengths = np.array([len(c) for c in np.array_split(np.arange(n), z.shape[1])])
+    zz = np.repeat(z, lengths, axis=1)
+    mid = float(np.mean((lo + hi) / 2))
+    half = float(np.mean(hi - lo)) / 2
+    return mid + zz * (half / 2)
+
+
+def published_groups_section(released: pd.DataFrame, value_columns: Sequence[str], *, draw_patterns: bool = True,
+                             k: int, P: int, max_groups: int = 6, measures: Mapping[str, Any] | None = None):
+    """A few k-groups drawn from the released table only: the published envelope (its bounds as
+    the two solid lines) and the k-group's distinct published patterns (dashed). No original
+    series is drawn (issue 12: 72 of 72 polylines were affine images of input series)."""
+    vcols = list(value_columns)
+    if not vcols:
+        return None
+    kg = released["kgroup"].to_numpy()
+    lo_all = released[[f"{c}_lo" for c in vcols]].to_numpy(dtype=float)
+    hi_all = released[[f"{c}_hi" for c in vcols]].to_numpy(dtype=float)
+    groups_all, first = np.unique(kg, return_index=True)
+    widths = (hi_all[first] - lo_all[first]).mean(axis=1)
+    order = np.argsort(widths, kind="stable")
+    pick = order[np.unique(np.linspace(0, len(order) - 1, min(max_groups, len(order))).round().astype(int))]
+    groups = []
+    for i in pick:
+        q = groups_all[i]
+        rows = np.flatnonzero(kg == q)
+        lo, hi = lo_all[first[i]], hi_all[first[i]]
+        pats = released.iloc[rows][["pattern", "pattern_level"]].drop_duplicates()
+        curves = None
+        if draw_patterns:  # patterns span the same columns as the envelope (customized publishing: not drawn)
+            curves = published_pattern_curves(lo, hi, pats["pattern"].tolist(), pats["pattern_level"].to_numpy())
+        groups.append({"members": np.vstack([lo, hi]), "patterns": curves,
+                       "label": f"k-group {int(q)}: {len(rows)} series, {len(pats)} published pattern(s)"})
+    from tempanon.report.sections import timeseries_section
+
+    ts = timeseries_section(groups=groups, k=k, p=P, measures=measures)
+    ts.add_text(f"Drawn from the release only: {len(groups)} of {len(groups_all)} k-groups, from the tightest to "
+                "the widest envelope. The solid lines are the published lower and upper bounds of the k-group's "
+                "envelope (not member series); the dashed lines are its distinct published SAX patterns, "
+                "reconstructed at the probabilistic medians and drawn inside the envelope (the release has no "
+                "per-series scale, so only their shape is meaningful).", css="note")
+    return ts
+
+
+__all__ = ["envelopes_consistent", "kp_report", "pattern_series", "published_groups_section", "published_pattern_curves",
+           "released_group_sizes"]

@@ -198,7 +198,7 @@ def lattice_section(
     )
     rows = [("selected" if tuple(m) == tuple(selected) else "", *m) for m in minimal]
     rows.sort(key=lambda r: r[0] != "selected")  # the released node first, whatever the cap
-    sec.add_table(["released?", *names], rows, caption="minimal anonymous nodes (levels per attribute)", max_rows=25)
+    sec.add_table(["released?", *names], rows, caption="minimal anonymous nodes (levels per attribute)", max_rows=12)
     if level_labels:
         sec.add_kv({f"released level of {k}": v for k, v in level_labels.items()})
     return sec

@@ -22,10 +22,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tempanon.metrics.risk import measure
 from tempanon.report import figures
-from tempanon.report.html import Report
-from tempanon.report.sections import guarantee_section, inputs_section, risk_section, stream_section, utility_section
+from tempanon.report.html import Report, Section
+from tempanon.report.sections import guarantee_section, inputs_section, stream_section, utility_section
 
 
 def group_table(st: pd.DataFrame, sensitive: str) -> pd.DataFrame:
@@ -61,16 +60,56 @@ def _l_figure(labels: Sequence[str], ls: np.ndarray, l: int) -> str:
     return figures.to_svg(fig)
 
 
-def _largest_share(df: pd.DataFrame, keys: Sequence[str], sensitive: str, counts: str | None = None) -> float | None:
-    """Largest share of one sensitive value among records equal on ``keys`` (missing = a value)."""
+def generalized_tables(generalized: Sequence[Any], qi: Sequence[str], sensitive: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """QIT/ST-shaped tables of snapshots published by generalization (``GeneralizedSnapshot``): each
+    equivalence class (records equal on the generalized quasi-identifiers) of a snapshot is a group."""
+    qits, sts = [], []
+    qi = list(qi)
+    for g in generalized:
+        t = g.table
+        if not len(t):
+            continue
+        keys = t[qi].astype(object).fillna("\x00<NA>")
+        grp = keys.groupby(qi, sort=False, dropna=False).ngroup().to_numpy()
+        q = t[qi].reset_index(drop=True).copy()
+        q.insert(0, "snapshot", g.label)
+        q["group"] = grp
+        qits.append(q)
+        sv = t[sensitive].astype(object).to_numpy()
+        st = (pd.DataFrame({"snapshot": g.label, "group": grp, sensitive: sv})
+              .groupby(["snapshot", "group", sensitive], sort=False, dropna=False).size().rename("count").reset_index())
+        sts.append(st)
+    if not qits:
+        return (pd.DataFrame(columns=["snapshot", *qi, "group"]), pd.DataFrame(columns=["snapshot", "group", sensitive, "count"]))
+    return pd.concat(qits, ignore_index=True), pd.concat(sts, ignore_index=True)
+
+
+def _shares(df: pd.DataFrame, keys: Sequence[str], sensitive: str, counts: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Per class of records equal on ``keys``: the largest share of one sensitive value (missing = a
+    value) and the class size (weighted by ``counts``)."""
     if len(df) == 0:
-        return None
-    d = df[[*keys, sensitive] + ([counts] if counts else [])].astype({c: object for c in [*keys, sensitive]})
-    d = d.fillna({c: "\x00<NA>" for c in [*keys, sensitive]})
-    w = d[counts] if counts else pd.Series(1, index=d.index)
-    per_value = w.groupby([d[c] for c in [*keys, sensitive]], sort=False).sum()
+        return np.zeros(0), np.zeros(0, dtype=np.int64)
+    d = df[[*keys, sensitive]].astype(object).fillna("\x00<NA>")
+    wts = df[counts].to_numpy(dtype=np.int64) if counts else np.ones(len(df), dtype=np.int64)
+    per_value = pd.Series(wts).groupby([d[c].to_numpy() for c in [*keys, sensitive]], sort=False).sum()
     per_class = per_value.groupby(level=list(range(len(keys))), sort=False)
-    return float((per_class.max() / per_class.sum()).max())
+    size = per_class.sum()
+    return (per_class.max() / size).to_numpy(dtype=float), size.to_numpy(dtype=np.int64)
+
+
+def _share_figure(share_in: tuple, share_out: tuple, l: int) -> str:
+    fig, axes = figures.new_figure(7, 2.6)
+    ax = axes[0, 0]
+    bins = np.linspace(0, 1, 21)
+    for (share, size), name, key in ((share_in, "input (classes)", "before"), (share_out, "release (groups)", "after")):
+        if len(share):
+            ax.hist(share, bins=bins, weights=size, alpha=0.6, color=figures.COLORS[key], label=name)
+    ax.axvline(1 / l, color=figures.COLORS["selected"], ls="--", lw=1.2, label=f"1/l (l = {l})")
+    ax.set_xlabel("probability of inferring the sensitive value")
+    ax.set_ylabel("records")
+    ax.legend(frameon=False, fontsize=8)
+    ax.spines[["top", "right"]].set_visible(False)
+    return figures.to_svg(fig)
 
 
 def stream_report(
@@ -82,6 +121,7 @@ def stream_report(
     checksum_kind: str = "SHA-256 of the input file",
     parameters: Mapping[str, Any] | None = None,
     threshold: float = 0.2,
+    generalized: Sequence[Any] | None = None,
 ) -> Report:
     """Build the report of ``result`` (a :class:`~tempanon.stream.api.StreamResult` with its
     ``qit``/``st`` tables, i.e. from :func:`~tempanon.stream.api.anonymize_stream`) on ``data``."""
@@ -91,6 +131,9 @@ def stream_report(
     l, w = int(s["l"]), int(s["window"])
     n = len(data)
     qit, st = result.qit, result.st
+    if generalized is not None:  # --publish generalization: the equivalence classes play the groups' part
+        qit, st = generalized_tables(generalized, qi, sens)
+    how = "generalized (per snapshot)" if generalized is not None else "unchanged (QIT)"
     if qit is None or st is None:
         raise ValueError("the stream report needs the release tables (anonymize_stream, not the JSON-lines stream)")
     per = s["per_snapshot"]
@@ -102,13 +145,15 @@ def stream_report(
         if c == time:
             roles[c] = f"time (cut into snapshots by {s['snapshot_unit']}; not published)"
         elif c == sens:
-            roles[c] = "sensitive (published per Anatomy group in the ST)"
+            roles[c] = ("sensitive (published per Anatomy group in the ST)" if generalized is None
+                        else "sensitive (published with the generalized quasi-identifiers)")
         elif c in qi:
-            roles[c] = "quasi-identifier (published unchanged in the QIT)"
+            roles[c] = f"quasi-identifier (published {how})"
         else:
             roles[c] = "other (not published)"
     params = {
-        "model": "l-diversity of a snapshot stream with bounded delay (Anatomy per snapshot)",
+        "model": "l-diversity of a snapshot stream with bounded delay ("
+        + ("Anatomy" if generalized is None else "full-domain generalization") + " per snapshot)",
         "l": l,
         "window w (largest delay, snapshots)": w,
         "snapshot unit": s["snapshot_unit"],
@@ -131,41 +176,54 @@ def stream_report(
     sizes_match = released == len(qit) == n - int(s["suppressed"])
     verified = (achieved_l is None or achieved_l >= l) and sizes_match
     sec = guarantee_section(
-        model="l-diversity of every published snapshot (Anatomy, Wang et al. Definition 2)",
+        model="l-diversity of every published snapshot (" + ("Anatomy groups" if generalized is None else "equivalence classes of the generalized tables") + ", Wang et al. Definition 1)",
         requested={"l (every group of every snapshot)": l, "largest delay (snapshots)": f"<= {w}"},
         achieved={"l (every group of every snapshot)": achieved_l, "largest delay (snapshots)": s["max_reposition_distance"],
                   "published snapshots": len(published), "groups": len(groups),
                   "records in QIT = records in ST": sizes_match},
         verified=verified,
         class_sizes=groups["size"].to_numpy(dtype=np.int64),
-        k=l,
+        k=None,  # an Anatomy group needs >= l records; its l is drawn in the next figure
         what="records per Anatomy group",
-        checker="tempanon.verify.check_anatomy, re-counted on the released tables",
+        checker=("tempanon.verify.check_anatomy" if generalized is None else "tempanon.verify.check_l_diverse_classes") + ", re-counted on the released tables",
     )
     sec.add_figure(_l_figure(published, ls, l), "Achieved l of each published snapshot (its smallest group); none may lie below the dashed line."
                    + (" Bars are bins of consecutive snapshots (the smallest l of the bin)." if len(figures.bin_edges(len(published))) < len(published) else ""))
     rep.add(sec)
 
-    # ---- risk ---------------------------------------------------------------------------------
-    before = measure(data, qi, sensitive=[sens], threshold=threshold)
-    expanded = pd.DataFrame({
-        "snapshot": np.repeat(st["snapshot"].to_numpy(dtype=object), st["count"].to_numpy(dtype=np.int64)),
-        "group": np.repeat(st["group"].to_numpy(), st["count"].to_numpy(dtype=np.int64)),
-        sens: np.repeat(st[sens].to_numpy(dtype=object), st["count"].to_numpy(dtype=np.int64)),
-    })
-    after = measure(expanded, ["snapshot", "group"], sensitive=[sens], threshold=threshold)
-    risk = risk_section(before.as_dict(), after.as_dict(), threshold=threshold)
+    # ---- risk: the model's own measure (attribute disclosure from a group, <= 1/l) --------------------
+    # Anatomy publishes the quasi-identifiers exactly by design, so re-identification (prosecutor) risk is
+    # not what the model bounds; it bounds the probability of inferring a record's sensitive value from
+    # its group: the largest share of one value in a group, at most 1/l.
+    share_in = _shares(data, qi, sens)
+    share_out = _shares(st, ["snapshot", "group"], sens, counts="count")
+    risk = Section("risk", "Inferring a sensitive value: before and after")
     risk.add_text(
-        "Anatomy publishes the quasi-identifiers unchanged (QIT) and the sensitive values per group (ST): an attacker "
-        "can still find a person's row, but learns only the values of its group. So the input's classes are records "
-        "equal on the quasi-identifiers, and the release's classes are the Anatomy groups (of one snapshot).",
+        "What l-diversity bounds: the probability that an attacker who finds a person's row learns their sensitive value. "
+        + ("Anatomy publishes the quasi-identifiers unchanged (QIT) and the sensitive values per group (ST), so a row can be "
+           "found, but its value is only known to be one of its group's: "
+           if generalized is None else
+           "Generalization publishes each record with generalized quasi-identifiers, so a person is only known to be in "
+           "an equivalence class (a group here), whose values they may have: ")
+        + f"at most 1/l = 1/{l} = {1 / l:.3g} for any value. "
+        "Before: the largest share of one value among input records equal on the quasi-identifiers (what the raw table "
+        "would give away); after: the largest share of one value in a released group.",
         css="note",
     )
-    risk.add_kv({
-        "largest share of one sensitive value in a class, input": _largest_share(data, qi, sens),
-        "largest share of one sensitive value in a group, release": _largest_share(st, ["snapshot", "group"], sens, counts="count"),
-        "bound of the model": f"1/l = {1 / l:.4g}",
-    })
+    records_in = int(share_in[1].sum()) if len(share_in[0]) else 0
+    risk.add_table(
+        ["measure", "input", "release"],
+        [
+            ("largest probability of inferring a sensitive value (largest share in a class / group)",
+             float(share_in[0].max()) if len(share_in[0]) else None, float(share_out[0].max()) if len(share_out[0]) else None),
+            ("records whose value is inferred with probability > 1/l", int(share_in[1][share_in[0] > 1 / l + 1e-12].sum()) if records_in else 0,
+             int(share_out[1][share_out[0] > 1 / l + 1e-12].sum()) if len(share_out[0]) else 0),
+            ("bound of the model", "none", f"1/l = {1 / l:.4g} (l = {l})"),
+        ],
+    )
+    risk.add_figure(_share_figure(share_in, share_out, l),
+                    "Records by the probability of inferring their sensitive value from their class (input) or group (release); "
+                    "none of the release may lie right of the dashed line 1/l.")
     rep.add(risk)
 
     # ---- utility --------------------------------------------------------------------------------
@@ -176,7 +234,7 @@ def stream_report(
     attrs = [(time, f"snapshot ({s['snapshot_unit']}), delay <= {w}", ", ".join(map(str, labels[:3])) + (", ..." if len(labels) > 3 else ""),
               time_loss / n if n else 0.0)]
     for c in qi:
-        attrs.append((c, "unchanged (QIT)", ", ".join(map(str, pd.unique(qit[c].astype(object).where(qit[c].notna(), "(missing)"))[:3])), float(sup.sum()) / n if n else 0.0))
+        attrs.append((c, how, ", ".join(map(str, pd.unique(qit[c].astype(object).where(qit[c].notna(), "(missing)"))[:3])), float(sup.sum()) / n if n else 0.0))
     util = utility_section(
         attributes=attrs,
         measures={
@@ -214,4 +272,4 @@ def stream_report(
     return rep
 
 
-__all__ = ["group_table", "l_per_snapshot", "stream_report"]
+__all__ = ["generalized_tables", "group_table", "l_per_snapshot", "stream_report"]

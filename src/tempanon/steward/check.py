@@ -70,7 +70,7 @@ def _example_class(df: pd.DataFrame, qi: Sequence[str], sizes_per_record: np.nda
     for q in qi:
         v = row[q]
         parts.append(f"{q}={'<missing>' if pd.isna(v) else v}")
-    return ", ".join(parts) + f" (row {df.index[i]})"
+    return ", ".join(parts) + f" (line {i + 2})"  # the file line (header = line 1)
 
 
 def check_table(

@@ -8,7 +8,8 @@ column):
 1. **respondent id** (``uid``): an id-like name (``id``, ``*_id``, patient, person, user, ...)
    whose values repeat (several rows per person; k then counts respondents). It is removed from
    the release.
-2. **identifiers** (``drop``): every other column flagged by the shared identifier screening
+2. **identifiers** (removed: job key ``identifying``, or ``drop`` where the runner has it): every
+   other column flagged by the shared identifier screening
    (:func:`tempanon.data.screen.screen_columns`: identifying names, near-unique values, e-mail
    addresses, phone numbers, URLs, IP addresses, free text, and, next to the time, a second
    timestamp), with the screening's reason as the comment. A demographic or the time that is only
@@ -23,9 +24,11 @@ column):
    (released exactly, they give the generalized time back). When no column looks like a
    demographic or a time, up to :data:`FALLBACK_QI` generalizable columns are proposed and the
    comment says they are guesses.
-4. **everything else is left out**, in ``drop`` too, each with a comment (not an identifier, no role
-   proposed; move it to ``keep`` to release it unchanged, to ``sensitive`` if the release is about
-   it, or to ``quasi_identifiers``). Nothing is proposed as released unchanged (``keep``).
+4. **everything else is left out**, each with a comment (not an identifier, no role proposed;
+   move it to ``keep`` to release it unchanged, to ``sensitive`` if the release is about it, or
+   to ``quasi_identifiers``): a job runner that fails closed leaves it out and says so; with one
+   that does not (no ``keep`` key yet) it is listed with the removed columns. Nothing is proposed
+   as released unchanged (``keep``).
 
 The size of the proposal's generalization lattice (the product of the hierarchies' level counts)
 is written next to ``quasi_identifiers``; from :data:`LARGE_LATTICE` nodes on the comment and the
@@ -290,11 +293,19 @@ def _inline(d: dict) -> str:
 
 
 def _drop_key() -> str:
-    """The job-file key of removed columns: ``drop`` (issue 12's roles), or ``identifying`` while the
-    job runner predates it."""
+    """The job-file key of removed columns: ``drop`` where the job runner has it, else ``identifying``."""
     from tempanon.steward.job import COLUMNS_SCHEMA
 
     return "drop" if "drop" in COLUMNS_SCHEMA else "identifying"
+
+
+def _fails_closed() -> bool:
+    """True when the job runner leaves out every column without a role (issue 12: it has ``keep``);
+    before that, a column not named anywhere was released unchanged, so ``init`` lists the
+    left-out columns with the removed ones."""
+    from tempanon.steward.job import COLUMNS_SCHEMA
+
+    return "keep" in COLUMNS_SCHEMA
 
 
 def lattice_lines(profiles: list[ColumnProfile]) -> list[str]:
@@ -339,12 +350,16 @@ def starter_job(input_path: str | os.PathLike, job_path: str | os.PathLike, df: 
                      "list what an attacker could know, with a hierarchy each.")
     lines += lattice_lines(profiles)
     lines.append("quasi_identifiers = [" + ", ".join(_q(p.name) for p in qi) + "]")
-    lines.append("# Removed from the release:")
+    closed = _fails_closed()
+    if ident:
+        lines.append("# Identifiers, removed from the release:")
     for p in ident:
         lines.append(f"# {p.name}: {p.reason}.")
+    if left:
+        lines.append("# No role, so not released" + (" (the run lists them as left out):" if closed else " (listed for removal below):"))
     for p in left:
         lines.append(f"# {p.name}: {p.reason}.")
-    lines.append(f"{_drop_key()} = [" + ", ".join(_q(p.name) for p in ident + left) + "]")
+    lines.append(f"{_drop_key()} = [" + ", ".join(_q(p.name) for p in ident + ([] if closed else left)) + "]")
     lines.append("# sensitive = []  # what the release is about; check l-diversity with `tempanon check --sensitive`")
     lines.append("# keep = []  # released unchanged: only columns that are neither identifying nor known to an attacker")
     lines.append("# allow_identifier = []  # columns the identifier screening flags that you decide are safe to release as they are")

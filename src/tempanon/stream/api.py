@@ -60,6 +60,38 @@ class StreamResult:
         return q, s
 
 
+DEFAULT_MAX_SNAPSHOTS = 20_000
+"""The largest number of snapshots a stream may span by default (consecutive granules, empty ones
+included): a stream of records 30 days apart cut by the minute is 43,201 snapshots, almost all empty."""
+
+
+def _check_span(n: int, max_snapshots: int | None, granule: str, labels) -> None:
+    if max_snapshots is not None and n > max_snapshots:
+        raise InputError(
+            f"the stream spans {n:,} snapshots of one {granule} ({labels[0]} to {labels[-1]}), more than the limit of "
+            f"{max_snapshots:,} (--max-snapshots): use a coarser --snapshot, or raise --max-snapshots"
+        )
+
+
+def _span_ok(pushed: int, current, upto, granule: str, max_snapshots: int) -> bool:
+    """Raise before pushing the empty granules between ``current`` and ``upto`` when the stream would
+    span more than ``max_snapshots`` snapshots (standard input: the gap is known before any work)."""
+    step = {"minute": "1min", "hour": "1h", "day": "1D", "week": "7D"}.get(granule)
+    if granule == "number":
+        gap = int(upto) - int(current) + 1
+    elif step is not None:
+        gap = int((pd.Timestamp(upto) - pd.Timestamp(current)) // pd.Timedelta(step)) + 1
+    else:
+        gap = len(granule_range(current, upto, granule))
+    if pushed + gap - 1 > max_snapshots:
+        raise InputError(
+            f"a record of snapshot {label_of(upto, granule)} follows the open snapshot {label_of(current, granule)} "
+            f"{gap - 1:,} snapshots of one {granule} later: the stream would span more than the limit of "
+            f"{max_snapshots:,} snapshots (--max-snapshots); use a coarser --snapshot, or raise --max-snapshots"
+        )
+    return True
+
+
 def make_cost(cost: str | CostModel | list, w: int, suppression_cost: float | dict = 10.0) -> CostModel:
     """``"linear"`` (``mu(d) = d``), ``"quadratic"`` (``d**2``), a list / comma-separated text of
     ``mu(0), mu(1), ..., mu(w)``, or a :class:`CostModel`; validated against (C1)-(C3)."""
@@ -113,6 +145,7 @@ def anonymize_stream(
     progress: ProgressFn | None = None,
     defer: float | bool | None = None,
     step: str = DEFAULT_STEP,
+    max_snapshots: int | None = DEFAULT_MAX_SNAPSHOTS,
 ) -> StreamResult:
     """Publish the snapshots of ``df`` (cut by truncating ``time`` to ``snapshot``) l-diverse with delay
     at most ``w``. ``qi`` defaults to every column but ``time`` and ``sensitive``. The timestamp is never
@@ -136,6 +169,7 @@ def anonymize_stream(
     start = _time.perf_counter()
     df = df.reset_index(drop=True)
     idx = index_snapshots(df[time], time, granule)
+    _check_span(len(idx.labels), max_snapshots, granule, idx.labels)
     pub = StreamPublisher(l, w, sensitive=sensitive, qi=qi_cols, cost=cm, seed=seed, verify=False, defer=defer, step=step)
     sens = df[sensitive].astype(object)
     sens = sens.where(sens.notna(), None)
@@ -233,6 +267,7 @@ def stream_json_lines(
     on_publish: Callable[[PublishedSnapshot], None] | None = None,
     defer: float | bool | None = None,
     step: str = DEFAULT_STEP,
+    max_snapshots: int | None = DEFAULT_MAX_SNAPSHOTS,
 ) -> StreamResult:
     """Publish JSON-lines records as they arrive: a snapshot is pushed when the first record of a later
     granule arrives (the empty granules in between are pushed too), and every snapshot leaving the window
@@ -265,6 +300,8 @@ def stream_json_lines(
     def close(upto) -> None:
         """Push the open snapshot and the empty granules before ``upto`` (exclusive)."""
         nonlocal buffer, buffer_rows
+        if upto is not None and max_snapshots is not None:
+            _span_ok(len(pub._snaps) + 1, current, upto, granule, max_snapshots)
         frame = pd.DataFrame(buffer, columns=[*qi_cols, sensitive, time], index=pd.Index(buffer_rows, dtype=np.int64))
         if len(frame):
             ts = parse_times(frame[time].reset_index(drop=True), time, granule)

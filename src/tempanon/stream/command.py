@@ -59,7 +59,11 @@ def stream(
     sensitive: str = typer.Option(..., "--sensitive", help="Sensitive column (protected by l-diversity)."),
     qi: Optional[str] = typer.Option(None, "--qi", help="Quasi-identifier columns, e.g. 'race,sex,age' (default: all others)."),
     l: int = typer.Option(..., "--l", "-l", help="l of l-diversity (>= 2)."),
-    window: int = typer.Option(..., "--window", "-w", help="Maximum publication delay w in snapshots (0 = suppression only)."),
+    window: int = typer.Option(
+        ..., "--window", "-w",
+        help="Largest publication delay w in snapshots (0 = suppression only). The paper's reposition window of size "
+        "w + 1 (it holds w + 1 snapshots: a record moves at most w).",
+    ),
     snapshot: str = typer.Option("day", "--snapshot", help="Snapshot unit: minute, hour, day, week, month, year, number."),
     cost: str = typer.Option("linear", "--cost", help="Reposition cost mu: linear, quadratic, or 'mu(0),mu(1),...,mu(w)'."),
     suppression_cost: str = typer.Option(
@@ -70,13 +74,26 @@ def stream(
         ..., "--out",
         help="Directory for <snapshot>.qit.csv and <snapshot>.st.csv (Anatomy) or <snapshot>.csv (generalization).",
     ),
-    summary: Optional[Path] = typer.Option(None, "--summary", help="Write a JSON summary here."),
+    summary: Optional[Path] = typer.Option(
+        None, "--summary",
+        help="Write a JSON summary here (data steward only: it holds each snapshot's original size; not inside --out).",
+    ),
     audit: Optional[Path] = typer.Option(None, "--audit", help="Write the per-record audit CSV here (data steward only)."),
     seed: int = typer.Option(0, "--seed", help="Seed of Anatomy's random group choices."),
     defer: Optional[float] = typer.Option(
         None, "--defer", min=0.0, max=1.0,
         help="How a step prices a suppression that a later step can still recycle: 0 = beta (the paper's "
         "pricing), 1 = its cheapest recycling cost, in between a mix [default: 2/3, measured best; docs/stream.md].",
+    ),
+    step: str = typer.Option(
+        "exact", "--step",
+        help="The online step: exact (the broader step problem solved exactly: every pending placement may change) or "
+        "paper (the paper's Definition 2: recycle-reposition, inherited snapshots fixed). docs/stream.md.",
+    ),
+    max_snapshots: int = typer.Option(
+        20000, "--max-snapshots", min=1,
+        help="Refuse a stream spanning more snapshots than this (consecutive granules from the first to the last "
+        "record, empty ones included): a coarser --snapshot is usually meant.",
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress or status output."),
     report: Optional[Path] = typer.Option(None, "--report", help="Write a self-contained HTML report here (after verification; file input only)."),
@@ -96,10 +113,6 @@ def stream(
 
     from time import perf_counter as _clock
 
-    from tempanon.stream.model import DEFAULT_DEFER
-
-    if defer is None:
-        defer = DEFAULT_DEFER
     phases: dict[str, float] = {}
     built: list = []  # the report, once built
 
@@ -117,14 +130,18 @@ def stream(
             raise InputError(
                 "--publish generalization needs an input file; with '-' (standard input) snapshots are published by Anatomy"
             )
-        if generalize and report is not None:
-            raise InputError("--report describes Anatomy releases only; it cannot be used with --publish generalization")
         if out.exists() and not out.is_dir():
             raise InputError(f"--out {out} exists and is not a directory")
         if report is not None and input == "-":
             raise InputError("--report needs an input file (the report measures the input table); with '-' use --summary")
         if report is not None and Path(report).resolve() in {Path(p).resolve() for p in (input, summary, audit) if p is not None}:
             raise InputError("--report must be a file of its own (not the input, --summary or --audit)")
+        for name, path in (("--summary", summary), ("--audit", audit)):
+            if path is not None and Path(out).resolve() in Path(path).resolve().parents:
+                raise InputError(
+                    f"{name} {path} is inside the published folder --out {out}: it is for the data steward only "
+                    "(original snapshot sizes, row placements); write it elsewhere"
+                )
         if input == "-":
             return _run_stdin()
         from tempanon.data.io import read_table
@@ -155,6 +172,8 @@ def stream(
                 seed=seed,
                 progress=progress,
                 defer=defer,
+                step=step,
+                max_snapshots=max_snapshots,
             )
         phases["read, publish and verify"] = _clock() - t0
         if generalize:
@@ -167,9 +186,19 @@ def stream(
             t1 = _clock()
             from tempanon.data.io import write_table
 
+            if report is not None:  # built before anything is written
+                from tempanon.report.sections import file_sha256
+                from tempanon.report.stream import stream_report
+
+                t2 = _clock()
+                built.append(stream_report(df, result, source=str(input), checksum=file_sha256(input), generalized=gen,
+                                           parameters={"suppression cost": suppression_cost, "seed": seed,
+                                                       "defer": result.summary["defer"], "step": step}))
+                phases["build report"] = _clock() - t2
             out.mkdir(parents=True, exist_ok=True)
             for g in gen:
-                write_table(g.table, out / f"{g.label}.csv")
+                if len(g.table):  # snapshots without records: listed in the summary, no file
+                    write_table(g.table, out / f"{g.label}.csv")
             done = _finish(result, gen)
             phases["write outputs"] = _clock() - t1
             return done
@@ -179,7 +208,8 @@ def stream(
 
             t1 = _clock()
             built.append(stream_report(df, result, source=str(input), checksum=file_sha256(input),
-                                       parameters={"suppression cost": suppression_cost, "seed": seed, "defer": defer}))
+                                       parameters={"suppression cost": suppression_cost, "seed": seed,
+                                                   "defer": result.summary["defer"], "step": step}))
             phases["build report"] = _clock() - t1
         t1 = _clock()
         # everything verified: write
@@ -190,6 +220,8 @@ def stream(
         s_split = {k: g for k, g in result.st.groupby("snapshot", sort=False)}
         empty_q, empty_s = result.qit.iloc[:0][qcols], result.st.iloc[:0][scols]
         for p in result.published:
+            if p.size == 0:  # snapshots without records: listed in the summary, no file
+                continue
             q = q_split.get(p.label)
             s = s_split.get(p.label)
             _write_snapshot(
@@ -208,8 +240,9 @@ def stream(
         out.mkdir(parents=True, exist_ok=True)
 
         def on_publish(p) -> None:
-            _write_snapshot(out, p.label, p.qit, p.st)
-            info(f"published {p.label} ({p.size} records)", quiet)
+            if p.size:  # snapshots without records: listed in the summary, no file
+                _write_snapshot(out, p.label, p.qit, p.st)
+                info(f"published {p.label} ({p.size} records)", quiet)
 
         result = stream_json_lines(
             sys.stdin,
@@ -224,6 +257,8 @@ def stream(
             seed=seed,
             on_publish=on_publish,
             defer=defer,
+            step=step,
+            max_snapshots=max_snapshots,
         )
         return _finish(result)
 
@@ -234,8 +269,12 @@ def stream(
         s["input"] = input
         s["out"] = str(out)
         s["suppression_cost"] = suppression_cost
-        s["defer"] = defer
         s["publish"] = publish
+        s["files_written"] = sum(1 for p in s["per_snapshot"] if p["published"] and p["published_size"] > 0)
+        s["steward_only"] = (
+            "this summary is for the data steward only: per_snapshot 'size' and 'suppressed' are the original snapshot "
+            "sizes; keep it out of the published folder"
+        )
         if gen is not None:
             s["hierarchies"] = str(hierarchies)
             s["generalization"] = {

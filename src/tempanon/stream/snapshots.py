@@ -52,13 +52,13 @@ def parse_times(column: pd.Series, name: str, granule: str) -> pd.Series:
     missing = raw.isna() | (raw.astype(str).str.strip() == "")
     if missing.any():
         row = int(np.nonzero(missing.to_numpy())[0][0])
-        raise InputError(f"column {name!r}, row {row}: missing time (every record needs one)")
+        raise InputError(f"column {name!r}, line {row + 2}: missing time (every record needs one)")
     if granule == "number":
         num = pd.to_numeric(raw, errors="coerce")
         bad = num.isna() | (num != num.round())
         if bad.any():
             row = int(np.nonzero(bad.to_numpy())[0][0])
-            raise InputError(f"column {name!r}, row {row}: {raw.iloc[row]!r} is not an integer snapshot number")
+            raise InputError(f"column {name!r}, line {row + 2}: {raw.iloc[row]!r} is not an integer snapshot number")
         return num.astype(np.int64)
     parsed = None
     if raw.dtype == object or isinstance(raw.dtype, pd.StringDtype):
@@ -76,7 +76,7 @@ def parse_times(column: pd.Series, name: str, granule: str) -> pd.Series:
     bad = parsed.isna()
     if bad.any():
         row = int(np.nonzero(bad.to_numpy())[0][0])
-        raise InputError(f"column {name!r}, row {row}: {raw.iloc[row]!r} is not a date/time")
+        raise InputError(f"column {name!r}, line {row + 2}: {raw.iloc[row]!r} is not a date/time")
     return parsed
 
 
@@ -126,7 +126,7 @@ def index_snapshots(column: pd.Series, name: str, granule: str) -> SnapshotIndex
     snap = grid_index.get_indexer(starts)
     if (snap < 0).any():  # should not happen: every start is on the grid
         row = int(np.nonzero(snap < 0)[0][0])
-        raise InputError(f"column {name!r}, row {row}: time {column.iloc[row]!r} falls outside the snapshot grid")
+        raise InputError(f"column {name!r}, line {row + 2}: time {column.iloc[row]!r} falls outside the snapshot grid")
     # sort by the instants (epoch nanoseconds; a tz-aware column would otherwise become Timestamp objects)
     keys = times.array.asi8 if hasattr(times.array, "asi8") else times.to_numpy()
     order = np.argsort(keys, kind="stable")

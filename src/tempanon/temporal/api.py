@@ -32,20 +32,30 @@ class TimestampedResult:
     summary: dict
     dag: GranularityDAG = field(repr=False)
     chosen: str = ""
-    #: steward-only: release row (1-based) -> input line and respondent; never published
-    audit: pd.DataFrame | None = field(default=None, repr=False)
     #: steward-only: the secret seed of the row shuffle (recorded in the audit, not the summary)
     shuffle_seed: int | None = field(default=None, repr=False)
+    _audit_source: tuple | None = field(default=None, repr=False)
+    _audit: pd.DataFrame | None = field(default=None, repr=False)
+
+    @property
+    def audit(self) -> pd.DataFrame | None:
+        """Steward-only: release row (1-based) -> input line and respondent; never published
+        (built on first access)."""
+        if self._audit is None and self._audit_source is not None:
+            self._audit = make_audit(*self._audit_source)
+        return self._audit
 
 
 AUDIT_HEADER = ("# STEWARD ONLY - DO NOT RELEASE. tempanon timestamped audit: links each release row to its "
                 "input line and respondent.")
 
 
-def shuffle_within_classes(released: pd.DataFrame, cols: Sequence[str], seed: int | None) -> tuple[pd.DataFrame, int]:
-    """The release with its rows grouped by class (sorted by the released values of ``cols``) and
-    shuffled within each class by a secret seed (Issue 12: input order leaks which rows belong to
-    the same respondent). ``seed`` None draws one from :mod:`secrets`; returns (rows, seed)."""
+def shuffle_within_classes(released: pd.DataFrame, cols: Sequence[str], seed: int | None,
+                           class_key: np.ndarray | None = None) -> tuple[pd.DataFrame, int]:  # fmt: skip
+    """The release with its rows grouped by class (sorted by the released values of ``cols``, or by
+    ``class_key``, one int64 per released row, when the search already has it) and shuffled within
+    each class by a secret seed (Issue 12: input order leaks which rows belong to the same
+    respondent). ``seed`` None draws one from :mod:`secrets`; returns (rows, seed)."""
     if seed is None:
         import secrets
 
@@ -54,6 +64,10 @@ def shuffle_within_classes(released: pd.DataFrame, cols: Sequence[str], seed: in
     if len(released) == 0:
         return released, int(seed)
     keys = [rng.random(len(released))]
+    if class_key is not None:  # random permutation, then a stable sort by class: random order within classes
+        perm = rng.permutation(len(released))
+        order = perm[np.argsort(np.asarray(class_key, dtype=np.int64)[perm], kind="stable")]
+        return released.iloc[order], int(seed)
     for c in reversed(list(cols)):
         text = released[c].astype(object).where(released[c].notna(), "").astype(str).to_numpy()
         keys.append(pd.factorize(text, sort=True)[0])
@@ -107,12 +121,14 @@ def read_audit(path) -> pd.DataFrame:
     return df
 
 
-def make_audit(df: pd.DataFrame, released: pd.DataFrame, uid: str | None) -> pd.DataFrame:
+def make_audit(df: pd.DataFrame, released: pd.DataFrame | pd.Index, uid: str | None) -> pd.DataFrame:
     """Steward-only audit: release row (1-based data row of the written release), the input's file
-    line (header = line 1) and the respondent of each released row."""
-    pos = df.index.get_indexer(released.index)
+    line (header = line 1) and the respondent of each released row (``released``: the release or
+    its index of input row labels)."""
+    index = released if isinstance(released, pd.Index) else released.index
+    pos = df.index.get_indexer(index)
     return pd.DataFrame({
-        "release_row": np.arange(1, len(released) + 1, dtype=np.int64),
+        "release_row": np.arange(1, len(index) + 1, dtype=np.int64),
         "input_line": pos.astype(np.int64) + 2,
         "respondent": (df[uid].to_numpy()[pos] if uid is not None else (pos + 2).astype(object)),
     })  # fmt: skip
@@ -164,6 +180,32 @@ def parse_granularities(specs: str | Sequence[str | Granularity] | None, *, coun
     if dupes:
         raise InputError(f"granularity listed twice: {', '.join(dupes)}")
     return out
+
+
+def reference_times(col: pd.Series, instants: np.ndarray, missing: np.ndarray, timezone: str | None) -> pd.Series:
+    """The original times for the verifier, re-derived from the column by pandas alone (ISO 8601,
+    offsets converted with ``tz_convert`` to the calendar zone, floored to the second), not from the
+    search's own int64 seconds, so a wrong time-zone or epoch conversion in :mod:`parse` is caught.
+    Falls back on the parsed seconds when pandas cannot read the column in one ISO 8601 pass."""
+    own = pd.Series(pd.to_datetime(np.where(missing, 0, instants), unit="s"), index=col.index).where(~missing)
+    if isinstance(col.dtype, pd.DatetimeTZDtype) or pd.api.types.is_datetime64_any_dtype(col.dtype):
+        return own
+    text = col.astype("string").str.strip()
+    text = text.where(~(text.isna() | (text == "")).fillna(True).astype(bool), None)
+    has_offset = bool(text.str.contains(r"(?:\dZ|[+-]\d\d:?\d\d|:\d\d[+-]\d\d)$", regex=True).fillna(False).any())
+    try:
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = pd.to_datetime(text, format="ISO8601", utc=has_offset)
+    except (ValueError, TypeError, OverflowError):
+        return own
+    if bool((out.isna().to_numpy() & ~missing).any()):  # some values needed the element-wise parser
+        return own
+    if has_offset:
+        out = out.dt.tz_convert(timezone or "UTC").dt.tz_localize(None)
+    return pd.Series(out.dt.floor("s").to_numpy(), index=col.index).where(~missing)
 
 
 def _validate(df, time, qi, uid, k, metric, max_suppression, joint=False):
@@ -243,12 +285,13 @@ def anonymize_timestamped(
     require_columns_list(list(df.columns), allow_identifier, role="--allow-identifier column")
     roles = {"release": set(release_cols), "keep": keep, "drop": drop, "left_out": left_out,
              "allow": list(allow_identifier), "sensitive": sensitive}  # fmt: skip
+    if shuffle_seed is not None and (isinstance(shuffle_seed, bool) or not isinstance(shuffle_seed, (int, np.integer))
+                                     or shuffle_seed < 0):
+        raise InputError(f"the shuffle seed must be a non-negative integer (got {shuffle_seed!r})")
     if time_limit is not None:
         if not float(time_limit) > 0:
             raise InputError(f"time limit must be a positive number of seconds (got {time_limit})")
-        if hierarchies:
-            raise InputError("the time limit applies to the search over granularities; it is not available with "
-                             "hierarchies (joint search)")
+
     df = df.reset_index(drop=True)
     instants, missing, tinfo = parse_timestamps(df[time], time, timezone)
     if data_granularity is None:
@@ -272,19 +315,18 @@ def anonymize_timestamped(
     if hierarchies:
         from tempanon.temporal.joint import joint_anonymize
 
-        if announce is not None:
-            size = len(dag.nodes)
-            for h in hierarchies.values():
-                size *= int(getattr(h, "height", 0)) + 1
+        if announce is not None:  # the engine states the lattice size and its estimate (notice)
             announce(f"joint search: {len(dag.nodes)} time granularities x the hierarchies of "
-                     f"{', '.join(h for h in hierarchies)}: a lattice of {size:,} nodes (Incognito, pruned by the "
-                     f"generalization property)")
+                     f"{', '.join(h for h in hierarchies)} (Incognito, pruned by the generalization property)"
+                     f"{'; at most ' + format(time_limit, 'g') + ' s (--time-limit)' if time_limit else ''}")
 
         jres = _apply_roles(df, joint_anonymize(df, time=time, qi=qi, k=k, uid=uid, dag=dag, instants=instants, missing=missing,
                                z0=z0, hierarchies=hierarchies, metric=metric, criterion=criterion,
-                               max_suppression=float(max_suppression), tinfo=tinfo, progress=progress),
+                               max_suppression=float(max_suppression), tinfo=tinfo, progress=progress,
+                               time_limit=time_limit, notice=announce),
                             roles)  # fmt: skip
-        return finish(jres, df, time=time, qi=qi, uid=uid, shuffle_seed=shuffle_seed, tinfo=tinfo)
+        return finish(jres, df, time=time, qi=qi, uid=uid, shuffle_seed=shuffle_seed, tinfo=tinfo,
+                      class_key=getattr(jres, "_class_key", None))
     if announce is not None:
         announce(f"searching {len(dag.nodes)} granularities (the data's {dag.nodes[0].name} and {len(dag.nodes) - 1} "
                  f"coarser){'; at most ' + format(time_limit, 'g') + ' s (--time-limit)' if time_limit else ''}")
@@ -309,21 +351,26 @@ def anonymize_timestamped(
     all_checks = [res.checks.get(v) for v in range(len(dag.nodes))]
     from tempanon.verify import check_timestamped_release
 
-    otimes = pd.Series(pd.to_datetime(np.where(missing, 0, instants), unit="s"), index=df.index).where(~missing)
+    otimes = reference_times(df[time], instants, missing, timezone)
     report = check_timestamped_release(df, released, time=time, qi=qi, uid=uid, k=k, granularity=chosen.name,
                                        original_times=otimes, n_input=n, max_suppressed=max_suppressed)  # fmt: skip
     summary = _summary(df, dag, res, all_checks, final, k=k, uid=uid, time=time, qi=qi, metric=metric,
                        max_suppression=max_suppression, max_suppressed=max_suppressed, tinfo=tinfo,
                        respondents=prep.n_respondents, report=report)  # fmt: skip
+    # class of every released row: runs of the relation sorted by (QI, time) under the chosen granularity
+    h = final.granule
+    new_class = np.r_[True, (prep.q[1:] != prep.q[:-1]) | (h[1:] != h[:-1])]
+    cls = np.empty(n, dtype=np.int64)
+    cls[prep.order] = np.cumsum(new_class)
     return finish(_apply_roles(df, TimestampedResult(released, summary, dag, chosen.name), roles), df, time=time, qi=qi, uid=uid,
-                  shuffle_seed=shuffle_seed, tinfo=tinfo, res=res)  # fmt: skip
+                  shuffle_seed=shuffle_seed, tinfo=tinfo, res=res, class_key=cls[keep])  # fmt: skip
 
 
 def finish(result: TimestampedResult, df: pd.DataFrame, *, time: str, qi: Sequence[str], uid: str | None,
-           shuffle_seed: int | None, tinfo: dict, res=None) -> TimestampedResult:  # fmt: skip
+           shuffle_seed: int | None, tinfo: dict, res=None, class_key: np.ndarray | None = None) -> TimestampedResult:  # fmt: skip
     """Shuffle the release within classes, build the steward's audit, state time zone and budget."""
-    result.released, result.shuffle_seed = shuffle_within_classes(result.released, [*qi, time], shuffle_seed)
-    result.audit = make_audit(df, result.released, uid)
+    result.released, result.shuffle_seed = shuffle_within_classes(result.released, [*qi, time], shuffle_seed, class_key)
+    result._audit_source = (df, result.released.index.copy(), uid)  # the order as released, fixed now
     s = result.summary
     s["timezone"] = tinfo.get("calendar_timezone") or ("UTC (converted)" if "converted" in tinfo.get("timezone", "")
                                                        else "none (naive wall clock as given)")  # fmt: skip

@@ -108,6 +108,7 @@ class TimeGranularities:
     granularities: str | Sequence = "day,week,month,quarter,year"
     data_granularity: str | None = None
     country: str | None = None
+    timezone: str | None = None  # calendar time zone (IANA), see tempanon.temporal.parse
 
     def encode(self, series: pd.Series) -> tuple[Dimension, np.ndarray]:
         from tempanon.temporal.api import parse_granularities
@@ -115,7 +116,7 @@ class TimeGranularities:
         from tempanon.temporal.parse import infer_data_granularity, parse_timestamps
         from tempanon.temporal.relations import build_dag, span_of
 
-        inst, miss, _ = parse_timestamps(series, str(series.name))
+        inst, miss, _ = parse_timestamps(series, str(series.name), self.timezone)
         g0 = (infer_data_granularity(inst, miss) if self.data_granularity is None
               else parse_granularity(self.data_granularity, country=self.country))  # fmt: skip
         z0 = g0.index(inst)
@@ -255,7 +256,8 @@ def _metrics(dims, cols, node, uid_codes, zkey, k) -> dict:
 def joint_anonymize(df: pd.DataFrame, *, time: str, qi: Sequence[str], k: int, uid: str | None,
                     dag: GranularityDAG, instants: np.ndarray, missing: np.ndarray, z0: np.ndarray,
                     hierarchies: Mapping, metric: str, criterion: str, max_suppression: float, tinfo: dict,
-                    progress: Callable[[str, int, int], None] | None = None, algorithm: str = "incognito"):  # fmt: skip
+                    progress: Callable[[str, int, int], None] | None = None, algorithm: str = "incognito",
+                    time_limit: float | None = None, notice: Callable[[str], None] | None = None):  # fmt: skip
     """Joint Incognito search over time granularities x the other quasi-identifiers' hierarchies
     (see the module docstring); returns a :class:`tempanon.temporal.api.TimestampedResult`."""
     from tempanon.kanon.api import kanonymize
@@ -276,8 +278,11 @@ def joint_anonymize(df: pd.DataFrame, *, time: str, qi: Sequence[str], k: int, u
             encoders[q] = Hierarchy.from_csv(h, name=q)
     attrs = [time, *qi]
     engine_criterion = metric if metric in INCOGNITO_CRITERIA else "height"
+    budget = {"time_limit": time_limit} if time_limit is not None else {}
     res = kanonymize(df, attrs, encoders, int(k), uid=uid, max_suppression=max_suppression, algorithm=algorithm,
-                     criterion=engine_criterion, progress=progress, screen=False)  # fmt: skip  # screened by the API
+                     criterion=engine_criterion, progress=progress, notice=notice, screen=False, **budget)  # fmt: skip  # screened by the API
+    stopped = getattr(getattr(res, "search", None), "stats", None)
+    stopped = getattr(stopped, "stopped", None)
     search_seconds = _time.perf_counter() - t0
     dims, cols = [], []
     for a in attrs:
@@ -367,7 +372,14 @@ def joint_anonymize(df: pd.DataFrame, *, time: str, qi: Sequence[str], k: int, u
         "search_seconds": search_seconds,
         "verification": report,
     }
-    return TimestampedResult(out, summary, dag, str(node_desc))
+    if stopped:
+        summary["budget"] = {"exhausted": True, "why": str(stopped),
+                             "note": "the time limit stopped the joint search: the release is the best verified node "
+                                     "among those proved anonymous, not necessarily the least"}  # fmt: skip
+        summary["messages"].append(summary["budget"]["note"])
+    result = TimestampedResult(out, summary, dag, str(node_desc))
+    result._class_key = cls[keep]  # joint classes of the released rows, for the within-class shuffle
+    return result
 
 
 INCOGNITO_CRITERIA = ("height", "loss", "discernibility")

@@ -241,7 +241,8 @@ def least_generalization(prep: Prepared, dag: GranularityDAG, k: int, *, metric:
     anonymous and no less general by Theorems 2-4). With suppression the metric is not monotone
     (see the module docstring), so every granularity is evaluated. ``time_limit`` (seconds)
     stops the search before the next evaluation once exceeded; the result is then the best
-    anonymous granularity among those evaluated (``budget_exhausted``)."""
+    anonymous granularity among those evaluated (``budget_exhausted``); when none of them is, the
+    coarsest granularities (no directly coarser one) are checked before giving up."""
     import time as _time
 
     if k < 1:
@@ -279,6 +280,13 @@ def least_generalization(prep: Prepared, dag: GranularityDAG, k: int, *, metric:
             descend(p)
 
     descend(0)
+    if stopped and not anonymous:  # like kanon: before giving up, check the coarsest granularities
+        for v in range(total):
+            if not dag.parents[v] and v not in checks:
+                c = check_granularity(prep, dag.nodes[v], k, max_suppressed)
+                checks[v] = c
+                if c.k_anonymous:
+                    anonymous.append(v)
     not_reached = []
     for v in range(total):  # not reached: above an anonymous granularity (generalization property)
         if v not in checks and v not in pruned:

@@ -13,8 +13,8 @@ Rules (documented in docs/temporal.md):
 * a column mixing naive and aware values is refused (which zone the naive ones are in is unknown);
 * empty cells are *missing*: a category of their own that is never generalized (released empty)
   and must itself hold k respondents per quasi-identifier combination;
-* any other cell that does not parse, or lies outside 1677-09-22 .. 2262-04-11 (the range of
-  nanosecond timestamps), raises :class:`InputError` naming the column, the line (the header is
+* any other cell that does not parse, or lies outside 1677-09-21 00:12:44 .. 2262-04-11 23:47:16
+  (the range of nanosecond timestamps), raises :class:`InputError` naming the column, the line (the header is
   line 1, so data row ``i``, 0-based, is line ``i + 2``) and the value;
 * fractions of a second are truncated (the finest granularity is the second) and counted in
   ``info["subsecond_truncated"]``.
@@ -47,8 +47,8 @@ def _to_seconds(parsed: pd.Series, column: str, original: pd.Series) -> tuple[np
     if out.any():
         row = int(np.nonzero(out)[0][0])
         raise InputError(
-            f"column {column!r}, line {line_of(row)}: timestamp {original.iloc[row]!r} is outside 1677-09-22 .. "
-            f"2262-04-11, the range tempanon can represent ({int(out.sum())} such value(s))"
+            f"column {column!r}, line {line_of(row)}: timestamp {original.iloc[row]!r} is outside 1677-09-21 00:12:44 .. "
+            f"2262-04-11 23:47:16, the range tempanon can represent ({int(out.sum())} such value(s))"
         )
     if unit in ("ns", "us", "ms"):
         per = {"ns": 1_000_000_000, "us": 1_000_000, "ms": 1_000}[unit]
@@ -78,7 +78,7 @@ def check_timezone(timezone: str | None) -> str | None:
     return name
 
 
-_TZ_RE = r"\d:\d\d(?::\d\d(?:[.,]\d+)?)?\s*(?:Z|[+-]\d\d(?::?\d\d)?)$"  # a time of day followed by an offset
+_TZ_RE = r"(?:\dZ|[+-]\d\d:?\d\d|:\d\d[+-]\d\d)$"  # Z after a digit, +hh:mm / +hhmm, or +hh after a time (not a date's -dd)
 
 
 def parse_timestamps(series: pd.Series, column: str = "time", timezone: str | None = None
@@ -115,6 +115,11 @@ def parse_timestamps(series: pd.Series, column: str = "time", timezone: str | No
                 f"of the {n_val} timestamps: a column mixing naive and time-zone-aware "
                 f"times is ambiguous; write every value with its offset, or none (and give --timezone)"
             )
+        timeonly = text.str.match(r"^\d{1,2}:\d\d(?::\d\d(?:[.,]\d+)?)?\s*(?:[AaPp]\.?[Mm]\.?)?$").fillna(False).astype(bool)
+        if bool(timeonly.any()):  # pandas would date it today: not reproducible
+            row = int(np.nonzero(timeonly.to_numpy())[0][0])
+            raise InputError(f"column {column!r}, line {line_of(row)}: timestamp {text.iloc[row]!r} has a time of day "
+                             f"but no date ({int(timeonly.sum())} such value(s))")
         parsed = None
         for fmt in ("ISO8601", "mixed"):
             try:

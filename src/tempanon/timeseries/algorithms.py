@@ -54,7 +54,9 @@ def kapra(X: np.ndarray, k: int, P: int, max_level: int, paa_segments: int | Non
     """KAPRA (Section 5.3): create-tree over the whole data set (Algorithm 1), recycle bad leaves
     (Algorithm 2, fewer than ``P`` series suppressed), then group formation (Algorithm 3): split
     P-subgroups of ``>= 2P`` series by top-down partitioning, make those of ``>= k`` series
-    k-groups, merge the rest greedily by minimal VL and assign the leftovers."""
+    k-groups, start every other k-group from the remaining P-subgroup with the lowest value loss,
+    add the P-subgroups minimizing VL of the union, and assign the leftovers
+    (:func:`~tempanon.timeseries.partition.group_formation`)."""
     X = np.asarray(X, dtype=float)
     n = X.shape[0]
     step = (lambda d, i: progress(d, i, 4)) if progress else (lambda d, i: None)

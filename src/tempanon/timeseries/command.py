@@ -13,21 +13,28 @@ from tempanon.data.roles import statement_line
 
 def kp(
     input: Annotated[Path, typer.Argument(help="Table with one series per row (CSV, Parquet).")],
-    id: Annotated[str, typer.Option("--id", help="Id column (removed from the release).")],
-    qi: Annotated[str, typer.Option("--qi", help="Quasi-identifier columns, in time order: a list 'A0,A1' or a range 'A0:A9'.")],
     out: Annotated[Path, typer.Option("--out", help="Released table (CSV, or Parquet by suffix).")],
+    id: Annotated[Optional[str], typer.Option("--id", help="Id column (removed from the release); with --long, --entity.")] = None,
+    qi: Annotated[Optional[str], typer.Option("--qi", help="Quasi-identifier columns, in time order: a list 'A0,A1' or a range 'A0:A9' (with --long: time values; default all).")] = None,
+    long: Annotated[bool, typer.Option("--long", help="Long format: one row per entity and time (--entity, --time, --value).")] = False,
+    entity: Annotated[Optional[str], typer.Option("--entity", help="With --long: the entity (series id) column.")] = None,
+    time_col: Annotated[Optional[str], typer.Option("--time", help="With --long: the time column (ordered as numbers, timestamps or text).")] = None,
+    value: Annotated[Optional[str], typer.Option("--value", help="With --long: the reading column.")] = None,
+    na_values: Annotated[Optional[str], typer.Option("--na-values", help="Missing-value sentinels of the readings, e.g. '-1,NA'.")] = None,
+    missing: Annotated[str, typer.Option("--missing", help="A series with a missing reading: refuse (default, exit 2) or drop (left out of the release; counted in the summary).")] = "refuse",
     k: Annotated[int, typer.Option("--k", help="Every value envelope is shared by at least k series.")] = 10,
     p: Annotated[int, typer.Option("--p", help="Inside a k-group every pattern is shared by at least P series (P <= k).")] = 5,
     sensitive: Annotated[Optional[str], typer.Option("--sensitive", help="Sensitive column(s), published as they are.")] = None,
     algorithm: Annotated[str, typer.Option("--algorithm", help="kapra (default) or naive.")] = "kapra",
     max_level: Annotated[int, typer.Option("--max-level", help="Largest SAX alphabet size (level).")] = 5,
-    paa: Annotated[Optional[int], typer.Option("--paa", help="Number of PAA segments of the SAX word (default: one symbol per quasi-identifier).")] = None,
+    paa: Annotated[Optional[int], typer.Option("--paa", help="Number of PAA segments of the SAX word (default: one symbol per value up to 10 values, else 4-10 segments from the number of series and P; docs/timeseries.md).")] = None,
     l_diversity: Annotated[Optional[int], typer.Option("--l-diversity", help="Make each P-subgroup l-diverse by perturbing the (numeric) sensitive value.")] = None,
     epsilon: Annotated[Optional[float], typer.Option("--epsilon", help="Largest change of a perturbed sensitive value.")] = None,
+    sensitive_numeric: Annotated[bool, typer.Option("--sensitive-numeric", help="The sensitive column is a numeric measurement even if it holds few whole numbers (else l-diversity refuses it as categorical).")] = False,
     publish_values: Annotated[Optional[str], typer.Option("--publish-values", help="Publish value ranges only for these quasi-identifiers.")] = None,
     publish_patterns: Annotated[Optional[str], typer.Option("--publish-patterns", help="Publish pattern symbols only for these quasi-identifiers.")] = None,
     summary: Annotated[Optional[Path], typer.Option("--summary", help="Write a JSON summary here.")] = None,
-    audit: Annotated[Optional[Path], typer.Option("--audit", help="Steward-only CSV: id, output_row (empty if suppressed).")] = None,
+    audit: Annotated[Optional[Path], typer.Option("--audit", help="Steward-only CSV: id, output_row (empty if suppressed), shuffle_seed; not inside the release's folder.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress or status output.")] = False,
     report: Annotated[Optional[Path], typer.Option("--report", help="Write a self-contained HTML report here (after verification).")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show the grouping (k-groups, P-subgroups, levels) and the time per phase.")] = False,
@@ -54,17 +61,47 @@ def kp(
         t0 = time.perf_counter()
         # every output checked against the input and each other before anything is read
         outs = OutputSet([input], {"--out": out, "--summary": summary, "--audit": audit, "--report": report})
+        if audit is not None:  # the audit links ids to release rows: never beside the release (issue 12)
+            rel_dir = Path(out).resolve().parent
+            if Path(audit).resolve().parent == rel_dir or rel_dir in Path(audit).resolve().parents:
+                from tempanon.errors import InputError
+
+                raise InputError(f"--audit {audit} is inside the release folder {rel_dir}; the audit links ids to "
+                                 "release rows and is for the data steward only: write it elsewhere")
+        from tempanon.errors import InputError
+
         df = read_table(input)
+        id_col = id
+        if long:
+            if entity is None or time_col is None or value is None:
+                raise InputError("--long needs --entity, --time and --value")
+            if id is not None and id != entity:
+                raise InputError("with --long the series id is --entity; leave out --id")
+            from tempanon.timeseries.longformat import long_to_wide
+
+            sens0 = parse_column_list(sensitive, list(df.columns))
+            df, times = long_to_wide(df, entity=entity, time=time_col, value=value, keep=sens0)
+            id_col = entity
+        elif entity is not None or time_col is not None or value is not None:
+            raise InputError("--entity, --time and --value need --long")
+        if id_col is None:
+            raise InputError("missing option --id (the series id column)")
         cols = list(df.columns)
-        q = parse_column_list(qi, cols)
+        if qi is None:
+            if not long:
+                raise InputError("missing option --qi (the quasi-identifier columns in time order)")
+            q = times
+        else:
+            q = parse_column_list(qi, cols)
         sens = parse_column_list(sensitive, cols)
         pv = parse_column_list(publish_values, cols) if publish_values is not None else None
         pp = parse_column_list(publish_patterns, cols) if publish_patterns is not None else None
         with progress_reporter(quiet) as progress:
             result = kp_anonymize(
-                df, id_col=id, qi=q, k=k, P=p, sensitive=sens, algorithm=algorithm.lower(),
+                df, id_col=id_col, qi=q, k=k, P=p, sensitive=sens, algorithm=algorithm.lower(),
                 max_level=max_level, paa_segments=paa, l_diversity=l_diversity, epsilon=epsilon,
-                publish_values=pv, publish_patterns=pp, progress=progress, keep=parse_column_list(keep, cols),
+                publish_values=pv, publish_patterns=pp, numeric_sensitive=sensitive_numeric, na_values=na_values,
+                missing=missing, progress=progress, keep=parse_column_list(keep, cols),
                 drop=parse_column_list(drop, cols), allow_identifier=parse_column_list(allow_identifier, cols))
         phases["read, group, publish and verify"] = time.perf_counter() - t0
         rep = None
@@ -73,7 +110,7 @@ def kp(
             from tempanon.report.sections import file_sha256
 
             t1 = time.perf_counter()
-            rep = kp_report(df, result, id_col=id, qi=q, sensitive=sens, source=str(input), checksum=file_sha256(input))
+            rep = kp_report(result.data if result.data is not None else df, result, id_col=id_col, qi=q, sensitive=sens, source=str(input), checksum=file_sha256(input))
             phases["build report"] = time.perf_counter() - t1
         t1 = time.perf_counter()
         with outs:  # staged, then committed together
@@ -101,6 +138,8 @@ def kp(
             + "\n".join(f"  {name}: {sec:.3f} s" for name, sec in phases.items()),
             quiet,
         )
+    for w in s.get("warnings", []):
+        info(f"[yellow]warning:[/] {w}", quiet)
     info(
         f"{s['algorithm']}: {s['published']} of {s['series']} series published in {s['kgroups']} k-groups / "
         f"{s['psubgroups']} P-subgroups, {s['suppressed']} suppressed, VL={s['value_loss']:.4g}, "

@@ -1,23 +1,37 @@
-"""Query workloads and evaluators on released data (Shou et al., TKDE, Section 7).
+"""Query workloads and measures of Section 7.1 (Shou et al., TKDE), on a release.
 
-All evaluators compare the answer on the original series ``X`` (in output-row order, e.g.
-``X[audit_order]``) with the answer computed from the release alone.
+Every evaluator compares the answer on the original series ``X`` (in release-row order, e.g.
+``X[released_source_rows(audit)]``) with the answer computed from the release alone. The pattern
+of a series is the paper's feature vector ``p(r)``: all pairwise differences ``z_j - z_i``
+(``i < j``) of its z-normalized values (Section 7.1); on the release, ``p*(r)`` is the same vector
+of the series ``r'`` reconstructed from the published SAX word (probabilistic medians, Section
+5.1; with PAA each symbol spread over its segment). Suppressed series (fewer than P) are in
+neither answer.
 
-* **range count query** ``{A_j in [a_j, b_j]}``: the true count vs. the estimate that spreads each
-  released series uniformly over its envelope (the fraction of ``[lo, hi]`` inside ``[a, b]``,
-  multiplied over the queried instants; a point envelope counts 1 inside, 0 outside). Error:
-  relative error ``|est - act| / act`` (workloads only produce queries with ``act >= 1``).
-* **pattern similarity query (PSQ)** ``(q, tau)``: the series whose normalized values lie within
-  Euclidean distance ``tau`` of the normalized query ``q``; on the release the reconstruction of
-  the published pattern (probabilistic medians) stands in for the normalized values. Quality:
-  precision ``|R_pub & R_orig| / |R_pub|`` (and recall).
-* **pattern range query (PRQ)** ``{z_j in [zl_j, zh_j]}`` on the normalized values of chosen
-  instants (a shape condition independent of scale); on the release the reconstructed values are
-  tested. Quality: precision.
-* **complex query**: a range count query and a PSQ together (count of series satisfying both);
-  the estimate sums the envelope fractions of the rows passing the pattern test. Error: relative.
+* **PSQ** (pattern similarity query, Section 3.2): ``{r : D(p(r), p(q)) <= delta}``, the query
+  series ``q`` drawn from the database, ``delta = lambda * mean_r D(p(r), p*(r))`` with ``lambda``
+  uniform in ``[1, 10]`` (Section 7.1). ``D`` is the cosine distance of the pattern loss (Section
+  4.2.3: the paper's one named distance of pattern vectors, so the tolerance unit "average
+  distance between the pattern vectors extracted from the original and reconstructed series" is
+  ``PL(T) / |T|``); ``distance="euclidean"`` uses the Euclidean distance in the feature space. Original answer ``A`` from ``p(r)``, published
+  answer ``E`` from ``p*(r)``; measure ``precision = |A & E| / |E|``.
+* **PRQ** (pattern range query, Section 3.2): ``{r : f_w(r) in [v_w^-, v_w^+]}`` on a random set of
+  ``w`` components of ``p(.)`` (pairs ``i < j``: ``f = z_j - z_i``). The ranges: the paper takes
+  them "using the method described in [11]" (Li, Tao, Xiao, SIGMOD 2008), which is not in our
+  texts; we use selectivity-controlled ranges as those workloads do: each predicate covers a
+  random interval of the feature's original distribution holding a fraction ``s**(1/w)`` of the
+  series (expected selectivity ``s``). Precision as for PSQ.
+* **Range query**: ``select count(*) where A_1 in range_1 and ... A_w in range_w`` on ``w`` random
+  quasi-identifiers, ranges generated the same way on the attribute values. The count on the
+  release spreads every series uniformly over its envelope (the usual estimate on generalized
+  data: the fraction of ``[lo, hi]`` inside the range, multiplied over the predicates; a point
+  envelope counts 1 inside, 0 outside). Measure ``|act - est| / act``.
+* **Complex query**: a count with pattern predicates (one similarity predicate or a few PRQ
+  predicates, alternately) and range predicates together; the estimate sums the envelope
+  fractions of the published series whose ``p*`` satisfies the pattern predicates. Relative error.
 
-Workload generators centre every query on a randomly chosen original series, so no query is empty.
+A query whose precision or relative error is undefined (``E`` empty; ``act = 0``) is left out of the
+mean and counted in ``*_undefined``; each workload draws exactly ``n_queries`` queries.
 """
 
 from __future__ import annotations
@@ -27,8 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from tempanon.timeseries.sax import paa as _paa
-from tempanon.timeseries.sax import reconstruct, strings_to_words, znormalize
+from tempanon.timeseries.sax import expand_paa, reconstruct, strings_to_words, znormalize
 
 
 @dataclass
@@ -40,26 +53,58 @@ class RangeQuery:
 
 @dataclass
 class PatternQuery:
-    shape: np.ndarray  # normalized query, length = pattern width
+    """PSQ: the query's normalized series and the tolerance ``delta`` in the feature space."""
+
+    shape: np.ndarray
     tau: float
 
 
 @dataclass
 class PatternRangeQuery:
-    cols: np.ndarray
-    zlo: np.ndarray
-    zhi: np.ndarray
+    """PRQ: predicates ``z_j - z_i in [lo, hi]`` for feature pairs ``(i, j)``."""
+
+    i: np.ndarray
+    j: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
 
 
-def released_arrays(released: pd.DataFrame, value_cols: list[str]):
-    """Envelope bounds ``(m, n)`` and reconstructed patterns ``(m, w)`` of a release."""
+def released_arrays(released: pd.DataFrame, value_cols: list[str], n_instants: int | None = None):
+    """Envelope bounds ``(m, len(value_cols))`` and the reconstructed normalized series
+    ``(m, n_instants)`` of a release (PAA symbols spread over their segments)."""
     lo = released[[f"{c}_lo" for c in value_cols]].to_numpy(dtype=float)
     hi = released[[f"{c}_hi" for c in value_cols]].to_numpy(dtype=float)
     pats = released["pattern"].astype(str)
-    width = int(pats.str.len().max())
+    width = int(pats.str.len().max()) if len(pats) else 0
     words = strings_to_words(pats, width)
     rec = reconstruct(words, released["pattern_level"].to_numpy())
-    return lo, hi, rec
+    return lo, hi, expand_paa(rec, n_instants or len(value_cols))
+
+
+def feature_distance(Z: np.ndarray, q: np.ndarray, distance: str = "cosine") -> np.ndarray:
+    """``D(p(Z_r), p(q))`` for every row, ``p`` = all pairwise differences (computed in O(n):
+    ``||p(x)||^2 = n ||x||^2 - (sum x)^2`` and ``<p(x), p(y)> = n x.y - sum x sum y``)."""
+    Z = np.asarray(Z, dtype=float)
+    n = Z.shape[1]
+    if distance == "euclidean":
+        d = Z - q
+        return np.sqrt(np.maximum(n * np.einsum("ij,ij->i", d, d) - d.sum(axis=1) ** 2, 0.0))
+    if distance == "cosine":
+        from tempanon.timeseries.model import pattern_loss
+
+        return pattern_loss(Z, np.broadcast_to(q, Z.shape))
+    raise ValueError(f"unknown distance {distance!r}; use 'euclidean' or 'cosine'")
+
+
+def paired_feature_distance(Z: np.ndarray, Zr: np.ndarray, distance: str = "cosine") -> np.ndarray:
+    """``D(p(Z_r), p(Zr_r))`` row by row."""
+    if distance == "cosine":
+        from tempanon.timeseries.model import pattern_loss
+
+        return pattern_loss(Z, Zr)
+    n = Z.shape[1]
+    d = np.asarray(Z, float) - np.asarray(Zr, float)
+    return np.sqrt(np.maximum(n * np.einsum("ij,ij->i", d, d) - d.sum(axis=1) ** 2, 0.0))
 
 
 def _fraction(lo, hi, a, b):
@@ -80,80 +125,137 @@ def range_count_estimate(lo, hi, q: RangeQuery) -> float:
     return float(_fraction(lo[:, q.cols], hi[:, q.cols], q.lo, q.hi).prod(axis=1).sum())
 
 
-def psq_answer(Zn, q: PatternQuery) -> np.ndarray:
-    return np.flatnonzero(np.sqrt(((Zn - q.shape) ** 2).sum(axis=1)) <= q.tau)
+def psq_answer(Zn, q: PatternQuery, distance: str = "cosine") -> np.ndarray:
+    return np.flatnonzero(feature_distance(Zn, q.shape, distance) <= q.tau)
 
 
 def prq_answer(Zn, q: PatternRangeQuery) -> np.ndarray:
-    sel = Zn[:, q.cols]
-    return np.flatnonzero(((sel >= q.zlo) & (sel <= q.zhi)).all(axis=1))
+    f = Zn[:, q.j] - Zn[:, q.i]
+    return np.flatnonzero(((f >= q.lo) & (f <= q.hi)).all(axis=1))
 
 
 def precision_recall(pub: np.ndarray, orig: np.ndarray) -> tuple[float, float]:
+    """``(|A & E| / |E|, |A & E| / |A|)`` with ``E = pub``, ``A = orig`` (1.0 for an empty
+    denominator when both are empty, else 0.0 for the empty side)."""
     inter = np.intersect1d(pub, orig).size
     prec = inter / pub.size if pub.size else (1.0 if orig.size == 0 else 0.0)
     rec = inter / orig.size if orig.size else 1.0
     return prec, rec
 
 
-def range_workload(X, n_queries: int, n_cols: int, width: float, seed: int = 0) -> list[RangeQuery]:
-    """Queries on ``n_cols`` random instants, each ``[x - w/2, x + w/2]`` around a random series,
-    ``w = width * (column range)``."""
+def _selective_range(values: np.ndarray, frac: float, rng) -> tuple[float, float]:
+    """An interval between two order statistics of ``values`` holding a fraction ``frac`` of them,
+    at a uniformly random position."""
+    v = np.sort(values)
+    m = v.size
+    width = max(int(round(frac * m)), 1)
+    start = int(rng.integers(0, m - width + 1))
+    return float(v[start]), float(v[start + width - 1])
+
+
+def range_workload(X, n_queries: int, n_cols: int, selectivity: float = 0.1, seed: int = 0) -> list[RangeQuery]:
+    """Range queries on ``n_cols`` random quasi-identifiers, each predicate covering a random
+    interval holding a fraction ``selectivity**(1/n_cols)`` of the original values."""
     rng = np.random.default_rng(seed)
-    span = X.max(axis=0) - X.min(axis=0)
+    w = min(n_cols, X.shape[1])
+    frac = selectivity ** (1.0 / w)
     out = []
     for _ in range(n_queries):
-        cols = np.sort(rng.choice(X.shape[1], size=min(n_cols, X.shape[1]), replace=False))
-        c = X[rng.integers(X.shape[0]), cols]
-        half = width * span[cols] / 2
-        out.append(RangeQuery(cols, c - half, c + half))
+        cols = np.sort(rng.choice(X.shape[1], size=w, replace=False))
+        b = [_selective_range(X[:, c], frac, rng) for c in cols]
+        out.append(RangeQuery(cols, np.array([x[0] for x in b]), np.array([x[1] for x in b])))
     return out
 
 
-def pattern_workload(X, n_queries: int, tau: float, seed: int = 0, paa_segments=None) -> list[PatternQuery]:
-    rng = np.random.default_rng(seed)
-    Zn = _paa(znormalize(X), paa_segments)
-    return [PatternQuery(Zn[rng.integers(X.shape[0])].copy(), tau) for _ in range(n_queries)]
-
-
-def pattern_range_workload(X, n_queries: int, n_cols: int, width: float, seed: int = 0) -> list[PatternRangeQuery]:
+def pattern_workload(X, n_queries: int, avg_distance: float, seed: int = 0,
+                     lam: tuple[float, float] = (1.0, 10.0)) -> list[PatternQuery]:
+    """PSQs: the query a random series of the database (normalized), ``delta = lambda *
+    avg_distance`` with ``lambda`` uniform in ``lam`` (Section 7.1: ``[1, 10]``)."""
     rng = np.random.default_rng(seed)
     Zn = znormalize(X)
+    return [PatternQuery(Zn[rng.integers(X.shape[0])].copy(), float(rng.uniform(*lam) * avg_distance))
+            for _ in range(n_queries)]
+
+
+def pattern_range_workload(X, n_queries: int, n_features: int, selectivity: float = 0.1,
+                           seed: int = 0) -> list[PatternRangeQuery]:
+    """PRQs on ``n_features`` random components ``z_j - z_i`` of ``p(.)``, selectivity-controlled
+    ranges as :func:`range_workload`."""
+    rng = np.random.default_rng(seed)
+    Zn = znormalize(X)
+    n = X.shape[1]
+    I, J = np.triu_indices(n, k=1)
+    w = min(n_features, I.size)
+    frac = selectivity ** (1.0 / w) if w else 1.0
     out = []
     for _ in range(n_queries):
-        cols = np.sort(rng.choice(X.shape[1], size=min(n_cols, X.shape[1]), replace=False))
-        c = Zn[rng.integers(X.shape[0]), cols]
-        out.append(PatternRangeQuery(cols, c - width / 2, c + width / 2))
+        pick = rng.choice(I.size, size=w, replace=False)
+        b = [_selective_range(Zn[:, J[p]] - Zn[:, I[p]], frac, rng) for p in pick]
+        out.append(PatternRangeQuery(I[pick], J[pick], np.array([x[0] for x in b]), np.array([x[1] for x in b])))
     return out
 
 
 def evaluate(X: np.ndarray, released: pd.DataFrame, value_cols: list[str], *, n_queries: int = 100,
-             seed: int = 0, range_cols: int = 3, range_width: float = 0.2, tau: float = 1.5,
-             prq_cols: int = 2, prq_width: float = 1.0, paa_segments=None) -> dict:
-    """Run the four workloads; ``X`` holds the original series in the release's row order.
-    Returns mean relative errors and mean precisions (and recalls)."""
-    lo, hi, rec = released_arrays(released, value_cols)
-    Zn = _paa(znormalize(X), paa_segments)
-    rq = range_workload(X, n_queries, range_cols, range_width, seed)
-    rel_err = [abs(range_count_estimate(lo, hi, q) - range_count(X, q)) / max(range_count(X, q), 1) for q in rq]
-    pq = pattern_workload(X, n_queries, tau, seed + 1, paa_segments)
-    psq = [precision_recall(psq_answer(rec, q), psq_answer(Zn, q)) for q in pq]
-    out = {
-        "range_relative_error": float(np.mean(rel_err)),
-        "psq_precision": float(np.mean([p for p, _ in psq])),
-        "psq_recall": float(np.mean([r for _, r in psq])),
-    }
-    if paa_segments is None:
-        prq = [precision_recall(prq_answer(rec, q), prq_answer(Zn, q))
-               for q in pattern_range_workload(X, n_queries, prq_cols, prq_width, seed + 2)]
-        out["prq_precision"] = float(np.mean([p for p, _ in prq]))
-        out["prq_recall"] = float(np.mean([r for _, r in prq]))
-        cx = []
-        for q, p in zip(rq, pq):
-            act = int(np.intersect1d(psq_answer(Zn, p), np.flatnonzero(
-                ((X[:, q.cols] >= q.lo) & (X[:, q.cols] <= q.hi)).all(axis=1))).size)
-            rows = psq_answer(rec, p)
-            est = float(_fraction(lo[rows][:, q.cols], hi[rows][:, q.cols], q.lo, q.hi).prod(axis=1).sum())
-            cx.append(abs(est - act) / max(act, 1))
-        out["complex_relative_error"] = float(np.mean(cx))
+             seed: int = 0, range_cols: int = 3, selectivity: float = 0.1, prq_features: int = 2,
+             distance: str = "cosine", psq_avg_distance: float | None = None) -> dict:
+    """Run the four workloads of Section 7.1; ``X`` holds the original series in the release's
+    row order (all quasi-identifiers; ``value_cols`` must be all of them). Returns the mean
+    precisions (PSQ, PRQ; recalls too), the mean relative errors (range, complex), the PSQ
+    tolerance unit ``psq_avg_distance`` and the number of undefined queries per workload.
+
+    ``psq_avg_distance``: the unit of the PSQ tolerance; by default this release's own mean
+    ``D(p(r), p*(r))``. To compare schemes on one workload, pass one scheme's unit to all (a
+    release of flat level-1 patterns has a large unit, and its own tolerances then accept
+    nearly every series, which makes its precision look high)."""
+    X = np.asarray(X, dtype=float)
+    lo, hi, rec = released_arrays(released, value_cols, X.shape[1])
+    Zn = znormalize(X)
+    avg = float(paired_feature_distance(Zn, rec, distance).mean()) if len(Zn) else 0.0
+    if psq_avg_distance is not None:
+        avg = float(psq_avg_distance)
+    out: dict = {"psq_avg_distance": avg, "distance": distance}
+
+    def mean_defined(vals, key):
+        ok = [v for v in vals if v is not None]
+        out[key] = float(np.mean(ok)) if ok else float("nan")
+        out[key.rsplit("_", 2)[0] + "_undefined"] = len(vals) - len(ok)
+
+    rq = range_workload(X, n_queries, range_cols, selectivity, seed)
+    errs = []
+    for q in rq:
+        act = range_count(X, q)
+        errs.append(abs(range_count_estimate(lo, hi, q) - act) / act if act else None)
+    mean_defined(errs, "range_relative_error")
+
+    pq = pattern_workload(X, n_queries, avg, seed + 1)
+    prec, recl = [], []
+    for q in pq:
+        E, A = psq_answer(rec, q, distance), psq_answer(Zn, q, distance)
+        p, r = precision_recall(E, A)
+        prec.append(p if E.size else None)
+        recl.append(r)
+    mean_defined(prec, "psq_precision")
+    out["psq_recall"] = float(np.mean(recl))
+
+    prq = pattern_range_workload(X, n_queries, prq_features, selectivity, seed + 2)
+    prec, recl = [], []
+    for q in prq:
+        E, A = prq_answer(rec, q), prq_answer(Zn, q)
+        p, r = precision_recall(E, A)
+        prec.append(p if E.size else None)
+        recl.append(r)
+    mean_defined(prec, "prq_precision")
+    out["prq_recall"] = float(np.mean(recl))
+
+    cx = []
+    for t, (q, p_sim, p_rng) in enumerate(zip(rq, pq, prq)):
+        if t % 2 == 0:  # one similarity predicate
+            pat_orig, pat_pub = psq_answer(Zn, p_sim, distance), psq_answer(rec, p_sim, distance)
+        else:  # a few pattern range predicates
+            pat_orig, pat_pub = prq_answer(Zn, p_rng), prq_answer(rec, p_rng)
+        in_range = ((X[pat_orig][:, q.cols] >= q.lo) & (X[pat_orig][:, q.cols] <= q.hi)).all(axis=1)
+        act = int(in_range.sum())
+        est = float(_fraction(lo[pat_pub][:, q.cols], hi[pat_pub][:, q.cols], q.lo, q.hi).prod(axis=1).sum())
+        cx.append(abs(est - act) / act if act else None)
+    mean_defined(cx, "complex_relative_error")
     return out

@@ -71,6 +71,17 @@ def paa(Z: np.ndarray, segments: int | None) -> np.ndarray:
     return np.add.reduceat(Z, starts, axis=1) / bounds
 
 
+def expand_paa(Zr: np.ndarray, n: int) -> np.ndarray:
+    """Spread each of the ``w`` columns of ``Zr`` over its PAA segment of an ``n``-point series
+    (the ``numpy.array_split`` boundaries of :func:`paa`): the reconstructed series ``r'`` of
+    Section 5.1 at full length. ``w == n`` returns ``Zr`` unchanged."""
+    Zr = np.asarray(Zr)
+    if Zr.shape[1] == n:
+        return Zr
+    lengths = np.array([len(c) for c in np.array_split(np.arange(n), Zr.shape[1])])
+    return np.repeat(Zr, lengths, axis=1)
+
+
 def symbols_of(Zp: np.ndarray, level: int) -> np.ndarray:
     """SAX symbols (uint8, 0 = lowest) of already normalized (and PAA'd) values at ``level``."""
     return np.searchsorted(breakpoints(level), Zp, side="right").astype(np.uint8)

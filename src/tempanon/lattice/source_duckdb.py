@@ -1,0 +1,519 @@
+"""DuckDB frequency-set source: CSV or Parquet read in place, out of core (issue 15).
+
+The table stays in DuckDB; the driver holds only hierarchies and frequency sets. As in Incognito's
+DB2 implementation (LeFevre et al., SIGMOD 2005, Section 3) every quasi-identifier's hierarchy is a
+**dimension table** (value text -> base code, and at release time -> code and label at the chosen
+level) joined to the data by the value, and a frequency set is ``SELECT ..., count(*) GROUP BY``.
+
+* values are compared as text: ``coalesce(CAST(col AS VARCHAR), '')`` (CSV is read with every
+  column as text, empty cells missing, so this is the text the numpy path sees; a missing value is
+  the empty string, :data:`tempanon.hierarchy.core.MISSING`);
+* :meth:`DuckDBSource.bottom` runs one ``GROUP BY`` over the joined base codes (and the
+  respondent or sensitive column) and fetches the result as Arrow;
+* :meth:`DuckDBSource.release` writes the generalized table with ``COPY`` to a temporary file
+  beside the target (Parquet or CSV by the target's suffix), verifies the **written file** with an
+  independent query (:meth:`DuckDBSource.verify_file`) and renames it into place;
+* ``memory_limit`` (e.g. ``"4GB"``) sets DuckDB's ``memory_limit``; operators beyond it spill to a
+  private ``temp_directory`` removed on :meth:`close`.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from tempanon.errors import HierarchyError, InputError, VerificationError
+from tempanon.lattice.dimension import Dimension
+from tempanon.lattice.freqset import Table, group_rows, table_frequency_set
+from tempanon.lattice.source import FrequencySource, Release
+
+
+def qident(name: str) -> str:
+    """A SQL identifier for a column name (double quotes doubled)."""
+    return '"' + str(name).replace('"', '""') + '"'
+
+
+def qstr(text: str) -> str:
+    return "'" + str(text).replace("'", "''") + "'"
+
+
+def _is_parquet(path: str | os.PathLike) -> bool:
+    suf = "".join(Path(path).suffixes).lower()
+    return suf.endswith(".parquet") or suf.endswith(".pq")
+
+
+class SQLSource(FrequencySource):
+    """The frequency-set source of a SQL engine: the input is the view ``src``; subclasses give the
+    dialect (identifier quoting, text type, anti join, temporary results) and the plumbing (run a
+    query to Arrow, register an Arrow table as a view, write a query's result to a file)."""
+
+    text_type = "VARCHAR"
+    anti_join = "ANTI JOIN"
+    temp_result = "CREATE OR REPLACE TEMP TABLE"
+    row_number = "row_number() OVER () - 1"
+
+    def q(self, name: str) -> str:
+        return qident(name)
+
+    def text_expr(self, col: str, alias: str = "s") -> str:
+        """The text of a value as hierarchies see it: missing is the empty string."""
+        return f"coalesce(CAST({alias}.{self.q(col)} AS {self.text_type}), '')"
+
+    # plumbing (subclasses)
+    def _arrow(self, sql: str) -> Any:
+        raise NotImplementedError
+
+    def _rows(self, sql: str) -> list:
+        return [tuple(r.values()) for r in self._arrow(sql).to_pylist()]
+
+    def _exec(self, sql: str) -> None:
+        raise NotImplementedError
+
+    def _register(self, name: str, table: Any) -> None:
+        raise NotImplementedError
+
+    def _copy(self, query: str, path: str, parquet: bool) -> None:
+        raise NotImplementedError
+
+    def _read_written(self, path: str, parquet: bool) -> str:
+        raise NotImplementedError
+
+    def _new_temp_path(self, target: Path) -> str:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        os.close(fd)
+        os.unlink(tmp)
+        return tmp
+
+    def _read_back(self, path: str) -> pd.DataFrame:
+        return pd.read_parquet(path)
+
+    def _unlink(self, path: str) -> None:
+        p = Path(path)
+        if p.is_dir():
+            shutil.rmtree(p, ignore_errors=True)
+        else:
+            p.unlink(missing_ok=True)
+
+    def _init_view(self, scan: str) -> None:
+        names = [f.name for f in self._arrow(f"SELECT * FROM {scan} LIMIT 0").schema]
+        cols = ", ".join(f"{self.q(n)} AS {self.q(str(n).strip())}" for n in names)
+        self._exec(f"CREATE OR REPLACE TEMP VIEW src AS SELECT {cols} FROM {scan}")
+        self._columns = [str(n).strip() for n in names]
+        self._n_rows = None
+        self._texts = []
+        self._codes = []
+
+    # ---- the table -------------------------------------------------------------------------------
+    @property
+    def columns(self) -> list[str]:
+        return list(self._columns)
+
+    @property
+    def n_rows(self) -> int:
+        if self._n_rows is None:
+            self._n_rows = int(self._rows("SELECT count(*) AS n FROM src")[0][0])
+        return self._n_rows
+
+    def _first_rows(self, column: str, where: str) -> pd.Series:
+        """First row number (0-based, file order) of each distinct text of ``column`` matching ``where``."""
+        sql = (
+            f"SELECT t, min(rn) AS r FROM (SELECT {self.text_expr(column)} AS t, {self.row_number} AS rn "
+            f"FROM src s) x WHERE {where} GROUP BY t ORDER BY r"
+        )
+        tab = self._arrow((sql))
+        return pd.Series(tab.column("t").to_pylist(), index=tab.column("r").to_pylist(), dtype=object)
+
+    def first_missing_row(self, column: str) -> Any | None:
+        n = self._rows(f"SELECT count(*) AS n FROM src WHERE {self.q(column)} IS NULL")[0][0]
+        if not n:
+            return None
+        return int(self._rows(
+            f"SELECT min(rn) AS r FROM (SELECT {self.q(column)} AS v, {self.row_number} AS rn FROM src) t WHERE v IS NULL"
+        )[0][0])  # fmt: skip
+
+    def distinct_values(self, column: str) -> pd.Series:
+        tab = self._arrow((f"SELECT DISTINCT {self.text_expr(column)} AS t FROM src s ORDER BY t"))
+        return pd.Series(tab.column("t").to_pylist(), dtype=object)
+
+    # ---- encoding and the bottom frequency set ---------------------------------------------------
+    def encode(self, qi: Sequence[str], encoders: Mapping[str, Any]) -> list[Dimension]:
+        import pyarrow as pa
+
+        self.qi, self.encoders = list(qi), dict(encoders)
+        dims, texts = [], []
+        self._codes: list[np.ndarray] = []
+        for i, q in enumerate(qi):
+            values = self.distinct_values(q).rename(q)
+            try:
+                d, c = encoders[q].encode(values)
+            except HierarchyError:
+                self._raise_missing(q, encoders[q], values)
+                raise
+            if d.name != q:
+                d.name = q
+            dims.append(d)
+            texts.append(values.to_numpy(dtype=object))
+            self._codes.append(np.asarray(c, dtype=np.int64))
+            self._register(f"dim{i}", pa.table({"t": pa.array(values.tolist(), pa.string()), "c": pa.array(np.asarray(c), pa.int64())}))
+        self.dims, self._texts = dims, texts
+        return dims
+
+    def _raise_missing(self, q: str, encoder: Any, values: pd.Series) -> None:
+        """The error a row-by-row encoding gives (same text as :meth:`Hierarchy.encode`): the
+        values missing from the hierarchy, each with the file line of its first row."""
+        from tempanon.data.lines import at_line
+        from tempanon.hierarchy.core import Hierarchy
+
+        if not isinstance(encoder, Hierarchy):
+            return
+        known = set(encoder.with_missing().table[:, 0].tolist())
+        bad = [v for v in values.tolist() if v not in known]
+        if not bad:
+            return
+        where = "t IN (" + ", ".join(qstr(v) for v in bad) + ")"
+        first = self._first_rows(q, where)  # index: 0-based row, ordered by row
+        vals, rows = first.tolist(), list(first.index)
+        shown = ", ".join(f"{v!r} ({at_line(r)})" for v, r in zip(vals[:5], rows[:5]))
+        more = f" and {len(vals) - 5} more" if len(vals) > 5 else ""
+        raise HierarchyError(f"column {encoder.name!r}: {len(vals)} value(s) missing from the hierarchy ({encoder.source}): {shown}{more}")
+
+    def _joins(self, prefix: str = "dim") -> str:
+        return " ".join(f"JOIN {prefix}{i} d{i} ON {self.text_expr(q)} = d{i}.t" for i, q in enumerate(self.qi))
+
+    def bottom(self, uid: str | None = None, sensitive: str | None = None) -> Table:
+        import pyarrow.compute as pc
+
+        extra = uid if uid is not None else sensitive
+        sel = [f"d{i}.c AS c{i}" for i in range(len(self.qi))]
+        if extra is not None:
+            sel.append(f"s.{self.q(extra)} AS x")
+        sql = f"SELECT {', '.join(sel)}, count(*) AS n FROM src s {self._joins()} GROUP BY ALL"
+        tab = self._arrow((sql))
+        cols = [tab.column(f"c{i}").to_numpy().astype(np.int64) for i in range(len(self.qi))]
+        counts = tab.column("n").to_numpy().astype(np.int64)
+        extra_codes, n_extra = None, 0
+        if extra is not None:
+            enc = pc.dictionary_encode(tab.column("x").combine_chunks(), null_encoding="encode")
+            extra_codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+            n_extra = len(enc.dictionary)
+        fs = group_rows(
+            tuple(range(len(self.dims))), (0,) * len(self.dims), cols, [d.n_base for d in self.dims],
+            counts, extra_codes, n_extra, sensitive is not None,
+        )  # fmt: skip
+        self.table = Table([np.ascontiguousarray(c) for c in fs.cols], fs.counts, fs.uid, n_extra, self.n_rows, sensitive is not None)
+        return self.table
+
+    # ---- release and verification ----------------------------------------------------------------
+    def release(
+        self,
+        node: Sequence[int],
+        k: int,
+        *,
+        uid: str | None,
+        drop: Sequence[str],
+        out: str | os.PathLike | None = None,
+        verify: bool = True,
+        max_suppressed: int = 0,
+        l: int | None = None,
+        sensitive: str | None = None,
+    ) -> Release:
+        """Write the generalized table at ``node`` (classes smaller than ``k`` removed) with
+        ``COPY``, verify the written file, rename it to ``out``. Without ``out`` the verified
+        release is read back as a DataFrame."""
+        import pyarrow as pa
+
+        assert self.table is not None, "bottom() first"
+        node = tuple(int(v) for v in node)
+        fs = table_frequency_set(self.table, self.dims, tuple(range(len(self.dims))), node)
+        codes, sizes, tuples = fs.classes()
+        small = sizes < k
+        rows_out = int(self.n_rows - tuples[small].sum())
+        min_size = int(sizes[~small].min()) if (~small).any() else 0
+        for i, (q, d, v) in enumerate(zip(self.qi, self.dims, node)):
+            g = d.codes[v]  # base code -> code at level v
+            self._register(f"rdim{i}", pa.table({
+                "t": pa.array(self._texts[i].tolist(), pa.string()),
+                "g": pa.array(g[np.asarray(self._base_codes_of(i))], pa.int64()),
+                "label": pa.array([str(x) for x in d.labels[v][g[np.asarray(self._base_codes_of(i))]]], pa.string()),
+            }))  # fmt: skip
+        anti = ""
+        if small.any():
+            self._register("small_classes", pa.table({f"g{i}": pa.array(codes[small, i], pa.int64()) for i in range(len(self.qi))}))
+            on = " AND ".join(f"r{i}.g = m.g{i}" for i in range(len(self.qi)))
+            anti = f" {self.anti_join} small_classes m ON {on}"
+        dropped = set(drop) | ({uid} if uid else set())
+        pos = {q: i for i, q in enumerate(self.qi)}
+        select = [
+            f"r{pos[c]}.label AS {self.q(c)}" if c in pos else f"s.{self.q(c)}"
+            for c in self.columns
+            if c not in dropped
+        ]
+        joins = " ".join(f"JOIN rdim{i} r{i} ON {self.text_expr(q)} = r{i}.t" for i, q in enumerate(self.qi))
+        query = f"SELECT {', '.join(select)} FROM src s {joins}{anti}"
+        parquet = out is None or _is_parquet(out)
+        if out is None:
+            target = Path(self._tmpdir) / "release.parquet"
+        else:
+            target = Path(out)
+            target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self._new_temp_path(target)
+        try:
+            self._copy(query, tmp, parquet)
+            checks = {}
+            if verify:
+                checks = self.verify_file(tmp, parquet, k, uid=uid, dropped=dropped, max_suppressed=max_suppressed, node=node,
+                                          l=l, sensitive=sensitive)  # fmt: skip
+            if out is None:
+                table = self._read_back(tmp)
+                self._unlink(tmp)
+                return Release(rows_out=rows_out, min_class_size=min_size, table=table, checks=checks)
+            if not Path(tmp).is_dir():
+                os.chmod(tmp, 0o666 & ~_umask())
+            os.replace(tmp, target)
+        except BaseException:
+            self._unlink(tmp)
+            raise
+        return Release(rows_out=rows_out, min_class_size=min_size, path=str(target), checks=checks)
+
+    def _base_codes_of(self, i: int) -> np.ndarray:
+        """Base code of every distinct text of attribute ``i`` (the dimension table's ``c``)."""
+        return self._codes[i]
+
+    def verify_file(
+        self,
+        path: str,
+        parquet: bool,
+        k: int,
+        *,
+        uid: str | None,
+        dropped: set,
+        max_suppressed: int,
+        node: Sequence[int],
+        l: int | None = None,
+        sensitive: str | None = None,
+    ) -> dict:
+        """Independent check of the written release, by queries on the file and the input.
+
+        Uses neither the dimension codes nor the frequency sets: the expected generalized value of
+        every input row comes from the hierarchy itself (:meth:`Hierarchy.mapping`, text to text);
+        the classes of the input under that mapping are counted in DuckDB and compared with the
+        classes counted in the written file. Checks: the file has no dropped column; every
+        released class holds exactly the input rows that generalize to it (whole classes kept,
+        values generalized as the hierarchy says), with at least ``k`` rows (``k`` distinct
+        respondents with ``uid``) and l-diverse when asked; at most ``max_suppressed`` rows are
+        missing. Raises :class:`~tempanon.errors.VerificationError`."""
+        import pyarrow as pa
+
+        from tempanon.hierarchy.builders import HierarchySpec
+        from tempanon.hierarchy.core import Hierarchy
+
+        read = self._read_written(path, parquet)
+        out_cols = [f.name for f in self._arrow(f"SELECT * FROM {read} LIMIT 0").schema]
+        leaked = sorted(set(out_cols) & set(dropped))
+        if leaked:
+            raise VerificationError(f"output still has dropped column(s): {', '.join(leaked)}")
+        missing = [q for q in self.qi if q not in out_cols]
+        if missing:
+            raise VerificationError(f"output lacks quasi-identifier column(s): {', '.join(missing)}")
+        labels = []
+        for i, (q, v) in enumerate(zip(self.qi, node)):
+            enc = self.encoders.get(q)
+            if isinstance(enc, HierarchySpec):
+                enc = enc.build(q, self._texts[i].tolist())
+            if isinstance(enc, Hierarchy):
+                mp = enc.mapping(v)
+                self._register(f"vmap{i}", pa.table({"t": pa.array(list(mp), pa.string()), "label": pa.array(list(mp.values()), pa.string())}))
+                labels.append(f"vm{i}.label")
+            else:  # no hierarchy text to check against: classes by the engine's labels
+                labels.append(None)
+        joins, sel = [], []
+        for i, q in enumerate(self.qi):
+            if labels[i] is None:
+                joins.append(f"JOIN rdim{i} vm{i} ON {self.text_expr(q)} = vm{i}.t")
+            else:
+                joins.append(f"LEFT JOIN vmap{i} vm{i} ON {self.text_expr(q)} = vm{i}.t")
+            sel.append(f"vm{i}.label AS l{i}")
+        size = f"count(DISTINCT s.{self.q(uid)})" if uid else "count(*)"
+        self._exec(
+            f"{self.temp_result} v_expected AS SELECT {', '.join(sel)}, count(*) AS n, {size} AS sz "
+            f"FROM src s {' '.join(joins)} GROUP BY ALL"
+        )
+        nulls = " OR ".join(f"l{i} IS NULL" for i in range(len(self.qi)))
+        bad = _first(self._rows(f"SELECT * FROM v_expected WHERE {nulls} LIMIT 1"))
+        if bad is not None:
+            q = self.qi[[x is None for x in bad[: len(self.qi)]].index(True)]
+            raise VerificationError(f"column {q!r}: an input value has no generalization in its hierarchy")
+        rsel = ", ".join(f"coalesce(CAST({self.q(q)} AS {self.text_type}), '') AS l{i}" for i, q in enumerate(self.qi))
+        self._exec(f"{self.temp_result} v_released AS SELECT {rsel}, count(*) AS n FROM {read} GROUP BY ALL")
+        keys = [f"l{i}" for i in range(len(self.qi))]
+        on = " AND ".join(f"r.{c} = e.{c}" for c in keys)
+        row = _first(self._rows(
+            f"SELECT {', '.join('r.' + c for c in keys)}, r.n AS rn, e.n AS en, e.sz AS esz FROM v_released r LEFT JOIN v_expected e ON {on} "
+            f"WHERE e.n IS NULL OR e.n <> r.n OR e.sz < {int(k)} LIMIT 1"
+        ))  # fmt: skip
+        if row is not None:
+            cls = dict(zip(self.qi, row[: len(self.qi)]))
+            rn, en, sz = row[len(self.qi):]
+            if en is None:
+                raise VerificationError(f"released class {cls} is not the generalization of any input row")
+            if en != rn:
+                raise VerificationError(f"released class {cls} has {rn} rows; the input has {en} rows generalizing to it")
+            what = "respondents" if uid else "rows"
+            raise VerificationError(f"output is not {k}-anonymous: class {cls} has {sz} {what}")
+        rows_out, classes, min_size = self._rows(
+            f"SELECT coalesce(sum(r.n), 0) AS n, count(*) AS c, min(e.sz) AS m FROM v_released r JOIN v_expected e ON {on}"
+        )[0]
+        suppressed = self.n_rows - int(rows_out)
+        if suppressed > max_suppressed:
+            raise VerificationError(f"output suppresses {suppressed} rows, more than the allowed {max_suppressed}")
+        if l is not None and sensitive is not None:
+            worst = _first(self._rows(
+                f"SELECT {', '.join(keys)}, max(c) AS top, sum(c) AS n FROM (SELECT {', '.join(sel)}, s.{self.q(sensitive)} AS x, "
+                f"count(*) AS c FROM src s {' '.join(joins)} GROUP BY ALL) t GROUP BY ALL HAVING max(c) * {int(l)} > sum(c) LIMIT 1"
+            ))  # fmt: skip
+            if worst is not None:
+                raise VerificationError(f"class {dict(zip(self.qi, worst))} is not {l}-diverse")
+        return {"rows_out": int(rows_out), "classes": int(classes), "min_class_size": None if min_size is None else int(min_size),
+                "suppressed_rows": suppressed, "verified_file": True}  # fmt: skip
+
+    def close(self) -> None:
+        shutil.rmtree(getattr(self, "_tmpdir", ""), ignore_errors=True)
+
+
+class DuckDBSource(SQLSource):
+    """A CSV/Parquet file (or a DataFrame) served by DuckDB; see the module doc."""
+
+    engine = "duckdb"
+
+    def __init__(
+        self,
+        data: Any,
+        *,
+        memory_limit: str | None = None,
+        delimiter: str | None = None,
+        threads: int | None = None,
+        connection: Any = None,
+    ):
+        super().__init__()
+        import duckdb
+
+        self._tmpdir = tempfile.mkdtemp(prefix="tempanon-duckdb-")
+        self.con = connection if connection is not None else duckdb.connect(":memory:")
+        try:
+            self.con.execute(f"SET temp_directory = {qstr(self._tmpdir)}")
+            if memory_limit is not None:
+                self.con.execute(f"SET memory_limit = {qstr(memory_limit)}")
+            if threads is not None:
+                self.con.execute(f"SET threads = {int(threads)}")
+        except duckdb.Error as exc:
+            self.close()
+            raise InputError(f"DuckDB engine: bad setting ({exc})") from exc
+        self.memory_limit = memory_limit
+        if isinstance(data, pd.DataFrame):
+            self.con.register("tempanon_input_df", _text_floats(data.reset_index(drop=True)))
+            scan = "tempanon_input_df"
+            self.input = "DataFrame"
+        else:
+            path = Path(data)
+            if not path.exists():
+                self.close()
+                raise InputError(f"input file not found: {path}")
+            if path.is_dir():
+                self.close()
+                raise InputError(f"input is a directory, not a table file: {path}")
+            self.input = str(path)
+            if _is_parquet(path):
+                scan = f"read_parquet({qstr(str(path))})"
+            else:
+                from tempanon.data.io import _open_text, detect_delimiter
+
+                with _open_text(path)() as fh:
+                    sample = fh.read(65536)
+                if not sample.strip():
+                    self.close()
+                    raise InputError(f"input file is empty: {path}")
+                sep = delimiter or detect_delimiter(sample)
+                scan = (
+                    f"read_csv({qstr(str(path))}, all_varchar = true, header = true, delim = {qstr(sep)}, "
+                    "quote = '\"', escape = '\"', nullstr = '')"
+                )
+        try:
+            self._init_view(scan)
+        except duckdb.Error as exc:
+            self.close()
+            raise InputError(f"cannot read {self.input}: {exc}") from exc
+
+
+    def _arrow(self, sql: str) -> Any:
+        return _query_arrow(self.con, sql)
+
+    def _exec(self, sql: str) -> None:
+        self.con.execute(sql).fetchall()
+
+    def _register(self, name: str, table: Any) -> None:
+        self.con.register(name, table)
+
+    def _copy(self, query: str, path: str, parquet: bool) -> None:
+        fmt = "(FORMAT parquet)" if parquet else "(FORMAT csv, HEADER true, DELIMITER ',')"
+        self._exec(f"COPY ({query}) TO {qstr(path)} {fmt}")
+
+    def _read_written(self, path: str, parquet: bool) -> str:
+        if parquet:
+            return f"read_parquet({qstr(path)})"
+        return f"read_csv({qstr(path)}, all_varchar = true, header = true, delim = ',', quote = '\"', escape = '\"', nullstr = '')"
+
+    def close(self) -> None:
+        con = getattr(self, "con", None)
+        if con is not None:
+            try:
+                con.close()
+            except Exception:
+                pass
+            self.con = None
+        super().close()
+
+
+def _text_floats(df: pd.DataFrame) -> pd.DataFrame:
+    """Float columns as the text hierarchies see (``39.0`` -> ``"39"``, missing stays missing)."""
+    from tempanon.hierarchy.core import as_text
+
+    out = df.copy()
+    for c in df.columns:
+        if pd.api.types.is_float_dtype(df[c]):
+            t = pd.Series(as_text(df[c]), index=df.index, dtype=object)
+            out[c] = t.where(df[c].notna(), None)
+    return out
+
+
+def _first(rows: list) -> Any:
+    return rows[0] if rows else None
+
+
+def _names(con: Any, sql: str) -> list[str]:
+    cur = con.execute(sql)
+    names = [d[0] for d in cur.description]
+    cur.fetchall()
+    return names
+
+
+def _query_arrow(con: Any, sql: str) -> Any:
+    """The result of ``sql`` as an Arrow table (``to_arrow_table`` in DuckDB 2, ``arrow`` before)."""
+    rel = con.sql(sql)
+    fetch = getattr(rel, "to_arrow_table", None) or getattr(rel, "arrow")
+    return fetch()
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+__all__ = ["DuckDBSource"]

@@ -1,0 +1,135 @@
+"""Spark frequency-set source (issue 15; optional extra ``pip install 'tempanon[spark]'``).
+
+The same SQL as the DuckDB source (:class:`~tempanon.lattice.source_duckdb.SQLSource`: hierarchies
+as dimension tables joined by value text, the bottom frequency set as one ``GROUP BY``, the release
+written by the engine and verified by an independent query on what was written), run by Spark SQL
+over a Spark DataFrame or a CSV/Parquet path. Results come to the driver as Arrow
+(``DataFrame.toArrow``) and small tables go to Spark as Arrow (``createDataFrame`` of a
+``pyarrow.Table``); no pandas conversion on this path.
+
+Spark writes a **directory** of part files: the release is written to a temporary directory beside
+the target, verified, and renamed to the target path (a directory named like the file).
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from tempanon.errors import InputError
+from tempanon.lattice.source_duckdb import SQLSource, _is_parquet
+
+
+def local_session(master: str | None = None) -> Any:
+    """A Spark session (``local[2]`` unless ``master`` is given), UI off, few shuffle partitions."""
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError as exc:
+        raise InputError("the spark engine needs pyspark: pip install 'tempanon[spark]'") from exc
+    builder = (
+        SparkSession.builder.master(master or "local[2]")
+        .appName("tempanon")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "8")
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+    )
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+class SparkSource(SQLSource):
+    """A Spark DataFrame served by Spark SQL (see module doc)."""
+
+    engine = "spark"
+    text_type = "STRING"
+    anti_join = "LEFT ANTI JOIN"
+    temp_result = "CREATE OR REPLACE TEMP VIEW"
+    row_number = "row_number() OVER (ORDER BY monotonically_increasing_id()) - 1"
+
+    def __init__(self, df: Any, *, input_name: str = "Spark DataFrame"):
+        super().__init__()
+        self.spark = df.sparkSession
+        self._tmpdir = tempfile.mkdtemp(prefix="tempanon-spark-")
+        self.input = input_name
+        df.createOrReplaceTempView("tempanon_input")
+        self._init_view("tempanon_input")
+
+    @classmethod
+    def from_path(cls, path: str | Path, *, master: str | None = None, delimiter: str | None = None, spark: Any = None) -> SparkSource:
+        path = Path(path)
+        if not path.exists():
+            raise InputError(f"input file not found: {path}")
+        spark = spark or local_session(master)
+        if _is_parquet(path):
+            df = spark.read.parquet(str(path))
+        else:
+            from tempanon.data.io import _open_text, detect_delimiter
+
+            with _open_text(path)() as fh:
+                sample = fh.read(65536)
+            if not sample.strip():
+                raise InputError(f"input file is empty: {path}")
+            sep = delimiter or detect_delimiter(sample)
+            df = spark.read.csv(str(path), header=True, sep=sep, quote='"', escape='"', inferSchema=False, nullValue="")
+        return cls(df, input_name=str(path))
+
+    @classmethod
+    def from_pandas(cls, data: pd.DataFrame, *, master: str | None = None, spark: Any = None) -> SparkSource:
+        """A pandas DataFrame handed to Spark as Arrow (every column as text, missing as null)."""
+        import pyarrow as pa
+
+        from tempanon.hierarchy.core import as_text
+
+        spark = spark or local_session(master)
+        cols = {}
+        for c in data.columns:
+            t = pd.Series(as_text(data[c]), dtype=object).where(data[c].notna().to_numpy(), None)
+            cols[str(c)] = pa.array(t.tolist(), pa.string())
+        return cls(spark.createDataFrame(pa.table(cols)), input_name="DataFrame")
+
+    def q(self, name: str) -> str:
+        return "`" + str(name).replace("`", "``") + "`"
+
+    def _arrow(self, sql: str) -> Any:
+        return self.spark.sql(sql).toArrow()
+
+    def _exec(self, sql: str) -> None:
+        self.spark.sql(sql)
+
+    def _register(self, name: str, table: Any) -> None:
+        self.spark.createDataFrame(table).createOrReplaceTempView(name)
+
+    def _copy(self, query: str, path: str, parquet: bool) -> None:
+        w = self.spark.sql(query).write.mode("errorifexists")
+        if parquet:
+            w.parquet(path)
+        else:
+            w.csv(path, header=True, quote='"', escape='"', nullValue="", emptyValue="")
+
+    def _read_written(self, path: str, parquet: bool) -> str:
+        r = self.spark.read
+        df = r.parquet(path) if parquet else r.csv(path, header=True, quote='"', escape='"', inferSchema=False, nullValue="")
+        df.createOrReplaceTempView("tempanon_written")
+        return "tempanon_written"
+
+    def _read_back(self, path: str) -> pd.DataFrame:
+        import pyarrow.parquet as pq
+
+        return pq.read_table(path).to_pandas()
+
+    def close(self) -> None:
+        for v in ("tempanon_written", "v_expected", "v_released", "src", "tempanon_input"):
+            try:
+                self.spark.catalog.dropTempView(v)
+            except Exception:
+                pass
+        shutil.rmtree(getattr(self, "_tmpdir", ""), ignore_errors=True)
+
+
+__all__ = ["SparkSource", "local_session"]

@@ -1,0 +1,126 @@
+"""Input shapes of (k,P)-anonymity: long format and missing-value sentinels (issue 16).
+
+* :func:`long_to_wide` - one row per (entity, time) reading -> one row per entity with one column
+  per time point (in time order), the form :func:`~tempanon.timeseries.api.kp_anonymize` takes.
+  Times are ordered as numbers, else as timestamps, else as text. An (entity, time) pair read twice
+  is refused; a time point an entity has no reading for is a *missing reading*. Every other
+  column kept (e.g. the sensitive one) must hold one value per entity.
+* :func:`mark_missing` - values listed as missing-value sentinels (``--na-values``, e.g. ``-1``)
+  become missing readings.
+
+Missing readings are then handled by ``missing=`` of :func:`kp_anonymize`: ``"refuse"`` (the
+default: exit 2 naming the first one and the count) or ``"drop"`` (a series with a missing reading
+is left out of the anonymization and of the release; the summary counts them in
+``dropped_incomplete``, and they are not in the audit). Missing readings are never imputed: an
+envelope or a SAX word of an imputed value would describe values nobody measured.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from tempanon.data.roles import require_columns
+from tempanon.errors import InputError
+
+
+def _time_order(values: pd.Series) -> tuple[np.ndarray, str]:
+    """Sort keys of the distinct time values and how they were read."""
+    num = pd.to_numeric(values, errors="coerce")
+    if num.notna().all():
+        return num.to_numpy(dtype=float), "numbers"
+    try:
+        ts = pd.to_datetime(values, errors="raise", utc=True, format="mixed")
+        return ts.astype("int64").to_numpy(), "timestamps"
+    except (ValueError, TypeError, OverflowError):
+        return values.astype(str).to_numpy(), "text"
+
+
+def long_to_wide(df: pd.DataFrame, *, entity: str, time: str, value: str,
+                 keep: Sequence[str] = ()) -> tuple[pd.DataFrame, list[str]]:
+    """Pivot a long table to one row per entity. Returns ``(wide, time_columns)``: ``wide`` has
+    the entity column, one column per distinct time (named by the time's text, in time order)
+    and the ``keep`` columns; entities in order of first appearance."""
+    keep = list(keep)
+    require_columns(df, [entity, time, value, *keep], role="long-format column")
+    for name, c in (("--entity", entity), ("--time", time)):
+        miss = df[c].isna().to_numpy()
+        if miss.any():
+            raise InputError(f"{name} column {c!r}, line {int(np.flatnonzero(miss)[0]) + 2}: missing value")
+    ent_text = df[entity].astype(str)
+    time_text = df[time].astype(str)
+    dup = pd.DataFrame({"e": ent_text, "t": time_text}).duplicated(keep=False).to_numpy()
+    if dup.any():
+        i = np.flatnonzero(dup)
+        e, t = ent_text.iloc[i[0]], time_text.iloc[i[0]]
+        lines = [int(j) + 2 for j in i[(ent_text.iloc[i] == e).to_numpy() & (time_text.iloc[i] == t).to_numpy()]][:5]
+        raise InputError(f"long format: entity {e!r} has more than one reading at time {t!r} (lines {lines})")
+    ut = time_text.drop_duplicates()
+    keys, _how = _time_order(df[time].loc[ut.index])
+    times = ut.to_numpy()[np.argsort(keys, kind="stable")].tolist()
+    ents = ent_text.drop_duplicates()
+    e_idx = pd.Index(ents.to_numpy()).get_indexer(ent_text)
+    t_idx = pd.Index(times).get_indexer(time_text)
+    M = np.full((len(ents), len(times)), np.nan, dtype=object)
+    M[e_idx, t_idx] = df[value].to_numpy(dtype=object)
+    wide = pd.DataFrame(M, columns=times)
+    for c in wide.columns:
+        try:
+            wide[c] = pd.to_numeric(wide[c])
+        except (ValueError, TypeError):
+            pass  # non-numeric readings: reported by kp_anonymize with the entity
+    clash = [c for c in [entity, *keep] if c in times]
+    if clash:
+        raise InputError(f"long format: time value {clash[0]!r} is also a column name; rename the column")
+    wide.insert(0, entity, df[entity].loc[ents.index].to_numpy())
+    for c in keep:
+        per = pd.DataFrame({"e": ent_text, "v": df[c].astype(str)}).drop_duplicates()
+        many = per["e"].duplicated(keep=False).to_numpy()
+        if many.any():
+            e = per["e"].iloc[int(np.flatnonzero(many)[0])]
+            vals = per.loc[per["e"] == e, "v"].head(3).tolist()
+            raise InputError(f"long format: column {c!r} has several values for entity {e!r} ({', '.join(vals)}); "
+                             "a sensitive or kept column needs one value per entity")
+        wide[c] = df[c].loc[ents.index].to_numpy()
+    return wide, [str(t) for t in times]
+
+
+def parse_na_values(spec: str | Sequence | None) -> list[str]:
+    """``"-1,NA"`` -> ``["-1", "NA"]`` (texts compared with each value's text and number)."""
+    if spec is None:
+        return []
+    parts = spec.split(",") if isinstance(spec, str) else [str(p) for p in spec]
+    out = [p.strip() for p in parts if p.strip()]
+    if not out:
+        raise InputError("--na-values is empty")
+    return out
+
+
+def mark_missing(df: pd.DataFrame, columns: Sequence[str], na_values: Sequence[str]) -> tuple[pd.DataFrame, int]:
+    """Copy of ``df`` with every value of ``columns`` equal to a sentinel (as text, or as a number
+    equal to a numeric sentinel: ``-1`` matches ``-1.0``) replaced by a missing value. Returns the
+    copy and the number of values replaced."""
+    if not na_values:
+        return df, 0
+    texts = set(na_values)
+    nums = []
+    for v in na_values:
+        try:
+            nums.append(float(v))
+        except ValueError:
+            pass
+    out = df.copy()
+    count = 0
+    for c in columns:
+        col = out[c]
+        mask = col.astype(str).isin(texts).to_numpy().copy()
+        if nums:
+            num = pd.to_numeric(col, errors="coerce").to_numpy(dtype=float)
+            mask |= np.isin(num, nums)
+        mask &= col.notna().to_numpy()
+        if mask.any():
+            count += int(mask.sum())
+            out[c] = col.astype(object).where(~mask, np.nan)
+    return out, count

@@ -1,0 +1,86 @@
+"""Issue 16: long-format input, missing-value sentinels and how missing readings are handled."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from tempanon.cli import app
+from tempanon.errors import InputError
+from tempanon.timeseries.api import kp_anonymize
+from tempanon.timeseries.data import random_walk
+from tempanon.timeseries.longformat import long_to_wide, mark_missing
+
+runner = CliRunner()
+QI = [f"A{i}" for i in range(10)]
+
+
+def _long(wide: pd.DataFrame, shuffle_seed=0) -> pd.DataFrame:
+    rows = [(r.id, t, getattr(r, f"A{t}"), r.S) for r in wide.itertuples() for t in range(10)]
+    long = pd.DataFrame(rows, columns=["patient", "day", "reading", "S"])
+    return long.sample(frac=1.0, random_state=shuffle_seed).reset_index(drop=True)  # any row order
+
+
+def test_long_to_wide_round_trip():
+    wide = random_walk(50, seed=2)
+    w2, times = long_to_wide(_long(wide), entity="patient", time="day", value="reading", keep=["S"])
+    assert times == [str(t) for t in range(10)]  # numeric time order, not text order ('10' < '2')
+    w2 = w2.set_index("patient").loc[wide["id"]]
+    assert np.array_equal(w2[times].to_numpy(dtype=float), wide[QI].to_numpy())
+    assert np.array_equal(w2["S"].to_numpy(dtype=float), wide["S"].to_numpy())
+
+
+def test_long_format_orders_times_numerically_and_by_timestamp():
+    df = pd.DataFrame({"e": ["a"] * 3 + ["b"] * 3, "t": [10, 2, 1] * 2, "v": [3.0, 2.0, 1.0, 6.0, 5.0, 4.0]})
+    wide, times = long_to_wide(df, entity="e", time="t", value="v")
+    assert times == ["1", "2", "10"] and wide[times].to_numpy().tolist() == [[1, 2, 3], [4, 5, 6]]
+    df["t"] = ["2024-01-10", "2024-01-02", "2024-01-01"] * 2
+    wide, times = long_to_wide(df, entity="e", time="t", value="v")
+    assert times == ["2024-01-01", "2024-01-02", "2024-01-10"]
+
+
+def test_long_format_errors():
+    df = pd.DataFrame({"e": ["a", "a", "b"], "t": [1, 1, 1], "v": [1.0, 2.0, 3.0], "S": [0, 0, 1]})
+    with pytest.raises(InputError, match=r"entity 'a' has more than one reading at time '1' \(lines \[2, 3\]\)"):
+        long_to_wide(df, entity="e", time="t", value="v")
+    df = pd.DataFrame({"e": ["a", "a", "b"], "t": [1, 2, 1], "v": [1.0, 2.0, 3.0], "S": [0, 1, 1]})
+    with pytest.raises(InputError, match="column 'S' has several values for entity 'a'"):
+        long_to_wide(df, entity="e", time="t", value="v", keep=["S"])
+    wide, times = long_to_wide(df, entity="e", time="t", value="v")
+    assert np.isnan(wide.loc[1, "2"])  # b has no reading at time 2: a missing reading
+
+
+def test_cli_long_format(tmp_path):
+    wide = random_walk(200, seed=4)
+    p = tmp_path / "long.csv"
+    _long(wide).to_csv(p, index=False)
+    (tmp_path / "r").mkdir()
+    out = tmp_path / "r" / "o.csv"
+    res = runner.invoke(app, ["kp", str(p), "--long", "--entity", "patient", "--time", "day", "--value", "reading",
+                              "--sensitive", "S", "--k", "10", "--p", "5", "--out", str(out), "--quiet"])
+    assert res.exit_code == 0, res.output
+    rel = pd.read_csv(out)
+    assert len(rel) >= 196 and {f"{t}_lo" for t in range(10)} <= set(rel.columns) and "patient" not in rel.columns
+    res = runner.invoke(app, ["kp", str(p), "--id", "patient", "--qi", "reading", "--out", str(out)])
+    assert res.exit_code == 2 and "more than once" in res.output
+    res = runner.invoke(app, ["kp", str(p), "--long", "--entity", "patient", "--out", str(out)])
+    assert res.exit_code == 2 and "--long needs --entity, --time and --value" in res.output
+
+
+def test_na_values_and_missing_policies():
+    df = random_walk(120, seed=6)
+    df.loc[[3, 50], "A4"] = -1.0
+    with pytest.raises(InputError, match="'A4', line 5 .*missing value.*--missing drop"):
+        kp_anonymize(df, id_col="id", qi=QI, k=10, P=5, na_values="-1")
+    r = kp_anonymize(df, id_col="id", qi=QI, k=10, P=5, na_values="-1", missing="drop")
+    assert r.summary["dropped_incomplete"] == 2 and r.summary["missing_values_marked"] == 2
+    assert r.summary["series"] == 118 and set(r.audit["id"]) == set(df["id"]) - {df["id"][3], df["id"][50]}
+    # without --na-values the sentinel is a value like any other
+    r = kp_anonymize(df, id_col="id", qi=QI, k=10, P=5)
+    assert r.summary["series"] == 120 and r.released["A4_lo"].min() == -1.0
+
+
+def test_mark_missing_matches_text_and_number():
+    df = pd.DataFrame({"a": [-1, 2, -1.0], "b": ["NA", "3", "x"]})
+    out, n = mark_missing(df, ["a", "b"], ["-1", "NA"])
+    assert n == 3 and out["a"].isna().tolist() == [True, False, True] and out["b"].isna().tolist() == [True, False, False]
