@@ -167,7 +167,7 @@ def fidelity(df, time_col, qi_sets, uid, grans, ks, supps, title, tz=None):
         print(f"  - {e}")
     if extra_evals:
         print(f"- with suppression the sound search evaluates {min(extra_evals)}-{max(extra_evals)} of {len(dag.nodes)} "
-              f"granularities (no pruning)")
+              f"granularities (no pruning; skipped only by the bound on gen_c)")
 
 
 def example3():

@@ -1,18 +1,22 @@
-"""Benchmark of (k,P)-anonymity for time series (issue 5): Naive vs KAPRA.
+"""Benchmark and paper experiments of (k,P)-anonymity for time series (Shou et al., TKDE).
 
-Prints Markdown tables:
-1. the targets: KAPRA on the 10k random walk (../shared/data/timeseries/randomwalk_10k_float.csv,
-   k=10, P=5, max level 5) and on 100k "Uniform" series of 10 values;
-2. scaling of Naive and KAPRA on Walk and Uniform at 10k/20k/50k/100k: time, VL, PL, suppressed;
-3. the shape of Figures 4-5 (VL and PL while varying P at k=10 and k at P=5) and Table 4
-   (suppressed series) on the 10k walk;
-4. query utility (Section 7): 200 queries of each workload on the 10k walk.
+Prints Markdown tables (times are CPU seconds, ``time.process_time``, of the whole
+``kp_anonymize`` call: SAX, algorithm, release, independent verification; every output passed
+``check_kp_anonymity``):
 
-Times are wall-clock seconds of :func:`kp_anonymize` (SAX, algorithm, release, independent
-verification). Every run's output passed ``check_kp_anonymity`` (kp_anonymize raises otherwise).
+* ``--million``: KAPRA on 1,000,000 generated Walk series of 10 values, k=10, P=5 (target < 60 s
+  CPU), repeated ``--repeat`` times, with the time of group formation (Algorithm 3) alone;
+* ``--scaling``: KAPRA at 100k/200k/500k Walk and 100k Uniform (growth exponent of Algorithm 3);
+* ``--figures``: Figures 4-5 (VL and PL of Naive and KAPRA, varying P at k=10 and k at P=5) on
+  Walk (the shared 10k file), Motion (the shared CMU file), Sales and Italy power (default word
+  length);
+* ``--table4``: Table 4 (suppressed series of KAPRA with and without recycling, P = 2..100);
+* ``--cdp``: Section 7.4 (Figures 12(a), 13) on a Walk subset;
+* ``--queries``: Figures 6-10 (PL, PSQ and PRQ precision, range and complex relative error with
+  k = P) on Walk, and the same measures at k=10, P=5 on Sales, Italy power and Motion.
 
-    python benchmarks/bench_timeseries.py            # everything
-    python benchmarks/bench_timeseries.py --quick    # sizes up to 20k, fewer parameter points
+    python benchmarks/bench_timeseries.py --million --repeat 2
+    python benchmarks/bench_timeseries.py --figures --table4 --queries
 """
 
 from __future__ import annotations
@@ -27,96 +31,261 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tempanon.timeseries import algorithms as alg
 from tempanon.timeseries.api import kp_anonymize, released_source_rows
 from tempanon.timeseries.data import random_walk, uniform
 from tempanon.timeseries.queries import evaluate
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "timeseries" / "randomwalk_10k_float.csv"
+DATA = next((p / "shared" / "data" / "timeseries" for p in Path(__file__).resolve().parents
+             if (p / "shared" / "data" / "timeseries").is_dir()), Path("../shared/data/timeseries"))
 QI = [f"A{i}" for i in range(10)]
 
 
-def walk(n: int) -> tuple[pd.DataFrame, str]:
-    if n == 10_000 and SHARED.exists():
-        return pd.read_csv(SHARED), "Walk (shared 10k file)"
-    return random_walk(n, seed=n), f"Walk (generated, seed {n})"
+def load(name: str):
+    """``(frame, id column, quasi-identifiers, sensitive)`` of a data set, or ``None``."""
+    if name == "walk":
+        p = DATA / "randomwalk_10k_float.csv"
+        return (pd.read_csv(p), "id", QI, ["S"]) if p.exists() else None
+    if name == "motion":  # the paper: 10 random channels as QI, one sensitive
+        p = DATA / "cmu_mocap6_sensor_data_per_tstep.csv"
+        if not p.exists():
+            return None
+        df = pd.read_csv(p)
+        ch = [c for c in df.columns if c not in ("seq_id", "tstep_id")]
+        pick = list(np.random.default_rng(0).permutation(ch))
+        df.insert(0, "id", [f"f{i}" for i in range(len(df))])
+        return df, "id", sorted(pick[:10], key=ch.index), [pick[10]]
+    if name == "sales":
+        p = DATA / "sales_transactions_dataset_weekly.csv"
+        return (pd.read_csv(p), "Product_Code", [f"W{i}" for i in range(52)], []) if p.exists() else None
+    if name == "italy":
+        p = DATA / "italy_power_demand.csv"
+        return (pd.read_csv(p), "id", [f"t{i}" for i in range(24)], []) if p.exists() else None
+    raise ValueError(name)
 
 
-def run(df, algorithm, k=10, P=5, max_level=5):
-    t0 = time.perf_counter()
+def run(df, id_col, qi, sens, algorithm="kapra", k=10, P=5, **kw):
     cpu0 = time.process_time()
-    r = kp_anonymize(df, id_col="id", qi=QI, sensitive=["S"], k=k, P=P, algorithm=algorithm, max_level=max_level)
-    s = dict(r.summary)
-    s["wall"] = time.perf_counter() - t0
-    s["cpu"] = time.process_time() - cpu0
-    return s
+    r = kp_anonymize(df, id_col=id_col, qi=qi, sensitive=sens, k=k, P=P, algorithm=algorithm, shuffle_seed=0, **kw)
+    return r, time.process_time() - cpu0
 
 
-def row(name, n, s):
-    return (f"| {name} | {n:,} | {s['algorithm']} | {s['wall']:.2f} | {s['cpu']:.2f} | {s['value_loss']:.1f} | "
-            f"{s['pattern_loss']:.1f} | {s['mean_level']:.2f} | {s['kgroups']} | {s['suppressed']} |")
+def timed_group_formation():
+    """Wrap Algorithm 3 to measure its CPU time inside a KAPRA run."""
+    box = {"cpu": 0.0}
+    orig = alg.group_formation
+
+    def wrapped(*a, **kw):
+        t = time.process_time()
+        try:
+            return orig(*a, **kw)
+        finally:
+            box["cpu"] += time.process_time() - t
+
+    alg.group_formation = wrapped
+    return box, lambda: setattr(alg, "group_formation", orig)
 
 
-HEAD = ("| data | series | algorithm | wall s | CPU s | VL(T) | PL(T) | mean level | k-groups | suppressed |\n"
-        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+def load_avg() -> str:
+    try:
+        return ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    except OSError:
+        return "n/a"
+
+
+def million(repeat: int, n: int = 1_000_000):
+    print(f"### KAPRA on {n:,} Walk series x 10 values (k=10, P=5, max level 5)\n")
+    df = random_walk(n, seed=1)
+    print("| run | CPU s (whole kp_anonymize) | CPU s Algorithm 3 | wall s | load before | VL(T) | PL(T) | k-groups | suppressed |")
+    print("|---:|---:|---:|---:|---|---:|---:|---:|---:|")
+    for i in range(repeat):
+        box, undo = timed_group_formation()
+        la = load_avg()
+        w0 = time.perf_counter()
+        r, cpu = run(df, "id", QI, ["S"])
+        undo()
+        s = r.summary
+        print(f"| {i + 1} | {cpu:.1f} | {box['cpu']:.1f} | {time.perf_counter() - w0:.1f} | {la} | {s['value_loss']:.0f} | "
+              f"{s['pattern_loss']:.0f} | {s['kgroups']} | {s['suppressed']} |")
+        sys.stdout.flush()
+
+
+def scaling():
+    print("### Scaling of KAPRA (k=10, P=5): CPU s of the run and of Algorithm 3\n")
+    print("| data | series | CPU s | CPU s Algorithm 3 | load before |")
+    print("|---|---:|---:|---:|---|")
+    for name, n in [("walk", 100_000), ("walk", 200_000), ("walk", 500_000), ("uniform", 100_000)]:
+        df = random_walk(n, seed=n) if name == "walk" else uniform(n, seed=1)
+        box, undo = timed_group_formation()
+        la = load_avg()
+        _, cpu = run(df, "id", QI, ["S"])
+        undo()
+        print(f"| {name} | {n:,} | {cpu:.1f} | {box['cpu']:.1f} | {la} |")
+        sys.stdout.flush()
+
+
+def figures(names=("walk", "motion", "sales", "italy")):
+    for name in names:
+        d = load(name)
+        if d is None:
+            continue
+        df, idc, qi, sens = d
+        print(f"\n### Figures 4-5 on {name} ({len(df):,} series): VL(T) and PL(T)\n")
+        print("| vary | k | P | Naive VL | KAPRA VL | Naive PL | KAPRA PL | KAPRA suppressed | KAPRA CPU s |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for vary, k, P in [("P", 10, p) for p in (2, 3, 4, 5, 6, 8, 10)] + [("k", k, 5) for k in (5, 10, 20, 30, 40, 50)]:
+            a, _ = run(df, idc, qi, sens, "naive", k, P)
+            b, cpu = run(df, idc, qi, sens, "kapra", k, P)
+            print(f"| {vary} | {k} | {P} | {a.summary['value_loss']:.1f} | {b.summary['value_loss']:.1f} | "
+                  f"{a.summary['pattern_loss']:.1f} | {b.summary['pattern_loss']:.1f} | {b.summary['suppressed']} | {cpu:.2f} |")
+            sys.stdout.flush()
+
+
+def table4():
+    print("\n### Table 4: series suppressed by KAPRA, with and without (NR) recycling of bad leaves (k = max(P, 10))\n")
+    Ps = (2, 5, 10, 20, 30, 40, 50, 100)
+    print("| data | " + " | ".join(f"P={p}" for p in Ps) + " |")
+    print("|---|" + "---:|" * len(Ps))
+    for name in ("motion", "walk"):
+        d = load(name)
+        if d is None:
+            continue
+        df, idc, qi, sens = d
+        X = df[qi].to_numpy(dtype=float)
+        for recycle in (True, False):
+            cells = []
+            for P in Ps:
+                g = alg.kapra(X, max(P, 10), P, 5, recycle=recycle)
+                cells.append(str(int(g.suppressed.sum())))
+            print(f"| {name}{'' if recycle else ' (NR)'} ({len(df):,}) | " + " | ".join(cells) + " |")
+            sys.stdout.flush()
+
+
+def queries(n_queries: int):
+    d = load("walk")
+    print(f"\n### Figures 6-10 on walk (k = P, {n_queries} queries per workload and point)\n")
+    print("PSQ tolerance unit: KAPRA's mean PL at the same k = P, used for both schemes (one workload).\n")
+    print("| k = P | scheme | PL(T) | PSQ precision | PRQ precision | range rel. error | complex rel. error | undefined (PSQ/PRQ/range/complex) |")
+    print("|---:|---|---:|---:|---:|---:|---:|---|")
+    if d is not None:
+        df, idc, qi, sens = d
+        for kp in (2, 5, 10, 20):
+            unit = None
+            for scheme in ("kapra", "naive"):
+                r, _ = run(df, idc, qi, sens, scheme, kp, kp)
+                X = df[qi].to_numpy(dtype=float)[released_source_rows(r.audit)]
+                q = evaluate(X, r.released, qi, n_queries=n_queries, seed=0, psq_avg_distance=unit)
+                unit = q["psq_avg_distance"] if unit is None else unit
+                print(f"| {kp} | {scheme} | {r.summary['pattern_loss']:.0f} | {q['psq_precision']:.3f} | {q['prq_precision']:.3f} | "
+                      f"{q['range_relative_error']:.3f} | {q['complex_relative_error']:.3f} | {q['psq_undefined']}/"
+                      f"{q['prq_undefined']}/{q['range_undefined']}/{q['complex_undefined']} |")
+                sys.stdout.flush()
+    print(f"\n### The same measures on the other data (k=10, P=5, default word length, {n_queries} queries)\n")
+    print("| data | series x values | word length | scheme | mean level | level-1 share | PL per series | PSQ precision | PRQ precision | range rel. error | complex rel. error |")
+    print("|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+    for name in ("sales", "italy", "motion"):
+        d = load(name)
+        if d is None:
+            continue
+        df, idc, qi, sens = d
+        unit = None
+        for scheme in ("kapra", "naive"):
+            r, _ = run(df, idc, qi, sens, scheme)
+            X = df[qi].to_numpy(dtype=float)[released_source_rows(r.audit)]
+            q = evaluate(X, r.released, qi, n_queries=n_queries, seed=0, psq_avg_distance=unit)
+            unit = q["psq_avg_distance"] if unit is None else unit
+            s = r.summary
+            print(f"| {name} | {len(df):,} x {len(qi)} | {s['word_length']} | {scheme} | {s['mean_level']:.2f} | {s['level1_share']:.2f} | "
+                  f"{s['pattern_loss_mean']:.3f} | {q['psq_precision']:.3f} | {q['prq_precision']:.3f} | "
+                  f"{q['range_relative_error']:.3f} | {q['complex_relative_error']:.3f} |")
+            sys.stdout.flush()
+
+
+def cdp(n_series: int, reps: int, n_queries: int):
+    """Section 7.4 (Figures 12(a), 13): customized publishing on the first ``n_series`` Walk series,
+    KAPRA k=10, P=3; for each overlap op, ``reps`` random choices of the overlapped attributes, the
+    rest split evenly between QI_ae-only and QI_pr-only. Estimation CPU time (ranges by Lemma 1 +
+    LP, symbols by LP feasibility), PSQ/PRQ precision with the estimated symbols filled in, and
+    range-query relative error with the estimated ranges filled in (every range query contains the
+    attributes whose range was estimated); FDP (everything published) as the reference."""
+    from tempanon.timeseries.publish import estimate_ranges, estimate_symbols
+    from tempanon.timeseries.queries import evaluate_arrays, released_arrays
+    from tempanon.timeseries.sax import expand_paa, reconstruct, strings_to_words
+
+    d = load("walk")
+    if d is None:
+        return
+    df = d[0].head(n_series).reset_index(drop=True)
+    X0 = df[QI].to_numpy(dtype=float)
+    print(f"\n### Section 7.4 (Figures 12(a), 13): customized publishing, Walk first {n_series:,} series, k=10, P=3, "
+          f"{reps} attribute choices per overlap, {n_queries} queries\n")
+    print("| op | estimation CPU s (mean) | PSQ precision | PRQ precision | range rel. error (missing ranges in every query) |")
+    print("|---:|---:|---:|---:|---:|")
+    full = kp_anonymize(df, id_col="id", qi=QI, k=10, P=3, shuffle_seed=0)
+    X = X0[released_source_rows(full.audit)]
+    lo, hi, rec = released_arrays(full.released, QI, 10)
+    ref = evaluate_arrays(X, lo, hi, rec, n_queries=n_queries, seed=0, range_cols=4)
+    print(f"| FDP | 0 | {ref['psq_precision']:.3f} | {ref['prq_precision']:.3f} | {ref['range_relative_error']:.3f} |")
+    rng = np.random.default_rng(0)
+    for op in (0.2, 0.4, 0.6, 0.8):
+        rows = []
+        for _ in range(reps):
+            perm = [QI[i] for i in rng.permutation(10)]
+            n_ov = int(round(op * 10))
+            ov, rest = perm[:n_ov], perm[n_ov:]
+            ae, pr = ov + rest[: len(rest) // 2], ov + rest[len(rest) // 2:]
+            r = kp_anonymize(df, id_col="id", qi=QI, k=10, P=3, publish_values=ae, publish_patterns=pr, shuffle_seed=0)
+            rel = r.released
+            X = X0[released_source_rows(r.audit)]
+            t0 = time.process_time()
+            est_r = estimate_ranges(rel, QI, ae, pr, domain=(0.0, 1.0))
+            est_s = estimate_symbols(rel, QI, ae, pr, domain=(0.0, 1.0))
+            cost = time.process_time() - t0
+            lo = np.column_stack([rel[f"{c}_lo"] if c in ae else est_r[f"{c}_lo"] for c in QI]).astype(float)
+            hi = np.column_stack([rel[f"{c}_hi"] if c in ae else est_r[f"{c}_hi"] for c in QI]).astype(float)
+            pub = [c for c in QI if c in pr]
+            letters = []
+            for i in range(len(rel)):
+                word = dict(zip(pub, rel["pattern"].iloc[i]))
+                letters.append("".join(word[c] if c in word else est_s[f"{c}_symbol"].iloc[i] for c in QI))
+            rec = expand_paa(reconstruct(strings_to_words(letters, 10), rel["pattern_level"].to_numpy()), 10)
+            must = np.array([QI.index(c) for c in QI if c not in ae])
+            q = evaluate_arrays(X, lo, hi, rec, n_queries=n_queries, seed=0, range_cols=max(4, must.size),
+                                range_must=must, psq_avg_distance=ref["psq_avg_distance"])
+            rows.append((cost, q["psq_precision"], q["prq_precision"], q["range_relative_error"]))
+        m = np.mean(rows, axis=0)
+        print(f"| {op:.0%} | {m[0]:.1f} | {m[1]:.3f} | {m[2]:.3f} | {m[3]:.3f} |")
+        sys.stdout.flush()
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--sizes", default=None, help="comma-separated series counts for the scaling table")
-    ap.add_argument("--naive-max", type=int, default=100_000, help="largest size Naive is run at")
-    ap.add_argument("--targets-only", action="store_true", help="only the two target runs")
+    ap.add_argument("--million", action="store_true")
+    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--scaling", action="store_true")
+    ap.add_argument("--figures", action="store_true")
+    ap.add_argument("--table4", action="store_true")
+    ap.add_argument("--queries", action="store_true")
+    ap.add_argument("--n-queries", type=int, default=1000)
+    ap.add_argument("--cdp", action="store_true", help="Section 7.4 customized publishing")
+    ap.add_argument("--cdp-series", type=int, default=1000)
+    ap.add_argument("--cdp-reps", type=int, default=2)
+    ap.add_argument("--figure-data", default="walk,motion,sales,italy", help="data sets of --figures")
     args = ap.parse_args(argv)
-    sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else (
-        [10_000, 20_000] if args.quick else [10_000, 20_000, 50_000, 100_000])
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-          f"numpy {np.__version__}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n")
-
-    print("### Targets (k=10, P=5, max level 5)\n")
-    print(HEAD)
-    df, name = walk(10_000)
-    s = run(df, "kapra")
-    print(row(name, 10_000, s) + (" target < 3 s: " + ("met" if s["wall"] < 3 else "MISSED")))
-    n_big = 100_000 if not args.quick else 20_000
-    s = run(uniform(n_big, seed=1), "kapra")
-    print(row("Uniform", n_big, s) + (" target < 30 s: " + ("met" if s["wall"] < 30 else "MISSED")))
-    sys.stdout.flush()
-    if args.targets_only:
-        return
-
-    print("\n### Scaling: Naive vs KAPRA (k=10, P=5, max level 5)\n")
-    print(HEAD)
-    for gen in ("walk", "uniform"):
-        for n in sizes:
-            df, name = walk(n) if gen == "walk" else (uniform(n, seed=1), "Uniform")
-            for algorithm in ("naive", "kapra"):
-                if algorithm == "naive" and n > args.naive_max:
-                    continue
-                print(row(name, n, run(df, algorithm)))
-                sys.stdout.flush()
-
-    df, name = walk(10_000)
-    print(f"\n### Figures 4-5 / Table 4 shape on {name}: VL(T), PL(T), suppressed\n")
-    print("| vary | k | P | Naive VL | KAPRA VL | Naive PL | KAPRA PL | Naive supp. | KAPRA supp. | KAPRA s |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    Ps = [2, 5, 10] if args.quick else [2, 3, 4, 5, 6, 8, 10]
-    ks = [5, 20, 50] if args.quick else [5, 10, 20, 30, 40, 50]
-    for vary, k, P in [("P", 10, p) for p in Ps] + [("k", k, 5) for k in ks]:
-        a, b = run(df, "naive", k, P), run(df, "kapra", k, P)
-        print(f"| {vary} | {k} | {P} | {a['value_loss']:.1f} | {b['value_loss']:.1f} | {a['pattern_loss']:.1f} | "
-              f"{b['pattern_loss']:.1f} | {a['suppressed']} | {b['suppressed']} | {b['wall']:.2f} |")
-        sys.stdout.flush()
-
-
-    print(f"\n### Query utility on {name} (k=10, P=5, 200 queries each)\n")
-    print("| algorithm | range rel. error | PSQ precision | PSQ recall | PRQ precision | complex rel. error |")
-    print("|---|---:|---:|---:|---:|---:|")
-    for algorithm in ("naive", "kapra"):
-        r = kp_anonymize(df, id_col="id", qi=QI, k=10, P=5, algorithm=algorithm)
-        X = df[QI].to_numpy()[released_source_rows(r.audit)]
-        q = evaluate(X, r.released, QI, n_queries=200, seed=0)
-        print(f"| {algorithm} | {q['range_relative_error']:.3f} | {q['psq_precision']:.3f} | {q['psq_recall']:.3f} | "
-              f"{q['prq_precision']:.3f} | {q['complex_relative_error']:.3f} |")
+          f"numpy {np.__version__}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; load {load_avg()}\n")
+    if args.million:
+        million(args.repeat)
+    if args.scaling:
+        scaling()
+    if args.figures:
+        figures(tuple(args.figure_data.split(",")))
+    if args.table4:
+        table4()
+    if args.queries:
+        queries(args.n_queries)
+    if args.cdp:
+        cdp(args.cdp_series, args.cdp_reps, args.n_queries)
 
 
 if __name__ == "__main__":

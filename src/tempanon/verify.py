@@ -685,26 +685,37 @@ def check_generalized_release(
     key = np.zeros(len(released), dtype=np.int64)
     for col in qi:
         got = released[col]
-        rc, ru = pd.factorize(got, use_na_sentinel=False)
         if col in mapping:
+            # expected text once per distinct original value, then one object comparison per row;
+            # the classes are then those of the (verified) expected labels
             table = mapping[col]
             oc, ou = pd.factorize(original[col], use_na_sentinel=False)
             oc = oc[pos]
-            got_text = np.array(["" if (v is None or (isinstance(v, float) and v != v)) else str(v) for v in ru], dtype=object)
-            tc, tu = pd.factorize(got_text)  # released values by text ("" and missing are one text)
             expected = [table.get(_value_text(v)) for v in ou]
-            exp_idx = pd.Index(tu).get_indexer([("\x00<none>" if e is None else str(e)) for e in expected])
-            bad = exp_idx[oc] != tc[rc]
+            lab_code, labels = pd.factorize(pd.Series(["\x00<none>" if e is None else str(e) for e in expected], dtype=object))
+            got_text = got.to_numpy(dtype=object)
+            missing = pd.isna(got_text)
+            if missing.any():
+                got_text = np.where(missing, "", got_text).astype(object)
+            exp_text = np.asarray(labels, dtype=object)[lab_code][oc]
+            bad = got_text != exp_text
             if bad.any():
                 r = int(np.argmax(bad))
                 row = released.index[r]
                 raise VerificationError(
-                    f"column {col!r}, row {row}: released value {got_text[rc[r]]!r} is not the generalization "
+                    f"column {col!r}, row {row}: released value {str(got_text[r])!r} is not the generalization "
                     f"{expected[oc[r]]!r} of {original.loc[row, col]!r}"
                 )
-        if len(ru) and int(key.max(initial=0)) + 1 > (2**62) // max(len(ru), 1):
+            rc, n_codes = lab_code[oc], len(labels)
+            if missing.any():  # a missing cell and an empty text are different published values
+                rc, n_codes = rc * 2 + missing, 2 * n_codes
+        else:
+            rc, ru = pd.factorize(got, use_na_sentinel=False)
+            n_codes = len(ru)
+        rc = np.asarray(rc, dtype=np.int64)
+        if n_codes and int(key.max(initial=0)) + 1 > (2**62) // max(n_codes, 1):
             key = pd.factorize(key)[0].astype(np.int64)
-        key = key * max(len(ru), 1) + rc
+        key = key * max(n_codes, 1) + rc
     cls, inv = np.unique(key, return_inverse=True)
     if uid is None:
         sizes = np.bincount(inv, minlength=len(cls))

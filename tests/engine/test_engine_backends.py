@@ -305,3 +305,154 @@ def test_missing_from_hierarchy_large_column(backend, tmp_path):
         run(backend, df, ["a", "b"], hier, 2, tmp_path, as_file=True)
     assert str(eb.value) == str(ea.value)
     assert "'q' (line 202)" in str(eb.value) and "'z' (line 253)" in str(eb.value)
+
+
+def test_bottom_set_too_large_for_driver_is_refused_before_fetching(tmp_path, monkeypatch):
+    """The size estimate runs before the bottom set is fetched; above the limit, with frequency
+    sets in the engine switched off: exit-2 error."""
+    from tempanon.lattice.source_duckdb import DuckDBSource
+
+    enc, hier = synthea_like()
+    path = tmp_path / "enc.csv"
+    enc.to_csv(path, index=False)
+    qi = ["birth_year", "gender", "race", "zip"]
+    ok = kanonymize(str(path), qi, hier, 4, engine="duckdb", out=str(tmp_path / "ok.parquet"))
+    est = ok.plan["source"]
+    assert est["engine"] == "duckdb" and est["path"] == "bottom on driver"
+    assert est["distinct_rows_estimate"] >= ok.plan["distinct_rows"]
+    monkeypatch.setattr(DuckDBSource, "max_driver_rows", 10)
+    monkeypatch.setattr(DuckDBSource, "engine_frequency_sets", False)
+    fetched = []
+    real = DuckDBSource._arrow
+
+    def spy(self, sql):
+        if "count(*) AS n FROM src s JOIN" in sql:  # the bottom frequency set's GROUP BY
+            fetched.append(sql)
+        return real(self, sql)
+
+    monkeypatch.setattr(DuckDBSource, "_arrow", spy)
+    with pytest.raises(InputError, match=r"bottom frequency set has about [\d,]+ distinct rows, above what the driver holds \(10 rows"):
+        kanonymize(str(path), qi, hier, 4, engine="duckdb", out=str(tmp_path / "no.parquet"))
+    assert fetched == [] and not (tmp_path / "no.parquet").exists()
+
+    monkeypatch.setattr(DuckDBSource, "max_driver_rows", None)  # the spy does see the fetch when it runs
+    kanonymize(str(path), qi, hier, 4, engine="duckdb", out=str(tmp_path / "yes.parquet"))
+    assert len(fetched) == 1
+
+
+@pytest.mark.spark
+def test_cli_engine_spark_with_master(spark_session, tmp_path):
+    """--engine spark --spark-master local[2]: a directory of Parquet parts equal to numpy's release."""
+    from typer.testing import CliRunner
+
+    from tempanon.cli import app
+
+    enc, hier = synthea_like()
+    src = tmp_path / "enc.csv"
+    enc.to_csv(src, index=False)
+    hdir = tmp_path / "h"
+    hdir.mkdir()
+    for q, h in hier.items():
+        h.to_csv(hdir / f"{q}.csv")
+    out = tmp_path / "spark.parquet"
+    r = CliRunner().invoke(app, ["kanon", str(src), "--qi", "birth_year,gender,race,zip", "--hierarchies", str(hdir), "--k", "4",
+                                 "--uid", "patient", "--out", str(out), "--engine", "spark", "--spark-master", "local[2]", "-q"])  # fmt: skip
+    assert r.exit_code == 0, r.output
+    assert out.is_dir()
+    a = kanonymize(read_table(src, as_text=True), ["birth_year", "gender", "race", "zip"], hier, 4, uid="patient", engine="numpy")
+    pd.testing.assert_frame_equal(_text(pd.read_parquet(out)), _text(a.table))
+
+
+@pytest.mark.spark
+def test_api_takes_a_spark_dataframe(spark_session, tmp_path):
+    """kanonymize(spark_df, ...): the source is picked from the data; the release comes back as a
+    DataFrame when no output path is given."""
+    import pyarrow as pa
+
+    enc, hier = synthea_like()
+    text = {c: pa.array(enc[c].astype(object).where(enc[c].notna(), None).tolist(), pa.string()) for c in enc.columns}
+    sdf = spark_session.createDataFrame(pa.table(text))
+    qi = ["birth_year", "gender", "race", "zip"]
+    b = kanonymize(sdf, qi, hier, 4, uid="patient", max_suppression=0.05)
+    a = kanonymize(enc, qi, hier, 4, uid="patient", max_suppression=0.05, engine="numpy")
+    assert b.engine == "spark" and b.engine_checks["verified_file"]
+    assert_same(a, a.table, b, b.table)
+
+
+def test_engine_refuses_duplicate_header(backend, tmp_path):
+    if backend == "numpy":
+        pytest.skip("the numpy path reads with pandas (data.io), which owns its header checks")
+    p = tmp_path / "dup.csv"
+    p.write_text("a,b,a\nx,1,2\ny,1,3\n")
+    with pytest.raises(InputError, match=r"column 'a' appears twice in the header \(columns 1 and 3\)"):
+        kanonymize(str(p), ["b"], {"b": build_suppression("b", ["1"])}, 2, engine=backend)
+
+
+def test_small_class_counts_match_frequency_sets(backend, tmp_path):
+    """The interface's batched small-class counts equal each node's own frequency set."""
+    from tempanon.lattice.lattice import Lattice
+    from tempanon.lattice.source import open_source
+
+    enc, hier = synthea_like()
+    path = tmp_path / "enc.csv"
+    enc.to_csv(path, index=False)
+    qi = ["birth_year", "gender", "race", "zip"]
+    src = open_source(enc if backend == "numpy" else path, backend)
+    try:
+        dims = src.encode(qi, hier)
+        src.bottom()
+        nodes = list(Lattice(dims).nodes())
+        got = src.small_class_counts(nodes, 4)
+        want = [src.frequency_set(n).suppressed_tuples(4) for n in nodes]
+        assert list(got) == want and max(want) > 0
+    finally:
+        src.close()
+
+
+@pytest.mark.parametrize("uid,sup,algorithm", [(None, 0.0, "incognito"), (None, 0.05, "super-roots"), ("patient", 0.05, "incognito"),
+                                               (None, 0.05, "bottom-up-rollup"), ("patient", 0.0, "binary-search")])
+def test_frequency_sets_in_engine_when_bottom_set_does_not_fit(backend, tmp_path, monkeypatch, uid, sup, algorithm):
+    """Bottom set above the driver limit: the engine computes the frequency sets the search asks
+    for (GROUP BY per table scan), rollups stay on the driver; same nodes and release as numpy, and
+    the summary says which path ran."""
+    if backend == "numpy":
+        pytest.skip("the numpy source holds its rows in memory")
+    from tempanon.lattice.source_duckdb import SQLSource
+
+    monkeypatch.setattr(SQLSource, "max_driver_rows", 10)
+    seen = []
+    for cls in SQLSource.__subclasses__():  # DuckDBSource, SparkSource (when imported)
+        real = cls._arrow
+
+        def spy(self, sql, real=real):
+            seen.append(sql)
+            return real(self, sql)
+
+        monkeypatch.setattr(cls, "_arrow", spy)
+    enc, hier = synthea_like()
+    qi = ["birth_year", "gender", "race", "zip"]
+    kw = dict(uid=uid, max_suppression=sup, algorithm=algorithm)
+    a, ta = run("numpy", enc, qi, hier, 4, tmp_path, **kw)
+    b, tb = run(backend, enc, qi, hier, 4, tmp_path, as_file=True, **kw)
+    assert_same(a, ta, b, tb)
+    assert b.engine_path == "frequency sets in engine" and b.summary()["engine_path"] == "frequency sets in engine"
+    src = b.plan["source"]
+    assert src["path"] == "frequency sets in engine" and src["method"] == "approx_count_distinct"
+    group_bys = [q for q in seen if "count(*) AS n FROM src s JOIN" in q]
+    assert not [q for q in group_bys if "AS c0" in q]  # the bottom set itself was never fetched
+    assert src["engine_queries"] == len([q for q in group_bys if "AS g0" in q]) >= 1
+
+
+def test_engine_path_refuses_cube_and_l(tmp_path, monkeypatch):
+    from tempanon.lattice.source_duckdb import SQLSource
+
+    monkeypatch.setattr(SQLSource, "max_driver_rows", 10)
+    enc, hier = synthea_like()
+    path = tmp_path / "enc.csv"
+    enc.to_csv(path, index=False)
+    qi = ["birth_year", "gender", "race", "zip"]
+    with pytest.raises(InputError, match="the cube variant needs it on the driver"):
+        kanonymize(str(path), qi, hier, 4, engine="duckdb", algorithm="cube", out=str(tmp_path / "c.parquet"))
+    with pytest.raises(InputError, match="l-diversity needs it on the driver"):
+        kanonymize(str(path), qi, hier, 4, engine="duckdb", sensitive="encounter", l=2, out=str(tmp_path / "l.parquet"))
+    assert not (tmp_path / "c.parquet").exists() and not (tmp_path / "l.parquet").exists()

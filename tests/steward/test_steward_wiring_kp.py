@@ -155,9 +155,9 @@ p = 3
 
 [output]
 table = "out/released.csv"
-audit = "out/audit.csv"
-summary = "out/summary.json"
-report = "out/report.html"
+audit = "steward/audit.csv"
+summary = "steward/summary.json"
+report = "steward/report.html"
 """
 
 
@@ -169,11 +169,19 @@ def test_job_runs_and_output_is_independently_verified(walk_csv, walk, tmp_path,
     assert r.exit_code == 0, r.output
     assert "kp (kapra): k=6, P=3" in " ".join(r.output.split())
     rel = pd.read_csv(tmp_path / "out" / "released.csv")
-    audit = pd.read_csv(tmp_path / "out" / "audit.csv", dtype={"id": str})
+    audit = pd.read_csv(tmp_path / "steward" / "audit.csv", dtype={"id": str})
     audit["output_row"] = audit["output_row"].astype("Int64")
     check_kp_anonymity(walk, rel, audit, id_col="id", qi=QI, k=6, P=3, sensitive=["S"])  # re-read from disk
-    check_page((tmp_path / "out" / "report.html").read_text(), SECTIONS)
-    assert json.loads((tmp_path / "out" / "summary.json").read_text())["k"] == 6
+    check_page((tmp_path / "steward" / "report.html").read_text(), SECTIONS)
+    assert json.loads((tmp_path / "steward" / "summary.json").read_text())["k"] == 6
+
+
+def test_job_audit_inside_the_release_folder_is_refused(walk_csv, tmp_path):
+    job = tmp_path / "job.toml"
+    job.write_text(JOB.replace('audit = "steward/audit.csv"', 'audit = "out/audit.csv"'))
+    r = runner.invoke(app, ["run", str(job), "-q"])
+    assert r.exit_code == 2 and "inside the release's folder" in " ".join(r.output.split())
+    assert not (tmp_path / "out").exists()
 
 
 def test_job_customized_publishing(walk_csv, walk, tmp_path):
@@ -184,7 +192,7 @@ def test_job_customized_publishing(walk_csv, walk, tmp_path):
     rel = pd.read_csv(tmp_path / "out" / "released.csv")
     assert "A0_lo" in rel.columns and "A3_hi" in rel.columns and "A4_lo" not in rel.columns
     assert rel["pattern_level"].max() <= 4
-    audit = pd.read_csv(tmp_path / "out" / "audit.csv", dtype={"id": str})
+    audit = pd.read_csv(tmp_path / "steward" / "audit.csv", dtype={"id": str})
     audit["output_row"] = audit["output_row"].astype("Int64")
     check_kp_anonymity(walk, rel, audit, id_col="id", qi=QI, k=6, P=3, sensitive=["S"], value_columns=QI[:4])
 

@@ -325,3 +325,60 @@ def test_steward_files_stay_out_of_the_published_folder(tmp_path):
     for opt in ("--summary", "--audit"):
         r = _run([p, "--time", "when", "--sensitive", "dx", "--qi", "zip", "--l", 2, "--window", 1, "--out", out, opt, out / "x.json", "--quiet"])
         assert r.exit_code == 2 and "data steward only" in r.output
+
+
+def _interrupted(lines, k: int):
+    """Standard input whose reader is interrupted (KeyboardInterrupt, as by SIGINT) after ``k`` lines."""
+    for i, line in enumerate(lines):
+        if i == k:
+            raise KeyboardInterrupt
+        yield line
+
+
+def test_interrupted_stdin_stream_resumes(tmp_path, monkeypatch):
+    """Issue 12: an interrupted stdin stream exits 130 naming what was written and where the checkpoint
+    is, writes the summary and the audit of what was published, keeps the window in a checkpoint beside
+    --out, and --resume (with the rest of the input) ends exactly like an uninterrupted run."""
+    small = tmp_path / "small.csv"
+    pd.read_csv(SAMPLE, dtype=str).iloc[:200].to_csv(small, index=False)
+    text = _jsonl(small)
+    lines = text.splitlines(keepends=True)
+    args = ["-", "--time", "response_datetime", "--sensitive", "problem", "--qi", "race,sex", "--l", 3, "--window", 2, "--quiet"]
+    full = _run([*args, "--out", tmp_path / "full", "--summary", tmp_path / "full.json", "--audit", tmp_path / "full.csv"], input=text)
+    assert full.exit_code == 0, full.output
+    out = tmp_path / "o"
+    opts = ["--out", out, "--summary", tmp_path / "s.json", "--audit", tmp_path / "a.csv"]
+    import tempanon.stream.api as api
+
+    real = api.stream_json_lines
+    monkeypatch.setattr(api, "stream_json_lines", lambda lines, **kw: real(_interrupted(lines, 120), **kw))
+    r = _run([*args, *opts], input=text)
+    assert r.exit_code == 130
+    msg = " ".join(r.output.split())
+    assert "interrupted after line 120" in msg and "from line 121" in msg and "--resume" in msg
+    ckpt = tmp_path / "o.checkpoint"
+    assert ckpt.exists() and not (out / "o.checkpoint").exists()  # beside the published folder, not in it
+    s = json.loads((tmp_path / "s.json").read_text())
+    assert s["interrupted"] and s["checkpoint"] == str(ckpt) and s["lines_read"] == 120
+    n_pub = sum(p["published"] for p in s["per_snapshot"])
+    assert n_pub > 0 and f"{n_pub} snapshot(s) published" in msg
+    audit = pd.read_csv(tmp_path / "a.csv", dtype=str)
+    assert set(audit["published"].dropna()) <= {p["snapshot"] for p in s["per_snapshot"] if p["published"]}
+    # without --resume the checkpoint is not silently dropped; a different option is refused
+    r = _run([*args, *opts], input="".join(lines[120:]))
+    assert r.exit_code == 2 and "--resume" in r.output
+    r = _run([*args[:-1], "--l", 2, "--quiet", *opts, "--resume"], input="".join(lines[120:]))
+    assert r.exit_code == 2 and "options differ" in r.output
+    monkeypatch.undo()
+    r = _run([*args, *opts, "--resume"], input="".join(lines[120:]))
+    assert r.exit_code == 0, r.output
+    assert not ckpt.exists()
+    a, b = json.loads((tmp_path / "full.json").read_text()), json.loads((tmp_path / "s.json").read_text())
+    for key in ("information_loss", "suppressed", "repositioned", "per_snapshot"):
+        assert a[key] == b[key]
+    assert sorted(x.name for x in (tmp_path / "full").iterdir()) == sorted(x.name for x in out.iterdir())
+    for f in (tmp_path / "full").iterdir():
+        assert f.read_text() == (out / f.name).read_text()
+    assert (tmp_path / "full.csv").read_text() == (tmp_path / "a.csv").read_text()
+    r = _run([*args, "--out", tmp_path / "none", "--resume"], input="")
+    assert r.exit_code == 2 and "no checkpoint" in r.output

@@ -1,5 +1,6 @@
-"""Acceptance test of OptimalReposition (Definition 2): on random windows its information loss equals
-the optimum of an independent per-record ILP of the same recycle-reposition problem (and of brute force
+"""Acceptance test of the exact step (``step="exact"``: tempanon's broader step problem, not the paper's
+Definition 2, which tests/stream/test_stream_recycle.py checks): on random windows its information loss equals
+the optimum of an independent per-record ILP of the same (broader) step problem (and of brute force
 on tiny windows), for linear and quadratic mu; plus the first-window and offline programs."""
 
 import itertools

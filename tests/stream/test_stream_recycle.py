@@ -217,3 +217,55 @@ def test_example3_ll_reposition_picks_r1_r5_r7():
     assert sum(sum(g[k] for k in range(a0, a1)) for g, a0, a1 in zip(gains, a, lit)) == 4
     cor = figure4(gains, start, 4, "corrected")
     assert cor.tolist() == lit.tolist()
+
+
+def test_example1_figure1_information_loss():
+    """Example 1 (Figure 1): P_6 = {r1, r2}, S_6 = {r0}, P_7 = {r3, r4}, P_8 = {r5 (TS 7), r6};
+    IL(D'[6..8]) = IL(r0) + IL(r5) = beta_s + mu(1)."""
+    from tempanon.stream.model import information_loss
+
+    mu = np.array([0.0, 1.0, 4.0])
+    beta = np.array([10.0])
+    ts = np.array([6, 6, 6, 7, 7, 7, 8])          # r0..r6
+    placed = np.array([-1, 6, 6, 7, 7, 8, 8])     # r0 suppressed (home suppressed set S_6)
+    sup = placed < 0
+    dist = np.where(sup, 0, placed - ts)
+    assert information_loss(dist, sup, np.zeros(7, int), mu, beta) == beta[0] + mu[1]
+
+
+def test_publisher_paper_steps_equal_definition2_ilp(monkeypatch):
+    """Every step of the publisher with step="paper" equals the Definition-2 ILP on the same window,
+    and the inherited placements it passes are timestamp-order preserving."""
+    import pandas as pd
+
+    import tempanon.stream.recycle as recycle
+    from tempanon.stream.publisher import StreamPublisher
+
+    real = recycle.recycle_step
+    calls = []
+
+    def checked(old_home, old_place, old_code, cand_home, cand_code, cand_kept, **kw):
+        res = real(old_home, old_place, old_code, cand_home, cand_code, cand_kept, **kw)
+        for s in np.unique(old_code):
+            k = old_code == s
+            o = np.lexsort((old_home[k], old_place[k]))
+            assert np.all(np.diff(old_home[k][o]) >= 0)
+        opt = definition2_ilp(old_home, old_place, old_code, cand_home, cand_code,
+                              t=kw["t"], w=kw["w"], l=kw["l"], mu=kw["mu"], beta=kw["beta"])
+        assert res.il == pytest.approx(opt, abs=1e-6)
+        calls.append(1)
+        return res
+
+    monkeypatch.setattr(recycle, "recycle_step", checked)
+    rng = np.random.default_rng(7)
+    for l, w, quad in [(2, 2, False), (3, 3, True), (2, 4, True)]:
+        pub = StreamPublisher(l, w, sensitive="s", qi=["q"], cost="quadratic" if quad else "linear",
+                              suppression_cost={"a": 6.0, "default": 10.0}, step="paper")
+        rid = 0
+        for t in range(14):
+            n = int(rng.integers(0, 7))
+            vals = rng.choice(list("abcd"), n, p=[0.5, 0.2, 0.2, 0.1])
+            pub.push(pd.DataFrame({"q": np.zeros(n, int), "s": vals}, index=np.arange(rid, rid + n)), label=str(t))
+            rid += n
+        pub.flush()
+    assert len(calls) > 10

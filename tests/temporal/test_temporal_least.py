@@ -116,6 +116,13 @@ def test_suppression_does_not_prune_what_the_metric_may_prefer():
     assert (c2["day"]["gen_m"], c2["day"]["gen_s"]) == (3, 3) and c2["day"]["k_anonymous"]
     assert (c2["week"]["gen_m"], c2["week"]["gen_s"]) == (2, 7) and c2["week"]["evaluated_by_algorithm"]
     assert res2.summary["granularity"] == "week"
+    # a bound, not pruning: with week <2,7> found, month (gen_s <= 7 respondents of day's classes,
+    # gen_m >= 2) cannot beat it and is skipped; the summary says why
+    res4 = anonymize_timestamped(df2, time="T", uid="P", k=2, granularities="week,month", max_suppression=0.6)
+    m = _by_name(res4.summary)["month"]
+    assert res4.summary["granularity"] == "week"
+    assert not m["evaluated_by_algorithm"] and m["not_checked"].startswith("bounded: cannot beat week")
+    assert m["k_anonymous"] is True  # implied by day, anonymous within the limit
     # without suppression the pruning is sound and used
     res3 = anonymize_timestamped(df2, time="T", uid="P", k=2, granularities="week,2weeks")
     assert _by_name(res3.summary)["2weeks"]["evaluated_by_algorithm"] is False
@@ -221,7 +228,7 @@ def oracle(df, k, names, max_supp, data_g):
     return out
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(
     n=st.integers(1, 40),
     n_resp=st.integers(1, 6),
@@ -260,9 +267,15 @@ def test_least_generalization_matches_brute_force(n, n_resp, n_a, k, supp, hours
         if c["compatible"] and c["granularity"] in truth and "equivalent_to" not in c:
             if c["evaluated_by_algorithm"]:
                 assert (c["k_anonymous"], c["gen_m"], c["gen_s"]) == truth[c["granularity"]], c["granularity"]
-            else:  # pruned (only without suppression): anonymous, and no less general than its anonymous finer one
-                assert int(np.floor(supp * n + 1e-9)) == 0 and c["k_anonymous"] and truth[c["granularity"]][0]
+            elif int(np.floor(supp * n + 1e-9)) == 0:  # pruned: anonymous, no less general than its finer one
+                assert c["k_anonymous"] and truth[c["granularity"]][0]
                 assert key(truth[c["granularity"]]) >= key(truth[c["pruned_coarser_than"]])
+            else:  # suppression: skipped only by the bound, so it cannot beat the chosen one
+                assert c["not_checked"].startswith("bounded")
+                g = c["granularity"]
+                assert not truth[g][0] or key(truth[g]) >= key(truth[s["granularity"]])
+                if c["k_anonymous"]:
+                    assert truth[g][0]
     best = min(key(v) for v in anon.values())
     assert key(truth[s["granularity"]]) == best
     assert s["granularity"] in anon

@@ -30,7 +30,8 @@ def test_sample_end_to_end(tmp_path):
               "--out", out, "--summary", summ, "--audit", aud, "--quiet")
     assert res.exit_code == 0, res.output
     rel = pd.read_csv(out)
-    audit = pd.read_csv(aud, dtype={"id": str})
+    assert aud.read_text().startswith("# STEWARD ONLY - DO NOT RELEASE")
+    audit = pd.read_csv(aud, dtype={"id": str}, comment="#")
     s = json.loads(summ.read_text())
     assert "id" not in rel.columns
     assert list(rel.columns[:4]) == ["kgroup", "psubgroup", "A0_lo", "A0_hi"]
@@ -170,7 +171,7 @@ def test_suppressed_series_have_empty_output_row(tmp_path):
     res = run(p, "--id", "id", "--qi", "A0:A5", "--k", 8, "--p", 4, "--max-level", 6, "--out", out, "--audit", aud,
               "--summary", tmp_path / "s.json")
     assert res.exit_code == 0, res.output
-    audit = pd.read_csv(aud)
+    audit = pd.read_csv(aud, comment="#")
     s = json.loads((tmp_path / "s.json").read_text())
     assert audit["output_row"].isna().sum() == s["suppressed"] < 4
     assert sorted(audit["output_row"].dropna().astype(int)) == list(range(len(pd.read_csv(out))))
@@ -203,3 +204,16 @@ def test_audit_inside_the_release_folder_is_refused(tmp_path, where):
     res = run(SAMPLE, "--id", "id", "--qi", "A0:A9", "--k", 5, "--p", 2, "--out", out, "--audit", aud)
     assert res.exit_code == 2 and "inside the release folder" in " ".join(res.output.split())
     assert list(tmp_path.iterdir()) == []
+
+
+def test_shuffle_seed_reproduces_the_release(tmp_path):
+    (tmp_path / "r").mkdir()
+    outs = []
+    for i in range(2):
+        out = tmp_path / "r" / f"o{i}.csv"
+        res = run(SAMPLE, "--id", "id", "--qi", "A0:A9", "--k", 5, "--p", 2, "--out", out, "--shuffle-seed", 7,
+                  "--audit", tmp_path / f"a{i}.csv", "--quiet")
+        assert res.exit_code == 0, res.output
+        outs.append(out.read_text())
+    assert outs[0] == outs[1]
+    assert pd.read_csv(tmp_path / "a0.csv", comment="#")["shuffle_seed"].iloc[0] == 7

@@ -84,3 +84,31 @@ def test_mark_missing_matches_text_and_number():
     df = pd.DataFrame({"a": [-1, 2, -1.0], "b": ["NA", "3", "x"]})
     out, n = mark_missing(df, ["a", "b"], ["-1", "NA"])
     assert n == 3 and out["a"].isna().tolist() == [True, False, True] and out["b"].isna().tolist() == [True, False, False]
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 6), st.integers(1, 7), st.integers(0, 10_000), st.floats(0, 0.5))
+def test_long_to_wide_matches_a_dict_oracle(n_ent, n_t, seed, holes):
+    """Every reading lands in its entity's row and its time's column, in numeric time order;
+    absent readings are missing; row order of the long table does not matter."""
+    rng = np.random.default_rng(seed)
+    times = rng.choice(100, size=n_t, replace=False)
+    cells = {(f"e{e}", int(t)): float(rng.normal()) for e in range(n_ent) for t in times if rng.random() >= holes}
+    if not cells:
+        return
+    long = pd.DataFrame([(e, t, v) for (e, t), v in cells.items()], columns=["e", "t", "v"]).sample(frac=1, random_state=seed)
+    wide, cols = long_to_wide(long, entity="e", time="t", value="v")
+    present = sorted({t for _, t in cells})
+    assert cols == [str(t) for t in present]
+    for _, row in wide.iterrows():
+        for t in present:
+            v = row[str(t)]
+            if (row["e"], t) in cells:
+                assert v == cells[(row["e"], t)]
+            else:
+                assert pd.isna(v)
+    assert sorted(wide["e"]) == sorted({e for e, _ in cells})

@@ -68,3 +68,19 @@ def test_report_picture_uses_the_release_only(walk):
 def test_degenerate_parameters_are_refused(walk, kw, message):
     with pytest.raises(InputError, match=message):
         kp_anonymize(walk, id_col="id", qi=QI, **kw)
+
+
+def test_audit_and_summary_say_steward_only(tmp_path, walk):
+    from tempanon.timeseries.api import write_kp_audit
+
+    r = kp_anonymize(walk, id_col="id", qi=QI, k=10, P=5)
+    assert "not for release" in r.summary["steward_only"]
+    write_kp_audit(r, tmp_path / "a.csv")
+    assert (tmp_path / "a.csv").read_text().splitlines()[0].startswith("# STEWARD ONLY - DO NOT RELEASE")
+    back = pd.read_csv(tmp_path / "a.csv", comment="#", dtype={"id": str})
+    assert back["id"].tolist() == r.audit["id"].tolist()
+    write_kp_audit(r, tmp_path / "a.parquet")
+    import pyarrow.parquet as pq
+
+    meta = pq.read_schema(tmp_path / "a.parquet").metadata
+    assert meta[b"tempanon"].startswith(b"# STEWARD ONLY")

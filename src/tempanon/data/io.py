@@ -381,7 +381,9 @@ class OutputSet:
         target = self.add(path, label, staging=True)
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+            # the temporary name ends like the target (".tmp.parquet"): writers choosing the format by suffix work
+            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp" + "".join(target.suffixes[-2:]),
+                                       dir=target.parent)  # fmt: skip
             os.close(fd)
         except OSError as exc:
             raise write_error(path, exc) from exc

@@ -67,6 +67,7 @@ def _run(
     allow_identifier: str | None = None,
     engine: str = "auto",
     memory_limit: str | None = None,
+    spark_master: str | None = None,
 ) -> dict:
     from tempanon.data.io import OutputSet
     from tempanon.lattice.source import resolve_engine
@@ -194,6 +195,7 @@ def kanon(
     max_lattice: Annotated[int | None, typer.Option("--max-lattice", help="Refuse lattices with more nodes than this (default 1,000,000).")] = None,
     engine: Annotated[str, typer.Option("--engine", help="auto|numpy|duckdb|spark: who reads the rows and computes frequency sets (auto: DuckDB for files from 256 MiB).")] = "auto",
     memory_limit: Annotated[str | None, typer.Option("--memory-limit", help="DuckDB memory limit, e.g. 4GB (spills to a temporary directory beyond it).")] = None,
+    spark_master: Annotated[str | None, typer.Option("--spark-master", help="Spark master URL for --engine spark (default: a local[2] session).")] = None,
 ) -> None:
     """k-anonymize a table by full-domain generalization (Incognito, SIGMOD 2005).
 
@@ -202,7 +204,7 @@ def kanon(
     summ = run_api(
         lambda: _run(input, qi, hierarchies, k, max_suppression, algorithm, criterion, weights, uid, drop, out, summary, quiet, delimiter, report, verbose, sensitive, l,
                      dict(l_diversity=l_diversity, c=c, max_nodes=max_nodes, time_limit=time_limit, max_lattice=max_lattice),
-                     keep, allow_identifier, engine=engine, memory_limit=memory_limit)  # fmt: skip
+                     keep, allow_identifier, engine=engine, memory_limit=memory_limit, spark_master=spark_master)  # fmt: skip
     )
     report_roles(summ, quiet)
     info(

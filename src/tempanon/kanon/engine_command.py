@@ -27,7 +27,8 @@ def run_with_engine(a: dict[str, Any]) -> dict:
     if a.get("report") is not None:
         raise InputError("--report needs the table in memory: use --engine numpy (or leave --engine auto on a small file)")
     t0 = time.perf_counter()
-    src = open_source(a["input_path"], a["engine"], memory_limit=a.get("memory_limit"), delimiter=a.get("delimiter"))
+    src = open_source(a["input_path"], a["engine"], memory_limit=a.get("memory_limit"), delimiter=a.get("delimiter"),
+                      spark_master=a.get("spark_master"))  # fmt: skip
     try:
         qi_cols = parse_column_list(a["qi"], src.columns)
         drop_cols = parse_column_list(a["drop"], src.columns)

@@ -524,6 +524,13 @@ class _CubeStore:
                     ctx.stats.cube_cuboids += 1
                     self.lengths[sub] = len(fs)
                     self._put(sub, fs)
+                    del fs
+                if parent != full and src.keys is not None:
+                    # drop the columns decoded from the keys (they would stay cached on an
+                    # in-memory cuboid, outside the memory budget)
+                    src._cols = None
+                    src._sizes = None
+                    src._uid = None
                 del src
 
     @staticmethod

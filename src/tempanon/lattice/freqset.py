@@ -330,6 +330,21 @@ class Table:
         return col
 
 
+class EngineTable(Table):
+    """T when its bottom frequency set stays in the engine: no rows on the driver, only the
+    counts the searches read (``n_rows``, ``n_uid``); :func:`table_frequency_set` asks
+    ``source.engine_frequency_set``. Rollups of what the engine returns stay on the driver."""
+
+    def __init__(self, source, n_rows: int, n_uid: int, sensitive: bool, distinct_rows: int):
+        super().__init__([], np.zeros(0, dtype=np.int64), None, n_uid, n_rows, sensitive)
+        self.source = source
+        self.distinct_rows = distinct_rows
+
+    @property
+    def weights(self) -> np.ndarray | None:
+        raise TypeError("an EngineTable has no rows on the driver")
+
+
 def encode_table(
     dims: Sequence[Dimension],
     columns: Sequence[np.ndarray],
@@ -361,7 +376,12 @@ def _dense(values: np.ndarray) -> tuple[np.ndarray, int]:
 def table_frequency_set(
     table: Table, dims: Sequence[Dimension], attrs: Sequence[int], levels: Sequence[int]
 ) -> FrequencySet:
-    """Frequency set of T w.r.t. the node (attrs, levels), computed from T (a table scan)."""
+    """Frequency set of T w.r.t. the node (attrs, levels), computed from T (a table scan).
+
+    When T stays in an engine (:class:`EngineTable`: its bottom set did not fit the driver) the
+    engine computes it with a ``GROUP BY`` (Incognito Section 3)."""
+    if isinstance(table, EngineTable):
+        return table.source.engine_frequency_set(tuple(attrs), tuple(levels))
     cols = [table.level_column(dims, j, lv) for j, lv in zip(attrs, levels)]
     cards = [dims[j].cardinality(lv) for j, lv in zip(attrs, levels)]
     return group_rows(attrs, levels, cols, cards, table.weights, table.uid, table.n_uid, table.sensitive)

@@ -32,7 +32,7 @@ import pandas as pd
 from tempanon.errors import HierarchyError, InputError, VerificationError
 from tempanon.lattice.dimension import Dimension
 from tempanon.lattice.freqset import Table, group_rows, table_frequency_set
-from tempanon.lattice.source import FrequencySource, Release
+from tempanon.lattice.source import BYTES_PER_DRIVER_ROW, FrequencySource, Release
 
 
 def qident(name: str) -> str:
@@ -42,6 +42,19 @@ def qident(name: str) -> str:
 
 def qstr(text: str) -> str:
     return "'" + str(text).replace("'", "''") + "'"
+
+
+def check_header(sample: str, sep: str, path: Any) -> None:
+    """Refuse a CSV header naming a column twice (an engine would rename one silently)."""
+    import csv
+    import io
+
+    header = next(csv.reader(io.StringIO(sample), delimiter=sep), [])
+    seen: dict[str, int] = {}
+    for i, name in enumerate(c.strip() for c in header):
+        if name in seen:
+            raise InputError(f"{path}: column {name!r} appears twice in the header (columns {seen[name] + 1} and {i + 1})")
+        seen[name] = i
 
 
 def _is_parquet(path: str | os.PathLike) -> bool:
@@ -55,6 +68,10 @@ class SQLSource(FrequencySource):
     query to Arrow, register an Arrow table as a view, write a query's result to a file)."""
 
     text_type = "VARCHAR"
+    #: bottom frequency sets above this many rows stay in the engine (None: from the machine's memory)
+    max_driver_rows: int | None = None
+    #: above :attr:`max_driver_rows`: compute the searches' frequency sets in the engine (else refuse)
+    engine_frequency_sets = True
     anti_join = "ANTI JOIN"
     temp_result = "CREATE OR REPLACE TEMP TABLE"
     row_number = "row_number() OVER () - 1"
@@ -161,7 +178,9 @@ class SQLSource(FrequencySource):
             dims.append(d)
             texts.append(values.to_numpy(dtype=object))
             self._codes.append(np.asarray(c, dtype=np.int64))
-            self._register(f"dim{i}", pa.table({"t": pa.array(values.tolist(), pa.string()), "c": pa.array(np.asarray(c), pa.int64())}))
+            cc = np.asarray(c, dtype=np.int64)
+            levels = {f"l{v}": pa.array(d.codes[v][cc], pa.int64()) for v in range(d.n_levels)}
+            self._register(f"dim{i}", pa.table({"t": pa.array(values.tolist(), pa.string()), "c": pa.array(cc, pa.int64()), **levels}))
         self.dims, self._texts = dims, texts
         return dims
 
@@ -191,6 +210,20 @@ class SQLSource(FrequencySource):
         import pyarrow.compute as pc
 
         extra = uid if uid is not None else sensitive
+        self._extra, self._sensitive = extra, sensitive is not None
+        self._fs_cache: dict = {}
+        if not self.check_fits_driver(extra):
+            # the bottom set stays in the engine: frequency sets are asked of it (engine_frequency_set)
+            from tempanon.lattice.freqset import EngineTable
+
+            n_uid = 0
+            if extra is not None:
+                n_uid = int(self._rows(f"SELECT count(DISTINCT s.{self.q(extra)}) AS n FROM src s")[0][0])
+                if self._rows(f"SELECT count(*) AS n FROM src s WHERE s.{self.q(extra)} IS NULL")[0][0]:
+                    n_uid += 1  # a missing sensitive value is a value
+            self.path = "frequency sets in engine"
+            self.table = EngineTable(self, self.n_rows, n_uid, sensitive is not None, int(self.estimate["distinct_rows_estimate"]))
+            return self.table
         sel = [f"d{i}.c AS c{i}" for i in range(len(self.qi))]
         if extra is not None:
             sel.append(f"s.{self.q(extra)} AS x")
@@ -209,6 +242,75 @@ class SQLSource(FrequencySource):
         )  # fmt: skip
         self.table = Table([np.ascontiguousarray(c) for c in fs.cols], fs.counts, fs.uid, n_extra, self.n_rows, sensitive is not None)
         return self.table
+
+    def check_fits_driver(self, extra: str | None) -> dict:
+        """Estimate the bottom frequency set's rows **before fetching it** and refuse (exit 2) when
+        it would not fit the driver (:attr:`max_driver_rows`).
+
+        The estimate is the free bound ``min(rows, product of the columns' distinct values)``;
+        when that bound is above the limit, one ``approx_count_distinct`` of the rows' hash
+        (HyperLogLog) decides. ``self.estimate`` (in the summary's ``plan``) says which."""
+        from tempanon.lattice.source import max_driver_rows
+
+        limit = self.max_driver_rows if self.max_driver_rows is not None else max_driver_rows()
+        bound = self.n_rows
+        prod = 1
+        for t in self._texts:
+            prod *= max(len(t), 1)
+        if extra is None and prod < bound:
+            bound = prod
+        est = {"distinct_rows_estimate": int(bound), "method": "bound", "driver_limit_rows": int(limit)}
+        if bound > limit:
+            cols = ", ".join(f"s.{self.q(c)}" for c in [*self.qi, *([extra] if extra else [])])
+            approx = int(self._rows(f"SELECT approx_count_distinct(hash({cols})) AS n FROM src s")[0][0])
+            est.update(distinct_rows_estimate=approx, method="approx_count_distinct")
+        self.estimate = est
+        if est["distinct_rows_estimate"] > limit and self.engine_frequency_sets:
+            return False
+        if est["distinct_rows_estimate"] > limit:
+            raise InputError(
+                f"the bottom frequency set has about {est['distinct_rows_estimate']:,} distinct rows, above what the driver "
+                f"holds ({limit:,} rows, about {BYTES_PER_DRIVER_ROW} bytes each during the search) and frequency sets "
+                "in the engine are switched off: use fewer or coarser quasi-identifiers "
+                "(e.g. pre-generalize a column), or a machine with more memory"
+            )
+        return True
+
+    def engine_frequency_set(self, attrs: tuple, levels: tuple) -> Any:
+        """The frequency set of the node (``attrs`` at ``levels``) computed by the engine: one
+        ``GROUP BY`` over the level codes of the dimension tables (plus the respondent or
+        sensitive column), fetched as Arrow; identical to the driver's (tests/engine)."""
+        key = (attrs, levels)
+        fs = self._fs_cache.get(key)
+        if fs is not None:
+            return fs
+        import pyarrow.compute as pc
+
+        sel = [f"d{j}.l{v} AS g{p}" for p, (j, v) in enumerate(zip(attrs, levels))]
+        joins = " ".join(f"JOIN dim{j} d{j} ON {self.text_expr(self.qi[j])} = d{j}.t" for j in attrs)
+        if self._extra is not None:
+            sel.append(f"s.{self.q(self._extra)} AS x")
+        sql = f"SELECT {', '.join(sel)}, count(*) AS n FROM src s {joins} GROUP BY ALL" if sel else "SELECT count(*) AS n FROM src s"
+        tab = self._arrow(sql)
+        cols = [tab.column(f"g{p}").to_numpy().astype(np.int64) for p in range(len(attrs))]
+        counts = tab.column("n").to_numpy().astype(np.int64)
+        extra_codes, n_extra = None, 0
+        if self._extra is not None:
+            enc = pc.dictionary_encode(tab.column("x").combine_chunks(), null_encoding="encode")
+            extra_codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+            n_extra = len(enc.dictionary)
+        self.engine_queries = getattr(self, "engine_queries", 0) + 1
+        cards = [self.dims[j].cardinality(v) for j, v in zip(attrs, levels)]
+        fs = group_rows(attrs, levels, cols, cards, counts, extra_codes, n_extra, self._sensitive)
+        if len(self._fs_cache) < 64:
+            self._fs_cache[key] = fs
+        return fs
+
+    def describe(self) -> dict:
+        out = super().describe()
+        if hasattr(self, "engine_queries"):
+            out["engine_queries"] = self.engine_queries
+        return out
 
     # ---- release and verification ----------------------------------------------------------------
     def release(
@@ -440,6 +542,11 @@ class DuckDBSource(SQLSource):
                     self.close()
                     raise InputError(f"input file is empty: {path}")
                 sep = delimiter or detect_delimiter(sample)
+                try:
+                    check_header(sample, sep, path)
+                except InputError:
+                    self.close()
+                    raise
                 scan = (
                     f"read_csv({qstr(str(path))}, all_varchar = true, header = true, delim = {qstr(sep)}, "
                     "quote = '\"', escape = '\"', nullstr = '')"

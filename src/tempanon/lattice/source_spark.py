@@ -21,7 +21,7 @@ from typing import Any
 import pandas as pd
 
 from tempanon.errors import InputError
-from tempanon.lattice.source_duckdb import SQLSource, _is_parquet
+from tempanon.lattice.source_duckdb import SQLSource, _is_parquet, check_header
 
 
 def local_session(master: str | None = None) -> Any:
@@ -76,6 +76,7 @@ class SparkSource(SQLSource):
             if not sample.strip():
                 raise InputError(f"input file is empty: {path}")
             sep = delimiter or detect_delimiter(sample)
+            check_header(sample, sep, path)
             df = spark.read.csv(str(path), header=True, sep=sep, quote='"', escape='"', inferSchema=False, nullValue="")
         return cls(df, input_name=str(path))
 

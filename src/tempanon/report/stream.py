@@ -3,7 +3,7 @@
 Wang, Xu, Wong, Fu (ICDM 2010), "Anonymizing temporal data" (snapshot streams with bounded
 delay): every published snapshot is an Anatomy release (quasi-identifier table QIT and sensitive
 table ST) whose groups are l-eligible (no sensitive value on more than 1/l of a group,
-Definition 2); records may be repositioned up to ``w`` snapshots later or suppressed, at minimum
+Definition 1); records may be repositioned up to ``w`` snapshots later or suppressed, at minimum
 information loss IL (Equation 2). The picture is the snapshot timeline: released and suppressed
 records per snapshot and the reposition distances. Sections come from the shared builders of
 :mod:`tempanon.report.sections`.

@@ -181,8 +181,12 @@ def _granularities(result: Any, chosen: str, joint: bool) -> Section:
             if joint:
                 gm, gs, fewest, below = s["gen_m"], s["gen_s"], s["gen_m"], s["suppressed"]
         elif c.get("not_checked"):
-            anon = (f"yes (implied: coarser than the k-anonymous {c['pruned_coarser_than']})" if "pruned_coarser_than" in c
-                    else "not checked (time limit)")
+            if "pruned_coarser_than" in c:
+                anon = f"yes (implied: coarser than the k-anonymous {c['pruned_coarser_than']})"
+            elif c["not_checked"].startswith("bounded"):
+                anon = ("yes (implied), " if c.get("k_anonymous") else "") + "not evaluated: " + c["not_checked"]
+            else:
+                anon = "not checked (time limit)"
             gm = gs = fewest = below = "not checked"
         else:
             anon = ("yes" if c.get("k_anonymous") else "no") + (" (other quasi-identifiers unchanged)" if joint else "")
@@ -200,9 +204,12 @@ def search_lines(s: dict) -> str:
     usable = [c for c in s["candidates"] if c.get("compatible") and "equivalent_to" not in c]
     checked = [c["granularity"] for c in usable if c.get("evaluated_by_algorithm")]
     pruned = [c["granularity"] for c in usable if "pruned_coarser_than" in c]
+    bounded = [c["granularity"] for c in usable if str(c.get("not_checked", "")).startswith("bounded")]
     return (f"search: {len(checked)} of {len(usable)} granularities checked ({', '.join(checked)}); "
             f"{len(pruned)} pruned as coarser than a k-anonymous one"
             + (f" ({', '.join(pruned)})" if pruned else "")
+            + (f"; {len(bounded)} skipped because a bound shows they cannot beat the best ({', '.join(bounded)})"
+               if bounded else "")
             + f"; minimal k-anonymous: {', '.join(s['minimal_k_anonymous']) or 'none'}"
             + ("; the time limit stopped the search" if s.get("budget") else ""))
 

@@ -366,7 +366,7 @@ def _run_kanon(job: Job, df: pd.DataFrame, source: SourceInfo, progress: Any) ->
         sensitive=job.sensitive[0] if l is not None else None,
         l=l,
         progress=progress,
-        **{key: p[key] for key in ("l_diversity", "c", "max_nodes", "time_limit", "max_lattice") if key in p},
+        **{key: p[key] for key in ("l_diversity", "c", "max_nodes", "time_limit", "max_lattice", "engine") if key in p},
         keep=job.keep,
         allow_identifier=job.allow_identifier,
     )
@@ -557,6 +557,13 @@ def _run_kp(job: Job, df: pd.DataFrame, source: SourceInfo, progress: Any) -> di
     from tempanon.timeseries.api import kp_anonymize
 
     p, ctx = job.params, job.ctx
+    if job.audit is not None:  # steward-only audit (id -> release row), never in the release folder (issue 12)
+        from tempanon.temporal.api import check_audit_path
+
+        try:
+            check_audit_path(job.audit, job.output_table, [job.summary, job.report])
+        except InputError as exc:
+            raise ctx.error(("output", "audit"), str(exc)) from None
     for key in ("publish_values", "publish_patterns"):
         if key in p:
             from tempanon.data.roles import parse_column_list
@@ -701,7 +708,7 @@ MODELS: dict[str, ModelSpec] = {
     "kanon": ModelSpec(
         schema={"k": "integer", "max_suppression": "number", "algorithm": "string", "criterion": "string", "weights": "table",
                 "l": "integer", "l_diversity": "string", "c": "number", "max_nodes": "integer", "time_limit": "number",
-                "max_lattice": "integer"},
+                "max_lattice": "integer", "engine": "string"},
         required={"k"},
         run=_run_kanon,
         description="full-domain k-anonymity (Incognito)",

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from tempanon.data.roles import parse_column_list, require_columns
-from tempanon.errors import InputError, TempanonWarning
+from tempanon.errors import InputError, TempanonError, TempanonWarning
 from tempanon.stream.model import DEFAULT_STEP, CostModel, validate_defer, validate_l, validate_step, validate_window
 from tempanon.stream.publisher import PublishedSnapshot, StreamPublisher
 from tempanon.stream.snapshots import (
@@ -252,6 +252,29 @@ def verify_release(
     )
 
 
+class StreamInterrupted(TempanonError):
+    """Publishing from standard input was interrupted (SIGINT) at a safe point: ``state`` is the
+    checkpoint (the window and the open snapshot, to continue with ``resume=``), ``result`` what was
+    published so far. Exit status 130."""
+
+    exit_code = 130
+
+    def __init__(self, message: str, state: dict, result: StreamResult) -> None:
+        super().__init__(message)
+        self.state = state
+        self.result = result
+
+
+def final_audit(pub: StreamPublisher) -> pd.DataFrame:
+    """The audit rows whose outcome is final: published in a released snapshot, or suppressed with no
+    pending snapshot in reach (``home + w`` before the first unpublished snapshot)."""
+    t = pub.record_table()
+    nxt = pub._next_pub
+    placed, home = t["placed"].to_numpy(), t["home"].to_numpy()
+    final = ((placed >= 0) & (placed < nxt)) | ((placed < 0) & (home + pub.w < nxt))
+    return _audit(pub, t[final].reset_index(drop=True))
+
+
 def stream_json_lines(
     lines: Iterable[str],
     *,
@@ -268,6 +291,8 @@ def stream_json_lines(
     defer: float | bool | None = None,
     step: str = DEFAULT_STEP,
     max_snapshots: int | None = DEFAULT_MAX_SNAPSHOTS,
+    resume: dict | None = None,
+    interruptible: bool = False,
 ) -> StreamResult:
     """Publish JSON-lines records as they arrive: a snapshot is pushed when the first record of a later
     granule arrives (the empty granules in between are pushed too), and every snapshot leaving the window
@@ -275,7 +300,12 @@ def stream_json_lines(
     snapshot any order; they are sorted by time); a record of an already closed snapshot raises
     :class:`InputError` after everything popped so far was handed to ``on_publish`` (nothing published
     is lost or duplicated). The columns are ``qi`` or the keys of the first record; a key missing from
-    a later record is a missing value. Rows are numbered from 0 in the order of the non-blank lines."""
+    a later record is a missing value. Rows are numbered from 0 in the order of the non-blank lines.
+
+    ``interruptible``: SIGINT (Ctrl-C) is taken between two records only (never inside a step) and
+    raises :class:`StreamInterrupted` with a checkpoint ``state``; ``resume=state`` continues from it,
+    reading the input that follows the last line read (``state["lines"]``; line numbers and rows go on).
+    The checkpoint holds the publisher (every record not yet published) and the open snapshot."""
     l = validate_l(l)
     w = validate_window(w)
     step = validate_step(step)
@@ -283,13 +313,19 @@ def stream_json_lines(
     granule = validate_granule(snapshot)
     cm = make_cost(cost, w, suppression_cost)
     start = _time.perf_counter()
-    pub: StreamPublisher | None = None
-    qi_cols: list[str] | None = None
     published: list[PublishedSnapshot] = []
-    buffer: list[dict] = []
-    buffer_rows: list[int] = []
-    current = None  # granule start of the open snapshot
-    row = -1
+    if resume is None:
+        pub: StreamPublisher | None = None
+        qi_cols: list[str] | None = None
+        buffer: list[dict] = []
+        buffer_rows: list[int] = []
+        current = None  # granule start of the open snapshot
+        row = -1
+        done_lines = 0
+    else:
+        pub, qi_cols = resume["publisher"], resume["qi"]
+        buffer, buffer_rows, current, row, done_lines = (
+            resume["buffer"], resume["buffer_rows"], resume["current"], resume["row"], resume["lines"])
 
     def emit(items: list[PublishedSnapshot]) -> None:
         for item in items:
@@ -314,9 +350,10 @@ def stream_json_lines(
                 empty = pd.DataFrame({c: pd.Series(dtype=object) for c in [*qi_cols, sensitive]})
                 emit(pub.push(empty, label=label_of(g, granule)))
 
-    for lineno, line in enumerate(lines, start=1):
+    def read(lineno: int, line: str) -> None:
+        nonlocal pub, qi_cols, current, row
         if not line.strip():
-            continue
+            return
         row += 1
         try:
             rec = json.loads(line)
@@ -354,10 +391,54 @@ def stream_json_lines(
             current = g
         buffer.append({c: rec.get(c) for c in [*qi_cols, sensitive, time]})
         buffer_rows.append(row)
-    if pub is None:
-        raise InputError("standard input has no record")
-    close(None)
-    emit(pub.flush())
+
+    # SIGINT between records only: inside a record's work it is held until the record is done
+    critical, pending = [False], [False]
+    old_handler = None
+    if interruptible:
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            def _on_sigint(signum, frame):  # noqa: ARG001
+                if critical[0]:
+                    pending[0] = True
+                else:
+                    raise KeyboardInterrupt
+
+            old_handler = signal.signal(signal.SIGINT, _on_sigint)
+    try:
+        try:
+            for lineno, line in enumerate(lines, start=done_lines + 1):
+                critical[0] = True
+                read(lineno, line)
+                done_lines = lineno
+                critical[0] = False
+                if pending[0]:
+                    raise KeyboardInterrupt
+            critical[0] = True
+            if pub is None:
+                raise InputError("standard input has no record")
+            close(None)
+            emit(pub.flush())
+            critical[0] = False
+        except KeyboardInterrupt:
+            if pub is None:
+                raise InputError("interrupted before the first record; nothing was written") from None
+            state = {"publisher": pub, "qi": qi_cols, "buffer": buffer, "buffer_rows": buffer_rows, "current": current,
+                     "row": row, "lines": done_lines}
+            summary = pub.summary()
+            summary.update(interrupted=True, lines_read=done_lines, time=time, sensitive=sensitive, qi=qi_cols, snapshot_unit=granule)
+            res = StreamResult(published, final_audit(pub), summary, pub)
+            n_files = sum(1 for p in published if p.size)
+            raise StreamInterrupted(
+                f"interrupted after line {done_lines} of standard input: {len(published)} snapshot(s) published "
+                f"({n_files} with records written)", state, res) from None
+    finally:
+        if old_handler is not None:
+            import signal
+
+            signal.signal(signal.SIGINT, old_handler)
     seconds = _time.perf_counter() - start
     summary = pub.summary()
     summary.update(seconds=seconds, time=time, sensitive=sensitive, qi=qi_cols, snapshot_unit=granule)

@@ -27,6 +27,13 @@ def _write_snapshot(out: Path, label: str, qit: pd.DataFrame, st: pd.DataFrame) 
     write_table(st, out / f"{label}.st.csv")
 
 
+def checkpoint_path(out: Path) -> Path:
+    """Where an interrupted standard-input run keeps its window: beside ``--out`` (never inside the
+    published folder: it holds records not yet anonymized)."""
+    out = Path(out)
+    return out.parent / f"{out.name}.checkpoint"
+
+
 def parse_suppression_cost(text: str) -> float | dict:
     """``"10"`` -> 10.0; ``"Fight=20,default=10"`` -> ``{"Fight": 20.0, "default": 10.0}``."""
     text = str(text).strip()
@@ -94,6 +101,11 @@ def stream(
         20000, "--max-snapshots", min=1,
         help="Refuse a stream spanning more snapshots than this (consecutive granules from the first to the last "
         "record, empty ones included): a coarser --snapshot is usually meant.",
+    ),
+    resume: bool = typer.Option(
+        False, "--resume",
+        help="Standard input only: continue an interrupted run from its checkpoint (OUT.checkpoint beside --out), "
+        "feeding the input that follows the last line read (the interruption message names it).",
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress or status output."),
     report: Optional[Path] = typer.Option(None, "--report", help="Write a self-contained HTML report here (after verification; file input only)."),
@@ -235,8 +247,28 @@ def stream(
         return done
 
     def _run_stdin() -> dict:
-        from tempanon.stream.api import stream_json_lines
+        import pickle
 
+        from tempanon.data.io import atomic_write
+        from tempanon.stream.api import StreamInterrupted, stream_json_lines
+
+        ckpt = checkpoint_path(out)
+        params = {"time": time, "sensitive": sensitive, "qi": qi, "l": l, "window": window, "snapshot": snapshot,
+                  "cost": cost, "suppression_cost": suppression_cost, "seed": seed, "defer": defer, "step": step}
+        state = None
+        if resume:
+            if not ckpt.exists():
+                raise InputError(f"--resume: no checkpoint {ckpt} (it is written beside --out when a run is interrupted)")
+            try:
+                saved = pickle.loads(ckpt.read_bytes())  # the steward's own file, written by an interrupted run
+            except Exception as exc:
+                raise InputError(f"--resume: checkpoint {ckpt} cannot be read ({exc})") from exc
+            if saved.get("params") != params:
+                diff = [k for k in params if saved.get("params", {}).get(k) != params[k]]
+                raise InputError(f"--resume: the options differ from the interrupted run's ({', '.join(diff)}); use the same ones")
+            state = saved["state"]
+        elif ckpt.exists():
+            raise InputError(f"{ckpt} holds the window of an interrupted run: continue it with --resume, or remove it")
         out.mkdir(parents=True, exist_ok=True)
 
         def on_publish(p) -> None:
@@ -244,25 +276,42 @@ def stream(
                 _write_snapshot(out, p.label, p.qit, p.st)
                 info(f"published {p.label} ({p.size} records)", quiet)
 
-        result = stream_json_lines(
-            sys.stdin,
-            time=time,
-            sensitive=sensitive,
-            l=l,
-            w=window,
-            qi=qi,
-            snapshot=snapshot,
-            cost=cost,
-            suppression_cost=parse_suppression_cost(suppression_cost),
-            seed=seed,
-            on_publish=on_publish,
-            defer=defer,
-            step=step,
-            max_snapshots=max_snapshots,
-        )
+        def _call(state):
+            return stream_json_lines(
+                sys.stdin,
+                time=time,
+                sensitive=sensitive,
+                l=l,
+                w=window,
+                qi=qi,
+                snapshot=snapshot,
+                cost=cost,
+                suppression_cost=parse_suppression_cost(suppression_cost),
+                seed=seed,
+                on_publish=on_publish,
+                defer=defer,
+                step=step,
+                max_snapshots=max_snapshots,
+                resume=state,
+                interruptible=True,
+            )
+
+        try:
+            result = _call(state)
+        except StreamInterrupted as exc:
+            blob = pickle.dumps({"params": params, "state": exc.state})
+            atomic_write(ckpt, lambda p: p.write_bytes(blob))
+            _finish(exc.result, final=False)
+            raise StreamInterrupted(
+                f"{exc}; the window (records read but not yet published) is saved in {ckpt}: continue with the same "
+                f"options and --resume, feeding standard input from line {exc.state['lines'] + 1}"
+                + (f"; what was published is in {summary}" if summary is not None else ""),
+                exc.state, exc.result) from None
+        if ckpt.exists():
+            ckpt.unlink()  # the run is complete: the window was published
         return _finish(result)
 
-    def _finish(result, gen=None) -> dict:
+    def _finish(result, gen=None, final: bool = True) -> dict:
         from tempanon.data.io import write_json, write_table
 
         s = dict(result.summary)
@@ -275,6 +324,8 @@ def stream(
             "this summary is for the data steward only: per_snapshot 'size' and 'suppressed' are the original snapshot "
             "sizes; keep it out of the published folder"
         )
+        if not final:
+            s["checkpoint"] = str(checkpoint_path(out))
         if gen is not None:
             s["hierarchies"] = str(hierarchies)
             s["generalization"] = {

@@ -242,10 +242,11 @@ DEFAULT_DEFER = 2.0 / 3.0
 """The default ``defer`` (see :func:`deferred_suppression_cost`): chosen by measurement, docs/stream.md."""
 
 
-STEPS = ("default", "exact", "paper")
+STEPS = ("exact", "paper")
 DEFAULT_STEP = "exact"
-"""The online step: ``paper`` (Definition 2, :mod:`tempanon.stream.recycle`), ``exact`` (the broader
-step problem solved exactly, :mod:`tempanon.stream.reposition`), ``default`` (docs/stream.md)."""
+"""The online step: ``paper`` (the paper's Definition 2, recycle-reposition, :mod:`tempanon.stream.recycle`)
+or ``exact`` (the default: tempanon's broader step problem, every pending placement may change, solved
+exactly, :mod:`tempanon.stream.reposition`); docs/stream.md."""
 
 
 def validate_step(step: object) -> str:

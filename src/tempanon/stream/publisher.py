@@ -17,8 +17,9 @@ the records placed in pending snapshots, the new ones, and the suppressed ones t
    frequent value is suppressed, one record at a time, until it is l-eligible
    (:func:`~tempanon.stream.model.initial_suppression`). With the previous window l-eligible this is a
    feasible solution.
-2. **OptimalReposition** (Section V, Figure 4, Definition 2, the *recycle-reposition* problem): find
-   the placement of the active records in the pending snapshots (repositioning forward by at most
+2. ``step="exact"`` (default): the *broader step problem* (tempanon's, not the paper's Definition 2,
+   which keeps the inherited snapshots' value counts fixed; ``step="paper"`` runs that one,
+   :mod:`tempanon.stream.recycle`): find the placement of the active records in the pending snapshots (repositioning forward by at most
    ``w``, recycling suppressed records, suppressing) of minimum information loss (Equation 2) with
    every pending snapshot l-eligible.
 

@@ -1,9 +1,12 @@
-"""OptimalReposition on counts (Wang, Xu, Wong, Fu, ICDM 2010, Section V, Figure 4).
+"""The exact step on counts (tempanon's broader step problem; moves named after Wang, Xu, Wong, Fu, ICDM 2010, Section V).
 
 The step problem
 ----------------
-One step of the online publisher (see :mod:`tempanon.stream.publisher`) is the *recycle-reposition*
-problem of Definition 2 over the pending snapshots ``first..last`` (``last = t`` the new snapshot):
+One step of the online publisher with ``step="exact"`` (see :mod:`tempanon.stream.publisher`) is
+tempanon's *broader step problem* over the pending snapshots (broader than the paper's Definition 2,
+which keeps every inherited ``|P_j[s]|`` fixed and is solved by :mod:`tempanon.stream.recycle`:
+here every pending placement may change, suppressed records of a home before the window may be
+recycled, and suppressions may be priced by ``defer``) over the pending snapshots ``first..last`` (``last = t`` the new snapshot):
 records with the same home ``h`` and sensitive value ``s`` are interchangeable, so the problem is a
 :class:`~tempanon.stream.window.WindowProblem` over *groups* ``g = (h, s)`` of ``u_g`` records, and a
 solution is a count matrix ``x[g, p]`` (records of ``g`` placed in pending snapshot ``first + p``,

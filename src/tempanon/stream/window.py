@@ -12,7 +12,7 @@ information loss and for l-eligibility, so every program here works on *groups* 
 Constraints: ``sum_j y[g, j] + z[g] = u_g`` and, for every pending ``j`` and value ``s``,
 ``l * sum_{g with value s} y[g, j] <= N[j]`` (``D'[j]`` l-eligible, Definition 1). Objective: the
 information loss of Equation (2). This is the ILP of the *first window* (Section III: all snapshots of
-the window pending, nothing published yet), of each *recycle-reposition* step (Definition 2, see
+the window pending, nothing published yet), of each step of the broader step problem (``step="exact"``; not the paper's Definition 2, see
 :mod:`tempanon.stream.publisher`) and, over a whole stream, the *offline* lower bound
 (:mod:`tempanon.stream.offline`). It is solved by HiGHS through :func:`scipy.optimize.milp`.
 (An equivalent formulation with integer caps ``k[j]`` — ``n[j, s] <= k[j]``, ``l * k[j] <= N[j]``, the

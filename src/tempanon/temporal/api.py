@@ -427,6 +427,9 @@ def _summary(df, dag, res, all_checks, final, *, k, uid, time, qi, metric, max_s
             if c is not None:
                 entry.update(k_anonymous=bool(c.k_anonymous), gen_m=c.gen_m, gen_s=c.gen_s, suppressed=c.suppressed,
                              classes=c.classes, min_respondents=c.min_respondents)  # fmt: skip
+            elif i in getattr(res, "bounded", {}):
+                implied = any(dag.finer[a, i] and res.checks[a].k_anonymous for a in res.checks)
+                entry.update(k_anonymous=True if implied else None, gen_m=None, gen_s=None, not_checked=res.bounded[i])
             elif i in res.pruned:
                 entry.update(k_anonymous=True, gen_m=None, gen_s=None,
                              not_checked=f"pruned: coarser than {dag.nodes[res.pruned[i]].name}, which is k-anonymous "

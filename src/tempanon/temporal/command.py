@@ -33,7 +33,7 @@ def timestamped(
         Optional[Path],
         typer.Option("--hierarchies", help="Folder of <column>.csv hierarchies: generalize time and these QIs jointly."),
     ] = None,
-    metric: Annotated[str, typer.Option("--metric", help="gen_c (gen_m then gen_s), gen_m or gen_s; with --hierarchies also height, loss, discernibility.")] = "gen_c",
+    metric: Annotated[str, typer.Option("--metric", help="gen_c (the paper's <=_c: gen_m = fewest respondents in a class, smaller first, then gen_s = their sum, larger first), gen_m or gen_s; with --hierarchies also height, loss, discernibility.")] = "gen_c",
     max_suppression: Annotated[
         float, typer.Option("--max-suppression", help="Fraction of tuples that may be suppressed.")
     ] = 0.0,

@@ -204,7 +204,7 @@ def node_metrics(cls: np.ndarray, uid: np.ndarray, z: np.ndarray, k: int) -> dic
     small = resp < k
     kept = resp[~small]  # gen_m, gen_s of Definitions 5-6 on the released joint classes
     return {"suppressed": int(sizes[small].sum()), "gen_m": int(kept.min()) if len(kept) else 0,
-            "gen_s": int(kept.sum()), "min_respondents": int(resp.min()) if n_cls else 0,
+            "gen_s": int(kept.sum()), "gen_s_all": int(resp.sum()), "min_respondents": int(resp.min()) if n_cls else 0,
             "classes": n_cls, "small": small}  # fmt: skip
 
 
@@ -240,7 +240,7 @@ def node_metrics_sorted(key: np.ndarray, uid: np.ndarray, z: np.ndarray, k: int)
     small = resp < k
     kept = resp[~small]
     return {"suppressed": int(sizes[small].sum()), "gen_m": int(kept.min()) if len(kept) else 0,
-            "gen_s": int(kept.sum()), "min_respondents": int(resp.min()) if len(resp) else 0,
+            "gen_s": int(kept.sum()), "gen_s_all": int(resp.sum()), "min_respondents": int(resp.min()) if len(resp) else 0,
             "classes": int(len(starts))}  # fmt: skip
 
 
@@ -297,14 +297,31 @@ def joint_anonymize(df: pd.DataFrame, *, time: str, qi: Sequence[str], k: int, u
     # Without suppression gen_c is monotone along the lattice (Theorem 4), so the least node is
     # minimal; with suppression it is not (gen_m counts the released classes only), so every
     # anonymous node is a candidate.
-    pool = res.minimal_nodes if max_sup == 0 else res.anonymous_nodes
-    for node in pool:
-        metrics[tuple(node)] = _metrics(dims, cols, node, uid_codes, zkey, int(k))
+    pool = res.minimal_nodes if max_sup == 0 or metric in INCOGNITO_CRITERIA else res.anonymous_nodes
     height = lambda nd: sum(d.heights[v] for d, v in zip(dims, nd))  # noqa: E731
 
     def key(nd):
         m = metrics[nd]
         return (*sort_key(_Check(m), metric, 0)[:-1], height(nd), tuple(nd))
+
+    reach = [_reachability(d) for d in dims]
+    bounded = 0
+    best = None
+    for node in sorted(map(tuple, pool), key=lambda nd: (height(nd), nd)):  # finer first
+        if best is not None and max_sup > 0:
+            # a node cannot beat the best if gen_m >= k and gen_s <= the respondents of all classes of a
+            # computed node below it (each of its classes is a union of theirs): skip it
+            below = [metrics[a]["gen_s_all"] for a in metrics
+                     if a != node and all(r[x, y] for r, x, y in zip(reach, a, node))]  # fmt: skip
+            if below:
+                ub = min(below)
+                lb = (*sort_key(_Check({"gen_m": int(k), "gen_s": ub}), metric, 0)[:-1], height(node), node)
+                if key(best) < lb:
+                    bounded += 1
+                    continue
+        metrics[node] = _metrics(dims, cols, node, uid_codes, zkey, int(k))
+        if best is None or key(node) < key(best):
+            best = node
 
     if metric in INCOGNITO_CRITERIA:  # the Incognito issue's criteria, selected by the engine
         chosen = tuple(res.selected_node)
@@ -361,6 +378,8 @@ def joint_anonymize(df: pd.DataFrame, *, time: str, qi: Sequence[str], k: int, u
         "lattice_size": res.lattice_size,
         "nodes_checked": res.nodes_checked,
         "anonymous_nodes": len(res.anonymous_nodes),
+        "metrics_computed": len(metrics),
+        "skipped_by_bound": bounded,  # anonymous nodes whose gen_c provably cannot beat the chosen one
         "minimal_k_anonymous": [
             {**{a: d.level_names[v] for a, d, v in zip(attrs, dims, nd)},
              "gen_m": metrics[tuple(nd)]["gen_m"], "gen_s": metrics[tuple(nd)]["gen_s"]}
@@ -383,6 +402,20 @@ def joint_anonymize(df: pd.DataFrame, *, time: str, qi: Sequence[str], k: int, u
 
 
 INCOGNITO_CRITERIA = ("height", "loss", "discernibility")
+
+
+def _reachability(d: Dimension) -> np.ndarray:
+    """``r[a, b]``: level ``b`` of the dimension is level ``a`` or above it (along ``parents``)."""
+    n = len(d.parents)
+    r = np.eye(n, dtype=bool)
+    for a in range(n):
+        stack = list(d.parents[a])
+        while stack:
+            b = stack.pop()
+            if not r[a, b]:
+                r[a, b] = True
+                stack.extend(d.parents[b])
+    return r
 
 
 class _Check:

@@ -25,7 +25,9 @@ metric does not: day may release one class of 3 respondents (gen_c <3,3>) where 
 classes of 2 and 3 (<2,5>), and week is then less general although coarser. So Procedure 1's
 pruning (do not visit a granularity coarser than an anonymous one) is used only without
 suppression, where Theorems 2-4 justify it; with suppression every granularity coarser than an
-anonymous one is known anonymous but still evaluated for its metric.
+anonymous one is known anonymous but still evaluated for its metric, unless a bound shows it cannot
+beat the best one found (gen_m >= k, and gen_s is at most the sum of respondents of all classes of
+any evaluated finer granularity, since each of its classes is a union of theirs).
 
 Algorithm 1 (:func:`least_generalization`) calls Procedure 1 (recursive descent over the
 directly-coarser DAG from the data's granularity) and Procedure 2 (:func:`check_granularity`,
@@ -115,6 +117,7 @@ class Check:
     classes: int
     min_respondents: int  # smallest respondent count over all classes (before suppression)
     n_tuples: int = 0  # tuples of the relation
+    gen_s_all: int = 0  # sum of the respondents of all classes, suppressed ones included (a bound)
     granule: np.ndarray | None = field(default=None, repr=False)  # class key per sorted tuple
     keep: np.ndarray | None = field(default=None, repr=False)  # kept per sorted tuple
 
@@ -156,7 +159,7 @@ def check_granularity(prep: Prepared, g: Granularity, k: int, max_suppressed: in
     kept = resp[~small]
     gen_m = int(kept.min()) if len(kept) else 0  # Definition 5 on the released classes
     gen_s = int(kept.sum())  # Procedure 2 / Example 3: sum of the classes' frequency sets
-    c = Check(g.name, ok, suppressed, gen_m, gen_s, int(len(starts)), int(resp.min()), n)
+    c = Check(g.name, ok, suppressed, gen_m, gen_s, int(len(starts)), int(resp.min()), n, int(resp.sum()))
     if keep_arrays:
         c.granule = h
         c.keep = np.repeat(~small, sizes)
@@ -192,6 +195,7 @@ class LeastResult:
     metric: str
     budget_exhausted: bool = False  # the time limit stopped the search: best of those evaluated
     not_reached: list[int] = field(default_factory=list)  # nodes neither evaluated nor pruned
+    bounded: dict[int, str] = field(default_factory=dict)  # with suppression: cannot beat the best (why)
 
 
 COARSE_HINTS = ("month", "quarter", "semester", "year")
@@ -239,7 +243,9 @@ def least_generalization(prep: Prepared, dag: GranularityDAG, k: int, *, metric:
 
     Without suppression an anonymous granularity stops the descent (its coarser granularities are
     anonymous and no less general by Theorems 2-4). With suppression the metric is not monotone
-    (see the module docstring), so every granularity is evaluated. ``time_limit`` (seconds)
+    (see the module docstring), so a granularity is skipped only when a bound shows it cannot beat
+    the best anonymous one found (gen_m >= k; gen_s at most the respondents of all classes of an
+    evaluated finer granularity; ``bounded``). ``time_limit`` (seconds)
     stops the search before the next evaluation once exceeded; the result is then the best
     anonymous granularity among those evaluated (``budget_exhausted``); when none of them is, the
     coarsest granularities (no directly coarser one) are checked before giving up."""
@@ -255,15 +261,35 @@ def least_generalization(prep: Prepared, dag: GranularityDAG, k: int, *, metric:
     prune = max_suppressed == 0
     deadline = None if time_limit is None else _time.monotonic() + float(time_limit)
     stopped = False
+    bounded: dict[int, str] = {}
+
+    def best_possible(v: int) -> tuple | None:
+        """A lower bound of ``sort_key`` for node ``v`` with suppression: its released classes hold
+        at least k respondents each (gen_m >= k), and its gen_s is at most the sum of respondents
+        of all classes of any evaluated finer granularity (a class of v is a union of theirs)."""
+        ub = [checks[a].gen_s_all for a in checks if dag.finer[a, v] and a != v]
+        if not ub:
+            return None
+        ub_s = min(ub)
+        return {"gen_c": (k, -ub_s, v), "gen_m": (k, v), "gen_s": (-ub_s, v)}[metric], ub_s
 
     def descend(v: int) -> None:  # Procedure 1
         nonlocal stopped
-        if v in checks or v in pruned or stopped:
+        if v in checks or v in pruned or v in bounded or stopped:
             return
         if prune:
             finer_anon = next((a for a in anonymous if dag.finer[a, v]), None)
             if finer_anon is not None:
                 pruned[v] = finer_anon
+                return
+        elif anonymous:  # suppression: skip v only if even its best possible metric loses
+            b = min(anonymous, key=lambda a: sort_key(checks[a], metric, a))
+            lb = best_possible(v)
+            if lb is not None and sort_key(checks[b], metric, b) < lb[0]:
+                bounded[v] = (f"bounded: cannot beat {dag.nodes[b].name} {checks[b].gen_c} (its gen_m >= {k}, its "
+                              f"gen_s <= {lb[1]}, the respondents of the classes of a finer granularity)")
+                for p in dag.parents[v]:
+                    descend(p)
                 return
         if deadline is not None and checks and _time.monotonic() > deadline:
             stopped = True
@@ -289,7 +315,7 @@ def least_generalization(prep: Prepared, dag: GranularityDAG, k: int, *, metric:
                     anonymous.append(v)
     not_reached = []
     for v in range(total):  # not reached: above an anonymous granularity (generalization property)
-        if v not in checks and v not in pruned:
+        if v not in checks and v not in pruned and v not in bounded:
             a = next((a for a in anonymous if dag.finer[a, v]), None) if prune else None
             if a is not None:
                 pruned[v] = a
@@ -300,7 +326,7 @@ def least_generalization(prep: Prepared, dag: GranularityDAG, k: int, *, metric:
         raise NoSolutionError(no_solution_message(dag, checks, k, max_suppressed, stopped))
     pool = minimal if prune else anonymous
     chosen = min(pool, key=lambda v: sort_key(checks[v], metric, v))
-    return LeastResult(chosen, checks, minimal, pruned, metric, stopped, not_reached)
+    return LeastResult(chosen, checks, minimal, pruned, metric, stopped, not_reached, bounded)
 
 
 def brute_force(prep: Prepared, granularities: Sequence[Granularity], k: int, *, metric: str = "gen_c",

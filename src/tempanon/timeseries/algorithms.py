@@ -50,13 +50,14 @@ def _finish(words_all, kgroup, psub, level) -> Grouping:
 
 
 def kapra(X: np.ndarray, k: int, P: int, max_level: int, paa_segments: int | None = None,
-          progress=None) -> Grouping:
+          progress=None, recycle: bool = True) -> Grouping:
     """KAPRA (Section 5.3): create-tree over the whole data set (Algorithm 1), recycle bad leaves
     (Algorithm 2, fewer than ``P`` series suppressed), then group formation (Algorithm 3): split
     P-subgroups of ``>= 2P`` series by top-down partitioning, make those of ``>= k`` series
     k-groups, start every other k-group from the remaining P-subgroup with the lowest value loss,
     add the P-subgroups minimizing VL of the union, and assign the leftovers
-    (:func:`~tempanon.timeseries.partition.group_formation`)."""
+    (:func:`~tempanon.timeseries.partition.group_formation`). ``recycle=False`` skips Algorithm 2
+    and suppresses every series of a bad leaf (Table 4's "NR" rows; the API never does)."""
     X = np.asarray(X, dtype=float)
     n = X.shape[0]
     step = (lambda d, i: progress(d, i, 4)) if progress else (lambda d, i: None)
@@ -72,7 +73,11 @@ def kapra(X: np.ndarray, k: int, P: int, max_level: int, paa_segments: int | Non
     psub[gs] = np.unique(leaves.leaf[gs], return_inverse=True)[1]
     level[gs] = leaves.level[leaves.leaf[gs]]
     bs = np.flatnonzero(~good_series)
-    r_s, r_k, r_l, suppressed = recycle_bad_leaves(pid, bs, leaves.level[leaves.leaf[bs]], P)
+    if recycle:
+        r_s, r_k, r_l, suppressed = recycle_bad_leaves(pid, bs, leaves.level[leaves.leaf[bs]], P)
+    else:  # Table 4's "NR" rows: every series of a bad leaf is suppressed
+        r_s = r_k = r_l = np.zeros(0, dtype=np.int64)
+        suppressed = bs
     base = int(psub.max()) + 1 if gs.size else 0
     psub[r_s] = base + r_k
     level[r_s] = r_l

@@ -381,6 +381,8 @@ def kp_anonymize(
         "missing": missing,
         "dropped_incomplete": dropped,
         "verified": True,
+        "steward_only": "this summary counts the original series (series, suppressed, dropped_incomplete): "
+                        "for the data steward, not for release",
         "runtime_seconds": round(time.perf_counter() - t0, 4),
         "keep": keep,
         "left_out": left_out,
@@ -431,6 +433,30 @@ def _first_seen(labels: np.ndarray) -> np.ndarray:
     rank = np.empty(len(u), dtype=np.int64)
     rank[np.argsort(first, kind="stable")] = np.arange(len(u))
     return rank[inv]
+
+
+AUDIT_HEADER = ("# STEWARD ONLY - DO NOT RELEASE. tempanon kp audit: links each input series id to its release "
+                "row (empty: suppressed) and holds the secret shuffle seed of the release's row order.")
+
+
+def write_kp_audit(result: KPResult, path) -> None:
+    """Write the steward's audit atomically: CSV with a first comment line saying it is steward-only
+    (read it back with ``pandas.read_csv(path, comment="#")``); Parquet (by suffix) with the same
+    text in the file's metadata."""
+    from pathlib import Path
+
+    from tempanon.data.io import atomic_write
+
+    if Path(path).suffix.lower() == ".parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        table = pa.Table.from_pandas(result.audit, preserve_index=False)
+        table = table.replace_schema_metadata({**(table.schema.metadata or {}), b"tempanon": AUDIT_HEADER.encode()})
+        atomic_write(path, lambda p: pq.write_table(table, p))
+        return
+    text = AUDIT_HEADER + "\n" + result.audit.to_csv(index=False)
+    atomic_write(path, lambda p: p.write_text(text, encoding="utf-8"))
 
 
 def released_source_rows(audit: pd.DataFrame) -> np.ndarray:

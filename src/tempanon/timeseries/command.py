@@ -21,6 +21,7 @@ def kp(
     time_col: Annotated[Optional[str], typer.Option("--time", help="With --long: the time column (ordered as numbers, timestamps or text).")] = None,
     value: Annotated[Optional[str], typer.Option("--value", help="With --long: the reading column.")] = None,
     na_values: Annotated[Optional[str], typer.Option("--na-values", help="Missing-value sentinels of the readings, e.g. '-1,NA'.")] = None,
+    shuffle_seed: Annotated[Optional[int], typer.Option("--shuffle-seed", help="Seed of the release's row order inside groups (default: a fresh secret; recorded only in --audit).")] = None,
     missing: Annotated[str, typer.Option("--missing", help="A series with a missing reading: refuse (default, exit 2) or drop (left out of the release; counted in the summary).")] = "refuse",
     k: Annotated[int, typer.Option("--k", help="Every value envelope is shared by at least k series.")] = 10,
     p: Annotated[int, typer.Option("--p", help="Inside a k-group every pattern is shared by at least P series (P <= k).")] = 5,
@@ -51,7 +52,7 @@ def kp(
     """
     from tempanon.data.io import OutputSet, read_table
     from tempanon.data.roles import parse_column_list
-    from tempanon.timeseries.api import kp_anonymize
+    from tempanon.timeseries.api import kp_anonymize, write_kp_audit
 
     import time
 
@@ -101,7 +102,7 @@ def kp(
                 df, id_col=id_col, qi=q, k=k, P=p, sensitive=sens, algorithm=algorithm.lower(),
                 max_level=max_level, paa_segments=paa, l_diversity=l_diversity, epsilon=epsilon,
                 publish_values=pv, publish_patterns=pp, numeric_sensitive=sensitive_numeric, na_values=na_values,
-                missing=missing, progress=progress, keep=parse_column_list(keep, cols),
+                missing=missing, shuffle_seed=shuffle_seed, progress=progress, keep=parse_column_list(keep, cols),
                 drop=parse_column_list(drop, cols), allow_identifier=parse_column_list(allow_identifier, cols))
         phases["read, group, publish and verify"] = time.perf_counter() - t0
         rep = None
@@ -116,7 +117,7 @@ def kp(
         with outs:  # staged, then committed together
             outs.table(result.released, out, "--out")
             if audit is not None:
-                outs.table(result.audit, audit, "--audit")
+                outs.stage(audit, lambda p_: write_kp_audit(result, p_), "--audit")
             if rep is not None:
                 outs.stage(report, rep.write, "--report")
             if summary is not None:

@@ -153,15 +153,19 @@ def _selective_range(values: np.ndarray, frac: float, rng) -> tuple[float, float
     return float(v[start]), float(v[start + width - 1])
 
 
-def range_workload(X, n_queries: int, n_cols: int, selectivity: float = 0.1, seed: int = 0) -> list[RangeQuery]:
+def range_workload(X, n_queries: int, n_cols: int, selectivity: float = 0.1, seed: int = 0,
+                   must=None) -> list[RangeQuery]:
     """Range queries on ``n_cols`` random quasi-identifiers, each predicate covering a random
-    interval holding a fraction ``selectivity**(1/n_cols)`` of the original values."""
+    interval holding a fraction ``selectivity**(1/n_cols)`` of the original values. ``must``:
+    instants every query includes (the others drawn at random)."""
     rng = np.random.default_rng(seed)
-    w = min(n_cols, X.shape[1])
+    must = np.asarray([] if must is None else must, dtype=np.int64)
+    w = max(min(n_cols, X.shape[1]), must.size)
     frac = selectivity ** (1.0 / w)
     out = []
+    others = np.setdiff1d(np.arange(X.shape[1]), must)
     for _ in range(n_queries):
-        cols = np.sort(rng.choice(X.shape[1], size=w, replace=False))
+        cols = np.sort(np.r_[must, rng.choice(others, size=w - must.size, replace=False)]).astype(np.int64)
         b = [_selective_range(X[:, c], frac, rng) for c in cols]
         out.append(RangeQuery(cols, np.array([x[0] for x in b]), np.array([x[1] for x in b])))
     return out
@@ -209,6 +213,19 @@ def evaluate(X: np.ndarray, released: pd.DataFrame, value_cols: list[str], *, n_
     nearly every series, which makes its precision look high)."""
     X = np.asarray(X, dtype=float)
     lo, hi, rec = released_arrays(released, value_cols, X.shape[1])
+    return evaluate_arrays(X, lo, hi, rec, n_queries=n_queries, seed=seed, range_cols=range_cols,
+                           selectivity=selectivity, prq_features=prq_features, distance=distance,
+                           psq_avg_distance=psq_avg_distance)
+
+
+def evaluate_arrays(X: np.ndarray, lo: np.ndarray, hi: np.ndarray, rec: np.ndarray, *, n_queries: int = 100,
+                    seed: int = 0, range_cols: int = 3, selectivity: float = 0.1, prq_features: int = 2,
+                    distance: str = "cosine", psq_avg_distance: float | None = None,
+                    range_must: np.ndarray | None = None) -> dict:
+    """:func:`evaluate` on arrays: envelopes ``lo``/``hi`` and reconstructed normalized series
+    ``rec`` per release row (e.g. completed by the Section 6 estimates). ``range_must``: instants
+    every range query must contain (Section 7.4: the missing attributes)."""
+    X = np.asarray(X, dtype=float)
     Zn = znormalize(X)
     avg = float(paired_feature_distance(Zn, rec, distance).mean()) if len(Zn) else 0.0
     if psq_avg_distance is not None:
@@ -220,7 +237,7 @@ def evaluate(X: np.ndarray, released: pd.DataFrame, value_cols: list[str], *, n_
         out[key] = float(np.mean(ok)) if ok else float("nan")
         out[key.rsplit("_", 2)[0] + "_undefined"] = len(vals) - len(ok)
 
-    rq = range_workload(X, n_queries, range_cols, selectivity, seed)
+    rq = range_workload(X, n_queries, range_cols, selectivity, seed, must=range_must)
     errs = []
     for q in rq:
         act = range_count(X, q)
