@@ -99,7 +99,8 @@ def run_one(engine: str, table: str, hdir: str, out: str, memory_limit: str | No
         "wall_s": wall, "cpu_s": cpu, "peak_rss_mb": peak, "search_s": res.search.stats.seconds,
         "anonymous": len(res.anonymous_nodes), "minimal": len(res.minimal_nodes), "selected": list(res.selected_node),
         "rows_out": res.rows_out, "verified": bool(res.engine_checks and res.engine_checks.get("verified_file")) or engine == "numpy",
-        "engine_path": res.engine_path, "memory_limit": memory_limit,
+        "engine_path": res.engine_path, "memory_limit": memory_limit, "table_scans": res.search.stats.table_scans,
+        "engine_queries": (getattr(res, "plan", None) or {}).get("source", {}).get("engine_queries"),
     }  # fmt: skip
 
 
@@ -167,11 +168,15 @@ def main() -> None:
     le.add_argument("--memory-limit", default=None)
     le.add_argument("--k", type=int, default=5)
     le.add_argument("--keep", action="store_true", help="keep the generated data")
+    le.add_argument("--max-driver-rows", type=int, default=None,
+                    help="bottom sets above this many rows stay in the engine (TEMPANON_MAX_DRIVER_ROWS)")
     ad = sub.add_parser("adult")
     ad.add_argument("--repeat", type=int, default=5)
     a = ap.parse_args()
     os.environ.setdefault("PYTHONPATH", str(ROOT / "src"))
     if a.cmd == "landsend":
+        if a.max_driver_rows is not None:
+            os.environ["TEMPANON_MAX_DRIVER_ROWS"] = str(a.max_driver_rows)
         bench_landsend(a.rows, a.engines.split(","), a.memory_limit, a.k, a.keep)
     else:
         bench_adult(a.repeat)

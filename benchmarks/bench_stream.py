@@ -59,6 +59,42 @@ def markdown(paths: list[Path]) -> str:
     return "\n".join(out)
 
 
+def compare(paths: list[Path]) -> str:
+    """A Markdown table of the steps side by side (``--compare a.jsonl b.jsonl ...``): per dataset, unit,
+    cost, l and w, each step's IL, IL / offline bound (the bound of any run of the cell: it depends on
+    the data, l, w, mu and beta only), suppressed, repositioned, and records per CPU-second of the online
+    steps and of the whole API call."""
+    rows = [json.loads(line) for p in paths for line in Path(p).read_text().splitlines() if line.strip()]
+    cells: dict = {}
+    for r in rows:
+        key = (r["dataset"], r["unit"], r.get("cost") or "linear", r["l"], r["w"])
+        cells.setdefault(key, {})[r.get("step") or "exact"] = r
+    steps = ["paper", "exact"]
+    head = ["data", "unit", "mu", "l", "w", "offline LB"]
+    for st in steps:
+        head += [f"{st} IL", f"{st} IL/LB", f"{st} supp.", f"{st} repos.", f"{st} step rec/CPU-s", f"{st} e2e rec/CPU-s"]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * 5 + "--:|" * (len(head) - 5)]
+    order = {"uof": 0, "stops": 1}
+    for key in sorted(cells, key=lambda k: (order.get(k[0], 9), k[1], k[2], k[3], k[4])):
+        c = cells[key]
+        lbs = [r["offline_lower_bound"] for r in c.values() if r.get("offline_lower_bound") == r.get("offline_lower_bound")]
+        lb = max(lbs) if lbs else None
+        opt = any(r.get("offline_optimal") for r in c.values())
+        line = [*map(str, key), "-" if lb is None else f"{lb:.0f}{'*' if opt else ''}"]
+        for st in steps:
+            r = c.get(st)
+            if r is None:
+                line += ["-"] * 6
+                continue
+            il = r["information_loss"]
+            ratio = "-" if lb is None else (f"{il / lb:.3f}" if lb > 0 else ("1.000" if il == 0 else "-"))
+            srate = r.get("step_records_per_cpu_second")
+            line += [f"{il:.0f}", ratio, str(round(r["suppression_rate"] * r["records"])), str(r["repositioned"]),
+                     "-" if not srate else f"{srate:,.0f}", f"{r['records_per_cpu_second']:,.0f}"]
+        out.append("| " + " | ".join(line) + " |")
+    return "\n".join(out)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dataset", choices=sorted(DATASETS), default="uof")
@@ -77,8 +113,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--step", default="exact", help="the online step: paper, exact or default (docs/stream.md)")
     ap.add_argument("--cost", default="linear", help="reposition cost: linear or quadratic")
     ap.add_argument("--no-offline", action="store_true", help="skip the offline lower bound")
+    ap.add_argument("--compare", nargs="+", type=Path, default=None, help="print the steps side by side (JSON-lines results) and exit")
     ap.add_argument("--markdown", nargs="+", type=Path, default=None, help="print a Markdown table of JSON-lines results and exit")
     args = ap.parse_args(argv)
+    if args.compare:
+        print(compare(args.compare))
+        return 0
     if args.markdown:
         print(markdown(args.markdown))
         return 0

@@ -448,18 +448,15 @@ def _kanonymize(src, qi, hierarchies, k, t0, *, uid, identifying, max_suppressio
                           max_suppressed=max_sup, l=l, sensitive=sensitive)  # fmt: skip
         released, kept, min_size = rel.table, None, rel.min_class_size
         check = rel.checks
-    elif lsup is not None:  # classes failing l are suppressed too
-        released, kept, min_size = _release(
-            src.data, qi, dims, src.base_codes, node, int(k), uid, drop_all, lsup, src.data[sensitive].to_numpy(dtype=object)
-        )
-        rel = None
     else:
         rel = src.release(node, int(k), uid=uid, drop=drop_all)
         released, kept, min_size = rel.table, rel.kept, rel.min_class_size
+        if lsup is not None:  # with suppression, classes failing l are suppressed too
+            released, kept, min_size = _suppress_not_l_diverse(src, dims, node, lsup, sensitive, released, kept)
     shuffle_seed = None
     if shuffle and isinstance(released, pd.DataFrame):
         released, shuffle_seed = _shuffle_within_classes(released, qi, seed)
-    rows_out = int(kept.sum()) if rel is None else rel.rows_out
+    rows_out = int(kept.sum()) if kept is not None else rel.rows_out
     suppressed = int(n - rows_out)
     data = getattr(src, "data", None)
     plan["source"] = src.describe()  # with the engine's query count when frequency sets ran there
@@ -547,46 +544,26 @@ def _shuffle_within_classes(released: pd.DataFrame, qi: Sequence[str], seed: int
     return released.iloc[order], int(seed)
 
 
-def _release(
-    data: pd.DataFrame,
-    qi: Sequence[str],
-    dims: Sequence[Dimension],
-    cols: Sequence[np.ndarray],
-    node: Node,
-    k: int,
-    uid: str | None,
-    identifying: Sequence[str],
-    ldiv: LDiversity | None = None,
-    sens_values: np.ndarray | None = None,
-) -> tuple[pd.DataFrame, np.ndarray, int]:
-    """The generalized table at ``node``, rows of classes smaller than k (or not l-diverse)
-    removed."""
-    level_codes = [d.codes[v][c] for d, v, c in zip(dims, node, cols)]
-    key = np.zeros(len(data), dtype=np.int64)
-    for d, v, c in zip(dims, node, level_codes):
-        key = key * d.cardinality(v) + c
-    cls, inv = np.unique(key, return_inverse=True)
-    if uid is None:
-        sizes = np.bincount(inv, minlength=len(cls))
-    else:
-        u = pd.factorize(data[uid])[0]
-        pairs = np.unique(inv.astype(np.int64) * (int(u.max()) + 1) + u)
-        sizes = np.bincount(pairs // (int(u.max()) + 1), minlength=len(cls))
-    ok = sizes >= k
-    if ldiv is not None:
-        from tempanon.lattice.freqset import FrequencySet
+def _suppress_not_l_diverse(src, dims, node, ldiv: LDiversity, sensitive: str, released: pd.DataFrame, kept: np.ndarray):
+    """Remove from a release (``kept``: the rows of classes with >= k rows) the classes whose
+    ``sensitive`` values are not l-diverse; returns (release, kept mask, smallest kept class)."""
+    from tempanon.lattice.freqset import FrequencySet
 
-        sc, n_s = pd.factorize(pd.Series(sens_values, dtype=object), use_na_sentinel=False)
-        pairs, pc = np.unique(inv.astype(np.int64) * max(len(n_s), 1) + sc, return_counts=True)
-        fs = FrequencySet((), (), (), pc.astype(np.int64), pairs, max(len(n_s), 1), True)
-        ok &= ldiv.holds(fs)
-    kept = ok[inv]
-    out = data.drop(columns=[c for c in [*identifying, *([uid] if uid else [])] if c in data.columns])
-    out = out.copy()
-    for q, d, v, c in zip(qi, dims, node, level_codes):
-        out[q] = pd.Series(d.labels[v][c], index=data.index, dtype=object)
-    released = out.loc[kept]
-    min_size = int(sizes[ok].min()) if ok.any() else 0
+    key = np.zeros(len(kept), dtype=np.int64)
+    for d, v, c in zip(dims, node, src.base_codes):
+        key = key * d.cardinality(v) + d.codes[v][c]
+    _cls, inv = np.unique(key, return_inverse=True)
+    sc, uniq = pd.factorize(pd.Series(src.data[sensitive].to_numpy(dtype=object)), use_na_sentinel=False)
+    n_s = max(len(uniq), 1)
+    pairs, pc = np.unique(inv.astype(np.int64) * n_s + sc, return_counts=True)
+    diverse = ldiv.holds(FrequencySet((), (), (), pc.astype(np.int64), pairs, n_s, True))
+    still = diverse[inv]
+    # the released rows by their input labels (robust to a release that reorders rows)
+    pos = src.data.index.get_indexer(released.index) if src.data.index.is_unique else np.flatnonzero(kept)
+    released = released[still[pos]]
+    kept = kept & still
+    sizes = np.bincount(inv[kept], minlength=len(diverse))
+    min_size = int(sizes[sizes > 0].min()) if kept.any() else 0
     return released, kept, min_size
 
 

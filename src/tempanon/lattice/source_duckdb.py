@@ -280,6 +280,13 @@ class SQLSource(FrequencySource):
         """The frequency set of the node (``attrs`` at ``levels``) computed by the engine: one
         ``GROUP BY`` over the level codes of the dimension tables (plus the respondent or
         sensitive column), fetched as Arrow; identical to the driver's (tests/engine)."""
+        import threading
+
+        lock = self.__dict__.setdefault("_fs_lock", threading.Lock())
+        with lock:  # the search may run families on threads; one connection serves one query at a time
+            return self._engine_frequency_set(attrs, levels)
+
+    def _engine_frequency_set(self, attrs: tuple, levels: tuple) -> Any:
         key = (attrs, levels)
         fs = self._fs_cache.get(key)
         if fs is not None:

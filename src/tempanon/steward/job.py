@@ -191,6 +191,7 @@ class ModelSpec:
     outputs: frozenset[str] = _BASE_OUTPUTS  # accepted [output] keys
     required_outputs: frozenset[str] = frozenset({"table"})
     column_ranges: bool = False  # quasi_identifiers entries may be ranges "A0:A9" (expanded on the data)
+    prepare: Callable[[Job, pd.DataFrame], pd.DataFrame] | None = None  # reshape the input first (kp: long format)
 
 
 @dataclass
@@ -553,6 +554,12 @@ def _validate_kp(ctx: Ctx, model: dict, qi: list[str]) -> None:
         raise ctx.error(("model", "epsilon"), f"must be positive, got {model['epsilon']}")
 
 
+def _prepare_kp(job: Job, df: pd.DataFrame) -> pd.DataFrame:
+    from tempanon.timeseries.longformat import job_prepare  # [model] long_time/long_value: long format
+
+    return job_prepare(job, df)
+
+
 def _run_kp(job: Job, df: pd.DataFrame, source: SourceInfo, progress: Any) -> dict:
     from tempanon.timeseries.api import kp_anonymize
 
@@ -580,8 +587,9 @@ def _run_kp(job: Job, df: pd.DataFrame, source: SourceInfo, progress: Any) -> di
             df, id_col=job.uid, qi=job.quasi_identifiers, k=p["k"], P=p["p"], sensitive=job.sensitive,
             algorithm=p.get("algorithm", "kapra"), max_level=p.get("max_level", 5), paa_segments=p.get("paa"),
             l_diversity=p.get("l_diversity"), epsilon=p.get("epsilon"), publish_values=p.get("publish_values"),
-            publish_patterns=p.get("publish_patterns"), progress=progress, keep=job.keep,
-            drop=job.identifying, allow_identifier=job.allow_identifier,
+            publish_patterns=p.get("publish_patterns"), na_values=p.get("na_values"), missing=p.get("missing", "refuse"),
+            numeric_sensitive=p.get("sensitive_numeric", False),
+            progress=progress, keep=job.keep, drop=job.identifying, allow_identifier=job.allow_identifier,
         )  # verified inside (tempanon.verify.check_kp_anonymity)
     except InputError as exc:
         if "PAA" in str(exc) and "paa" in p:
@@ -729,7 +737,9 @@ MODELS: dict[str, ModelSpec] = {
     ),
     "kp": ModelSpec(
         schema={"k": "integer", "p": "integer", "algorithm": "string", "max_level": "integer", "paa": "integer",
-                "l_diversity": "integer", "epsilon": "number", "publish_values": "list of strings", "publish_patterns": "list of strings"},
+                "l_diversity": "integer", "epsilon": "number", "publish_values": "list of strings", "publish_patterns": "list of strings",
+                "long_time": "string", "long_value": "string", "na_values": "list of strings", "missing": "string",
+                "sensitive_numeric": "boolean"},
         required={"k", "p"},
         run=_run_kp,
         description="(k,P)-anonymity of time series (KAPRA / Naive, Shou et al.)",
@@ -738,6 +748,7 @@ MODELS: dict[str, ModelSpec] = {
         hierarchies="none",
         outputs=_BASE_OUTPUTS | {"audit"},
         column_ranges=True,
+        prepare=_prepare_kp,
     ),
     "stream": _STREAM_SPEC,
 }
@@ -772,6 +783,8 @@ def run_job(job: Job, progress: Any = None) -> dict:
     job.outputs = _output_set(job)  # every output checked against the inputs before anything is read
     df, desc, checksum, kind = read_source(job)
     spec = MODELS[job.model]
+    if spec.prepare is not None:
+        df = spec.prepare(job, df)
     if spec.column_ranges:
         from tempanon.data.roles import parse_column_list
 

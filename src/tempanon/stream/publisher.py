@@ -296,8 +296,10 @@ class StreamPublisher:
         t0 = len(self._snaps)
         sizes = np.diff(bounds)
         start = _time.perf_counter()
+        cpu0 = _time.process_time()
         seg = np.repeat(np.arange(K), sizes)
         drop, n_supp = initial_suppression_segments(codes, seg, K, self.l)
+        self.step_cpu_seconds += _time.process_time() - cpu0  # the initial solutions of all K steps
         place = np.repeat(t0 + np.arange(K), sizes)
         place[drop] = -1
         kept = sizes - n_supp
