@@ -17,8 +17,19 @@ from tempanon.data.lines import at_label as _at_label
 from tempanon.errors import VerificationError
 
 
+def _written_keys(df: pd.DataFrame, qi: Sequence[str]) -> pd.DataFrame:
+    """The quasi-identifier values as the text they are written as (``1`` and ``1.0`` are two
+    classes in a CSV file, so they are two classes here); a missing value is a key of its own,
+    apart from the empty string. This is the finest partition any writer can produce, so k checked
+    on it holds in every written form."""
+    return pd.DataFrame({q: _as_text(df[q]) for q in qi}, index=df.index)
+
+
 def _class_sizes(df: pd.DataFrame, qi: Sequence[str], uid: str | None = None) -> pd.Series:
-    keys = df[list(qi)].astype(object).where(df[list(qi)].notna(), "\x00<NA>")
+    if df.columns.duplicated().any():
+        dup = sorted(set(df.columns[df.columns.duplicated()]))
+        raise VerificationError(f"the release has duplicate column names: {', '.join(map(str, dup))}")
+    keys = _written_keys(df, qi)
     if uid is None:
         return keys.groupby(list(qi), sort=False, dropna=False).size()
     frame = keys.assign(__uid__=df[uid].to_numpy())
@@ -70,7 +81,7 @@ def check_k_anonymity(
 def check_l_diverse_classes(released: pd.DataFrame, qi: Sequence[str], sensitive: str, l: int) -> dict:
     """Check that in every equivalence class over ``qi`` the most frequent value of ``sensitive``
     (missing is a value) has at most ``|E| / l`` rows."""
-    keys = released[list(qi)].astype(object).where(released[list(qi)].notna(), "\x00<NA>")
+    keys = _written_keys(released, qi)
     sens = released[sensitive].astype(object).where(released[sensitive].notna(), "\x00<NA>")
     counts = keys.assign(__s__=sens.to_numpy()).groupby(list(qi) + ["__s__"], sort=False).size()
     per = counts.groupby(level=list(range(len(qi))), sort=False).agg(["max", "sum"])

@@ -356,7 +356,7 @@ def test_timestamped_report_of_a_wide_input_fits(tmp_path):
                        "Address": rng.choice([f"Addr{i}" for i in range(5)], n)})
     for i in range(80):
         df[f"extra_{i}"] = rng.choice(["x", "y"], n)
-    res = anonymize_timestamped(df, time="Date", qi=["Address"], k=3, uid="Patient", granularities="week,month,quarter,year")
+    res = anonymize_timestamped(df, time="Date", qi=["Address"], allow_identifier=["Address"], keep=[f"extra_{i}" for i in range(80)], k=3, uid="Patient", granularities="week,month,quarter,year")
     html = timestamped_report(df, res, source="t.csv", checksum=None).render()
     assert "grouped by role" in html
     assert_fits(html, tmp_path)

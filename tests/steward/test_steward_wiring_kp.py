@@ -215,3 +215,39 @@ def test_job_customized_publishing(walk_csv, walk, tmp_path):
 )
 def test_job_errors_name_key_and_line(walk_csv, tmp_path, old, new, message, line):
     assert_job_error(JOB, tmp_path, old, new, message, line)
+
+
+def test_job_long_format(tmp_path, walk):
+    """Issue 16: a kp job reads one row per (series, time) with [model] long_time / long_value."""
+    rows = [(r.id, t, getattr(r, f"A{t}"), r.S) for r in walk.itertuples() for t in range(8)]
+    pd.DataFrame(rows, columns=["sid", "t", "x", "S"]).sample(frac=1, random_state=1).to_csv(tmp_path / "long.csv", index=False)
+    job = tmp_path / "job.toml"
+    job.write_text(f"""
+[input]
+path = "long.csv"
+
+[columns]
+uid = "sid"
+quasi_identifiers = ["0:7"]
+sensitive = ["S"]
+
+[model]
+name = "kp"
+k = 6
+p = 3
+long_time = "t"
+long_value = "x"
+
+[output]
+table = "out/released.csv"
+audit = "steward/audit.csv"
+""")
+    r = runner.invoke(app, ["run", str(job), "-q"])
+    assert r.exit_code == 0, r.output
+    rel = pd.read_csv(tmp_path / "out" / "released.csv")
+    assert {"0_lo", "7_hi", "pattern", "S"} <= set(rel.columns) and "sid" not in rel.columns
+    audit = pd.read_csv(tmp_path / "steward" / "audit.csv", dtype={"id": str})
+    assert sorted(audit["id"]) == sorted(walk["id"])
+    job.write_text(job.read_text().replace('long_value = "x"\n', ""))
+    r = runner.invoke(app, ["run", str(job), "-q"])
+    assert r.exit_code == 2 and "long_time and long_value" in r.output

@@ -37,7 +37,7 @@ def run(*args):
 
 def test_cli_report_end_to_end(exams, tmp_path):
     out, rep, summ = tmp_path / "o.csv", tmp_path / "r.html", tmp_path / "s.json"
-    r = run(exams, "--uid", "Patient", "--time", "Date", "--qi", "Address", "--granularities", "week,quarter,business-day",
+    r = run(exams, "--uid", "Patient", "--time", "Date", "--qi", "Address", "--allow-identifier", "Address", "--sensitive", "Exam", "--granularities", "week,quarter,business-day",
             "--k", "2", "--out", out, "--report", rep, "--summary", summ, "--verbose")  # fmt: skip
     assert r.exit_code == 0, r.output
     html = rep.read_text()
@@ -57,7 +57,7 @@ def test_cli_report_end_to_end(exams, tmp_path):
 
 def test_cli_report_numbers_are_the_released_tables(exams, tmp_path):
     out, rep, audit = tmp_path / "release" / "o.csv", tmp_path / "r.html", tmp_path / "steward" / "a.csv"
-    r = run(exams, "--uid", "Patient", "--time", "Date", "--qi", "Address", "--granularities", "week,month",
+    r = run(exams, "--uid", "Patient", "--time", "Date", "--qi", "Address", "--allow-identifier", "Address", "--sensitive", "Exam", "--granularities", "week,month",
             "--k", "2", "--out", out, "--report", rep, "--audit", audit, "-q")  # fmt: skip
     assert r.exit_code == 0 and r.output.strip() == ""
     rel = pd.read_csv(out, dtype=str)
@@ -85,7 +85,7 @@ def test_cli_report_numbers_are_the_released_tables(exams, tmp_path):
 )
 def test_cli_no_report_when_the_run_fails(exams, tmp_path, args, code):
     out, rep = tmp_path / "o.csv", tmp_path / "r.html"
-    r = run(exams, "--uid", "Patient", "--time", "Date", "--qi", "Address", *args, "--out", out, "--report", rep)
+    r = run(exams, "--uid", "Patient", "--time", "Date", "--qi", "Address", "--allow-identifier", "Address", "--sensitive", "Exam", *args, "--out", out, "--report", rep)
     assert r.exit_code == code, r.output
     assert not rep.exists() and not out.exists()
 
@@ -102,7 +102,7 @@ def test_cli_joint_report(exams, tmp_path):
     hier.mkdir()
     (hier / "Address.csv").write_text("Addr1;*\nAddr2;*\nAddr3;*\n")
     out, rep = tmp_path / "o.csv", tmp_path / "r.html"
-    r = run(exams, "--uid", "Patient", "--time", "Date", "--qi", "Address", "--granularities", "week,month,year",
+    r = run(exams, "--uid", "Patient", "--time", "Date", "--qi", "Address", "--allow-identifier", "Address", "--sensitive", "Exam", "--granularities", "week,month,year",
             "--hierarchies", hier, "--k", "3", "--out", out, "--report", rep, "-v")  # fmt: skip
     assert r.exit_code == 0, r.output
     assert "joint search:" in r.output
@@ -136,7 +136,7 @@ def brute_losses(data, released, cols):
 @pytest.mark.parametrize("gran, k, sup", [("week,month", 2, 0.0), ("month,year", 2, 0.0), ("week", 2, 0.3), ("day", 2, 0.5)])
 def test_observed_losses_match_brute_force(gran, k, sup):
     df = example_exams()
-    res = anonymize_timestamped(df, time="Date", qi=["Address"], k=k, uid="Patient", granularities=gran, max_suppression=sup)
+    res = anonymize_timestamped(df, time="Date", qi=["Address"], allow_identifier=["Address"], sensitive=["Exam"], k=k, uid="Patient", granularities=gran, max_suppression=sup)
     got = {c: loss for c, _, _, loss in observed_losses(df, res.released, ["Date", "Address"], {})}
     want = brute_losses(df, res.released, ["Date", "Address"])
     assert got == pytest.approx(want)
@@ -145,7 +145,7 @@ def test_observed_losses_match_brute_force(gran, k, sup):
 
 def test_report_flags_a_release_that_is_not_k_anonymous():
     df = example_exams()
-    res = anonymize_timestamped(df, time="Date", qi=["Address"], k=2, uid="Patient", granularities="week,month")
+    res = anonymize_timestamped(df, time="Date", qi=["Address"], allow_identifier=["Address"], sensitive=["Exam"], k=2, uid="Patient", granularities="week,month")
     ok = timestamped_report(df, res, source="x", checksum=None).render()
     assert "verified on the released table" in ok and "NOT verified" not in ok
     # tamper: keep only one respondent of the first class -> that class has 1 < k respondents
@@ -166,6 +166,8 @@ path = "exams.csv"
 time = "Date"
 uid = "Patient"
 quasi_identifiers = ["Address"]
+sensitive = ["Exam"]
+allow_identifier = ["Address"]
 
 [model]
 name = "timestamped"
@@ -235,18 +237,18 @@ def test_job_with_hierarchies_generalizes_jointly(exams, tmp_path):
 @pytest.mark.parametrize(
     "old, new, message, line",
     [
-        ("k = 2", 'k = "2"', "key 'model.k': expected integer, got a string ('2')", 11),
-        ("k = 2", "k = 1", "key 'model.k': k must be at least 2", 11),
-        ('granularities = ["week", "quarter"]', 'granularity = ["week"]', "key 'model.granularity': unknown key", 12),
-        ('granularities = ["week", "quarter"]', 'granularities = ["week", "fortnight"]', "key 'model.granularities'", 12),
-        ('granularities = ["week", "quarter"]', 'metric = "best"', "key 'model.metric': unknown metric 'best'", 12),
-        ('granularities = ["week", "quarter"]', 'day_parts = "morning=6-x"', "key 'model.day_parts'", 12),
-        ('granularities = ["week", "quarter"]', 'metric = "loss"', "key 'model.metric': metric 'loss' needs hierarchies", 12),
+        ("k = 2", 'k = "2"', "key 'model.k': expected integer, got a string ('2')", 13),
+        ("k = 2", "k = 1", "key 'model.k': k must be at least 2", 13),
+        ('granularities = ["week", "quarter"]', 'granularity = ["week"]', "key 'model.granularity': unknown key", 14),
+        ('granularities = ["week", "quarter"]', 'granularities = ["week", "fortnight"]', "key 'model.granularities'", 14),
+        ('granularities = ["week", "quarter"]', 'metric = "best"', "key 'model.metric': unknown metric 'best'", 14),
+        ('granularities = ["week", "quarter"]', 'day_parts = "morning=6-x"', "key 'model.day_parts'", 14),
+        ('granularities = ["week", "quarter"]', 'metric = "loss"', "key 'model.metric': metric 'loss' needs hierarchies", 14),
         ('time = "Date"', 'time = "Date"\nlabel = "x"', "key 'columns.label': unknown key", 6),
         ('time = "Date"\n', "", "key 'columns': missing required key 'time'", 4),
         ('time = "Date"', 'time = "When"', "key 'columns.time': unknown column 'When'", 5),
         ('quasi_identifiers = ["Address"]', 'quasi_identifiers = ["Address", "Date"]', "key 'columns.time': the time column 'Date'", 5),
-        ('table = "out/released.csv"', 'table = "out/released.csv"\naudits = "a.csv"', "key 'output.audits': unknown key", 16),
+        ('table = "out/released.csv"', 'table = "out/released.csv"\naudits = "a.csv"', "key 'output.audits': unknown key", 18),
     ],
 )
 def test_job_errors_name_key_and_line(exams, tmp_path, old, new, message, line):

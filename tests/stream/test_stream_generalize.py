@@ -31,11 +31,11 @@ def test_every_snapshot_is_published_l_diverse_by_generalization(stream):
     assert [g.label for g in gen] == [p.label for p in pubs]
     for g, p in zip(gen, pubs):
         assert len(g.table) == p.size  # nothing suppressed: an l-eligible snapshot is l-diverse at the top
-        assert list(g.table.index) == list(p.rows)
+        assert sorted(g.table.index) == sorted(p.rows)  # rows shuffled within classes (kanonymize's default)
         if len(g.table):
             check_l_diverse_classes(g.table, QI, "problem", 2)
             # the sensitive values are published unchanged
-            assert g.table["problem"].astype(str).tolist() == df.loc[p.rows, "problem"].astype(str).tolist()
+            assert g.table["problem"].astype(str).tolist() == df.loc[g.table.index, "problem"].astype(str).tolist()
     assert any(len(g.table) and min(g.levels.values()) < max(h.height for h in hier.values()) for g in gen)
 
 

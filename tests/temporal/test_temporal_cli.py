@@ -30,7 +30,7 @@ def run(*args):
 
 def test_cli_time_only_writes_release_and_summary(exams, tmp_path):
     out, summ = tmp_path / "out.csv", tmp_path / "s.json"
-    r = run(exams, "--uid", "Patient", "--time", "Date", "--qi", "Address", "--granularities", "week,quarter,business-day",
+    r = run(exams, "--uid", "Patient", "--time", "Date", "--qi", "Address", "--allow-identifier", "Address", "--sensitive", "Exam", "--granularities", "week,quarter,business-day",
             "--k", "2", "--out", out, "--summary", summ)  # fmt: skip
     assert r.exit_code == 0, r.output
     rel = pd.read_csv(out, dtype=str)
@@ -48,7 +48,7 @@ def test_cli_time_only_writes_release_and_summary(exams, tmp_path):
 
 def test_cli_metric_and_quiet(exams, tmp_path):
     out = tmp_path / "o.csv"
-    r = run(exams, "--uid", "Patient", "--time", "Date", "--qi", "Address", "--granularities", "week,month",
+    r = run(exams, "--uid", "Patient", "--time", "Date", "--qi", "Address", "--allow-identifier", "Address", "--sensitive", "Exam", "--granularities", "week,month",
             "--k", "2", "--metric", "gen_s", "--out", out, "--quiet")  # fmt: skip
     assert r.exit_code == 0 and r.output.strip() == ""
     assert pd.read_csv(out, dtype=str)["Date"].iloc[0] == "2005-01"
@@ -56,7 +56,7 @@ def test_cli_metric_and_quiet(exams, tmp_path):
 
 def test_cli_no_solution_exits_1_and_writes_nothing(exams, tmp_path):
     out, summ = tmp_path / "o.csv", tmp_path / "s.json"
-    r = run(exams, "--uid", "Patient", "--time", "Date", "--qi", "Address", "--granularities", "week",
+    r = run(exams, "--uid", "Patient", "--time", "Date", "--qi", "Address", "--allow-identifier", "Address", "--sensitive", "Exam", "--granularities", "week",
             "--k", "3", "--out", out, "--summary", summ)  # fmt: skip
     assert r.exit_code == 1 and "no granularity" in r.output
     assert not out.exists() and not summ.exists()
@@ -130,7 +130,7 @@ def test_cli_joint_with_hierarchies(tmp_path):
     hdir.mkdir()
     (hdir / "Age.csv").write_text("".join(f"{a};{a // 10 * 10}-{a // 10 * 10 + 9};*\n" for a in range(30, 60)))
     out, summ = tmp_path / "o.csv", tmp_path / "s.json"
-    r = run(src, "--uid", "Patient", "--time", "Date", "--qi", "Address,Age", "--granularities", "week,month,year",
+    r = run(src, "--uid", "Patient", "--time", "Date", "--qi", "Address,Age", "--allow-identifier", "Address", "--granularities", "week,month,year",
             "--hierarchies", hdir, "--k", "2", "--out", out, "--summary", summ)  # fmt: skip
     assert r.exit_code == 0, r.output
     s = json.loads(summ.read_text())

@@ -43,7 +43,7 @@ def test_paper_example_1_table3_is_not_2_anonymous():
 
 def test_paper_example_2_and_3_tables_4_and_5():
     df = paper_table3()
-    res = anonymize_timestamped(df, time="T", qi=["Q"], uid="UID", k=2, granularities="week,month")
+    res = anonymize_timestamped(df, time="T", qi=["Q"], sensitive=["data"], uid="UID", k=2, granularities="week,month")
     s = res.summary
     cand = _by_name(s)
     assert s["data_granularity"] == "day" and cand["day"]["k_anonymous"] is False
@@ -58,9 +58,9 @@ def test_paper_example_2_and_3_tables_4_and_5():
     assert list(rel.columns) == ["Q", "T", "data"] and list(rel["T"]) == TABLE4_T
     assert list(rel["data"]) == ["d0", "d1", "d2", "d3", "d4", "d5"]
     # each metric alone: gen_m ties (first listed wins), gen_s (>=) prefers week too
-    assert anonymize_timestamped(df, time="T", qi=["Q"], uid="UID", k=2, granularities="week,month",
+    assert anonymize_timestamped(df, time="T", qi=["Q"], sensitive=["data"], uid="UID", k=2, granularities="week,month",
                                  metric="gen_s").summary["granularity"] == "week"  # fmt: skip
-    month = anonymize_timestamped(df, time="T", qi=["Q"], uid="UID", k=2, granularities="month,week", metric="gen_m")
+    month = anonymize_timestamped(df, time="T", qi=["Q"], sensitive=["data"], uid="UID", k=2, granularities="month,week", metric="gen_m")
     assert month.summary["granularity"] == "month" and list(month.released.sort_index()["T"]) == TABLE5_T
 
 
@@ -88,13 +88,13 @@ def test_leq_c_is_the_papers_total_order():
 def test_example_exams_month_wins_when_timestamps_share_weeks_not_months():
     # the remark after Example 3: gen_c(R_month) <=_c gen_c(R_week) for some R
     df = example_exams()
-    res = anonymize_timestamped(df, time="Date", qi=["Address"], uid="Patient", k=2, granularities="week,month")
+    res = anonymize_timestamped(df, time="Date", qi=["Address"], allow_identifier=["Address"], sensitive=["Exam"], uid="Patient", k=2, granularities="week,month")
     cand = _by_name(res.summary)
     assert (cand["week"]["gen_m"], cand["week"]["gen_s"]) == (2, 22)
     assert (cand["month"]["gen_m"], cand["month"]["gen_s"]) == (2, 24)
     assert res.summary["granularity"] == "month"
     assert list(res.released.loc[[0, 2, 20], "Date"]) == ["2005-01", "2005-02", "2005-12"]
-    wq = anonymize_timestamped(df, time="Date", qi=["Address"], uid="Patient", k=2, granularities="week,quarter")
+    wq = anonymize_timestamped(df, time="Date", qi=["Address"], allow_identifier=["Address"], sensitive=["Exam"], uid="Patient", k=2, granularities="week,quarter")
     assert wq.summary["granularity"] == "week" and wq.summary["gen_s"] == 22
     assert list(wq.released.loc[[0, 2, 20, 30], "Date"]) == ["2005-W05", "2005-W05", "2005-W48", "2005-W49"]
 
@@ -141,7 +141,7 @@ def test_respondent_level_differs_from_tuple_level():
 
 def test_pruning_skips_granularities_coarser_than_an_anonymous_one():
     df = table3()
-    res = anonymize_timestamped(df, time="Date", qi=["Address"], uid="Patient", k=2,
+    res = anonymize_timestamped(df, time="Date", qi=["Address"], allow_identifier=["Address"], sensitive=["Exam"], uid="Patient", k=2,
                                 granularities="week,2weeks,month,quarter,year")  # fmt: skip
     c = _by_name(res.summary)
     assert c["2weeks"]["evaluated_by_algorithm"] is False and c["2weeks"]["pruned_coarser_than"] == "week"
@@ -153,9 +153,9 @@ def test_pruning_skips_granularities_coarser_than_an_anonymous_one():
 def test_suppression_and_no_solution():
     df = table3()
     with pytest.raises(NoSolutionError, match="no granularity"):
-        anonymize_timestamped(df, time="Date", qi=["Address"], uid="Patient", k=3, granularities="week,month")
+        anonymize_timestamped(df, time="Date", qi=["Address"], allow_identifier=["Address"], sensitive=["Exam"], uid="Patient", k=3, granularities="week,month")
     # allowing Addr3's two tuples to go (2 of 32 tuples)
-    res = anonymize_timestamped(df, time="Date", qi=["Address"], uid="Patient", k=2,
+    res = anonymize_timestamped(df, time="Date", qi=["Address"], allow_identifier=["Address"], sensitive=["Exam"], uid="Patient", k=2,
                                 granularities="week,month", max_suppression=0.07)  # fmt: skip
     assert res.summary["granularity"] == "day" and res.summary["suppressed"] == 2
     assert "Addr3" not in set(res.released["Address"])
@@ -165,25 +165,25 @@ def test_missing_time_is_a_category_and_bad_input():
     df = table3()
     df.loc[len(df)] = ["p1", "Addr1", None, "Ex9"]
     df.loc[len(df)] = ["p2", "Addr1", "", "Ex9"]
-    res = anonymize_timestamped(df, time="Date", qi=["Address"], uid="Patient", k=2, granularities="week,month")
+    res = anonymize_timestamped(df, time="Date", qi=["Address"], allow_identifier=["Address"], sensitive=["Exam"], uid="Patient", k=2, granularities="week,month")
     assert res.released["Date"].isna().sum() == 2
     with pytest.raises(InputError, match="line 34"):
         bad = table3()
         bad.loc[32] = ["p1", "Addr1", "31/02/2005x", "Ex1"]
-        anonymize_timestamped(bad, time="Date", qi=["Address"], uid="Patient", k=2)
+        anonymize_timestamped(bad, time="Date", qi=["Address"], allow_identifier=["Address"], sensitive=["Exam"], uid="Patient", k=2)
     with pytest.raises(InputError, match="unknown quasi-identifier"):
         anonymize_timestamped(df, time="Date", qi=["Nope"], uid="Patient", k=2)
     with pytest.raises(InputError, match="respondent identifier is missing"):
         d2 = table3()
         d2.loc[3, "Patient"] = None
-        anonymize_timestamped(d2, time="Date", qi=["Address"], uid="Patient", k=2)
+        anonymize_timestamped(d2, time="Date", qi=["Address"], allow_identifier=["Address"], sensitive=["Exam"], uid="Patient", k=2)
     with pytest.raises(InputError, match="metric"):
-        anonymize_timestamped(df, time="Date", qi=["Address"], uid="Patient", k=2, metric="gen_x")
+        anonymize_timestamped(df, time="Date", qi=["Address"], allow_identifier=["Address"], sensitive=["Exam"], uid="Patient", k=2, metric="gen_x")
 
 
 def test_verifier_rejects_wrong_releases():
     df = table3()
-    res = anonymize_timestamped(df, time="Date", qi=["Address"], uid="Patient", k=2, granularities="week,quarter")
+    res = anonymize_timestamped(df, time="Date", qi=["Address"], allow_identifier=["Address"], sensitive=["Exam"], uid="Patient", k=2, granularities="week,quarter")
     times = pd.to_datetime(df["Date"])
     kw = dict(time="Date", qi=["Address"], uid="Patient", k=2, granularity="week", original_times=times,
               n_input=len(df))  # fmt: skip

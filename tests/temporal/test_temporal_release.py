@@ -127,7 +127,7 @@ def test_cli_audit_is_steward_only_outside_the_release_folder_and_check_uses_it(
     (tmp_path / "release").mkdir()
     (tmp_path / "steward").mkdir()
     out, audit = tmp_path / "release" / "o.csv", tmp_path / "steward" / "audit.csv"
-    r = run(p, "--uid", "Patient", "--time", "Date", "--qi", "Address", "--k", "2", "--granularities", "week,quarter",
+    r = run(p, "--uid", "Patient", "--time", "Date", "--qi", "Address", "--allow-identifier", "Address", "--sensitive", "Exam", "--k", "2", "--granularities", "week,quarter",
             "--out", out, "--audit", audit, "-q")  # fmt: skip
     assert r.exit_code == 0, r.output
     text = audit.read_text()
@@ -154,7 +154,7 @@ def test_cli_audit_is_steward_only_outside_the_release_folder_and_check_uses_it(
     assert c4.exit_code == 2 and "not this release's audit" in " ".join(c4.output.split())
     # never inside the release folder, never another output
     for bad in (tmp_path / "release" / "audit.csv", out):
-        r2 = run(p, "--uid", "Patient", "--time", "Date", "--qi", "Address", "--k", "2", "--granularities", "week",
+        r2 = run(p, "--uid", "Patient", "--time", "Date", "--qi", "Address", "--allow-identifier", "Address", "--sensitive", "Exam", "--k", "2", "--granularities", "week",
                  "--out", tmp_path / "release" / "o2.csv", "--audit", bad)  # fmt: skip
         assert r2.exit_code == 2 and "--audit" in r2.output
     assert not (tmp_path / "release" / "o2.csv").exists()
@@ -167,7 +167,7 @@ def test_time_limit_stops_with_the_best_verified_result_so_far(monkeypatch):
     clock = iter(range(0, 1000, 10))
     monkeypatch.setattr("time.monotonic", lambda: next(clock))  # each look at the clock: 10 s later
     df = example_exams()
-    res = anonymize_timestamped(df, time="Date", qi=["Address"], uid="Patient", k=2,
+    res = anonymize_timestamped(df, time="Date", qi=["Address"], allow_identifier=["Address"], sensitive=["Exam"], uid="Patient", k=2,
                                 granularities="week,month,quarter,year", time_limit=15, max_suppression=0.0)  # fmt: skip
     s = res.summary
     assert s["budget"]["exhausted"] and any("time limit" in m for m in s["messages"])
@@ -176,7 +176,7 @@ def test_time_limit_stops_with_the_best_verified_result_so_far(monkeypatch):
     assert any(c.get("not_checked", "").startswith("not reached") for c in s["candidates"])
     assert least  # the search module the budget lives in
     with pytest.raises(InputError, match="time limit must be a positive"):
-        anonymize_timestamped(df, time="Date", qi=["Address"], uid="Patient", k=2, time_limit=0)
+        anonymize_timestamped(df, time="Date", qi=["Address"], allow_identifier=["Address"], sensitive=["Exam"], uid="Patient", k=2, time_limit=0)
 
 
 def test_search_size_is_stated_before_the_search(tmp_path):
@@ -193,15 +193,15 @@ def test_no_solution_hints_do_not_repeat_what_was_tried():
 
     df = example_exams()
     with pytest.raises(NoSolutionError) as e:
-        anonymize_timestamped(df, time="Date", qi=["Address"], uid="Patient", k=3, granularities="week,month,quarter,year")
+        anonymize_timestamped(df, time="Date", qi=["Address"], allow_identifier=["Address"], sensitive=["Exam"], uid="Patient", k=3, granularities="week,month,quarter,year")
     msg = str(e.value)
     assert "add coarser granularities" not in msg  # month, quarter, year were all tried
     assert "generalize the other quasi-identifiers" in msg and "lower k (the largest k reached without suppression is 2" in msg
     with pytest.raises(NoSolutionError) as e1:
-        anonymize_timestamped(df, time="Date", qi=["Address"], uid="Patient", k=2, granularities="day")
+        anonymize_timestamped(df, time="Date", qi=["Address"], allow_identifier=["Address"], sensitive=["Exam"], uid="Patient", k=2, granularities="day")
     assert "allow suppression of at least 2 tuples (the fewest below k, at day)" in str(e1.value)
     with pytest.raises(NoSolutionError) as e2:
-        anonymize_timestamped(df, time="Date", qi=["Address"], uid="Patient", k=3, granularities="week,month")
+        anonymize_timestamped(df, time="Date", qi=["Address"], allow_identifier=["Address"], sensitive=["Exam"], uid="Patient", k=3, granularities="week,month")
     assert "add coarser granularities (quarter, semester, year)" in str(e2.value)
 
 
@@ -209,7 +209,7 @@ def test_report_states_the_time_zone_and_the_chosen_granularity_is_k_anonymous(t
     from tempanon.report.timestamped import timestamped_report
 
     df = example_exams()
-    res = anonymize_timestamped(df, time="Date", qi=["Address"], uid="Patient", k=2, granularities="week,2weeks,month,year",
+    res = anonymize_timestamped(df, time="Date", qi=["Address"], allow_identifier=["Address"], sensitive=["Exam"], uid="Patient", k=2, granularities="week,2weeks,month,year",
                                 timezone="Europe/Rome")  # fmt: skip
     html = timestamped_report(df, res, source="x", checksum=None).render()
     assert "Europe/Rome" in html
@@ -242,10 +242,10 @@ def test_joint_search_takes_the_engine_budget():
 
     df = example_exams()
     hier = {"Address": build_suppression("Address", df["Address"])}
-    full = anonymize_timestamped(df, time="Date", qi=["Address"], uid="Patient", k=3, granularities="week,month,year",
+    full = anonymize_timestamped(df, time="Date", qi=["Address"], allow_identifier=["Address"], sensitive=["Exam"], uid="Patient", k=3, granularities="week,month,year",
                                  hierarchies=hier, time_limit=600)  # fmt: skip
     assert "budget" not in full.summary
-    cut = anonymize_timestamped(df, time="Date", qi=["Address"], uid="Patient", k=3, granularities="week,month,year",
+    cut = anonymize_timestamped(df, time="Date", qi=["Address"], allow_identifier=["Address"], sensitive=["Exam"], uid="Patient", k=3, granularities="week,month,year",
                                 hierarchies=hier, time_limit=1e-9)  # fmt: skip
     assert cut.summary["budget"]["exhausted"] and any("time limit" in m for m in cut.summary["messages"])
     rel = cut.released.assign(P=df.loc[cut.released.index, "Patient"].to_numpy())
@@ -257,7 +257,7 @@ def test_joint_release_is_grouped_by_class_and_shuffled():
 
     df = example_exams()
     hier = {"Address": build_suppression("Address", df["Address"])}
-    res = anonymize_timestamped(df, time="Date", qi=["Address"], uid="Patient", k=2, granularities="week,month,year",
+    res = anonymize_timestamped(df, time="Date", qi=["Address"], allow_identifier=["Address"], sensitive=["Exam"], uid="Patient", k=2, granularities="week,month,year",
                                 hierarchies=hier, shuffle_seed=5)  # fmt: skip
     key = (res.released["Address"].astype(str) + "|" + res.released["Date"].astype(str)).to_numpy()
     assert 1 + int((key[1:] != key[:-1]).sum()) == len(set(key))
@@ -269,7 +269,7 @@ def test_time_limit_with_nothing_anonymous_yet_falls_back_on_the_coarsest(monkey
     clock = iter(range(0, 1000, 10))
     monkeypatch.setattr("time.monotonic", lambda: next(clock))
     df = example_exams()
-    res = anonymize_timestamped(df, time="Date", qi=["Address"], uid="Patient", k=2,
+    res = anonymize_timestamped(df, time="Date", qi=["Address"], allow_identifier=["Address"], sensitive=["Exam"], uid="Patient", k=2,
                                 granularities="week,month,quarter,year", time_limit=5)  # fmt: skip
     s = res.summary
     # day checked, then only the top of the DAG: week (ISO weeks straddle years) and year; week <=_c year

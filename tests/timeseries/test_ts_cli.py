@@ -132,7 +132,7 @@ def test_missing_input_file(tmp_path):
 def test_same_output_and_input_refused(tmp_path):
     p = _bad_table(tmp_path, lambda d: None)
     res = run(p, "--id", "id", "--qi", "A0:A9", "--k", 4, "--p", 2, "--out", p)
-    assert res.exit_code == 2 and "different files" in res.output
+    assert res.exit_code == 2 and "refusing to overwrite an input" in res.output
 
 
 def test_too_few_series_exit_1(tmp_path):

@@ -7,11 +7,12 @@ failed run leaves no file behind.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -102,6 +103,8 @@ def read_table(
         kwargs: dict[str, Any] = {"sep": sep}
         if as_text:
             kwargs.update(dtype=str, keep_default_na=False, na_values=[""])
+        header = pd.read_csv(path, sep=sep, header=None, nrows=1, dtype=str, keep_default_na=False)
+        _refuse_duplicates([str(c).strip() for c in header.iloc[0].tolist()] if len(header) else [], path)
         df = pd.read_csv(path, **kwargs)
     except InputError:
         raise
@@ -110,7 +113,18 @@ def read_table(
     if df.shape[1] == 0:
         raise InputError(f"input file has no columns: {path}")
     df.columns = [str(c).strip() for c in df.columns]
+    _refuse_duplicates(list(df.columns), path)
     return df
+
+
+def _refuse_duplicates(columns: list[str], where: object) -> None:
+    """Duplicate column names are refused: pandas would rename the second ``age`` to ``age.1``
+    and a release could carry the raw copy next to the generalized one."""
+    seen: set[str] = set()
+    dup = [c for c in columns if c in seen or seen.add(c)]  # type: ignore[func-returns-value]
+    if dup:
+        raise InputError(f"{where}: duplicate column name(s) {', '.join(repr(d) for d in dict.fromkeys(dup))}; "
+                         "every column needs a name of its own")  # fmt: skip
 
 
 def _open_text(path: Path) -> Callable[[], Any]:
@@ -136,8 +150,22 @@ def _read_sql(source: str | os.PathLike | None, sql: str, *, postgres: str | Non
                 raise InputError(f"database file not found: {path}")
             if path.suffix.lower() in {".sqlite", ".sqlite3", ".db"}:
                 return _read_sqlite(path, sql)
-            con.execute(f"ATTACH '{path}' AS src (READ_ONLY)")
-        return con.execute(sql).df()
+            quoted = str(path).replace("'", "''")
+            con.execute(f"ATTACH '{quoted}' AS src (READ_ONLY)")
+        # The query may only read: exactly one SELECT; with a database file no file access at all
+        # (COPY ... TO, read_csv, ATTACH of other files) and no configuration change afterwards.
+        types = [st.type for st in con.extract_statements(sql)]
+        if len(types) != 1 or types[0] != duckdb.StatementType.SELECT:
+            raise InputError(
+                "the SQL source must be exactly one SELECT query (got "
+                + (", ".join(t.name for t in types) or "nothing") + "); sources are opened read-only"
+            )
+        if source not in (None, "", "-") or postgres is not None:
+            con.execute("SET enable_external_access = false")
+        con.execute("SET lock_configuration = true")
+        df = con.execute(sql).df()
+        _refuse_duplicates([str(c) for c in df.columns], "the SQL query result")
+        return df
     except duckdb.Error as exc:
         raise InputError(f"SQL query failed: {exc}") from exc
     finally:
@@ -149,10 +177,21 @@ def _read_sqlite(path: Path, sql: str) -> pd.DataFrame:
     the database is attached as ``src`` like DuckDB files, so ``FROM src.table`` works too."""
     import sqlite3
 
-    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    from urllib.parse import quote
+
+    uri = f"file:{quote(str(Path(path).resolve()), safe='/')}?mode=ro"  # '#', '?', '%' cannot end the path
+    con = sqlite3.connect(uri, uri=True)
     try:
-        con.execute(f"ATTACH DATABASE 'file:{path}?mode=ro' AS src")
-        return pd.read_sql_query(sql, con)
+        con.execute("ATTACH DATABASE ? AS src", (uri,))
+        con.execute("PRAGMA query_only = ON")
+        allowed = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, sqlite3.SQLITE_RECURSIVE}
+        con.set_authorizer(lambda action, *_: sqlite3.SQLITE_OK if action in allowed else sqlite3.SQLITE_DENY)
+        try:
+            df = pd.read_sql_query(sql, con)
+        except TypeError as exc:  # a statement without a result set
+            raise InputError("the SQL source must be one SELECT query; sources are opened read-only") from exc
+        _refuse_duplicates([str(c) for c in df.columns], "the SQL query result")
+        return df
     except (sqlite3.Error, pd.errors.DatabaseError) as exc:
         raise InputError(f"SQL query failed: {exc}") from exc
     finally:
@@ -214,3 +253,195 @@ def write_json(obj: Any, path: str | os.PathLike) -> Path:
     """Write ``obj`` atomically as indented JSON (numpy scalars and arrays converted)."""
     text = json.dumps(obj, indent=2, default=_json_default, allow_nan=False)
     return atomic_write(path, lambda p: p.write_text(text + "\n", encoding="utf-8"))
+
+
+# --- output sets: no overwrites, outputs of one run committed together ------------------------
+
+
+def _identity(path: Path) -> tuple[str, tuple[int, int] | None]:
+    real = os.path.realpath(path)
+    try:
+        st = os.stat(real)
+        return real, (st.st_dev, st.st_ino)
+    except OSError:
+        return real, None
+
+
+def write_error(path: str | os.PathLike, exc: OSError) -> InputError:
+    """An :class:`InputError` (exit 2) for a failed write: full disk, read-only or missing
+    permissions, an output that is a directory."""
+    import errno
+
+    why = {
+        errno.ENOSPC: "no space left on the device",
+        errno.EDQUOT: "disk quota exceeded",
+        errno.EACCES: "permission denied",
+        errno.EPERM: "operation not permitted",
+        errno.EROFS: "read-only file system",
+        errno.EISDIR: "it is a directory",
+        errno.ENOTDIR: "a parent of it is not a directory",
+        errno.ENAMETOOLONG: "the name is too long",
+    }.get(exc.errno or -1, exc.strerror or str(exc))
+    return InputError(f"cannot write {path}: {why}; nothing of this run was written")
+
+
+class OutputSet:
+    """The outputs of one run: checked before anything is read, staged as temporary files, and
+    committed together at the end.
+
+    * :meth:`__init__` refuses (:class:`InputError`, exit 2) an output that resolves to an input
+      (same real path, or same file through a hard link: same device and inode), an output
+      inside an input directory that names an existing file there, two outputs that resolve to
+      the same file, and an output that is an existing directory (or a directory output that is
+      an existing file). Call it first, before reading anything.
+    * :meth:`stage` writes one output to a temporary file beside its target (``.name.XXXX.tmp``);
+      write errors (full disk, read-only directory, ...) become :class:`InputError` naming the path.
+    * :meth:`commit` moves every staged file into place in one loop. First each existing target is
+      renamed aside (``.name.XXXX.old``), then every temporary file is renamed onto its target,
+      then the old versions are deleted. A run killed during :meth:`commit` therefore never leaves
+      a new output next to a previous run's output: each target is either this run's version or
+      absent (its previous version kept as the hidden ``.old`` file). Renames are atomic on POSIX
+      file systems; the set as a whole is not (no file system offers that), this is as close as
+      renames get. Without :meth:`commit` (an exception, a verifier rejection) the temporary files
+      are removed and nothing changes: use the set as a context manager.
+
+    For outputs known only later (a stream's per-snapshot files), :meth:`add` checks a path
+    against the inputs and earlier outputs at that point; :meth:`stage` calls it.
+    """
+
+    def __init__(
+        self,
+        inputs: Iterable[str | os.PathLike | None] = (),
+        outputs: Mapping[str, str | os.PathLike | None] | None = None,
+        *,
+        directories: Mapping[str, str | os.PathLike | None] | None = None,
+    ) -> None:
+        self._inputs: list[tuple[str, Path, str, tuple[int, int] | None]] = []
+        for p in inputs:
+            if p is None or str(p) in ("", "-") or isinstance(p, pd.DataFrame):
+                continue
+            real, ino = _identity(Path(p))
+            self._inputs.append((str(p), Path(p), real, ino))
+        self._outputs: dict[str, tuple[str, str]] = {}  # real path -> (label, given path)
+        self._staged: list[tuple[Path, Path]] = []  # (tmp, target)
+        self._dirs: dict[str, str] = {}
+        for label, p in (directories or {}).items():
+            if p is not None:
+                self.add_directory(p, label)
+        for label, p in (outputs or {}).items():
+            if p is not None:
+                self.add(p, label)
+
+    def _check_against_inputs(self, path: Path, label: str, real: str, ino: tuple[int, int] | None) -> None:
+        for given, ipath, ireal, iino in self._inputs:
+            if real == ireal or (ino is not None and ino == iino):
+                raise InputError(
+                    f"{label} {path} is the input {given}: refusing to overwrite an input (nothing was read or written)"
+                )
+            if os.path.isdir(ireal) and ino is not None and real.startswith(ireal.rstrip(os.sep) + os.sep):
+                raise InputError(
+                    f"{label} {path} is a file of the input directory {given}: refusing to overwrite an input"
+                )
+
+    def add(self, path: str | os.PathLike, label: str = "output", *, staging: bool = False) -> Path:
+        """Register one output file (checked against the inputs and the other outputs)."""
+        target = Path(path)
+        real, ino = _identity(target)
+        self._check_against_inputs(target, label, real, ino)
+        if real in self._outputs:
+            other, given = self._outputs[real]
+            if staging and given == str(path) and not any(t == target for _tmp, t in self._staged):
+                return target  # registered up front, staged now
+            raise InputError(f"{label} must be a file of its own (outputs must be different files): {path} is also {other} {given}")
+        if os.path.isdir(real):
+            raise InputError(f"{label} {path} is a directory; give a file name")
+        for d, dlabel in self._dirs.items():
+            if real == d:
+                raise InputError(f"{label} {path} is the {dlabel} directory")
+        self._outputs[real] = (label, str(path))
+        return target
+
+    def add_directory(self, path: str | os.PathLike, label: str = "output directory") -> Path:
+        """Register an output directory: not an input, not an input's directory, not a file."""
+        target = Path(path)
+        real, ino = _identity(target)
+        if os.path.exists(real) and not os.path.isdir(real):
+            raise InputError(f"{label} {path} exists and is not a directory")
+        for given, _ipath, ireal, iino in self._inputs:
+            if real == ireal or (ino is not None and ino == iino):
+                raise InputError(f"{label} {path} is the input {given}: refusing to write into an input")
+        if real in self._outputs:
+            other, given = self._outputs[real]
+            raise InputError(f"{label} {path} is also {other} {given}")
+        self._dirs[real] = label
+        return target
+
+    def stage(self, path: str | os.PathLike, write: Callable[[Path], Any], label: str = "output") -> Path:
+        """Write one output to a temporary file beside ``path`` (``write(tmp_path)``)."""
+        target = self.add(path, label, staging=True)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            # the temporary name ends like the target (".tmp.parquet"): writers choosing the format by suffix work
+            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp" + "".join(target.suffixes[-2:]),
+                                       dir=target.parent)  # fmt: skip
+            os.close(fd)
+        except OSError as exc:
+            raise write_error(path, exc) from exc
+        tmp_path = Path(tmp)
+        self._staged.append((tmp_path, target))
+        try:
+            write(tmp_path)
+            os.chmod(tmp_path, 0o666 & ~_umask())
+        except OSError as exc:
+            raise write_error(path, exc) from exc
+        return target
+
+    def table(self, df: pd.DataFrame, path: str | os.PathLike, label: str = "output", *, delimiter: str = ",") -> Path:
+        """Stage a table (CSV, or Parquet by suffix)."""
+        if Path(path).suffix.lower() in {".parquet", ".pq"}:
+            return self.stage(path, lambda p: df.to_parquet(p, index=False), label)
+        return self.stage(path, lambda p: df.to_csv(p, index=False, sep=delimiter), label)
+
+    def json(self, obj: Any, path: str | os.PathLike, label: str = "summary") -> Path:
+        """Stage an indented JSON file (numpy scalars and arrays converted)."""
+        text = json.dumps(obj, indent=2, default=_json_default, allow_nan=False)
+        return self.stage(path, lambda p: p.write_text(text + "\n", encoding="utf-8"), label)
+
+    def commit(self) -> list[Path]:
+        """Move every staged output into place (see the class docstring); returns the targets."""
+        moved_aside: list[tuple[Path, Path]] = []
+        try:
+            for _tmp, target in self._staged:
+                if os.path.lexists(target):
+                    fd, old = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".old", dir=target.parent)
+                    os.close(fd)
+                    os.replace(target, old)
+                    moved_aside.append((Path(old), target))
+            for tmp, target in self._staged:
+                os.replace(tmp, target)
+        except OSError as exc:
+            for old, target in moved_aside:  # put the previous versions back where still possible
+                if not os.path.lexists(target):
+                    with contextlib.suppress(OSError):
+                        os.replace(old, target)
+            self.discard()
+            raise write_error(target, exc) from exc
+        for old, _target in moved_aside:
+            with contextlib.suppress(OSError):
+                os.unlink(old)
+        done = [t for _tmp, t in self._staged]
+        self._staged = []
+        return done
+
+    def discard(self) -> None:
+        """Remove every staged temporary file (nothing is committed)."""
+        for tmp, _target in self._staged:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+        self._staged = []
+
+    def __enter__(self) -> OutputSet:
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self.discard()

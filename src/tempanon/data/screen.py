@@ -235,6 +235,7 @@ def refuse_identifiers(
     allow: Collection[str] = (),
     uid: str | None = None,
     time: str | None = None,
+    min_rows: int = 20,
 ) -> list[IdentifierFinding]:
     """Screen the columns a release would carry unchanged; refuse (raise :class:`InputError`,
     exit status 2) if any looks like a direct identifier and is not in ``allow``.
@@ -246,7 +247,7 @@ def refuse_identifiers(
     can report them next to the verified statement.
     """
     allowed = {str(a) for a in allow}
-    findings = screen_columns(df, released_unchanged, uid=uid, time=time)
+    findings = screen_columns(df, released_unchanged, uid=uid, time=time, min_rows=min_rows)
     refused = [f for f in findings if f.column not in allowed]
     if refused:
         lines = "; ".join(f"column {f.column!r}: {f.reason}" for f in refused)

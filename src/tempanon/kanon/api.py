@@ -77,6 +77,11 @@ class KAnonResult:
     sensitive: str | None = None
     l: int | None = None
     kept_rows: np.ndarray | None = field(default=None, repr=False)
+    keep: list[str] = field(default_factory=list)
+    left_out: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+    identifier_overrides: list = field(default_factory=list)
+    shuffle_seed: int | None = field(default=None, repr=False)  # secret: for the steward's audit only
     l_diversity: LDiversity | None = None
     plan: dict = field(default_factory=dict)
     engine: str = "numpy"
@@ -84,6 +89,19 @@ class KAnonResult:
     rows_out: int | None = None
     output: str | None = None
     engine_checks: dict | None = field(default=None, repr=False)
+
+    @property
+    def verification(self) -> dict[str, Any]:
+        """What was verified, exactly (:func:`tempanon.data.roles.verification_statement`)."""
+        from tempanon.data.roles import verification_statement
+
+        g = f"respondent-level {self.k}-anonymity ({self.uid!r})" if self.uid else f"{self.k}-anonymity"
+        checked = list(self.quasi_identifiers)
+        if self.l is not None:
+            g += f" and {self.l_diversity.describe() if self.l_diversity is not None else f'{self.l}-diversity'} of {self.sensitive!r}"
+            checked.append(self.sensitive)
+        return verification_statement(g, checked, insensitive=self.keep, overrides=self.identifier_overrides,
+                                      left_out=self.left_out, dropped=self.dropped)  # fmt: skip
 
     @property
     def selected_levels(self) -> dict[str, int]:
@@ -143,6 +161,9 @@ class KAnonResult:
             "runtime_seconds": self.runtime_seconds,
             "engine": self.engine,
             "engine_path": self.engine_path,
+            "keep": list(self.keep),
+            "left_out": list(self.left_out),
+            "verification": self.verification,
         }
 
 
@@ -196,12 +217,17 @@ def kanonymize(
     time_limit: float | None = None,
     max_lattice: int | None = None,
     notice: Callable[[str], None] | None = None,
+    keep: Sequence[str] = (),
+    allow_identifier: Sequence[str] = (),
+    shuffle: bool = True,
+    seed: int | None = None,
+    screen: bool = True,
 ) -> KAnonResult:
     """k-anonymize ``data`` by full-domain generalization (Incognito, LeFevre et al. 2005).
 
     Parameters
     ----------
-    data: the table; rows keep their input order in the release.
+    data: the table; release rows are grouped by class and shuffled within it (see ``shuffle``).
     qi: quasi-identifier columns; the order of levels in every reported node.
     hierarchies: for each quasi-identifier a :class:`~tempanon.hierarchy.Hierarchy`, a path to an
         ARX hierarchy file, a config dict (see :mod:`tempanon.hierarchy.builders`), or any object
@@ -226,6 +252,19 @@ def kanonymize(
         Combines with suppression: classes failing k or l are suppressed, at most
         ``max_suppression`` of the rows. Not combined with ``uid``.
     progress: ``progress(description, done, total)`` callback for long searches.
+    keep: columns declared insensitive, released unchanged. Fail closed: the release holds only
+        the quasi-identifiers, the ``sensitive`` column and ``keep``; every other column is left
+        out (``result.left_out``). Columns released unchanged (``keep`` and quasi-identifiers
+        left at level 0) are screened for direct identifiers (:mod:`tempanon.data.screen`) before
+        anything is released or written, and refused unless listed in ``allow_identifier``
+        (reported in ``result.verification``). With an engine other than numpy only the names and
+        distinct values are screened (no per-row uniqueness).
+    shuffle, seed: release rows are ordered by class and shuffled within each class (input order
+        would leak what generalization hides); ``seed`` defaults to a secret random one, kept in
+        ``result.shuffle_seed`` for the steward's audit only. (numpy engine; the other engines
+        write their release in the order their query returns it.)
+    screen: ``False`` only for callers that screen the columns themselves (the joint timestamped
+        search, which releases its own table).
     verify: re-check the release with the independent verifier (:mod:`tempanon.verify`).
     engine: who serves the frequency sets (:mod:`tempanon.lattice.source`): ``numpy`` (a DataFrame
         in memory), ``duckdb`` (a CSV/Parquet path or a DataFrame, out of core with
@@ -261,7 +300,8 @@ def kanonymize(
             src, qi, hierarchies, k, t0, uid=uid, identifying=identifying, max_suppression=max_suppression,
             algorithm=algorithm, criterion=criterion, weights=weights, sensitive=sensitive, l=l,
             progress=progress, verify=verify, out=out, l_diversity=l_diversity, c=c, max_nodes=max_nodes,
-            time_limit=time_limit, max_lattice=max_lattice, notice=notice,
+            time_limit=time_limit, max_lattice=max_lattice, notice=notice, keep=keep,
+            allow_identifier=allow_identifier, shuffle=shuffle, seed=seed, screen=screen,
         )
     finally:
         if src is not data:
@@ -270,7 +310,8 @@ def kanonymize(
 
 def _kanonymize(src, qi, hierarchies, k, t0, *, uid, identifying, max_suppression, algorithm, criterion,
                 weights, sensitive, l, progress, verify, out, l_diversity="frequency", c=None, max_nodes=None,
-                time_limit=None, max_lattice=None, notice=None) -> KAnonResult:  # fmt: skip
+                time_limit=None, max_lattice=None, notice=None, keep=(), allow_identifier=(), shuffle=True, seed=None,
+                screen=True) -> KAnonResult:  # fmt: skip
     """:func:`kanonymize` on a :class:`~tempanon.lattice.source.FrequencySource`."""
     qi = list(qi)
     if not qi:
@@ -318,6 +359,16 @@ def _kanonymize(src, qi, hierarchies, k, t0, *, uid, identifying, max_suppressio
     limit = MAX_LATTICE if max_lattice is None else max_lattice
     if isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 1:
         raise InputError(f"max_lattice must be a positive integer, got {max_lattice!r}")
+    from tempanon.data.roles import plan_release
+
+    keep = list(keep)
+    _release_cols, left_out = plan_release(
+        list(src.columns), released=[*qi, *([sensitive] if sensitive else [])], keep=keep,
+        drop=list(identifying), consumed=[uid] if uid else [],
+    )  # fmt: skip
+    src.require_columns(list(allow_identifier), role="--allow-identifier column")
+    overrides = _screen(src, keep, allow_identifier, uid) if screen else []  # before the search: fail fast
+    drop_all = [*identifying, *left_out]  # fail closed: columns without a role are not released
     missing_h = [q for q in qi if q not in hierarchies]
     if missing_h:
         raise InputError(f"no hierarchy given for quasi-identifier(s): {', '.join(missing_h)}")
@@ -386,24 +437,26 @@ def _kanonymize(src, qi, hierarchies, k, t0, *, uid, identifying, max_suppressio
     node, value = select_node(
         res.anonymous_nodes, res.minimal_nodes, dims, table, int(k), criterion, weights=weights, suppression=max_sup > 0, ldiv=lsup
     )
+    if screen:  # quasi-identifiers left at level 0 are released unchanged: screened before any release
+        overrides += _screen(src, [q for q, v in zip(qi, node) if v == 0], allow_identifier, uid)
     fs = src.frequency_set(node)
     check = None
     if src.engine != "numpy":
         # the engine writes the release (temp path), verifies it by an independent query on the
         # written file and renames it into place
-        rel = src.release(node, int(k), uid=uid, drop=identifying, out=out, verify=verify,
+        rel = src.release(node, int(k), uid=uid, drop=drop_all, out=out, verify=verify,
                           max_suppressed=max_sup, l=l, sensitive=sensitive)  # fmt: skip
         released, kept, min_size = rel.table, None, rel.min_class_size
         check = rel.checks
-    elif lsup is not None:  # classes failing l are suppressed too
-        released, kept, min_size = _release(
-            src.data, qi, dims, src.base_codes, node, int(k), uid, identifying, lsup, src.data[sensitive].to_numpy(dtype=object)
-        )
-        rel = None
     else:
-        rel = src.release(node, int(k), uid=uid, drop=identifying)
+        rel = src.release(node, int(k), uid=uid, drop=drop_all)
         released, kept, min_size = rel.table, rel.kept, rel.min_class_size
-    rows_out = int(kept.sum()) if rel is None else rel.rows_out
+        if lsup is not None:  # with suppression, classes failing l are suppressed too
+            released, kept, min_size = _suppress_not_l_diverse(src, dims, node, lsup, sensitive, released, kept)
+    shuffle_seed = None
+    if shuffle and isinstance(released, pd.DataFrame):
+        released, shuffle_seed = _shuffle_within_classes(released, qi, seed)
+    rows_out = int(kept.sum()) if kept is not None else rel.rows_out
     suppressed = int(n - rows_out)
     data = getattr(src, "data", None)
     plan["source"] = src.describe()  # with the engine's query count when frequency sets ran there
@@ -441,6 +494,11 @@ def _kanonymize(src, qi, hierarchies, k, t0, *, uid, identifying, max_suppressio
         rows_out=rows_out,
         output=None if rel is None else rel.path,
         engine_checks=check,
+        keep=keep,
+        left_out=left_out,
+        dropped=[c for c in identifying if c in src.columns],
+        identifier_overrides=overrides,
+        shuffle_seed=shuffle_seed,
     )
     if verify and src.engine == "numpy":
         verify_release(data, result, encoders)
@@ -452,46 +510,60 @@ def _kanonymize(src, qi, hierarchies, k, t0, *, uid, identifying, max_suppressio
     return result
 
 
-def _release(
-    data: pd.DataFrame,
-    qi: Sequence[str],
-    dims: Sequence[Dimension],
-    cols: Sequence[np.ndarray],
-    node: Node,
-    k: int,
-    uid: str | None,
-    identifying: Sequence[str],
-    ldiv: LDiversity | None = None,
-    sens_values: np.ndarray | None = None,
-) -> tuple[pd.DataFrame, np.ndarray, int]:
-    """The generalized table at ``node``, rows of classes smaller than k (or not l-diverse)
-    removed."""
-    level_codes = [d.codes[v][c] for d, v, c in zip(dims, node, cols)]
-    key = np.zeros(len(data), dtype=np.int64)
-    for d, v, c in zip(dims, node, level_codes):
-        key = key * d.cardinality(v) + c
-    cls, inv = np.unique(key, return_inverse=True)
-    if uid is None:
-        sizes = np.bincount(inv, minlength=len(cls))
-    else:
-        u = pd.factorize(data[uid])[0]
-        pairs = np.unique(inv.astype(np.int64) * (int(u.max()) + 1) + u)
-        sizes = np.bincount(pairs // (int(u.max()) + 1), minlength=len(cls))
-    ok = sizes >= k
-    if ldiv is not None:
-        from tempanon.lattice.freqset import FrequencySet
+def _screen(src, columns: Sequence[str], allow: Sequence[str], uid: str | None) -> list:
+    """Identifier screening of ``columns`` (released unchanged) on the source's data; sources
+    without an in-memory table are screened on their distinct values (names and value shapes)."""
+    from tempanon.data.screen import IdentifierFinding, refuse_identifiers
 
-        sc, n_s = pd.factorize(pd.Series(sens_values, dtype=object), use_na_sentinel=False)
-        pairs, pc = np.unique(inv.astype(np.int64) * max(len(n_s), 1) + sc, return_counts=True)
-        fs = FrequencySet((), (), (), pc.astype(np.int64), pairs, max(len(n_s), 1), True)
-        ok &= ldiv.holds(fs)
-    kept = ok[inv]
-    out = data.drop(columns=[c for c in [*identifying, *([uid] if uid else [])] if c in data.columns])
-    out = out.copy()
-    for q, d, v, c in zip(qi, dims, node, level_codes):
-        out[q] = pd.Series(d.labels[v][c], index=data.index, dtype=object)
-    released = out.loc[kept]
-    min_size = int(sizes[ok].min()) if ok.any() else 0
+    if not columns:
+        return []
+    data = getattr(src, "data", None)
+    if isinstance(data, pd.DataFrame):
+        return refuse_identifiers(data, columns, allow=allow, uid=uid)
+    found: list[IdentifierFinding] = []
+    for c in columns:  # distinct values only: the per-row uniqueness signal is off (min_rows)
+        found += refuse_identifiers(pd.DataFrame({c: src.distinct_values(c).reset_index(drop=True)}), [c],
+                                    allow=allow, min_rows=2**62)  # fmt: skip
+    return found
+
+
+def _shuffle_within_classes(released: pd.DataFrame, qi: Sequence[str], seed: int | None) -> tuple[pd.DataFrame, int]:
+    """Rows ordered by class (classes in order of their published values) and in random order
+    inside each class; index labels (input rows) are kept. Returns the table and the seed used
+    (a secret random one when ``seed`` is None)."""
+    if seed is None:
+        import secrets
+
+        seed = secrets.randbits(63)
+    if len(released) == 0:
+        return released, int(seed)
+    rng = np.random.default_rng(seed)
+    keys = [pd.factorize(released[q].astype(object).where(released[q].notna(), "\x00<NA>").astype(str), sort=True)[0]
+            for q in qi]  # fmt: skip
+    order = np.lexsort([rng.random(len(released)), *reversed(keys)])
+    return released.iloc[order], int(seed)
+
+
+def _suppress_not_l_diverse(src, dims, node, ldiv: LDiversity, sensitive: str, released: pd.DataFrame, kept: np.ndarray):
+    """Remove from a release (``kept``: the rows of classes with >= k rows) the classes whose
+    ``sensitive`` values are not l-diverse; returns (release, kept mask, smallest kept class)."""
+    from tempanon.lattice.freqset import FrequencySet
+
+    key = np.zeros(len(kept), dtype=np.int64)
+    for d, v, c in zip(dims, node, src.base_codes):
+        key = key * d.cardinality(v) + d.codes[v][c]
+    _cls, inv = np.unique(key, return_inverse=True)
+    sc, uniq = pd.factorize(pd.Series(src.data[sensitive].to_numpy(dtype=object)), use_na_sentinel=False)
+    n_s = max(len(uniq), 1)
+    pairs, pc = np.unique(inv.astype(np.int64) * n_s + sc, return_counts=True)
+    diverse = ldiv.holds(FrequencySet((), (), (), pc.astype(np.int64), pairs, n_s, True))
+    still = diverse[inv]
+    # the released rows by their input labels (robust to a release that reorders rows)
+    pos = src.data.index.get_indexer(released.index) if src.data.index.is_unique else np.flatnonzero(kept)
+    released = released[still[pos]]
+    kept = kept & still
+    sizes = np.bincount(inv[kept], minlength=len(diverse))
+    min_size = int(sizes[sizes > 0].min()) if kept.any() else 0
     return released, kept, min_size
 
 

@@ -7,7 +7,8 @@ from typing import Annotated
 
 import typer
 
-from tempanon._cliutil import info, progress_reporter, run_api
+from tempanon._cliutil import info, progress_reporter, report_roles, run_api
+from tempanon.data.roles import statement_line
 from tempanon.errors import InputError
 
 
@@ -62,17 +63,22 @@ def _run(
     sensitive: str | None = None,
     l: int | None = None,
     search_opts: dict | None = None,
+    keep: str | None = None,
+    allow_identifier: str | None = None,
     engine: str = "auto",
     memory_limit: str | None = None,
     spark_master: str | None = None,
 ) -> dict:
+    from tempanon.data.io import OutputSet
     from tempanon.lattice.source import resolve_engine
 
+    # every output checked against the inputs and each other before anything is read
+    outs = OutputSet([input_path, hierarchies], {"--out": out, "--summary": summary, "--report": report})
     if resolve_engine(input_path, engine) != "numpy":  # out-of-core engines: tempanon.kanon.engine_command
         from tempanon.kanon.engine_command import run_with_engine
 
         return run_with_engine(locals())
-    from tempanon.data.io import read_table, write_json, write_table
+    from tempanon.data.io import read_table
     from tempanon.data.roles import parse_column_list
     from tempanon.hierarchy import load_hierarchies
     from tempanon.kanon import kanonymize
@@ -84,7 +90,11 @@ def _run(
     df = read_table(input_path, as_text=True, delimiter=delimiter)
     qi_cols = parse_column_list(qi, list(df.columns))
     drop_cols = parse_column_list(drop, list(df.columns))
+    keep_cols = parse_column_list(keep, list(df.columns))
+    allow_cols = parse_column_list(allow_identifier, list(df.columns))
     from tempanon.data.roles import require_columns
+
+    require_columns(df, allow_cols, role="--allow-identifier column")
 
     require_columns(df, qi_cols, role="quasi-identifier")
     hier = load_hierarchies(hierarchies, qi_cols)
@@ -106,6 +116,8 @@ def _run(
             progress=progress,
             notice=lambda m: info(m, quiet),
             **(search_opts or {}),
+            keep=keep_cols,
+            allow_identifier=allow_cols,
         )
     # verified inside kanonymize; write atomically
     phases["search"] = res.search.stats.seconds
@@ -118,16 +130,20 @@ def _run(
         t1 = time.perf_counter()
         rep = kanon_report(df, res, source=str(input_path), checksum=file_sha256(input_path), identifying=drop_cols)
         phases["build report"] = time.perf_counter() - t1
-    t1 = time.perf_counter()
-    write_table(res.table, out)
-    if rep is not None:
-        rep.write(report)
-    phases["write output" + (" and report" if rep is not None else "")] = time.perf_counter() - t1
     summ = res.summary()
     summ.update({"input": str(input_path), "output": str(out)})
     summ["risk"] = _risk_before_after(df, res, qi_cols, uid)
     if report is not None:
         summ["report"] = str(report)
+    t1 = time.perf_counter()
+    with outs:  # staged, then committed together
+        outs.table(res.table, out, "--out")
+        if rep is not None:
+            outs.stage(report, rep.write, "--report")
+        if summary is not None:
+            outs.json(summ, summary, "--summary")
+        outs.commit()
+    phases["write outputs"] = time.perf_counter() - t1
     if verbose:
         st = res.search.stats
         info(
@@ -148,8 +164,6 @@ def _run(
             + "\n".join(f"  {name}: {sec:.3f} s" for name, sec in phases.items()),
             quiet,
         )
-    if summary is not None:
-        write_json(summ, summary)
     return summ
 
 
@@ -165,6 +179,8 @@ def kanon(
     weights: Annotated[str | None, typer.Option("--weights", help="Per-attribute weights for weighted-height, e.g. age=2,sex=1.")] = None,
     uid: Annotated[str | None, typer.Option("--uid", help="Respondent id column: k counts distinct respondents; dropped from the output.")] = None,
     drop: Annotated[str | None, typer.Option("--drop", help="Identifying columns to remove from the output.")] = None,
+    keep: Annotated[str | None, typer.Option("--keep", help="Columns declared insensitive: released unchanged (screened for identifiers). Columns with no role are left out.")] = None,
+    allow_identifier: Annotated[str | None, typer.Option("--allow-identifier", help="Release these columns unchanged although identifier screening flags them (reported).")] = None,
     summary: Annotated[Path | None, typer.Option("--summary", help="Write a JSON summary here.")] = None,
     delimiter: Annotated[str | None, typer.Option("--delimiter", help="CSV delimiter (detected if omitted).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or status output.")] = False,
@@ -188,8 +204,9 @@ def kanon(
     summ = run_api(
         lambda: _run(input, qi, hierarchies, k, max_suppression, algorithm, criterion, weights, uid, drop, out, summary, quiet, delimiter, report, verbose, sensitive, l,
                      dict(l_diversity=l_diversity, c=c, max_nodes=max_nodes, time_limit=time_limit, max_lattice=max_lattice),
-                     engine=engine, memory_limit=memory_limit, spark_master=spark_master)  # fmt: skip
+                     keep, allow_identifier, engine=engine, memory_limit=memory_limit, spark_master=spark_master)  # fmt: skip
     )
+    report_roles(summ, quiet)
     info(
         f"{summ['algorithm']}: {len(summ['anonymous_nodes'])} of {summ['lattice_size']} nodes are {summ['k']}-anonymous "
         f"({summ['nodes_checked']} nodes checked{' in the lattices of all quasi-identifier subsets' if summ['checks']['search_space'] > summ['lattice_size'] else ''}); selected {summ['selected_levels']} by {summ['criterion']}; "
@@ -198,6 +215,7 @@ def kanon(
         + f"wrote {out}" + (f" and {summary}" if summary else "") + (f" and {report}" if report else ""),
         quiet,
     )
+    info(statement_line(summ["verification"]), quiet)
 
 
 def demo(
@@ -220,5 +238,6 @@ def demo(
         f"full-domain generalizations are {summ['k']}-anonymous; {summ['nodes_checked']} checked by {summ['algorithm']} "
         f"in {summ['search_seconds']:.2f} s.\n"
         f"Selected (min. loss {summ['loss']:.4f}): {summ['selected_levels']}\n"
-        f"Result:  {out.resolve()}\nSummary: {summary.resolve()}"
+        f"Result:  {out.resolve()}\nSummary: {summary.resolve()}\n"
+        + statement_line(summ["verification"])
     )

@@ -39,11 +39,13 @@ def run_with_engine(a: dict[str, Any]) -> dict:
                 src, qi_cols, hier, a["k"], uid=a["uid"], identifying=drop_cols, max_suppression=a["max_suppression"],
                 algorithm=a["algorithm"], criterion=a["criterion"], weights=_parse_weights(a["weights"]),
                 sensitive=a["sensitive"], l=a["l"], progress=progress, out=str(a["out"]), **(a.get("search_opts") or {}),
+                keep=parse_column_list(a.get("keep"), src.columns),
+                allow_identifier=parse_column_list(a.get("allow_identifier"), src.columns),
             )  # fmt: skip
     finally:
         src.close()
     summ = res.summary()
-    summ.update({"input": str(a["input_path"]), "output": str(a["out"]), "verification": res.engine_checks})
+    summ.update({"input": str(a["input_path"]), "output": str(a["out"]), "verification": {**(res.engine_checks or {}), **res.verification}})
     if a.get("verbose"):
         st = res.search.stats
         info(

@@ -230,8 +230,6 @@ def published_groups_section(released: pd.DataFrame, value_columns: Sequence[str
             curves = published_pattern_curves(lo, hi, pats["pattern"].tolist(), pats["pattern_level"].to_numpy())
         groups.append({"members": np.vstack([lo, hi]), "patterns": curves,
                        "label": f"k-group {int(q)}: {len(rows)} series, {len(pats)} published pattern(s)"})
-    from tempanon.report.sections import timeseries_section
-
     ts = timeseries_section(groups=groups, k=k, p=P, measures=measures)
     ts.add_text(f"Drawn from the release only: {len(groups)} of {len(groups_all)} k-groups, from the tightest to "
                 "the widest envelope. The solid lines are the published lower and upper bounds of the k-group's "

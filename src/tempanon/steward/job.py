@@ -47,6 +47,7 @@ docs/steward.md.
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
 import warnings
@@ -158,9 +159,9 @@ def _check_table(ctx: Ctx, keys: tuple[str, ...], table: Any, schema: Mapping[st
 TOP_SCHEMA = {"input": "table", "columns": "table", "hierarchies": "table", "model": "table", "output": "table"}
 INPUT_SCHEMA = {"path": "string", "delimiter": "string", "database": "string", "sql": "string", "postgres": "string"}
 COLUMNS_SCHEMA = {"quasi_identifiers": "list of strings", "identifying": "list of strings", "sensitive": "list of strings", "uid": "string",
-                  "time": "string"}
+                  "time": "string", "keep": "list of strings", "allow_identifier": "list of strings"}
 OUTPUT_SCHEMA = {"table": "string", "directory": "string", "summary": "string", "report": "string", "audit": "string"}
-_BASE_COLUMNS = frozenset({"quasi_identifiers", "identifying", "sensitive", "uid"})
+_BASE_COLUMNS = frozenset({"quasi_identifiers", "identifying", "sensitive", "uid", "keep", "allow_identifier"})
 _BASE_OUTPUTS = frozenset({"table", "summary", "report"})
 HIERARCHY_SCHEMA = {"type": "string", "widths": "list of numbers", "start": "number", "top": "string", "levels": "integer",
                     "char": "string", "formats": "list of strings", "tree": "table", "path": "string"}
@@ -190,6 +191,7 @@ class ModelSpec:
     outputs: frozenset[str] = _BASE_OUTPUTS  # accepted [output] keys
     required_outputs: frozenset[str] = frozenset({"table"})
     column_ranges: bool = False  # quasi_identifiers entries may be ranges "A0:A9" (expanded on the data)
+    prepare: Callable[[Job, pd.DataFrame], pd.DataFrame] | None = None  # reshape the input first (kp: long format)
 
 
 @dataclass
@@ -211,6 +213,9 @@ class Job:
     raw: dict = field(repr=False, default_factory=dict)
     time: str | None = None
     audit: Path | None = None
+    keep: list[str] = field(default_factory=list)  # declared insensitive: released unchanged (screened)
+    allow_identifier: list[str] = field(default_factory=list)  # identifier screening overridden for these
+    outputs: Any = field(default=None, repr=False)  # the run's OutputSet (tempanon.data.io)
 
 
 def load_job(path: str | Path) -> Job:
@@ -314,6 +319,8 @@ def load_job(path: str | Path) -> Job:
         raw=raw,
         time=cols.get("time"),
         audit=ctx.resolve(out["audit"]) if "audit" in out else None,
+        keep=list(cols.get("keep", [])),
+        allow_identifier=list(cols.get("allow_identifier", [])),
     )
 
 
@@ -337,7 +344,6 @@ def read_source(job: Job) -> tuple[pd.DataFrame, str, str | None, str]:
 
 # ---- models -----------------------------------------------------------------------------------
 def _run_kanon(job: Job, df: pd.DataFrame, source: SourceInfo, progress: Any) -> dict:
-    from tempanon.data.io import write_json, write_table
     from tempanon.kanon import kanonymize
 
     p = job.params
@@ -362,6 +368,8 @@ def _run_kanon(job: Job, df: pd.DataFrame, source: SourceInfo, progress: Any) ->
         l=l,
         progress=progress,
         **{key: p[key] for key in ("l_diversity", "c", "max_nodes", "time_limit", "max_lattice", "engine") if key in p},
+        keep=job.keep,
+        allow_identifier=job.allow_identifier,
     )
     # kanonymize verified the release independently; build the report first, then write atomically
     rep = None
@@ -370,14 +378,9 @@ def _run_kanon(job: Job, df: pd.DataFrame, source: SourceInfo, progress: Any) ->
 
         rep = kanon_report(df, res, source=source.description, checksum=source.checksum, checksum_kind=source.checksum_kind,
                            identifying=job.identifying)
-    write_table(res.table, job.output_table)
-    summ = res.summary()
-    summ.update({"job": str(job.ctx.path), "output": str(job.output_table)})
-    if rep is not None:
-        rep.write(job.report)
-        summ["report"] = str(job.report)
-    if job.summary is not None:
-        write_json(summ, job.summary)
+    summ = _write_outputs(job, res.table, res.summary(), rep)
+    if job.audit is not None:  # the steward's audit: input row of every released row, the shuffle seed
+        summ["audit"] = str(job.audit)
     summ["_result"] = res
     return summ
 
@@ -408,19 +411,26 @@ def _validate_kanon(ctx: Ctx, model: dict, qi: list[str]) -> None:
             raise ctx.error(("model", "weights", name), f"expected a non-negative number, got {_describe(w)}")
 
 
-def _write_outputs(job: Job, table: pd.DataFrame, summ: dict, rep: Any, extra: Mapping[Path, pd.DataFrame] | None = None) -> dict:
-    """Write the verified table (and extra tables), then the report and the summary, atomically."""
-    from tempanon.data.io import write_json, write_table
+def _write_outputs(job: Job, table: pd.DataFrame | None, summ: dict, rep: Any, extra: Mapping[Path, pd.DataFrame] | None = None) -> dict:
+    """Stage the verified table (and extra tables), the report and the summary in the run's
+    :class:`~tempanon.data.io.OutputSet` and commit them together."""
+    from tempanon.data.io import OutputSet
 
-    write_table(table, job.output_table)
-    for path, frame in (extra or {}).items():
-        write_table(frame, path)
+    outs = job.outputs if job.outputs is not None else OutputSet()
     summ = {**summ, "job": str(job.ctx.path), "output": str(job.output_table)}
-    if rep is not None:
-        rep.write(job.report)
-        summ["report"] = str(job.report)
-    if job.summary is not None:
-        write_json(summ, job.summary)
+    if job.audit is not None:
+        summ["audit"] = str(job.audit)
+    with outs:
+        if table is not None:
+            outs.table(table, job.output_table, "[output] table")
+        for path, frame in (extra or {}).items():
+            outs.table(frame, path, "[output] audit" if path == job.audit else "output")
+        if rep is not None:
+            outs.stage(job.report, rep.write, "[output] report")
+            summ["report"] = str(job.report)
+        if job.summary is not None:
+            outs.json(summ, job.summary, "[output] summary")
+        outs.commit()
     return summ
 
 
@@ -480,6 +490,7 @@ def _run_timestamped(job: Job, df: pd.DataFrame, source: SourceInfo, progress: A
     if job.uid is not None and job.uid in job.quasi_identifiers + [job.time]:
         raise ctx.error(("columns", "uid"), f"the respondent id {job.uid!r} cannot also be a quasi-identifier or the time")
     data = df.drop(columns=[c for c in job.identifying if c != job.uid])  # direct identifiers are removed first
+    roles = {"keep": job.keep, "allow_identifier": job.allow_identifier, "sensitive": job.sensitive}
     metric = p.get("metric", "gen_c")
     if metric in _TS_INCOGNITO and not job.hierarchies:
         raise ctx.error(("model", "metric"), f"metric {metric!r} needs hierarchies for the other quasi-identifiers; use gen_c, gen_m or gen_s")
@@ -487,7 +498,7 @@ def _run_timestamped(job: Job, df: pd.DataFrame, source: SourceInfo, progress: A
         data, time=job.time, qi=job.quasi_identifiers, k=p["k"], uid=job.uid, granularities=p.get("granularities"),
         metric=metric, max_suppression=float(p.get("max_suppression", 0.0)), data_granularity=p.get("data_granularity"),
         country=p.get("country"), parts=_timestamped_parts(ctx, p), hierarchies=job.hierarchies or None, progress=progress,
-        timezone=p.get("timezone"), time_limit=p.get("time_limit"),
+        timezone=p.get("timezone"), time_limit=p.get("time_limit"), **roles,
     )  # verified inside (tempanon.verify.check_timestamped_release)
     rep = None
     if job.report is not None:  # built before anything is written
@@ -543,6 +554,12 @@ def _validate_kp(ctx: Ctx, model: dict, qi: list[str]) -> None:
         raise ctx.error(("model", "epsilon"), f"must be positive, got {model['epsilon']}")
 
 
+def _prepare_kp(job: Job, df: pd.DataFrame) -> pd.DataFrame:
+    from tempanon.timeseries.longformat import job_prepare  # [model] long_time/long_value: long format
+
+    return job_prepare(job, df)
+
+
 def _run_kp(job: Job, df: pd.DataFrame, source: SourceInfo, progress: Any) -> dict:
     from tempanon.timeseries.api import kp_anonymize
 
@@ -570,7 +587,9 @@ def _run_kp(job: Job, df: pd.DataFrame, source: SourceInfo, progress: Any) -> di
             df, id_col=job.uid, qi=job.quasi_identifiers, k=p["k"], P=p["p"], sensitive=job.sensitive,
             algorithm=p.get("algorithm", "kapra"), max_level=p.get("max_level", 5), paa_segments=p.get("paa"),
             l_diversity=p.get("l_diversity"), epsilon=p.get("epsilon"), publish_values=p.get("publish_values"),
-            publish_patterns=p.get("publish_patterns"), progress=progress,
+            publish_patterns=p.get("publish_patterns"), na_values=p.get("na_values"), missing=p.get("missing", "refuse"),
+            numeric_sensitive=p.get("sensitive_numeric", False),
+            progress=progress, keep=job.keep, drop=job.identifying, allow_identifier=job.allow_identifier,
         )  # verified inside (tempanon.verify.check_kp_anonymity)
     except InputError as exc:
         if "PAA" in str(exc) and "paa" in p:
@@ -584,8 +603,6 @@ def _run_kp(job: Job, df: pd.DataFrame, source: SourceInfo, progress: Any) -> di
                         checksum=source.checksum, checksum_kind=source.checksum_kind)
     extra = {job.audit: res.audit} if job.audit is not None else {}
     summ = _write_outputs(job, res.released, res.summary, rep, extra)
-    if job.audit is not None:
-        summ["audit"] = str(job.audit)
     s = res.summary
     summ["_status"] = (f"kp ({s['algorithm']}): k={s['k']}, P={s['P']}; {s['published']} of {s['series']} series published in "
                        f"{s['kgroups']} k-groups / {s['psubgroups']} P-subgroups; VL {s['value_loss']:.4g}, PL {s['pattern_loss']:.4g}")
@@ -623,14 +640,21 @@ def _validate_stream(ctx: Ctx, model: dict, qi: list[str]) -> None:
 
 
 def _run_stream(job: Job, df: pd.DataFrame, source: SourceInfo, progress: Any) -> dict:
-    from tempanon.data.io import write_json, write_table
+    from tempanon.data.io import OutputSet
+    from tempanon.data.screen import refuse_identifiers
     from tempanon.stream.api import anonymize_stream
 
     p, ctx = job.params, job.ctx
     if len(job.sensitive) != 1:
         raise ctx.error(("columns", "sensitive"), f"the stream model protects exactly one sensitive column, got {len(job.sensitive)}")
     sens = job.sensitive[0]
-    qi = job.quasi_identifiers or [c for c in df.columns if c not in (job.time, sens, *job.identifying)]
+    if not job.quasi_identifiers:
+        raise ctx.error(("columns", "quasi_identifiers"), "name the quasi-identifiers (no longer every other column)")
+    if job.keep:
+        raise ctx.error(("columns", "keep"), "the stream model publishes only its quasi-identifiers (QIT) and the sensitive column (ST); list columns to publish as quasi-identifiers")
+    qi = list(job.quasi_identifiers)
+    # Anatomy publishes the quasi-identifiers exactly (QIT): screen them like any unchanged column
+    overrides = refuse_identifiers(df, qi, allow=job.allow_identifier, time=job.time)
     beta = p.get("suppression_cost", 10.0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TempanonWarning)  # reported in the status line from the summary
@@ -647,25 +671,24 @@ def _run_stream(job: Job, df: pd.DataFrame, source: SourceInfo, progress: Any) -
     out = job.output_table
     if out.exists() and not out.is_dir():
         raise ctx.error(("output", "directory"), f"{out} exists and is not a directory")
-    out.mkdir(parents=True, exist_ok=True)
+    outs = job.outputs if job.outputs is not None else OutputSet()
     qcols = [c for c in res.qit.columns if c != "snapshot"]
     scols = [c for c in res.st.columns if c != "snapshot"]
     q_split = dict(tuple(res.qit.groupby("snapshot", sort=False)))
     s_split = dict(tuple(res.st.groupby("snapshot", sort=False)))
-    for snap in res.published:
-        q, st = q_split.get(snap.label), s_split.get(snap.label)
-        write_table(res.qit.iloc[:0][qcols] if q is None else q[qcols], out / f"{snap.label}.qit.csv")
-        write_table(res.st.iloc[:0][scols] if st is None else st[scols], out / f"{snap.label}.st.csv")
-    if job.audit is not None:
-        write_table(res.audit[["row", "snapshot", "published", "distance"]], job.audit)
-    summ = {**res.summary, "job": str(job.ctx.path), "output": str(out)}
-    if job.audit is not None:
-        summ["audit"] = str(job.audit)
-    if rep is not None:
-        rep.write(job.report)
-        summ["report"] = str(job.report)
-    if job.summary is not None:
-        write_json(summ, job.summary)
+    with outs:
+        for snap in res.published:
+            q, st = q_split.get(snap.label), s_split.get(snap.label)
+            outs.table(res.qit.iloc[:0][qcols] if q is None else q[qcols], out / f"{snap.label}.qit.csv", "snapshot file")
+            outs.table(res.st.iloc[:0][scols] if st is None else st[scols], out / f"{snap.label}.st.csv", "snapshot file")
+        job.outputs = outs
+        from tempanon.data.roles import verification_statement
+
+        left_out = [c for c in df.columns if c not in {*qi, sens, job.time, *job.identifying}]
+        statement = verification_statement(f"{p['l']}-diversity (Anatomy) of {sens!r} in every published snapshot",
+                                           [*qi, sens], overrides=overrides, left_out=left_out, dropped=job.identifying)
+        summ = _write_outputs(job, None, {**res.summary, "left_out": left_out, "verification": statement}, rep,
+                              {job.audit: res.audit[["row", "snapshot", "published", "distance"]]} if job.audit is not None else None)
     s = res.summary
     summ["_status"] = (f"stream: l={s['l']}, window {s['window']}; {s['snapshots']} snapshots of {s['records']} records: "
                        f"{s['suppressed']} suppressed, {s['repositioned']} repositioned (max {s['max_reposition_distance']}), "
@@ -681,8 +704,8 @@ _STREAM_SPEC = ModelSpec(
     run=_run_stream,
     description="l-diverse snapshot stream with bounded delay (Anatomy, Wang et al.)",
     validate=_validate_stream,
-    columns=frozenset({"quasi_identifiers", "identifying", "sensitive", "time"}),
-    required_columns=frozenset({"time", "sensitive"}),
+    columns=frozenset({"quasi_identifiers", "identifying", "sensitive", "time", "allow_identifier", "keep"}),
+    required_columns=frozenset({"time", "sensitive", "quasi_identifiers"}),
     hierarchies="none",
     outputs=frozenset({"directory", "summary", "report", "audit"}),
     required_outputs=frozenset({"directory"}),
@@ -714,7 +737,9 @@ MODELS: dict[str, ModelSpec] = {
     ),
     "kp": ModelSpec(
         schema={"k": "integer", "p": "integer", "algorithm": "string", "max_level": "integer", "paa": "integer",
-                "l_diversity": "integer", "epsilon": "number", "publish_values": "list of strings", "publish_patterns": "list of strings"},
+                "l_diversity": "integer", "epsilon": "number", "publish_values": "list of strings", "publish_patterns": "list of strings",
+                "long_time": "string", "long_value": "string", "na_values": "list of strings", "missing": "string",
+                "sensitive_numeric": "boolean"},
         required={"k", "p"},
         run=_run_kp,
         description="(k,P)-anonymity of time series (KAPRA / Naive, Shou et al.)",
@@ -723,17 +748,43 @@ MODELS: dict[str, ModelSpec] = {
         hierarchies="none",
         outputs=_BASE_OUTPUTS | {"audit"},
         column_ranges=True,
+        prepare=_prepare_kp,
     ),
     "stream": _STREAM_SPEC,
 }
+
+
+def _output_set(job: Job):
+    """The job's outputs, checked against its inputs (job file, data file, hierarchy files) and
+    each other; an audit may not be written inside the release directory."""
+    from tempanon.data.io import OutputSet
+
+    inputs = [job.ctx.path, job.source.get("path"), job.source.get("database")]
+    for conf in (job.raw.get("hierarchies") or {}).values():
+        path = conf if isinstance(conf, str) else conf.get("path") if isinstance(conf, dict) else None
+        if path:
+            inputs.append(job.ctx.resolve(path))
+    outputs = {"[output] summary": job.summary, "[output] report": job.report, "[output] audit": job.audit}
+    if job.model == "stream":
+        outs = OutputSet(inputs, outputs, directories={"[output] directory": job.output_table})
+        d = Path(os.path.realpath(job.output_table))
+        for label, p in outputs.items():
+            if p is not None and d in Path(os.path.realpath(p)).parents:
+                raise job.ctx.error(("output", label[9:]), f"{p} is inside the release directory {job.output_table}; "
+                                    "steward-only files may not be written inside the release")  # fmt: skip
+        return outs
+    return OutputSet(inputs, {"[output] table": job.output_table, **outputs})
 
 
 def run_job(job: Job, progress: Any = None) -> dict:
     """Load the data, run the model, write the verified outputs; returns the summary dict."""
     from tempanon.data.roles import ColumnRoles
 
+    job.outputs = _output_set(job)  # every output checked against the inputs before anything is read
     df, desc, checksum, kind = read_source(job)
     spec = MODELS[job.model]
+    if spec.prepare is not None:
+        df = spec.prepare(job, df)
     if spec.column_ranges:
         from tempanon.data.roles import parse_column_list
 
@@ -744,7 +795,11 @@ def run_job(job: Job, progress: Any = None) -> dict:
     if job.time is not None and job.time not in df.columns:
         raise job.ctx.error(("columns", "time"), f"unknown column {job.time!r}; the input has columns: {', '.join(map(str, df.columns))}")
     try:
-        ColumnRoles(job.quasi_identifiers + ([job.time] if job.time else []), job.identifying, job.sensitive).validate(df)
+        ColumnRoles(job.quasi_identifiers + ([job.time] if job.time else []), job.identifying, job.sensitive,
+                    job.keep, [job.uid] if job.uid else []).validate(df)
+        from tempanon.data.roles import require_columns
+
+        require_columns(df, job.allow_identifier, role="allow_identifier column")
     except InputError as exc:
         raise JobError(f"{job.ctx.where(('columns',))}: {exc}") from None
     if job.uid is not None and job.uid not in df.columns:

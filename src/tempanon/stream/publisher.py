@@ -386,7 +386,7 @@ class StreamPublisher:
         once with the true costs ``beta`` (the paper's step over ``D'[next..t]``, the published snapshots
         fixed; :attr:`final_step`). With ``defer = 0`` that step would change nothing (the last step was
         already optimal for these costs) and is skipped."""
-        if not self._flushed and self.step == "paper" and self.w > 0 and self._snaps and not self._first_window_done:
+        if not self._flushed and self.step == "paper" and self.w > 0 and self._snaps and not self._first_window_done and self._next_pub == 0:
             if not self._too_few_values(len(self._snaps) - 1):
                 self._first_window(len(self._snaps) - 1)  # a stream shorter than the first window
         elif not self._flushed and self.defer > 0 and self.w > 0 and self._next_pub < len(self._snaps):
@@ -463,7 +463,11 @@ class StreamPublisher:
         if t < w:
             return "initial", "first window pending", len(self._snaps[t].codes)
         if not self._first_window_done:
-            return self._first_window(t)
+            if self._next_pub == 0:
+                return self._first_window(t)
+            # the stream had fewer than l values when its first window was full: every record so far was
+            # suppressed and some snapshots are published; the steps go on from there
+            self._first_window_done = True
         from tempanon.stream.recycle import recycle_step
 
         oldest = t - w
@@ -523,6 +527,7 @@ class StreamPublisher:
         x = np.zeros((len(gkey), t + 1), dtype=np.int64)
         np.add.at(x, (sol.var_group, sol.var_place), sol.var_count)
         self._apply_counts(parts, ginv, rec_pos, x, sol.suppressed, 0)
+        self._restore_order(parts, 0)  # Theorem 1 (an ILP optimum with linear mu may cross records)
         self._first_window_done = True
         return "milp", "first window", len(rec_home)
 

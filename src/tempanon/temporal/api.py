@@ -249,6 +249,10 @@ def anonymize_timestamped(
     shuffle_seed: int | None = None,
     announce: Callable[[str], None] | None = None,
     progress: Callable[[str, int, int], None] | None = None,
+    keep: Sequence[str] = (),
+    drop: Sequence[str] = (),
+    allow_identifier: Sequence[str] = (),
+    sensitive: Sequence[str] = (),
 ) -> TimestampedResult:
     """Least respondent-level k-anonymous generalization of ``time`` (Section 4, Algorithm 1).
 
@@ -258,9 +262,29 @@ def anonymize_timestamped(
     :mod:`tempanon.temporal.joint`). ``uid`` identifies respondents (each row is one when None).
     ``max_suppression`` is the fraction of tuples that may be removed. Raises
     :class:`~tempanon.errors.NoSolutionError` when no granularity works.
+
+    Fail closed: the release holds only ``time``, ``qi``, ``sensitive`` (released as they are) and
+    ``keep`` (declared insensitive, released unchanged); ``drop`` are identifiers, and every other column is left out
+    (``summary["left_out"]``). Columns released unchanged (``keep``, quasi-identifiers not
+    generalized) are screened for direct identifiers and second timestamps
+    (:func:`tempanon.data.screen.refuse_identifiers`) unless listed in ``allow_identifier``;
+    ``summary["verification"]`` says what was verified on which columns.
     """
     qi = list(qi)
     _validate(df, time, qi, uid, k, metric, max_suppression, bool(hierarchies))
+    from tempanon.data.roles import plan_release, require_columns_list
+
+    keep, drop = list(keep), list(drop)
+    sensitive = [sensitive] if isinstance(sensitive, str) else list(sensitive)
+    require_columns_list(list(df.columns), sensitive, role="sensitive column")
+    for c in sensitive:
+        if c in qi or c in (time, uid):
+            raise InputError(f"column {c!r} cannot be both sensitive and a quasi-identifier, the time or the uid")
+    release_cols, left_out = plan_release(list(df.columns), released=[*qi, time, *sensitive], keep=keep, drop=drop,
+                                          consumed=[uid] if uid else [])  # fmt: skip
+    require_columns_list(list(df.columns), allow_identifier, role="--allow-identifier column")
+    roles = {"release": set(release_cols), "keep": keep, "drop": drop, "left_out": left_out,
+             "allow": list(allow_identifier), "sensitive": sensitive}  # fmt: skip
     if shuffle_seed is not None and (isinstance(shuffle_seed, bool) or not isinstance(shuffle_seed, (int, np.integer))
                                      or shuffle_seed < 0):
         raise InputError(f"the shuffle seed must be a non-negative integer (got {shuffle_seed!r})")
@@ -296,10 +320,11 @@ def anonymize_timestamped(
                      f"{', '.join(h for h in hierarchies)} (Incognito, pruned by the generalization property)"
                      f"{'; at most ' + format(time_limit, 'g') + ' s (--time-limit)' if time_limit else ''}")
 
-        jres = joint_anonymize(df, time=time, qi=qi, k=k, uid=uid, dag=dag, instants=instants, missing=missing,
+        jres = _apply_roles(df, joint_anonymize(df, time=time, qi=qi, k=k, uid=uid, dag=dag, instants=instants, missing=missing,
                                z0=z0, hierarchies=hierarchies, metric=metric, criterion=criterion,
                                max_suppression=float(max_suppression), tinfo=tinfo, progress=progress,
-                               time_limit=time_limit, notice=announce)  # fmt: skip
+                               time_limit=time_limit, notice=announce),
+                            roles)  # fmt: skip
         return finish(jres, df, time=time, qi=qi, uid=uid, shuffle_seed=shuffle_seed, tinfo=tinfo,
                       class_key=getattr(jres, "_class_key", None))
     if announce is not None:
@@ -337,7 +362,7 @@ def anonymize_timestamped(
     new_class = np.r_[True, (prep.q[1:] != prep.q[:-1]) | (h[1:] != h[:-1])]
     cls = np.empty(n, dtype=np.int64)
     cls[prep.order] = np.cumsum(new_class)
-    return finish(TimestampedResult(released, summary, dag, chosen.name), df, time=time, qi=qi, uid=uid,
+    return finish(_apply_roles(df, TimestampedResult(released, summary, dag, chosen.name), roles), df, time=time, qi=qi, uid=uid,
                   shuffle_seed=shuffle_seed, tinfo=tinfo, res=res, class_key=cls[keep])  # fmt: skip
 
 
@@ -358,6 +383,30 @@ def finish(result: TimestampedResult, df: pd.DataFrame, *, time: str, qi: Sequen
                                "granularities checked, not necessarily the least"}  # fmt: skip
         s["messages"].append(s["budget"]["note"])
     return result
+
+
+def _apply_roles(df: pd.DataFrame, res: TimestampedResult, roles: dict) -> TimestampedResult:
+    """Project the verified release on its declared columns, screen those released unchanged,
+    and add ``left_out`` and the verified statement to the summary (see :mod:`tempanon.data.roles`)."""
+    from tempanon.data.roles import verification_statement
+    from tempanon.data.screen import refuse_identifiers
+
+    s = res.summary
+    qi, time = list(s["qi"]), s["time"]
+    node = s.get("node")
+    generalized = {q for i, q in enumerate(qi) if node is not None and int(node[1 + i]) > 0}
+    unchanged = [*roles["keep"], *(q for q in qi if q not in generalized)]
+    overrides = refuse_identifiers(df, unchanged, allow=roles["allow"], uid=s["uid"], time=time)
+    res.released = res.released[[c for c in res.released.columns if c in roles["release"]]]
+    uid = s["uid"]
+    g = f"respondent-level {s['k']}-anonymity" + (f" ({uid!r})" if uid else "")
+    statement = verification_statement(g, [*qi, time], insensitive=roles["keep"], overrides=overrides,
+                                       left_out=roles["left_out"], dropped=roles["drop"])  # fmt: skip
+    s["verification"] = {**(s.get("verification") or {}), **statement}
+    s["keep"] = list(roles["keep"])
+    s["sensitive"] = list(roles["sensitive"])
+    s["left_out"] = list(roles["left_out"])
+    return res
 
 
 def _summary(df, dag, res, all_checks, final, *, k, uid, time, qi, metric, max_suppression, max_suppressed, tinfo,

@@ -10,7 +10,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from tempanon._cliutil import info, progress_reporter, run_api
+from tempanon._cliutil import info, progress_reporter, report_roles, run_api
+from tempanon.data.roles import statement_line
 
 
 def timestamped(
@@ -73,10 +74,14 @@ def timestamped(
     verbose: Annotated[
         bool, typer.Option("--verbose", "-v", help="Show the search: granularities checked, pruned, time per phase.")
     ] = False,
+    keep: Annotated[Optional[str], typer.Option("--keep", help="Columns declared insensitive: released unchanged (screened for identifiers). Columns with no role are left out.")] = None,
+    drop: Annotated[Optional[str], typer.Option("--drop", help="Identifying columns, removed from the release.")] = None,
+    sensitive: Annotated[Optional[str], typer.Option("--sensitive", help="Sensitive columns, released as they are.")] = None,
+    allow_identifier: Annotated[Optional[str], typer.Option("--allow-identifier", help="Release these columns unchanged although identifier screening flags them (reported).")] = None,
 ) -> None:
     """Least k-anonymous generalization of timestamps over time granularities (many tuples per
     respondent; Mascetti, Bettini, Wang, Jajodia, TIME 2006)."""
-    from tempanon.data.io import read_table, write_json, write_table
+    from tempanon.data.io import OutputSet, read_table
     from tempanon.data.roles import parse_column_list
     from tempanon.temporal.api import anonymize_timestamped
 
@@ -88,10 +93,8 @@ def timestamped(
         from tempanon.temporal.granularity import parse_parts
 
         t0 = _time.perf_counter()
-        if report is not None and Path(report).resolve() in {Path(p).resolve() for p in (input, out, summary) if p is not None}:
-            from tempanon.errors import InputError
-
-            raise InputError("--report must be a file of its own (not the input, --out or --summary)")
+        # every output checked against the inputs and each other before anything is read
+        outs = OutputSet([input, hierarchies], {"--out": out, "--summary": summary, "--report": report, "--audit": audit})
         parts = parse_parts(day_parts)
         if audit is not None:
             from tempanon.temporal.api import check_audit_path
@@ -99,6 +102,10 @@ def timestamped(
             check_audit_path(audit, out, [input, summary, report])
         df = read_table(input, as_text=True)
         qis = parse_column_list(qi, list(df.columns))
+        cols = list(df.columns)
+        roles = {"keep": parse_column_list(keep, cols), "drop": parse_column_list(drop, cols),
+                 "allow_identifier": parse_column_list(allow_identifier, cols),
+                 "sensitive": parse_column_list(sensitive, cols)}  # fmt: skip
         hier = None
         if hierarchies is not None:
             from tempanon.temporal.joint import load_hierarchies
@@ -109,7 +116,7 @@ def timestamped(
                 df, time=time, qi=qis, k=k, uid=uid, granularities=granularities, metric=metric,
                 max_suppression=max_suppression, data_granularity=data_granularity, country=country,
                 parts=parts, hierarchies=hier, progress=progress, timezone=timezone, time_limit=time_limit,
-                shuffle_seed=shuffle_seed, announce=lambda m: info(m, quiet),
+                shuffle_seed=shuffle_seed, announce=lambda m: info(m, quiet), **roles,
             )  # fmt: skip
         phases["read, search, release and verify"] = _time.perf_counter() - t0
         rep = None
@@ -124,15 +131,18 @@ def timestamped(
                                      parameters={k_: v for k_, v in extra.items() if v is not None})
             phases["build report"] = _time.perf_counter() - t1
         t1 = _time.perf_counter()
-        write_table(res.released, out)
-        if audit is not None:
-            from tempanon.temporal.api import write_audit
+        with outs:  # staged, then committed together
+            outs.table(res.released, out, "--out")
+            if audit is not None:
+                from tempanon.temporal.api import audit_text
 
-            write_audit(res, audit)
-        if rep is not None:
-            rep.write(report)
-        if summary is not None:
-            write_json({**res.summary, **({"report": str(report)} if report is not None else {})}, summary)
+                text = audit_text(res)
+                outs.stage(audit, lambda p: p.write_text(text, encoding="utf-8"), "--audit")
+            if rep is not None:
+                outs.stage(report, rep.write, "--report")
+            if summary is not None:
+                outs.json({**res.summary, **({"report": str(report)} if report is not None else {})}, summary, "--summary")
+            outs.commit()
         phases["write outputs"] = _time.perf_counter() - t1
         return res
 
@@ -141,6 +151,7 @@ def timestamped(
         from tempanon.report.timestamped import search_lines
 
         info(search_lines(res.summary) + "\n" + "\n".join(f"  {name}: {sec:.3f} s" for name, sec in phases.items()), quiet)
+    report_roles(res.summary, quiet)
     for m in res.summary["messages"]:
         info(f"[yellow]note:[/] {m}", quiet)
     s = res.summary
@@ -150,4 +161,5 @@ def timestamped(
         f"{s['respondents']} respondents); wrote {out}" + (f" and {report}" if report is not None else ""),
         quiet,
     )
+    info(statement_line(s["verification"]), quiet)
 

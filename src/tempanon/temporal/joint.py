@@ -280,7 +280,7 @@ def joint_anonymize(df: pd.DataFrame, *, time: str, qi: Sequence[str], k: int, u
     engine_criterion = metric if metric in INCOGNITO_CRITERIA else "height"
     budget = {"time_limit": time_limit} if time_limit is not None else {}
     res = kanonymize(df, attrs, encoders, int(k), uid=uid, max_suppression=max_suppression, algorithm=algorithm,
-                     criterion=engine_criterion, progress=progress, notice=notice, **budget)  # fmt: skip
+                     criterion=engine_criterion, progress=progress, notice=notice, screen=False, **budget)  # fmt: skip  # screened by the API
     stopped = getattr(getattr(res, "search", None), "stats", None)
     stopped = getattr(stopped, "stopped", None)
     search_seconds = _time.perf_counter() - t0

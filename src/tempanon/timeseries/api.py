@@ -164,6 +164,9 @@ def kp_anonymize(
     na_values: Sequence[str] | str | None = None,
     missing: str = "refuse",
     progress=None,
+    keep: Sequence[str] = (),
+    drop: Sequence[str] = (),
+    allow_identifier: Sequence[str] = (),
 ) -> KPResult:
     """(k,P)-anonymize the series of ``df`` (one per row). See the module doc and docs/timeseries.md.
 
@@ -189,6 +192,11 @@ def kp_anonymize(
 
     Raises :class:`InputError` on bad input or parameters, :class:`NoSolutionError` when fewer
     than ``k`` series can be published, :class:`VerificationError` if the independent check fails.
+
+    Fail closed: the release holds the published envelopes and patterns, ``sensitive`` and
+    ``keep`` (declared insensitive, released unchanged after identifier screening, see
+    :func:`tempanon.data.screen.refuse_identifiers`; ``allow_identifier`` overrides); ``drop`` are
+    identifiers; every other column is left out (``summary["left_out"]``).
     """
     t0 = time.perf_counter()
     qi = list(qi)
@@ -208,6 +216,14 @@ def kp_anonymize(
         if c in roles:
             raise InputError(f"column {c!r} is given two roles: {roles[c]} and sensitive")
         roles[c] = "sensitive"
+    from tempanon.data.roles import plan_release, require_columns_list
+    from tempanon.data.screen import refuse_identifiers
+
+    keep = list(keep)
+    _kept_cols, left_out = plan_release(list(df.columns), released=[*qi, *sensitive], keep=keep, drop=list(drop),
+                                        consumed=[id_col])  # fmt: skip
+    require_columns_list(list(df.columns), allow_identifier, role="--allow-identifier column")
+    overrides = refuse_identifiers(df, keep, allow=allow_identifier, uid=None)
     _check_ids(df, id_col)
     if len(df) == 0:
         raise InputError("the input has no series")
@@ -290,6 +306,8 @@ def kp_anonymize(
     released = pd.DataFrame(cols)
     for s in sensitive:
         released[s] = df[s].to_numpy()[order]
+    for c in keep:  # declared insensitive: released unchanged, row-aligned with the series
+        released[c] = df[c].to_numpy()[order]
     perturbed = 0
     if l_diversity is not None:
         s = sensitive[0]
@@ -366,7 +384,16 @@ def kp_anonymize(
         "steward_only": "this summary counts the original series (series, suppressed, dropped_incomplete): "
                         "for the data steward, not for release",
         "runtime_seconds": round(time.perf_counter() - t0, 4),
+        "keep": keep,
+        "left_out": left_out,
     }
+    from tempanon.data.roles import verification_statement
+
+    g_ = f"({k},{P})-anonymity" + (f" and {l_diversity}-diversity of {sensitive[0]!r} (perturbed by at most {epsilon})"
+                                   if l_diversity is not None else "")  # fmt: skip
+    summary["verification"] = verification_statement(
+        g_, [*vcols, *(c for c in pcols if c not in vcols)], insensitive=keep, overrides=overrides,
+        left_out=left_out, dropped=[c for c in drop if c in df.columns])
     return KPResult(released=released, audit=audit, summary=summary, grouping=g, data=df)
 
 

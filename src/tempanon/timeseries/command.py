@@ -7,7 +7,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from tempanon._cliutil import info, progress_reporter, run_api
+from tempanon._cliutil import info, progress_reporter, report_roles, run_api
+from tempanon.data.roles import statement_line
 
 
 def kp(
@@ -38,6 +39,9 @@ def kp(
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress or status output.")] = False,
     report: Annotated[Optional[Path], typer.Option("--report", help="Write a self-contained HTML report here (after verification).")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show the grouping (k-groups, P-subgroups, levels) and the time per phase.")] = False,
+    keep: Annotated[Optional[str], typer.Option("--keep", help="Columns declared insensitive: released unchanged (screened for identifiers). Columns with no role are left out.")] = None,
+    drop: Annotated[Optional[str], typer.Option("--drop", help="Identifying columns, removed from the release.")] = None,
+    allow_identifier: Annotated[Optional[str], typer.Option("--allow-identifier", help="Release these columns unchanged although identifier screening flags them (reported).")] = None,
 ) -> None:
     """(k,P)-anonymize time series with KAPRA or Naive (Shou et al., TKDE).
 
@@ -46,7 +50,7 @@ def kp(
     independent verifier before anything is written; all files are written atomically.
     Exit status: 0 ok, 1 no solution, 2 bad input, 3 verification failed.
     """
-    from tempanon.data.io import read_table, write_json, write_table
+    from tempanon.data.io import OutputSet, read_table
     from tempanon.data.roles import parse_column_list
     from tempanon.timeseries.api import kp_anonymize, write_kp_audit
 
@@ -56,11 +60,8 @@ def kp(
 
     def work():
         t0 = time.perf_counter()
-        targets = [Path(t).resolve() for t in (input, out, summary, audit, report) if t is not None]
-        if len(set(targets)) != len(targets):
-            from tempanon.errors import InputError
-
-            raise InputError("the input, --out, --summary, --audit and --report must be different files")
+        # every output checked against the input and each other before anything is read
+        outs = OutputSet([input], {"--out": out, "--summary": summary, "--audit": audit, "--report": report})
         if audit is not None:  # the audit links ids to release rows: never beside the release (issue 12)
             rel_dir = Path(out).resolve().parent
             if Path(audit).resolve().parent == rel_dir or rel_dir in Path(audit).resolve().parents:
@@ -101,7 +102,8 @@ def kp(
                 df, id_col=id_col, qi=q, k=k, P=p, sensitive=sens, algorithm=algorithm.lower(),
                 max_level=max_level, paa_segments=paa, l_diversity=l_diversity, epsilon=epsilon,
                 publish_values=pv, publish_patterns=pp, numeric_sensitive=sensitive_numeric, na_values=na_values,
-                missing=missing, shuffle_seed=shuffle_seed, progress=progress)
+                missing=missing, shuffle_seed=shuffle_seed, progress=progress, keep=parse_column_list(keep, cols),
+                drop=parse_column_list(drop, cols), allow_identifier=parse_column_list(allow_identifier, cols))
         phases["read, group, publish and verify"] = time.perf_counter() - t0
         rep = None
         if report is not None:  # built before anything is written; written after the output, atomically
@@ -112,18 +114,21 @@ def kp(
             rep = kp_report(result.data if result.data is not None else df, result, id_col=id_col, qi=q, sensitive=sens, source=str(input), checksum=file_sha256(input))
             phases["build report"] = time.perf_counter() - t1
         t1 = time.perf_counter()
-        write_table(result.released, out)
-        if audit is not None:
-            write_kp_audit(result, audit)
-        if rep is not None:
-            rep.write(report)
-        if summary is not None:
-            write_json({**result.summary, **({"report": str(report)} if report is not None else {})}, summary)
+        with outs:  # staged, then committed together
+            outs.table(result.released, out, "--out")
+            if audit is not None:
+                outs.stage(audit, lambda p_: write_kp_audit(result, p_), "--audit")
+            if rep is not None:
+                outs.stage(report, rep.write, "--report")
+            if summary is not None:
+                outs.json({**result.summary, **({"report": str(report)} if report is not None else {})}, summary, "--summary")
+            outs.commit()
         phases["write outputs"] = time.perf_counter() - t1
         return result
 
     result = run_api(work)
     s = result.summary
+    report_roles(s, quiet)
     if verbose:
         import numpy as np
 
@@ -139,6 +144,7 @@ def kp(
     info(
         f"{s['algorithm']}: {s['published']} of {s['series']} series published in {s['kgroups']} k-groups / "
         f"{s['psubgroups']} P-subgroups, {s['suppressed']} suppressed, VL={s['value_loss']:.4g}, "
-        f"PL={s['pattern_loss']:.4g}, mean level {s['mean_level']:.3g} (verified) -> {out}" + (f" and {report}" if report is not None else ""),
+        f"PL={s['pattern_loss']:.4g}, mean level {s['mean_level']:.3g} -> {out}" + (f" and {report}" if report is not None else ""),
         quiet,
     )
+    info(statement_line(s["verification"]), quiet)

@@ -124,3 +124,24 @@ def mark_missing(df: pd.DataFrame, columns: Sequence[str], na_values: Sequence[s
             count += int(mask.sum())
             out[c] = col.astype(object).where(~mask, np.nan)
     return out, count
+
+
+def job_prepare(job, df: pd.DataFrame) -> pd.DataFrame:
+    """The ``kp`` job's long format: ``[model] long_time`` and ``long_value`` (both or neither)
+    pivot the input with ``[columns] uid`` as the entity; ``quasi_identifiers`` then name time
+    values (ranges like ``"1:30"`` work). Sensitive columns must hold one value per entity;
+    identifying columns keep their first value (they are dropped from the release anyway)."""
+    p = job.params
+    if "long_time" not in p and "long_value" not in p:
+        return df
+    if "long_time" not in p or "long_value" not in p:
+        raise job.ctx.error(("model", "long_time" if "long_time" not in p else "long_value"),
+                            "the long format needs both long_time and long_value")
+    if job.uid is None:
+        raise job.ctx.error(("columns", "uid"), "the long format needs uid (the entity column)")
+    wide, _ = long_to_wide(df, entity=job.uid, time=p["long_time"], value=p["long_value"], keep=list(job.sensitive))
+    ents = df[job.uid].astype(str).drop_duplicates()
+    for c in job.identifying:
+        if c in df.columns and c not in wide.columns:
+            wide[c] = df[c].loc[ents.index].to_numpy()
+    return wide
