@@ -456,3 +456,19 @@ def test_engine_path_refuses_cube_and_l(tmp_path, monkeypatch):
     with pytest.raises(InputError, match="l-diversity needs it on the driver"):
         kanonymize(str(path), qi, hier, 4, engine="duckdb", sensitive="encounter", l=2, out=str(tmp_path / "l.parquet"))
     assert not (tmp_path / "c.parquet").exists() and not (tmp_path / "l.parquet").exists()
+
+
+def test_auto_engine_by_file_size(tmp_path, monkeypatch):
+    """auto: numpy for DataFrames and files below the threshold, DuckDB from it on."""
+    import tempanon.lattice.source as source
+
+    enc, hier = synthea_like()
+    path = tmp_path / "enc.csv"
+    enc.to_csv(path, index=False)
+    assert source.resolve_engine(enc) == "numpy" and source.resolve_engine(path) == "numpy"
+    monkeypatch.setattr(source, "AUTO_DUCKDB_BYTES", path.stat().st_size)
+    assert source.resolve_engine(path) == "duckdb" and source.resolve_engine(enc) == "numpy"
+    res = kanonymize(str(path), ["gender", "race"], hier, 4, out=str(tmp_path / "r.parquet"))
+    assert res.engine == "duckdb" and res.engine_checks["verified_file"]
+    with pytest.raises(InputError, match="unknown engine 'gpu'"):
+        source.resolve_engine(path, "gpu")

@@ -382,3 +382,5 @@ def test_interrupted_stdin_stream_resumes(tmp_path, monkeypatch):
     assert (tmp_path / "full.csv").read_text() == (tmp_path / "a.csv").read_text()
     r = _run([*args, "--out", tmp_path / "none", "--resume"], input="")
     assert r.exit_code == 2 and "no checkpoint" in r.output
+    r = _run([small, *args[1:], "--out", tmp_path / "f2", "--resume"])
+    assert r.exit_code == 2 and "standard-input" in r.output

@@ -47,7 +47,7 @@ def test_swap_repairs_order():
     assert check_timestamp_order([2, 1], [3, -1], ["x", "x"])["out_of_order"] == 0  # suppressed: not released
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(st.integers(0, 10**6), st.sampled_from([2, 3]), st.integers(1, 3), st.sampled_from(["linear", "quadratic"]),
        st.sampled_from(["exact", "paper"]))
 def test_every_step_releases_in_timestamp_order(seed, l, w, cost, step):

@@ -157,6 +157,8 @@ def stream(
                     f"{name} {path} is inside the published folder --out {out}: it is for the data steward only "
                     "(original snapshot sizes, row placements); write it elsewhere"
                 )
+        if resume and input != "-":
+            raise InputError("--resume continues an interrupted standard-input stream ('-'); a file input is simply run again")
         _check_roles_and_outputs(beta)
         if input == "-":
             return _run_stdin()

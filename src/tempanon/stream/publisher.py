@@ -527,6 +527,7 @@ class StreamPublisher:
         x = np.zeros((len(gkey), t + 1), dtype=np.int64)
         np.add.at(x, (sol.var_group, sol.var_place), sol.var_count)
         self._apply_counts(parts, ginv, rec_pos, x, sol.suppressed, 0)
+        self._restore_order(parts, 0)  # Theorem 1 (an ILP optimum with linear mu may cross records)
         self._first_window_done = True
         return "milp", "first window", len(rec_home)
 

@@ -255,7 +255,8 @@ def recycle_step(
     cand_kept = np.asarray(cand_kept, dtype=bool)
     new_old = old_place.copy()
     new_cand = np.full(len(cand_home), -1, dtype=np.int64)
-    values = np.unique(np.concatenate([old_code, cand_code]))
+    # a value without candidates has no record in P_t and its placed records stay where they are
+    values = np.unique(cand_code)
     seqs, starts, pickeds, movess = [], [], [], []
     old_by_v, cand_by_v = [], []
     for s in values:
