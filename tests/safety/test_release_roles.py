@@ -345,3 +345,11 @@ def test_kanon_rows_are_shuffled_within_classes(people):
     keys = a.table["age"].astype(str) + "|" + a.table["sex"].astype(str)
     assert (keys != keys.shift()).sum() == keys.nunique()  # classes are contiguous
     assert a.shuffle_seed == 1 and "shuffle_seed" not in a.summary()
+
+
+def test_check_reports_identifier_columns(people):
+    p, _, _ = people
+    r = _cli("check", p, "--qi", "age,sex", "--uid", "pid", "--json")
+    assert r.exit_code == 0, r.output
+    found = {f["column"] for f in json.loads(r.output)["identifier_findings"]}
+    assert set(IDENTIFYING) <= found and not {"age", "sex", "dx"} & found
