@@ -73,14 +73,14 @@ def test_stream_file_end_to_end(tmp_path):
 def test_empty_granules_and_weeks(tmp_path):
     p = _tiny(tmp_path, ["2020-01-01 10:00", "2020-01-01 11:00", "2020-01-04 09:00", "2020-01-04 09:30"], ["a", "b", "a", "b"])
     out = tmp_path / "o"
-    r = _run([p, "--time", "when", "--sensitive", "dx", "--l", 2, "--window", 1, "--out", out, "--quiet"])
+    r = _run([p, "--time", "when", "--sensitive", "dx", "--qi", "zip", "--l", 2, "--window", 1, "--out", out, "--quiet"])
     assert r.exit_code == 0, r.output
     names = sorted(x.name for x in out.iterdir())
     # the empty days 2 and 3 have no files (issue 14: 3,688 empty files for a daily stream)
     assert names == sorted(f"2020-01-0{d}.{k}.csv" for d in (1, 4) for k in ("qit", "st"))
     assert list(pd.read_csv(out / "2020-01-01.qit.csv").columns) == ["zip", "group"]
     out2 = tmp_path / "w"
-    r = _run([p, "--time", "when", "--sensitive", "dx", "--l", 2, "--window", 0, "--snapshot", "week", "--out", out2, "--quiet"])
+    r = _run([p, "--time", "when", "--sensitive", "dx", "--qi", "zip", "--l", 2, "--window", 0, "--snapshot", "week", "--out", out2, "--quiet"])
     assert r.exit_code == 0, r.output
     assert sorted(x.name for x in out2.iterdir()) == ["2019-12-30.qit.csv", "2019-12-30.st.csv"]
 
@@ -93,7 +93,7 @@ def _jsonl(path, n=None):
 
 
 def test_stdin_matches_file(tmp_path):
-    args = ["--time", "response_datetime", "--sensitive", "problem", "--l", 2, "--window", 3, "--quiet"]
+    args = ["--time", "response_datetime", "--sensitive", "problem", "--qi", "race,sex,age,precinct", "--l", 2, "--window", 3, "--quiet"]
     small = tmp_path / "small.csv"
     pd.read_csv(SAMPLE, dtype=str).iloc[:250].to_csv(small, index=False)
     r1 = _run([small, *args, "--out", tmp_path / "f", "--summary", tmp_path / "f.json"])
@@ -115,7 +115,7 @@ def test_stdin_out_of_order_keeps_what_was_published(tmp_path):
     ]
     text = "".join(json.dumps(x) + "\n" for x in lines)
     out = tmp_path / "o"
-    r = _run(["-", "--time", "t", "--sensitive", "s", "--l", 2, "--window", 0, "--out", out, "--quiet"], input=text)
+    r = _run(["-", "--time", "t", "--sensitive", "s", "--qi", "q", "--l", 2, "--window", 0, "--out", out, "--quiet"], input=text)
     assert r.exit_code == 2
     assert "line 6" in r.output and "already closed" in r.output
     # the two closed days were published (once), nothing else
@@ -152,8 +152,8 @@ def test_bad_parameters(tmp_path, extra, message):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--time", "nope", "--sensitive", "dx"], "unknown time column 'nope'"),
-        (["--time", "when", "--sensitive", "nope"], "unknown sensitive column 'nope'"),
+        (["--time", "nope", "--sensitive", "dx", "--qi", "zip"], "unknown time column 'nope'"),
+        (["--time", "when", "--sensitive", "nope", "--qi", "zip"], "unknown sensitive column 'nope'"),
         (["--time", "when", "--sensitive", "dx", "--qi", "zip,age"], "unknown quasi-identifier 'age'"),
         (["--time", "when", "--sensitive", "dx", "--qi", "zip,dx"], "cannot be a quasi-identifier"),
     ],
@@ -167,12 +167,12 @@ def test_bad_columns(tmp_path, args, message):
 
 def test_bad_times(tmp_path):
     p = _tiny(tmp_path, ["2020-01-01", "yesterday", "2020-01-03"], ["a", "b", "a"])
-    r = _run([p, "--time", "when", "--sensitive", "dx", "--l", 2, "--window", 1, "--out", tmp_path / "o", "--quiet"])
+    r = _run([p, "--time", "when", "--sensitive", "dx", "--qi", "zip", "--l", 2, "--window", 1, "--out", tmp_path / "o", "--quiet"])
     assert r.exit_code == 2 and "line 3" in r.output and "yesterday" in r.output
     p = _tiny(tmp_path, ["2020-01-01", "", "2020-01-03"], ["a", "b", "a"], name="m.csv")
-    r = _run([p, "--time", "when", "--sensitive", "dx", "--l", 2, "--window", 1, "--out", tmp_path / "o", "--quiet"])
+    r = _run([p, "--time", "when", "--sensitive", "dx", "--qi", "zip", "--l", 2, "--window", 1, "--out", tmp_path / "o", "--quiet"])
     assert r.exit_code == 2 and "line 3" in r.output and "missing time" in r.output
-    r = _run([tmp_path / "absent.csv", "--time", "when", "--sensitive", "dx", "--l", 2, "--window", 1, "--out", tmp_path / "o"])
+    r = _run([tmp_path / "absent.csv", "--time", "when", "--sensitive", "dx", "--qi", "zip", "--l", 2, "--window", 1, "--out", tmp_path / "o"])
     assert r.exit_code == 2 and "not found" in r.output
 
 
@@ -187,7 +187,7 @@ def test_bad_times(tmp_path):
     ],
 )
 def test_bad_stdin(tmp_path, text, message):
-    r = _run(["-", "--time", "t", "--sensitive", "s", "--l", 2, "--window", 1, "--out", tmp_path / "o", "--quiet"], input=text)
+    r = _run(["-", "--time", "t", "--sensitive", "s", "--qi", "", "--l", 2, "--window", 1, "--out", tmp_path / "o", "--quiet"], input=text)
     assert r.exit_code == 2, r.output
     assert message in r.output
 
@@ -196,7 +196,7 @@ def test_per_value_suppression_cost(tmp_path):
     # day 1: a,a,a,b -> one or two 'a' must go at l=2, w=0; an expensive 'a' changes nothing about
     # *which* value is suppressed (only 'a' can be), but the IL reflects its price
     p = _tiny(tmp_path, ["2020-01-01"] * 4, ["a", "a", "a", "b"])
-    args = [p, "--time", "when", "--sensitive", "dx", "--l", 2, "--window", 0, "--quiet"]
+    args = [p, "--time", "when", "--sensitive", "dx", "--qi", "zip", "--l", 2, "--window", 0, "--quiet"]
     r = _run([*args, "--out", tmp_path / "o1", "--summary", tmp_path / "s1.json", "--suppression-cost", "a=7,default=1"])
     assert r.exit_code == 0, r.output
     s = json.loads((tmp_path / "s1.json").read_text())
@@ -256,7 +256,7 @@ def test_fewer_values_than_l_warns_and_suppresses_everything(tmp_path, monkeypat
     times = ["2024-01-01", "2024-01-01", "2024-01-02", "2024-01-03", "2024-01-03", "2024-01-05"]
     values = ["a", "b", "a", "c", "b", "a"]
     p = _tiny(tmp_path, times, values)
-    r = _run([p, "--time", "when", "--sensitive", "dx", "--l", 4, "--window", 2, "--out", tmp_path / "o",
+    r = _run([p, "--time", "when", "--sensitive", "dx", "--qi", "zip", "--l", 4, "--window", 2, "--out", tmp_path / "o",
               "--summary", tmp_path / "s.json"])
     assert r.exit_code == 0, r.output
     assert "warning:" in r.output and "3 distinct value(s)" in r.output and "fewer than l = 4" in r.output

@@ -32,6 +32,7 @@ class CheckResult:
     l_requested: int | None
     l_model: str
     failures: list[str] = field(default_factory=list)
+    identifier_findings: list = field(default_factory=list)  # other columns that look like direct identifiers
 
     @property
     def ok(self) -> bool:
@@ -57,6 +58,7 @@ class CheckResult:
                 "l_model": self.l_model,
                 "ok": self.ok,
                 "failures": self.failures,
+                "identifier_findings": [{"column": f.column, "reason": f.reason} for f in self.identifier_findings],
             }
         )
         return out
@@ -100,6 +102,11 @@ def check_table(
         raise InputError("--l needs a sensitive column (--sensitive)")
     risk = measure(df, qi, uid=uid, sensitive=sensitive, threshold=threshold)
     res = CheckResult(risk, list(qi), uid, list(sensitive), k, l, l_model)
+    from tempanon.data.screen import screen_columns
+
+    # the same identifier screening as every command: columns beside the measured ones that look identifying
+    others = [c for c in df.columns if c not in {*qi, *sensitive, uid}]
+    res.identifier_findings = screen_columns(df, others, uid=uid)
     if risk.rows == 0:
         if k is not None or l is not None:
             res.failures.append("the table has no rows, so no level can be checked")

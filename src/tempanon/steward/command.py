@@ -57,6 +57,9 @@ def check(
         typer.echo(json.dumps(res.as_dict(), allow_nan=False))
     elif not quiet:
         _print_check(res)
+    if not as_json:
+        for f in res.identifier_findings:
+            info(f"[yellow]note:[/] column {_esc(repr(f.column))} looks like a direct identifier: {_esc(f.reason)}", quiet)
     if not res.ok:
         for f in res.failures:
             info(f"[bold red]not met:[/] {_esc(f)}", quiet)
@@ -121,6 +124,7 @@ def run(
             info(detail, quiet)
         written = [summ["output"]] + [summ[k] for k in ("audit", "report") if k in summ]
         info(f"{status}\nwrote {', '.join(written)}", quiet)
+        _statement(summ, quiet)
         return
     if verbose and res is not None:
         st = res.search.stats
@@ -136,6 +140,18 @@ def run(
         f"suppressed; loss {summ['loss']:.4f}\nwrote {', '.join(written)}",
         quiet,
     )
+    _statement(summ, quiet)
+
+
+def _statement(summ: dict, quiet: bool) -> None:
+    """Issue 12: the columns left out, overridden identifier findings, and (last line) exactly what was verified."""
+    from tempanon._cliutil import report_roles
+    from tempanon.data.roles import statement_line
+
+    v = summ.get("verification")
+    if isinstance(v, dict) and "guarantee" in v:
+        report_roles(summ, quiet)
+        info(_esc(statement_line(v)), quiet)
 
 
 def init(

@@ -64,7 +64,7 @@ def stream(
     input: str = typer.Argument(..., help="Input table (CSV/Parquet), or '-' for JSON lines on standard input."),
     time: str = typer.Option(..., "--time", help="Time column; snapshots are its values truncated to --snapshot."),
     sensitive: str = typer.Option(..., "--sensitive", help="Sensitive column (protected by l-diversity)."),
-    qi: Optional[str] = typer.Option(None, "--qi", help="Quasi-identifier columns, e.g. 'race,sex,age' (default: all others)."),
+    qi: Optional[str] = typer.Option(None, "--qi", help="Quasi-identifier columns, e.g. 'race,sex,age' (required; other columns are left out)."),
     l: int = typer.Option(..., "--l", "-l", help="l of l-diversity (>= 2)."),
     window: int = typer.Option(
         ..., "--window", "-w",
@@ -108,6 +108,9 @@ def stream(
         "feeding the input that follows the last line read (the interruption message names it).",
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress or status output."),
+    drop: Optional[str] = typer.Option(None, "--drop", help="Identifying columns (never published; named so they are not reported as left out)."),
+    allow_identifier: Optional[str] = typer.Option(None, "--allow-identifier", help="Publish these quasi-identifiers exactly (Anatomy QIT) although identifier screening flags them (reported)."),
+    keep: Optional[str] = typer.Option(None, "--keep", help="Not available for streams: Anatomy publishes only the quasi-identifiers (QIT) and the sensitive column (ST)."),
     report: Optional[Path] = typer.Option(None, "--report", help="Write a self-contained HTML report here (after verification; file input only)."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Show the window steps (ILP), repositions and the time per phase."),
     publish: str = typer.Option(
@@ -156,11 +159,13 @@ def stream(
                 )
         if resume and input != "-":
             raise InputError("--resume continues an interrupted standard-input stream ('-'); a file input is simply run again")
+        _check_roles_and_outputs(beta)
         if input == "-":
             return _run_stdin()
         from tempanon.data.io import read_table
 
         df = read_table(input, as_text=True).reset_index(drop=True)
+        _screen_qi(df)
         hier = None
         if generalize:
             from tempanon.data.roles import parse_column_list
@@ -251,6 +256,12 @@ def stream(
     def _run_stdin() -> dict:
         import pickle
 
+        import pandas as pd
+
+        from tempanon.data.roles import parse_column_list
+
+        _screen_qi(pd.DataFrame(columns=[*parse_column_list(qi), time, sensitive]))  # names only: values arrive later
+
         from tempanon.data.io import atomic_write
         from tempanon.stream.api import StreamInterrupted, stream_json_lines
 
@@ -313,10 +324,49 @@ def stream(
             ckpt.unlink()  # the run is complete: the window was published
         return _finish(result)
 
+    roles_info: dict = {}
+
+    def _check_roles_and_outputs(beta) -> None:
+        """Fail closed (issue 12): --qi is required (checked after the parameters, so their errors
+        come first); outputs may not be an input (see OutputSet)."""
+        from tempanon.data.io import OutputSet
+        from tempanon.stream.api import make_cost
+        from tempanon.stream.model import validate_l, validate_window
+        from tempanon.stream.snapshots import validate_granule
+
+        validate_l(l)
+        validate_window(window)
+        validate_granule(snapshot)
+        make_cost(cost, window, beta)
+        if qi is None:
+            raise InputError("name the quasi-identifiers with --qi (other columns are left out; it no longer means every column)")
+        if keep is not None:
+            raise InputError("--keep is not available for streams: Anatomy publishes only the quasi-identifiers (QIT) "
+                             "and the sensitive column (ST); list columns to publish exactly in --qi")
+        OutputSet([input, hierarchies], {"--summary": summary, "--audit": audit, "--report": report},
+                  directories={"--out": out})
+
+    def _screen_qi(df) -> None:
+        """Anatomy publishes the quasi-identifiers exactly: screen them (tempanon.data.screen) before anything is written."""
+        from tempanon.data.roles import parse_column_list, verification_statement
+        from tempanon.data.screen import refuse_identifiers
+
+        cols = list(df.columns)
+        q = parse_column_list(qi, cols)
+        d = parse_column_list(drop, cols)
+        allow = parse_column_list(allow_identifier, cols)
+        overrides = refuse_identifiers(df, [c for c in q if c in cols], allow=allow, time=time)
+        left = [c for c in cols if c not in {*q, *d, time, sensitive}]
+        roles_info["left_out"] = left
+        roles_info["verification"] = verification_statement(
+            f"{l}-diversity of {sensitive!r} in every published snapshot", [*q, sensitive], overrides=overrides,
+            left_out=left, dropped=d)
+
     def _finish(result, gen=None, final: bool = True) -> dict:
         from tempanon.data.io import write_json, write_table
 
         s = dict(result.summary)
+        s.update(roles_info)
         s["input"] = input
         s["out"] = str(out)
         s["suppression_cost"] = suppression_cost
@@ -361,3 +411,9 @@ def stream(
         f"information loss {s['information_loss']:g}",
         quiet,
     )
+    if s.get("verification"):  # issue 12: what was verified, on which columns (last line)
+        from tempanon._cliutil import report_roles
+        from tempanon.data.roles import statement_line
+
+        report_roles(s, quiet)
+        info(escape(statement_line(s["verification"])), quiet)
