@@ -353,3 +353,31 @@ def test_check_reports_identifier_columns(people):
     assert r.exit_code == 0, r.output
     found = {f["column"] for f in json.loads(r.output)["identifier_findings"]}
     assert set(IDENTIFYING) <= found and not {"age", "sex", "dx"} & found
+
+
+def test_untyped_sqlite_values_are_classes_as_written(tmp_path):
+    """Fuzz finding: a job reading an untyped SQLite column holding 1 and 1.0 verified them as one
+    class while the CSV writer printed two classes of size 1. Search and verifier now both count
+    the written text, so the release holds k on its text (re-checked by ``tempanon check``)."""
+    db = tmp_path / "d.sqlite"
+    con = sqlite3.connect(db)
+    con.execute("create table v(pid, t, q)")
+    qs = [1, 1, 1.0, 1.0, "x", "x", "x"]  # an untyped column: int, real and text cells
+    con.executemany("insert into v values (?, ?, ?)", [(f"p{i}", "2021-01-01", q) for i, q in enumerate(qs)])
+    con.commit()
+    con.close()
+    job = tmp_path / "job.toml"
+    text = ('[input]\ndatabase = "d.sqlite"\nsql = "SELECT * FROM src.v"\n[columns]\ntime = "t"\nuid = "pid"\n'
+            'quasi_identifiers = ["q"]\n[model]\nname = "timestamped"\nk = 3\ngranularities = ["day", "month"]\nSUP\n'
+            '[output]\ntable = "out/o.csv"\n')  # fmt: skip
+    job.write_text(text.replace("SUP", ""))
+    r = _cli("run", job)  # 1 and 1.0 are written as two classes of 2 respondents: no granularity helps
+    assert r.exit_code == 1, r.output
+    assert not (tmp_path / "out" / "o.csv").exists()
+    job.write_text(text.replace("SUP", "max_suppression = 0.6"))
+    r = _cli("run", job)
+    assert r.exit_code == 0, r.output
+    rel = pd.read_csv(tmp_path / "out" / "o.csv", dtype=str)
+    assert rel["q"].tolist() == ["x", "x", "x"]
+    c = _cli("check", tmp_path / "out" / "o.csv", "--qi", "q,t", "--k", 3)
+    assert c.exit_code == 0, c.output
