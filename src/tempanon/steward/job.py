@@ -472,6 +472,13 @@ def _validate_timestamped(ctx: Ctx, model: dict, qi: list[str]) -> None:
             check_timezone(model["timezone"])
         except InputError as exc:
             raise ctx.error(("model", "timezone"), str(exc)) from None
+    if "engine" in model:
+        from tempanon.lattice.source_temporal import resolve_time_engine
+
+        try:
+            resolve_time_engine(model["engine"], joint=False)
+        except InputError as exc:
+            raise ctx.error(("model", "engine"), str(exc)) from None
     if "data_granularity" in model:
         from tempanon.temporal.granularity import parse_granularity
 
@@ -498,7 +505,7 @@ def _run_timestamped(job: Job, df: pd.DataFrame, source: SourceInfo, progress: A
         data, time=job.time, qi=job.quasi_identifiers, k=p["k"], uid=job.uid, granularities=p.get("granularities"),
         metric=metric, max_suppression=float(p.get("max_suppression", 0.0)), data_granularity=p.get("data_granularity"),
         country=p.get("country"), parts=_timestamped_parts(ctx, p), hierarchies=job.hierarchies or None, progress=progress,
-        timezone=p.get("timezone"), time_limit=p.get("time_limit"), **roles,
+        timezone=p.get("timezone"), time_limit=p.get("time_limit"), engine=p.get("engine", "auto"), **roles,
     )  # verified inside (tempanon.verify.check_timestamped_release)
     rep = None
     if job.report is not None:  # built before anything is written
@@ -725,7 +732,7 @@ MODELS: dict[str, ModelSpec] = {
     "timestamped": ModelSpec(
         schema={"k": "integer", "granularities": "list of strings", "metric": "string", "max_suppression": "number",
                 "data_granularity": "string", "country": "string", "day_parts": "string", "timezone": "string",
-                "time_limit": "number"},
+                "time_limit": "number", "engine": "string"},
         required={"k"},
         run=_run_timestamped,
         description="respondent-level k-anonymity of timestamped data over time granularities (Mascetti et al.)",

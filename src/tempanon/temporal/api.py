@@ -253,6 +253,8 @@ def anonymize_timestamped(
     drop: Sequence[str] = (),
     allow_identifier: Sequence[str] = (),
     sensitive: Sequence[str] = (),
+    engine: str = "auto",
+    memory_limit: str | None = None,
 ) -> TimestampedResult:
     """Least respondent-level k-anonymous generalization of ``time`` (Section 4, Algorithm 1).
 
@@ -269,9 +271,17 @@ def anonymize_timestamped(
     generalized) are screened for direct identifiers and second timestamps
     (:func:`tempanon.data.screen.refuse_identifiers`) unless listed in ``allow_identifier``;
     ``summary["verification"]`` says what was verified on which columns.
+
+    ``engine`` (issue 15): ``"duckdb"`` computes Procedure 2's frequency sets in DuckDB
+    (:mod:`tempanon.lattice.source_temporal`; ``memory_limit`` e.g. ``"4GB"``), with results
+    identical to ``"numpy"`` (the default of ``"auto"``); ``"spark"`` and the joint search on
+    DuckDB are refused.
     """
     qi = list(qi)
     _validate(df, time, qi, uid, k, metric, max_suppression, bool(hierarchies))
+    from tempanon.lattice.source_temporal import resolve_time_engine
+
+    engine_name = resolve_time_engine(engine, joint=bool(hierarchies))
     from tempanon.data.roles import plan_release, require_columns_list
 
     keep, drop = list(keep), list(drop)
@@ -331,14 +341,39 @@ def anonymize_timestamped(
         announce(f"searching {len(dag.nodes)} granularities (the data's {dag.nodes[0].name} and {len(dag.nodes) - 1} "
                  f"coarser){'; at most ' + format(time_limit, 'g') + ' s (--time-limit)' if time_limit else ''}")
     q = encode_columns(df, qi)
-    prep = prepare(q, instants, missing, uid_codes, np.where(missing, 0, z0))
-    res = least_generalization(prep, dag, k, metric=metric, max_suppressed=max_suppressed, time_limit=time_limit,
-                               progress=progress)  # fmt: skip
-    chosen = dag.nodes[res.chosen]
-    final = check_granularity(prep, chosen, k, max_suppressed, keep_arrays=True)
-    keep_sorted = final.keep
-    keep = np.zeros(n, dtype=bool)
-    keep[prep.order] = keep_sorted
+    plan = None
+    if engine_name == "duckdb":  # Procedure 2 as GROUP BY in DuckDB (tempanon.lattice.source_temporal)
+        from tempanon.lattice.source_temporal import DuckDBTimeSource, class_key
+
+        src = DuckDBTimeSource(q, instants, missing, uid_codes, memory_limit=memory_limit)
+        try:
+            res = least_generalization(None, dag, k, metric=metric, max_suppressed=max_suppressed,  # type: ignore[arg-type]
+                                       time_limit=time_limit, progress=progress, check=src.check)  # fmt: skip
+            chosen = dag.nodes[res.chosen]
+            final = src.check(chosen, k, max_suppressed)
+            keep = np.ones(n, dtype=bool)
+            if final.suppressed:
+                keep[src.suppressed_rows(chosen, k)] = False
+            cls = class_key(q, src.granules(chosen))
+            plan = src.describe()
+        finally:
+            src.close()
+        n_respondents = int(np.count_nonzero(np.bincount(uid_codes - uid_codes.min())))
+    else:
+        prep = prepare(q, instants, missing, uid_codes, np.where(missing, 0, z0))
+        res = least_generalization(prep, dag, k, metric=metric, max_suppressed=max_suppressed, time_limit=time_limit,
+                                   progress=progress)  # fmt: skip
+        chosen = dag.nodes[res.chosen]
+        final = check_granularity(prep, chosen, k, max_suppressed, keep_arrays=True)
+        keep_sorted = final.keep
+        keep = np.zeros(n, dtype=bool)
+        keep[prep.order] = keep_sorted
+        n_respondents = prep.n_respondents
+        # class of every released row: runs of the relation sorted by (QI, time) under the chosen granularity
+        h = final.granule
+        new_class = np.r_[True, (prep.q[1:] != prep.q[:-1]) | (h[1:] != h[:-1])]
+        cls = np.empty(n, dtype=np.int64)
+        cls[prep.order] = np.cumsum(new_class)
     labels = np.empty(n, dtype=object)
     labels[~missing] = chosen.labels_of(instants[~missing])
     labels[missing] = None
@@ -356,12 +391,9 @@ def anonymize_timestamped(
                                        original_times=otimes, n_input=n, max_suppressed=max_suppressed)  # fmt: skip
     summary = _summary(df, dag, res, all_checks, final, k=k, uid=uid, time=time, qi=qi, metric=metric,
                        max_suppression=max_suppression, max_suppressed=max_suppressed, tinfo=tinfo,
-                       respondents=prep.n_respondents, report=report)  # fmt: skip
-    # class of every released row: runs of the relation sorted by (QI, time) under the chosen granularity
-    h = final.granule
-    new_class = np.r_[True, (prep.q[1:] != prep.q[:-1]) | (h[1:] != h[:-1])]
-    cls = np.empty(n, dtype=np.int64)
-    cls[prep.order] = np.cumsum(new_class)
+                       respondents=n_respondents, report=report)  # fmt: skip
+    if plan is not None:
+        summary["plan"] = plan
     return finish(_apply_roles(df, TimestampedResult(released, summary, dag, chosen.name), roles), df, time=time, qi=qi, uid=uid,
                   shuffle_seed=shuffle_seed, tinfo=tinfo, res=res, class_key=cls[keep])  # fmt: skip
 

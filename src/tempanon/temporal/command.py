@@ -78,6 +78,8 @@ def timestamped(
     drop: Annotated[Optional[str], typer.Option("--drop", help="Identifying columns, removed from the release.")] = None,
     sensitive: Annotated[Optional[str], typer.Option("--sensitive", help="Sensitive columns, released as they are.")] = None,
     allow_identifier: Annotated[Optional[str], typer.Option("--allow-identifier", help="Release these columns unchanged although identifier screening flags them (reported).")] = None,
+    engine: Annotated[str, typer.Option("--engine", help="auto|numpy|duckdb: who computes the time-granularity search's frequency sets (auto: numpy; duckdb: GROUP BY in DuckDB, same results; spark: not supported for timestamped yet).")] = "auto",
+    memory_limit: Annotated[Optional[str], typer.Option("--memory-limit", help="DuckDB memory limit with --engine duckdb, e.g. 4GB (spills to a temporary directory beyond it).")] = None,
 ) -> None:
     """Least k-anonymous generalization of timestamps over time granularities (many tuples per
     respondent; Mascetti, Bettini, Wang, Jajodia, TIME 2006)."""
@@ -96,6 +98,9 @@ def timestamped(
         # every output checked against the inputs and each other before anything is read
         outs = OutputSet([input, hierarchies], {"--out": out, "--summary": summary, "--report": report, "--audit": audit})
         parts = parse_parts(day_parts)
+        from tempanon.lattice.source_temporal import resolve_time_engine
+
+        resolve_time_engine(engine, joint=hierarchies is not None)  # refused before the input is read
         if audit is not None:
             from tempanon.temporal.api import check_audit_path
 
@@ -116,7 +121,7 @@ def timestamped(
                 df, time=time, qi=qis, k=k, uid=uid, granularities=granularities, metric=metric,
                 max_suppression=max_suppression, data_granularity=data_granularity, country=country,
                 parts=parts, hierarchies=hier, progress=progress, timezone=timezone, time_limit=time_limit,
-                shuffle_seed=shuffle_seed, announce=lambda m: info(m, quiet), **roles,
+                shuffle_seed=shuffle_seed, announce=lambda m: info(m, quiet), engine=engine, memory_limit=memory_limit, **roles,
             )  # fmt: skip
         phases["read, search, release and verify"] = _time.perf_counter() - t0
         rep = None

@@ -237,7 +237,8 @@ def _n_tuples(checks: dict[int, Check]) -> int:
 
 def least_generalization(prep: Prepared, dag: GranularityDAG, k: int, *, metric: str = "gen_c",
                          max_suppressed: int = 0, time_limit: float | None = None,
-                         progress: Callable[[str, int, int], None] | None = None) -> LeastResult:  # fmt: skip
+                         progress: Callable[[str, int, int], None] | None = None,
+                         check: Callable[[Granularity, int, int], Check] | None = None) -> LeastResult:  # fmt: skip
     """Algorithm 1 (leastGeneralization): evaluate the granularities of the DAG by Procedure 1
     and return the least k-anonymous one by ``metric`` (Definition 8).
 
@@ -248,8 +249,14 @@ def least_generalization(prep: Prepared, dag: GranularityDAG, k: int, *, metric:
     evaluated finer granularity; ``bounded``). ``time_limit`` (seconds)
     stops the search before the next evaluation once exceeded; the result is then the best
     anonymous granularity among those evaluated (``budget_exhausted``); when none of them is, the
-    coarsest granularities (no directly coarser one) are checked before giving up."""
+    coarsest granularities (no directly coarser one) are checked before giving up. ``check``
+    replaces Procedure 2 on ``prep`` (an engine's, e.g.
+    :meth:`tempanon.lattice.source_temporal.DuckDBTimeSource.check`; ``prep`` may then be None)."""
     import time as _time
+
+    if check is None:
+        def check(g: Granularity, k: int, max_suppressed: int) -> Check:
+            return check_granularity(prep, g, k, max_suppressed)
 
     if k < 1:
         raise InputError(f"k must be at least 1 (got {k})")
@@ -294,7 +301,7 @@ def least_generalization(prep: Prepared, dag: GranularityDAG, k: int, *, metric:
         if deadline is not None and checks and _time.monotonic() > deadline:
             stopped = True
             return
-        c = check_granularity(prep, dag.nodes[v], k, max_suppressed)
+        c = check(dag.nodes[v], k, max_suppressed)
         checks[v] = c
         if progress is not None:
             progress("granularities", len(checks) + len(pruned), total)
@@ -309,7 +316,7 @@ def least_generalization(prep: Prepared, dag: GranularityDAG, k: int, *, metric:
     if stopped and not anonymous:  # like kanon: before giving up, check the coarsest granularities
         for v in range(total):
             if not dag.parents[v] and v not in checks:
-                c = check_granularity(prep, dag.nodes[v], k, max_suppressed)
+                c = check(dag.nodes[v], k, max_suppressed)
                 checks[v] = c
                 if c.k_anonymous:
                     anonymous.append(v)

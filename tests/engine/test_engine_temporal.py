@@ -1,0 +1,200 @@
+"""The time-granularity search (Mascetti et al., TIME 2006, Algorithm 1) on DuckDB against numpy:
+the same least granularity, the same gen_m/gen_s of every candidate, the same released rows in
+the same (shuffled) order, the same errors (tempanon.lattice.source_temporal)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tempanon.errors import InputError, NoSolutionError
+from tempanon.temporal.api import anonymize_timestamped
+
+SAMPLE = Path(__file__).resolve().parents[2] / "src" / "tempanon" / "samples" / "timestamped" / "encounters.csv.gz"
+
+
+def _run(df, engine, **kw):
+    try:
+        return anonymize_timestamped(df, engine=engine, shuffle_seed=7, **kw)
+    except NoSolutionError as exc:
+        return exc
+
+
+def _same(df, **kw):
+    a, b = _run(df, "numpy", **kw), _run(df, "duckdb", **kw)
+    if isinstance(a, NoSolutionError) or isinstance(b, NoSolutionError):
+        assert type(a) is type(b), (a, b)
+        assert str(a) == str(b)
+        return None
+    sa, sb = dict(a.summary), dict(b.summary)
+    plan = sb.pop("plan")
+    assert plan["engine"] == "duckdb" and plan["engine_queries"] >= 1
+    assert "plan" not in sa
+    assert sa == sb  # least granularity, gen_m, gen_s, suppressed, every candidate's metrics
+    pd.testing.assert_frame_equal(a.released, b.released)  # same rows, labels, order (same seed)
+    pd.testing.assert_frame_equal(a.audit, b.audit)
+    return a
+
+
+@pytest.fixture(scope="module")
+def encounters():
+    return pd.read_csv(SAMPLE, dtype=str, keep_default_na=False)
+
+
+@pytest.mark.parametrize("qi", [[], ["ENCOUNTERCLASS"]])
+@pytest.mark.parametrize("k,ms", [(3, 0.01), (2, 0.05), (3, 0.2), (5, 0.0)])
+def test_sample_encounters_same_as_numpy(encounters, qi, k, ms):
+    res = _same(encounters, time="START", qi=qi, k=k, uid="PATIENT", max_suppression=ms)
+    if (k, ms) == (3, 0.01) and not qi:
+        assert res is not None and res.summary["granularity"] == "semester"
+        assert (res.summary["gen_m"], res.summary["gen_s"], res.summary["suppressed"]) == (3, 2968, 63)
+
+
+def test_sample_custom_granularities_and_timezone(encounters):
+    _same(encounters, time="START", qi=[], k=2, uid="PATIENT", max_suppression=0.1,
+          granularities="day,business-day,week,2weeks,month,quarter", timezone="America/New_York", country="US")
+
+
+def test_spark_and_joint_refused(encounters):
+    with pytest.raises(InputError, match="not supported for timestamped"):
+        anonymize_timestamped(encounters, time="START", k=2, uid="PATIENT", engine="spark")
+    with pytest.raises(InputError, match="unknown engine"):
+        anonymize_timestamped(encounters, time="START", k=2, uid="PATIENT", engine="polars")
+
+
+@st.composite
+def relations(draw):
+    n = draw(st.integers(1, 60))
+    n_uid = draw(st.integers(1, 12))
+    base = pd.Timestamp("2023-01-01")
+    span_h = draw(st.sampled_from([48, 24 * 40, 24 * 800]))
+    hours = draw(st.lists(st.integers(0, span_h), min_size=n, max_size=n))
+    minutes = draw(st.lists(st.integers(0, 59), min_size=n, max_size=n))
+    miss = draw(st.lists(st.booleans() if draw(st.booleans()) else st.just(False), min_size=n, max_size=n))
+    times = [None if m else (base + pd.Timedelta(hours=h, minutes=mi)).strftime("%Y-%m-%d %H:%M:%S")
+             for h, mi, m in zip(hours, minutes, miss)]  # fmt: skip
+    if all(t is None for t in times):
+        times[0] = "2023-01-01 00:00:00"
+    return pd.DataFrame({
+        "uid": [f"u{x}" for x in draw(st.lists(st.integers(0, n_uid - 1), min_size=n, max_size=n))],
+        "sex": draw(st.lists(st.sampled_from(["F", "M"]), min_size=n, max_size=n)),
+        "t": times,
+    })  # fmt: skip
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(df=relations(), k=st.integers(2, 4), ms=st.sampled_from([0.0, 0.1, 0.4]),
+       with_uid=st.booleans(), with_qi=st.booleans(), metric=st.sampled_from(["gen_c", "gen_m", "gen_s"]),
+       grans=st.sampled_from([None, "hour,day,week,month,year", "day,business-day,month"]))  # fmt: skip
+def test_random_relations_same_as_numpy(df, k, ms, with_uid, with_qi, metric, grans):
+    _same(df, time="t", qi=["sex"] if with_qi else [], k=k, uid="uid" if with_uid else None, max_suppression=ms,
+          metric=metric, granularities=grans)  # fmt: skip
+
+
+def test_class_key_orders_like_pairs():
+    from tempanon.lattice.source_temporal import class_key
+    from tempanon.temporal.least import MISSING_KEY
+
+    rng = np.random.default_rng(3)
+    q = rng.integers(0, 4, 200)
+    h = rng.integers(-5, 5, 200)
+    h[rng.random(200) < 0.2] = MISSING_KEY
+    key = class_key(q, h)
+    pairs = np.lexsort((h, q))
+    assert np.all(np.diff(key[pairs]) >= 0)
+    same = (q[:, None] == q[None, :]) & (h[:, None] == h[None, :])
+    assert np.array_equal(same, key[:, None] == key[None, :])
+
+
+def _cli(args):
+    from typer.testing import CliRunner
+
+    from tempanon.cli import app
+
+    return CliRunner().invoke(app, args)
+
+
+def test_cli_engine_duckdb_same_files(tmp_path):
+    """``timestamped --engine duckdb --memory-limit``: the same release file and summary numbers."""
+    import json
+
+    outs = {}
+    for eng in ("numpy", "duckdb"):
+        args = ["timestamped", str(SAMPLE), "--time", "START", "--uid", "PATIENT", "--k", "3", "--max-suppression", "0.06",
+                "--qi", "ENCOUNTERCLASS", "--out", str(tmp_path / f"{eng}.csv"), "--summary", str(tmp_path / f"{eng}.json"),
+                "--shuffle-seed", "11", "-q", "--engine", eng]  # fmt: skip
+        if eng == "duckdb":
+            args += ["--memory-limit", "1GB"]
+        r = _cli(args)
+        assert r.exit_code == 0, r.output
+        outs[eng] = ((tmp_path / f"{eng}.csv").read_text(), json.loads((tmp_path / f"{eng}.json").read_text()))
+    assert outs["numpy"][0] == outs["duckdb"][0]
+    sn, sd = outs["numpy"][1], outs["duckdb"][1]
+    assert sd.pop("plan")["memory_limit"] == "1GB"
+    assert sn == sd
+
+
+@pytest.mark.parametrize("extra,msg", [
+    (["--engine", "spark"], "not supported for timestamped"),
+    (["--engine", "oracle"], "unknown engine"),
+    (["--engine", "duckdb", "--memory-limit", "lots"], "bad setting"),
+])  # fmt: skip
+def test_cli_engine_refused_exit_2(tmp_path, extra, msg):
+    r = _cli(["timestamped", str(SAMPLE), "--time", "START", "--uid", "PATIENT", "--k", "3", "--max-suppression", "0.1",
+              "--out", str(tmp_path / "o.csv"), "-q", *extra])  # fmt: skip
+    assert r.exit_code == 2, r.output
+    assert msg in " ".join(r.output.split())
+    assert not (tmp_path / "o.csv").exists()
+
+
+def test_cli_engine_duckdb_joint_refused(tmp_path):
+    (tmp_path / "h").mkdir()
+    (tmp_path / "h" / "ENCOUNTERCLASS.csv").write_text("wellness,*\n")
+    r = _cli(["timestamped", str(SAMPLE), "--time", "START", "--uid", "PATIENT", "--k", "3", "--qi", "ENCOUNTERCLASS",
+              "--hierarchies", str(tmp_path / "h"), "--out", str(tmp_path / "o.csv"), "-q", "--engine", "duckdb"])  # fmt: skip
+    assert r.exit_code == 2, r.output
+    assert "joint" in r.output
+
+
+JOB = """\
+[input]
+path = "SAMPLE"
+
+[columns]
+time = "START"
+uid = "PATIENT"
+quasi_identifiers = ["ENCOUNTERCLASS"]
+keep = ["DESCRIPTION"]
+
+[model]
+name = "timestamped"
+k = 3
+max_suppression = 0.06
+ENGINE
+
+[output]
+table = "out-NAME/t-anon.csv"
+summary = "out-NAME/summary.json"
+"""
+
+
+def test_job_engine_key_timestamped(tmp_path):
+    outs = {}
+    for eng in ("numpy", "duckdb"):
+        job = tmp_path / f"{eng}.toml"
+        job.write_text(JOB.replace("SAMPLE", str(SAMPLE)).replace("ENGINE", f'engine = "{eng}"').replace("NAME", eng))
+        r = _cli(["run", str(job), "-q"])
+        assert r.exit_code == 0, r.output
+        t = pd.read_csv(tmp_path / f"out-{eng}" / "t-anon.csv", dtype=str, keep_default_na=False)
+        outs[eng] = t.sort_values(list(t.columns)).reset_index(drop=True)
+    pd.testing.assert_frame_equal(outs["duckdb"], outs["numpy"])
+    job = tmp_path / "bad.toml"
+    job.write_text(JOB.replace("SAMPLE", str(SAMPLE)).replace("ENGINE", 'engine = "spark"').replace("NAME", "bad"))
+    r = _cli(["run", str(job), "-q"])
+    assert r.exit_code == 2, r.output
+    assert "not supported for timestamped" in " ".join(r.output.split())
