@@ -381,3 +381,19 @@ def test_untyped_sqlite_values_are_classes_as_written(tmp_path):
     assert rel["q"].tolist() == ["x", "x", "x"]
     c = _cli("check", tmp_path / "out" / "o.csv", "--qi", "q,t", "--k", 3)
     assert c.exit_code == 0, c.output
+
+
+def test_kanon_audit_holds_the_row_map_and_seed_outside_the_release(people, tmp_path):
+    p, h, df = people
+    out, audit = tmp_path / "rel" / "o.csv", tmp_path / "steward" / "a.csv"
+    r = _kanon(p, h, out, "--keep", "dx", "--audit", audit)
+    assert r.exit_code == 0, r.output
+    lines = audit.read_text().splitlines()
+    assert lines[0].startswith("# tempanon kanon audit: for the data steward only") and lines[1].startswith("# shuffle seed: ")
+    a = pd.read_csv(audit, comment="#")
+    rel = pd.read_csv(out, dtype=str)
+    src = pd.read_csv(p, dtype=str)
+    assert len(a) == len(rel) and sorted(a["input_line"]) == list(range(2, len(df) + 2))
+    assert (src.loc[a["input_line"] - 2, "dx"].to_numpy() == rel["dx"].to_numpy()).all()  # the map is right
+    r = _kanon(p, h, out, "--audit", tmp_path / "rel" / "a.csv")
+    assert r.exit_code == 2 and "release's folder" in r.output
