@@ -397,3 +397,18 @@ def test_kanon_audit_holds_the_row_map_and_seed_outside_the_release(people, tmp_
     assert (src.loc[a["input_line"] - 2, "dx"].to_numpy() == rel["dx"].to_numpy()).all()  # the map is right
     r = _kanon(p, h, out, "--audit", tmp_path / "rel" / "a.csv")
     assert r.exit_code == 2 and "release's folder" in r.output
+
+
+def test_init_then_run_releases_no_identifier(people, tmp_path):
+    p, _, _ = people
+    r = _cli("init", p)
+    assert r.exit_code == 0, r.output
+    job = p.with_suffix(".job.toml")
+    text = job.read_text()
+    r = _cli("run", job)
+    assert r.exit_code in (0, 1), r.output
+    released = [f for f in tmp_path.rglob("*.csv") if f != p and f.parent != p.parent / "h"]
+    assert released or r.exit_code == 1
+    for f in released:
+        assert not set(IDENTIFYING[:4]) & set(pd.read_csv(f, dtype=str).columns), (f, text)
+    assert "identifying = [" in text and "forename" in text.split("identifying = [")[1].split("]")[0]
