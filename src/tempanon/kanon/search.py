@@ -203,6 +203,13 @@ class _Ctx:
         self.progress = progress
         # root checks can be batched when class sizes are tuple counts
         self.batchable = l is None and not table.n_uid and not table.sensitive
+        # per attribute, for the families' grids: level heights, levels of one value, largest
+        # height gain along one edge
+        self.dim_arrays = [
+            (np.asarray(d.heights, dtype=np.int64), np.array([d.cardinality(v) <= 1 for v in range(d.n_levels)], dtype=bool),
+             max([1] + [d.heights[p] - d.heights[v] for v, ps in enumerate(d.parents) for p in ps]))
+            for d in self.dims
+        ]  # fmt: skip
 
     def child(self) -> _Ctx:
         """Same search, fresh counters (for one family searched on a worker thread)."""
@@ -290,7 +297,7 @@ def _sorted_nodes(grid: np.ndarray, heights: np.ndarray) -> list[Node]:
         return []
     hs = heights[tuple(cells.T)]
     order = np.lexsort(tuple(cells.T[::-1]) + (hs,))
-    return [tuple(int(x) for x in c) for c in cells[order]]
+    return [tuple(c) for c in cells[order].tolist()]
 
 
 def _result(ctx: _Ctx, algorithm: str, anon_grid: np.ndarray, t0: float, complete: bool = True) -> SearchResult:
@@ -636,7 +643,18 @@ def _search_family(
     dims = ctx.dims
     full = len(family) == len(dims)
     shape = cand.shape
-    hg = _heights_grid(dims, family)
+    # heights of the grid's cells and cells with an attribute at a one-value level, by broadcasting
+    hg: np.ndarray | int = 0
+    one: np.ndarray | bool = False
+    max_gain = 1
+    for ax, j in enumerate(family):
+        sh = [1] * len(family)
+        sh[ax] = shape[ax]
+        hj, oj, gain = ctx.dim_arrays[j]
+        hg = hg + hj.reshape(sh)
+        one = one | oj.reshape(sh)
+        max_gain = max(max_gain, gain)
+    hg = np.broadcast_to(hg, shape)
     heights = hg.astype(np.uint8).tobytes() if hg.size and hg.max() < 256 else hg.ravel().tolist()
     roots_grid = cand & ~_has_member_below(cand, dims, family)
     steps = _generalization_steps(dims, family, shape)
@@ -650,7 +668,7 @@ def _search_family(
     parent_of: dict[int, int] = {}
     # a candidate with an attribute at a one-value level has its projection's frequency set,
     # and that projection is in S (prune step): it is anonymous, no frequency set needed
-    projected_g = cand & _single_value_cells(dims, family) if len(family) > 1 else np.zeros(shape, dtype=bool)
+    projected_g = cand & one if len(family) > 1 else np.zeros(shape, dtype=bool)
     projected = projected_g.tobytes()
     roots = np.flatnonzero(roots_grid.ravel()).tolist()
     root_set = {r for r in roots if not projected[r]}
@@ -677,7 +695,6 @@ def _search_family(
                 root_anon = {flat[nd]: ok for nd, ok in checked.items()}
     heap = [(heights[r], r) for r in roots]
     heapq.heapify(heap)
-    max_gain = Lattice(dims, family).max_edge_height
     last_h = -1
     tick = ctx.tick
     stats = ctx.stats

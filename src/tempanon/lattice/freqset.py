@@ -242,7 +242,8 @@ def group_rows(
             nz = np.flatnonzero(cnt != 0)  # on a bool array: several times faster than on counts
             counts = cnt[nz] if weights is None else cnt[nz].astype(np.int64)
             fs = FrequencySet(tuple(attrs), tuple(levels), cards, counts, nz, n_uid, sensitive)
-            fs._src = (cols, lambda: _representatives(key, size_u, nz))
+            if 8 * len(nz) > m:  # few groups: decoding their keys is cheaper than scattering m rows
+                fs._src = (cols, lambda: _representatives(key, size_u, nz))
             return fs
         if m >= _HASH_MIN_ROWS:
             # hash GROUP BY in O(m), then sort only the distinct keys
