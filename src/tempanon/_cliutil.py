@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import time
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
@@ -74,6 +75,9 @@ def _progress_interval() -> float:
     return max(value, 0.01) if value == value else PROGRESS_INTERVAL
 
 
+_clock = time.monotonic  # the progress clock (a module attribute so tests can drive it)
+
+
 @contextlib.contextmanager
 def _plain_progress(interval: float) -> Iterator[ProgressFn]:
     """Progress for a log file or pipe: every ``interval`` seconds a line ``[  40 s] task: done/total``
@@ -81,10 +85,9 @@ def _plain_progress(interval: float) -> Iterator[ProgressFn]:
     when the work took at least ``interval``. A daemon thread prints, so a long phase that reports
     no step still shows it is alive; a fast run prints nothing."""
     import threading
-    import time
 
     err = sys.stderr
-    start = time.monotonic()
+    start = _clock()
     state: dict[str, Any] = {}
     lock = threading.Lock()
     stop = threading.Event()
@@ -99,7 +102,7 @@ def _plain_progress(interval: float) -> Iterator[ProgressFn]:
         while not stop.wait(interval):
             with lock:
                 what = f"{state['d']}: {state['done']}/{state['total']}" if state else "working"
-            line(f"[{time.monotonic() - start:6.0f} s] {what}")
+            line(f"[{_clock() - start:6.0f} s] {what}")
 
     def update(description: str, done: int, total: int) -> None:
         with lock:
@@ -114,7 +117,7 @@ def _plain_progress(interval: float) -> Iterator[ProgressFn]:
     finally:
         stop.set()
         thread.join()
-        elapsed = time.monotonic() - start
+        elapsed = _clock() - start
         if ok and elapsed >= interval:
             line(f"finished in {elapsed:.1f} s")
 

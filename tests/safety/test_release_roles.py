@@ -353,3 +353,62 @@ def test_check_reports_identifier_columns(people):
     assert r.exit_code == 0, r.output
     found = {f["column"] for f in json.loads(r.output)["identifier_findings"]}
     assert set(IDENTIFYING) <= found and not {"age", "sex", "dx"} & found
+
+
+def test_untyped_sqlite_values_are_classes_as_written(tmp_path):
+    """Fuzz finding: a job reading an untyped SQLite column holding 1 and 1.0 verified them as one
+    class while the CSV writer printed two classes of size 1. Search and verifier now both count
+    the written text, so the release holds k on its text (re-checked by ``tempanon check``)."""
+    db = tmp_path / "d.sqlite"
+    con = sqlite3.connect(db)
+    con.execute("create table v(pid, t, q)")
+    qs = [1, 1, 1.0, 1.0, "x", "x", "x"]  # an untyped column: int, real and text cells
+    con.executemany("insert into v values (?, ?, ?)", [(f"p{i}", "2021-01-01", q) for i, q in enumerate(qs)])
+    con.commit()
+    con.close()
+    job = tmp_path / "job.toml"
+    text = ('[input]\ndatabase = "d.sqlite"\nsql = "SELECT * FROM src.v"\n[columns]\ntime = "t"\nuid = "pid"\n'
+            'quasi_identifiers = ["q"]\n[model]\nname = "timestamped"\nk = 3\ngranularities = ["day", "month"]\nSUP\n'
+            '[output]\ntable = "out/o.csv"\n')  # fmt: skip
+    job.write_text(text.replace("SUP", ""))
+    r = _cli("run", job)  # 1 and 1.0 are written as two classes of 2 respondents: no granularity helps
+    assert r.exit_code == 1, r.output
+    assert not (tmp_path / "out" / "o.csv").exists()
+    job.write_text(text.replace("SUP", "max_suppression = 0.6"))
+    r = _cli("run", job)
+    assert r.exit_code == 0, r.output
+    rel = pd.read_csv(tmp_path / "out" / "o.csv", dtype=str)
+    assert rel["q"].tolist() == ["x", "x", "x"]
+    c = _cli("check", tmp_path / "out" / "o.csv", "--qi", "q,t", "--k", 3)
+    assert c.exit_code == 0, c.output
+
+
+def test_kanon_audit_holds_the_row_map_and_seed_outside_the_release(people, tmp_path):
+    p, h, df = people
+    out, audit = tmp_path / "rel" / "o.csv", tmp_path / "steward" / "a.csv"
+    r = _kanon(p, h, out, "--keep", "dx", "--audit", audit)
+    assert r.exit_code == 0, r.output
+    lines = audit.read_text().splitlines()
+    assert lines[0].startswith("# tempanon kanon audit: for the data steward only") and lines[1].startswith("# shuffle seed: ")
+    a = pd.read_csv(audit, comment="#")
+    rel = pd.read_csv(out, dtype=str)
+    src = pd.read_csv(p, dtype=str)
+    assert len(a) == len(rel) and sorted(a["input_line"]) == list(range(2, len(df) + 2))
+    assert (src.loc[a["input_line"] - 2, "dx"].to_numpy() == rel["dx"].to_numpy()).all()  # the map is right
+    r = _kanon(p, h, out, "--audit", tmp_path / "rel" / "a.csv")
+    assert r.exit_code == 2 and "release's folder" in r.output
+
+
+def test_init_then_run_releases_no_identifier(people, tmp_path):
+    p, _, _ = people
+    r = _cli("init", p)
+    assert r.exit_code == 0, r.output
+    job = p.with_suffix(".job.toml")
+    text = job.read_text()
+    r = _cli("run", job)
+    assert r.exit_code in (0, 1), r.output
+    released = [f for f in tmp_path.rglob("*.csv") if f != p and f.parent != p.parent / "h"]
+    assert released or r.exit_code == 1
+    for f in released:
+        assert not set(IDENTIFYING[:4]) & set(pd.read_csv(f, dtype=str).columns), (f, text)
+    assert "identifying = [" in text and "forename" in text.split("identifying = [")[1].split("]")[0]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated
 
@@ -24,6 +25,18 @@ def _risk_before_after(df, res, qi: list[str], uid: str | None, threshold: float
     before = measure(df, qi, uid=uid, threshold=threshold).as_dict()
     after = measure(released, qi, uid="__uid__" if uid else None, threshold=threshold).as_dict()
     return {"threshold": threshold, "before": {k: before[k] for k in keep}, "after": {k: after[k] for k in keep}}
+
+
+AUDIT_HEADER = "# tempanon kanon audit: for the data steward only, never publish it with the release"
+
+
+def audit_text(res) -> str:
+    """The steward's audit of a kanon release: a comment line saying it is steward-only, the secret
+    shuffle seed, then CSV ``release_row,input_line`` (1-based; the header is line 1 of the input)."""
+    import pandas as pd
+
+    rows = pd.DataFrame({"release_row": range(1, len(res.table) + 1), "input_line": [int(i) + 2 for i in res.table.index]})
+    return f"{AUDIT_HEADER}\n# shuffle seed: {res.shuffle_seed}\n" + rows.to_csv(index=False)
 
 
 def _parse_weights(spec: str | None) -> dict[str, float] | None:
@@ -65,6 +78,7 @@ def _run(
     search_opts: dict | None = None,
     keep: str | None = None,
     allow_identifier: str | None = None,
+    audit: Path | None = None,
     engine: str = "auto",
     memory_limit: str | None = None,
     spark_master: str | None = None,
@@ -73,9 +87,15 @@ def _run(
     from tempanon.lattice.source import resolve_engine
 
     # every output checked against the inputs and each other before anything is read
-    outs = OutputSet([input_path, hierarchies], {"--out": out, "--summary": summary, "--report": report})
+    outs = OutputSet([input_path, hierarchies], {"--out": out, "--summary": summary, "--report": report, "--audit": audit})
+    if audit is not None and Path(os.path.realpath(audit)).parent == Path(os.path.realpath(out)).parent:
+        raise InputError(f"--audit {audit} is in the release's folder: it links release rows to input lines and is for "
+                         "the data steward only; write it elsewhere")
     if resolve_engine(input_path, engine) != "numpy":  # out-of-core engines: tempanon.kanon.engine_command
         from tempanon.kanon.engine_command import run_with_engine
+
+        if audit is not None:
+            raise InputError("--audit needs the table in memory: use --engine numpy (the other engines do not shuffle rows)")
 
         return run_with_engine(locals())
     from tempanon.data.io import read_table
@@ -142,6 +162,9 @@ def _run(
             outs.stage(report, rep.write, "--report")
         if summary is not None:
             outs.json(summ, summary, "--summary")
+        if audit is not None:
+            text = audit_text(res)
+            outs.stage(audit, lambda p: p.write_text(text, encoding="utf-8"), "--audit")
         outs.commit()
     phases["write outputs"] = time.perf_counter() - t1
     if verbose:
@@ -181,6 +204,7 @@ def kanon(
     drop: Annotated[str | None, typer.Option("--drop", help="Identifying columns to remove from the output.")] = None,
     keep: Annotated[str | None, typer.Option("--keep", help="Columns declared insensitive: released unchanged (screened for identifiers). Columns with no role are left out.")] = None,
     allow_identifier: Annotated[str | None, typer.Option("--allow-identifier", help="Release these columns unchanged although identifier screening flags them (reported).")] = None,
+    audit: Annotated[Path | None, typer.Option("--audit", help="Steward-only CSV: input line of every release row and the secret shuffle seed (not in the release's folder).")] = None,
     summary: Annotated[Path | None, typer.Option("--summary", help="Write a JSON summary here.")] = None,
     delimiter: Annotated[str | None, typer.Option("--delimiter", help="CSV delimiter (detected if omitted).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or status output.")] = False,
@@ -204,7 +228,7 @@ def kanon(
     summ = run_api(
         lambda: _run(input, qi, hierarchies, k, max_suppression, algorithm, criterion, weights, uid, drop, out, summary, quiet, delimiter, report, verbose, sensitive, l,
                      dict(l_diversity=l_diversity, c=c, max_nodes=max_nodes, time_limit=time_limit, max_lattice=max_lattice),
-                     keep, allow_identifier, engine=engine, memory_limit=memory_limit, spark_master=spark_master)  # fmt: skip
+                     keep, allow_identifier, audit, engine=engine, memory_limit=memory_limit, spark_master=spark_master)  # fmt: skip
     )
     report_roles(summ, quiet)
     info(

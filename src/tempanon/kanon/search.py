@@ -607,6 +607,18 @@ class _CubeStore:
             self.dir = None
 
 
+def _generalization_steps(dims: Sequence[Dimension], family: tuple[int, ...], shape: tuple[int, ...]) -> list[tuple[int, int, list[list[int]]]]:
+    """Per attribute of the family: (stride, levels, per level the flat-index offsets of its direct
+    generalizations) in the family's C-order grid -- the edges of the grid as integer steps, in
+    :meth:`Lattice.direct_generalizations` order."""
+    out = []
+    stride = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    for ax, j in enumerate(family):
+        stride //= shape[ax]
+        out.append((stride, shape[ax], [[(p - v) * stride for p in ps] for v, ps in enumerate(dims[j].parents)]))
+    return out
+
+
 def _search_family(
     ctx: _Ctx,
     family: tuple[int, ...],
@@ -617,39 +629,58 @@ def _search_family(
     """Breadth-first search by height over one family's candidate graph (Figure 7, inner loop).
 
     Returns the grid of the family's k-anonymous nodes (S_i restricted to the family).
+
+    Nodes are walked as flat (C-order) grid indices, which order like their level tuples; the
+    queue is a heap on (height, index), so nodes are visited as by (height, levels).
     """
     dims = ctx.dims
     full = len(family) == len(dims)
-    lat = Lattice(dims, family)
     shape = cand.shape
-    heights = _heights_grid(dims, family)
+    hg = _heights_grid(dims, family)
+    heights = hg.astype(np.uint8).tobytes() if hg.size and hg.max() < 256 else hg.ravel().tolist()
     roots_grid = cand & ~_has_member_below(cand, dims, family)
+    steps = _generalization_steps(dims, family, shape)
+    is_cand = cand.tobytes()  # one byte per cell, C order
     anon = cand.copy()
-    marked = np.zeros(shape, dtype=bool)
-    done = np.zeros(shape, dtype=bool)
-    fs_cache: dict[Node, FrequencySet] = {}
-    parent_of: dict[Node, Node] = {}
+    anon_f = anon.reshape(-1)
+    n_cells = cand.size
+    marked = bytearray(n_cells)
+    done = bytearray(n_cells)
+    fs_cache: dict[int, FrequencySet] = {}
+    parent_of: dict[int, int] = {}
     # a candidate with an attribute at a one-value level has its projection's frequency set,
     # and that projection is in S (prune step): it is anonymous, no frequency set needed
-    projected = cand & _single_value_cells(dims, family) if len(family) > 1 else np.zeros(shape, dtype=bool)
-    root_set = {tuple(int(x) for x in r) for r in np.argwhere(roots_grid & ~projected)}
-    root_fs: dict[Node, FrequencySet] | None = None
-    root_anon: dict[Node, bool] = {}
+    projected_g = cand & _single_value_cells(dims, family) if len(family) > 1 else np.zeros(shape, dtype=bool)
+    projected = projected_g.tobytes()
+    roots = np.flatnonzero(roots_grid.ravel()).tolist()
+    root_set = {r for r in roots if not projected[r]}
+
+    def node_of(i: int) -> Node:
+        return tuple(int(x) for x in np.unravel_index(i, shape))
+
+    root_fs: dict[int, FrequencySet] | None = None
+    root_anon: dict[int, bool] = {}
     source = None
-    heap = [(int(heights[r]), r) for r in root_set]
-    for c in np.argwhere(roots_grid & projected):
-        r = tuple(int(x) for x in c)
-        heap.append((int(heights[r]), r))
-    if variant == "super-roots" and root_set:
-        # Section 3.3.1: one scan per family, at the super-root (the roots' common specialization)
-        source = ctx.scan(family, _meet(dims, family, list(root_set)))
-    elif variant == "cube" and cube is not None and root_set:
-        source = cube.take(family)  # Section 3.3.2: the family's zero-generalization frequency set
-    if source is not None:
-        root_fs = _root_frequency_sets(ctx, family, list(root_set), source, root_anon if ctx.batchable else None)
+    if variant in ("super-roots", "cube") and root_set:
+        root_nodes = [node_of(r) for r in sorted(root_set)]
+        if variant == "super-roots":
+            # Section 3.3.1: one scan per family, at the super-root (the roots' common specialization)
+            source = ctx.scan(family, _meet(dims, family, root_nodes))
+        elif cube is not None:
+            source = cube.take(family)  # Section 3.3.2: the family's zero-generalization frequency set
+        if source is not None:
+            checked: dict[Node, bool] | None = {} if ctx.batchable else None
+            by_node = _root_frequency_sets(ctx, family, root_nodes, source, checked)
+            flat = dict(zip(root_nodes, sorted(root_set)))
+            root_fs = {flat[nd]: fs for nd, fs in by_node.items()}
+            if checked is not None:
+                root_anon = {flat[nd]: ok for nd, ok in checked.items()}
+    heap = [(heights[r], r) for r in roots]
     heapq.heapify(heap)
-    max_gain = lat.max_edge_height
+    max_gain = Lattice(dims, family).max_edge_height
     last_h = -1
+    tick = ctx.tick
+    stats = ctx.stats
     while heap:
         h, node = heapq.heappop(heap)
         if done[node] or marked[node]:
@@ -659,28 +690,28 @@ def _search_family(
             for nd in [nd for nd in fs_cache if heights[nd] + max_gain < h and nd not in needed]:
                 del fs_cache[nd]
         last_h = h
-        done[node] = True
-        gens = [g for g in lat.direct_generalizations(node) if cand[g]]
+        done[node] = 1
+        gens = [node + o for st, nl, offs in steps for o in offs[(node // st) % nl] if is_cand[node + o]]
         if projected[node]:
-            ctx.tick(full)
-            ctx.stats.by_projection += 1
+            tick(full)
+            stats.by_projection += 1
             parent_of.pop(node, None)
             is_anon = True
         elif node in root_anon:  # checked in a batch with the family's other roots
-            ctx.tick(full)
+            tick(full)
             is_anon = root_anon.pop(node)
             fs = None if is_anon else root_fs.pop(node)
         else:
             if node in root_set:
-                fs = ctx.scan(family, node) if root_fs is None else root_fs.pop(node)
+                fs = ctx.scan(family, node_of(node)) if root_fs is None else root_fs.pop(node)
             else:
-                fs = ctx.roll(fs_cache[parent_of.pop(node)], node)
+                fs = ctx.roll(fs_cache[parent_of.pop(node)], node_of(node))
             is_anon = ctx.check(fs)
         if is_anon:
             for g in gens:
-                marked[g] = True
+                marked[g] = 1
         else:
-            anon[node] = False
+            anon_f[node] = False
             fs_cache[node] = fs
             size = len(fs)
             for g in gens:
@@ -688,11 +719,11 @@ def _search_family(
                     continue
                 old = parent_of.get(g)
                 if old is None:
-                    heapq.heappush(heap, (int(heights[g]), g))
+                    heapq.heappush(heap, (heights[g], g))
                     parent_of[g] = node
                 elif len(fs_cache[old]) > size:
                     parent_of[g] = node
-    ctx.stats.marked += int((cand & ~done).sum())  # anonymous without a check (marked or never reached)
+    ctx.stats.marked += int(cand.sum()) - sum(done)  # anonymous without a check (marked or never reached)
     return anon
 
 

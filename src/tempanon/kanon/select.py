@@ -27,7 +27,7 @@ import numpy as np
 
 from tempanon.errors import InputError
 from tempanon.lattice.dimension import Dimension
-from tempanon.lattice.freqset import FrequencySet, Table, rollup, table_frequency_set
+from tempanon.lattice.freqset import EngineTable, FrequencySet, Table, rollup, table_frequency_set
 from tempanon.lattice.lattice import Lattice, Node
 
 CRITERIA = ("height", "weighted-height", "discernibility", "loss")
@@ -104,6 +104,10 @@ def select_node(
     else:
         raise InputError(f"unknown criterion {criterion!r}; expected one of {', '.join(CRITERIA)}")
 
+    if name == "loss" and len(pool) > 1:
+        bounds = _loss_lower_bounds(pool, dims, table)
+        if bounds is not None:
+            return _best_by_loss(pool, bounds, dims, table, k, lat, ldiv)
     if name == "height":
         scores = [float(lat.height(n)) for n in pool]
     elif name == "weighted-height":
@@ -118,6 +122,54 @@ def select_node(
             scores = [float(criterion(n, fss[n])) for n in pool]  # type: ignore[operator]
     best = min(range(len(pool)), key=lambda i: (scores[i], lat.height(pool[i]), pool[i]))
     return pool[best], scores[best]
+
+
+_LOSS_TOL = 1e-9  # far above the rounding of either sum (losses are in [0, 1])
+
+
+def _loss_lower_bounds(pool: Sequence[Node], dims: Sequence[Dimension], table: Table) -> np.ndarray | None:
+    """A lower bound of :func:`generalization_loss` for every node of ``pool``, from the
+    attributes' value frequencies alone (no frequency set of any node).
+
+    The loss's numerator is ``sum over kept rows of count * cell + q * suppressed tuples`` where
+    ``cell`` (the row's summed per-attribute losses) is at most ``q`` when every loss value is at
+    most 1. So it is at least ``sum over all rows of count * cell``, which is a sum over
+    attributes of ``sum_b f_j(b) * loss_j[level](code of b)`` -- one number per (attribute,
+    level). ``None`` when the bound does not apply (an engine table without rows on the driver,
+    loss values outside [0, 1])."""
+    q = len(dims)
+    if isinstance(table, EngineTable) or table.n_rows == 0 or q == 0 or len(table.columns) != q:
+        return None
+    per = []
+    for j, d in enumerate(dims):
+        if any(len(lv) and not (np.isfinite(lv).all() and lv.min() >= 0 and lv.max() <= 1) for lv in map(np.asarray, d.loss)):
+            return None
+        f = np.bincount(table.columns[j], weights=table.counts, minlength=d.n_base)
+        per.append(np.array([float(f @ np.asarray(d.loss[v], dtype=np.float64)[d.codes[v]]) for v in range(d.n_levels)]))
+    nodes = np.asarray(pool, dtype=np.intp).reshape(len(pool), q)
+    total = np.zeros(len(pool), dtype=np.float64)
+    for j in range(q):
+        total += per[j][nodes[:, j]]
+    return total / (table.n_rows * q)
+
+
+def _best_by_loss(pool, bounds, dims, table, k, lat, ldiv) -> tuple[Node, float]:
+    """The node of least loss (ties: lower height, then smaller levels), visiting ``pool`` by
+    increasing lower bound and stopping once the bound exceeds the best loss found: a node left
+    out has a loss above the best one, so the choice and its value are those of scoring every
+    node (tests/kanon/test_kanon_select_bound.py checks this against scoring all nodes).
+    The frequency set of a visited node is computed from T (few nodes are visited)."""
+    attrs = tuple(range(len(dims)))
+    best: tuple | None = None
+    for i in np.argsort(bounds, kind="stable").tolist():
+        if best is not None and bounds[i] > best[0] + _LOSS_TOL:
+            break
+        node = pool[i]
+        score = generalization_loss(table_frequency_set(table, dims, attrs, node), dims, k, table.n_rows, ldiv)
+        key = (score, lat.height(node), tuple(node))
+        if best is None or key < best:
+            best = key
+    return tuple(best[2]), best[0]
 
 
 def _frequency_sets(nodes: Sequence[Node], dims: Sequence[Dimension], table: Table) -> dict[Node, FrequencySet]:

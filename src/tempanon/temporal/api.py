@@ -140,7 +140,7 @@ def encode_columns(df: pd.DataFrame, cols: Sequence[str]) -> np.ndarray:
         return np.zeros(len(df), dtype=np.int64)
     codes = []
     for c in cols:
-        col = df[c].astype(object).where(df[c].notna(), "\x00<NA>")
+        col = df[c].astype(object).where(df[c].notna(), "\x00<NA>").astype(str)  # as written: 1 and 1.0 differ
         codes.append(pd.factorize(col)[0].astype(np.int64))
     if len(codes) == 1:
         return codes[0]
