@@ -1,0 +1,126 @@
+"""Time-granularity search on DuckDB vs numpy (issue 15): CPU and peak RSS.
+
+    python benchmarks/bench_engine_temporal.py --rows 10000000 --engines numpy,duckdb [--memory-limit 2GB]
+
+Generates ``--rows`` events with respondent ids (one respondent per 10 events on average, Zipf-ish
+activity), two quasi-identifiers (sex: 2 values, region: 8) and a timestamp at minute resolution
+over two years, as Parquet under /tmp (deleted afterwards). Then, for each engine in a fresh
+subprocess (so ``ru_maxrss`` is that run's): read the Parquet with pandas, and run
+:func:`tempanon.temporal.api.anonymize_timestamped` (k = 5, respondent-level, 1% suppression, the
+default granularities: parse, search, release, independent verification). Reported: CPU seconds
+(``time.process_time``, all threads) of the anonymization and of the search alone
+(Algorithm 1's Procedure 2 calls: numpy ``prepare`` + checks, or the DuckDB queries), peak RSS
+after reading and at the end. Printed as Markdown rows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))
+
+
+def generate(path: Path, rows: int, seed: int = 5) -> None:
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    n_resp = max(rows // 10, 1)
+    uid = (rng.zipf(1.3, rows) * 7919 + rng.integers(0, n_resp, rows)) % n_resp
+    sex = np.where(uid % 2 == 0, "F", "M")
+    region = np.array([f"R{i}" for i in range(8)])[(uid // 2) % 8]
+    t0 = np.datetime64("2022-01-01T00:00:00", "s").astype(np.int64)
+    minutes = rng.integers(0, 2 * 365 * 24 * 60, rows)
+    t = (t0 + minutes * 60).astype("datetime64[s]")
+    pd.DataFrame({"uid": uid.astype(np.int64), "sex": sex, "region": region, "t": t}).to_parquet(path, index=False)
+
+
+def child(path: str, engine: str, memory_limit: str | None) -> None:
+    import pandas as pd
+
+    import tempanon.temporal.least as least
+    from tempanon.temporal.api import anonymize_timestamped
+
+    df = pd.read_parquet(path)
+    rss_read = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    search = [0.0]
+    orig_lg = least.least_generalization
+
+    def timed(*a, **kw):  # the search proper (Procedure 1 + 2)
+        c = time.process_time()
+        try:
+            return orig_lg(*a, **kw)
+        finally:
+            search[0] += time.process_time() - c
+
+    import tempanon.temporal.api as api
+
+    api.least_generalization = timed
+    orig_prepare = api.prepare
+
+    def timed_prepare(*a, **kw):  # numpy's sort of the relation belongs to its search
+        c = time.process_time()
+        try:
+            return orig_prepare(*a, **kw)
+        finally:
+            search[0] += time.process_time() - c
+
+    api.prepare = timed_prepare
+    c0, w0 = time.process_time(), time.perf_counter()
+    res = anonymize_timestamped(df, time="t", qi=["sex", "region"], uid="uid", k=5, max_suppression=0.01,
+                                engine=engine, memory_limit=memory_limit, shuffle_seed=1)  # fmt: skip
+    cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+    s = res.summary
+    print(json.dumps({
+        "engine": engine, "cpu": cpu, "wall": wall, "search_cpu": search[0], "rss_read_mb": rss_read,
+        "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "granularity": s["granularity"],
+        "gen_m": s["gen_m"], "gen_s": s["gen_s"], "suppressed": s["suppressed"], "respondents": s["respondents"],
+        "verified": bool(s["verification"]),
+    }))  # fmt: skip
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--engines", default="numpy,duckdb")
+    ap.add_argument("--memory-limit", default=None)
+    ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.child:
+        child(a.child[0], a.child[1], a.memory_limit)
+        return
+    tmp = Path(tempfile.mkdtemp(prefix="tempanon-bench-ts-", dir="/tmp"))
+    try:
+        path = tmp / "events.parquet"
+        generate(path, a.rows)
+        print(f"# {a.rows:,} events; load: {os.getloadavg()}")
+        print("| events | engine | CPU s (anonymize) | CPU s (search) | wall s | peak RSS MB (after read) | peak RSS MB | granularity | gen_m | gen_s | suppressed |")
+        print("|---:|---|---:|---:|---:|---:|---:|---|---:|---:|---:|")
+        for eng in a.engines.split(","):
+            cmd = [sys.executable, __file__, "--child", str(path), eng]
+            if a.memory_limit:
+                cmd += ["--memory-limit", a.memory_limit]
+            out = subprocess.run(cmd, capture_output=True, text=True)
+            if out.returncode != 0:
+                print(f"| {a.rows:,} | {eng} | failed: {out.stderr.strip().splitlines()[-1:]} |")
+                continue
+            r = json.loads(out.stdout.strip().splitlines()[-1])
+            print(f"| {a.rows:,} | {eng} | {r['cpu']:.1f} | {r['search_cpu']:.1f} | {r['wall']:.1f} | {r['rss_read_mb']:,.0f} | "
+                  f"{r['rss_mb']:,.0f} | {r['granularity']} | {r['gen_m']} | {r['gen_s']:,} | {r['suppressed']:,} |", flush=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
