@@ -200,7 +200,8 @@ def stream(
 
             t1 = _clock()
             # each snapshot is generalized and verified l-diverse (independent check) before anything is written
-            gen = generalize_snapshots(df, result.published, result.summary["qi"], sensitive, l, hier)
+            gen = generalize_snapshots(df, result.published, result.summary["qi"], sensitive, l, hier,
+                                       allow_identifier=parse_column_list(allow_identifier, list(df.columns)))
             phases["generalize and verify"] = _clock() - t1
             t1 = _clock()
             from tempanon.data.io import write_table
