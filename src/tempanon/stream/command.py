@@ -388,6 +388,10 @@ def stream(
         if audit is not None:
             write_table(_audit_frame(result.audit), audit)
         if built:
+            from tempanon.report.sections import add_verification
+
+            if "verification" not in built[0].section_keys():
+                add_verification(built[0], s.get("verification"))
             built[0].write(report)
             s["report"] = str(report)
         if summary is not None:
