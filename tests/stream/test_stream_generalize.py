@@ -43,3 +43,18 @@ def test_missing_hierarchy_is_an_error(stream):
     df, res, hier = stream
     with pytest.raises(InputError, match="missing: age"):
         generalize_snapshots(df, res.published, QI, "problem", 2, {k: v for k, v in hier.items() if k != "age"})
+
+
+def test_an_allowed_flagged_quasi_identifier_is_not_refused_again_per_snapshot():
+    """A quasi-identifier the screening flags by name (here ``ip``) and that stays at level 0 is
+    refused by every snapshot's kanonymize, unless the user allowed it: the allowance must reach
+    the inner search (it used to be dropped, so ``--allow-identifier`` did not work here)."""
+
+    df = pd.DataFrame({"ip": ["a", "a", "b", "b"] * 5, "dx": ["x", "y"] * 10,
+                       "t": pd.date_range("2020-01-01", periods=20, freq="h").astype(str)})
+    res = anonymize_stream(df, time="t", sensitive="dx", qi=["ip"], l=2, w=0, snapshot="day")
+    hier = {"ip": build_suppression("ip", df["ip"])}
+    with pytest.raises(InputError, match="ip"):
+        generalize_snapshots(df, res.published, ["ip"], "dx", 2, hier)
+    gen = generalize_snapshots(df, res.published, ["ip"], "dx", 2, hier, allow_identifier=["ip"])
+    assert sum(len(g.table) for g in gen) == 20 and all(g.levels["ip"] == 0 for g in gen)

@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tempanon.stream.model import CostModel, initial_suppression
@@ -179,6 +179,7 @@ def lp_path(request, monkeypatch):
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.integers(0, 10**6), st.sampled_from([2, 3, 5]), st.integers(1, 4), st.integers(1, 5), st.booleans(),
        st.sampled_from(["none", "optimum", "above", "fractional"]))
+@example(seed=68171, l=2, w=1, T=1, quadratic=False, incumbent="optimum")  # an empty step: IL 0 is not below the incumbent 0
 def test_step_branch_and_bound_equals_direct_form(lp_path, seed, l, w, T, quadratic, incumbent):
     """Our branch and bound on the caps: the optimum of the direct-form ILP (HiGHS's MILP), with no
     incumbent, with the optimum as incumbent (then it proves that nothing is cheaper), with a worse one,

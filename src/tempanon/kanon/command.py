@@ -159,6 +159,9 @@ def _run(
     with outs:  # staged, then committed together
         outs.table(res.table, out, "--out")
         if rep is not None:
+            from tempanon.report.sections import add_verification
+
+            add_verification(rep, summ.get("verification"))
             outs.stage(report, rep.write, "--report")
         if summary is not None:
             outs.json(summ, summary, "--summary")

@@ -255,3 +255,33 @@ __all__ = [
     "timeseries_section",
     "utility_section",
 ]
+
+
+def verification_section(statement: Mapping[str, Any]) -> Section:
+    """What was verified, exactly (issue 12): the guarantee and the columns it was checked on, the
+    columns released unchanged only because the user declared them insensitive (not verified), the
+    identifier findings the user overrode, and the columns left out or dropped. ``statement`` is the
+    summary's ``verification`` (:func:`tempanon.data.roles.verification_statement`)."""
+    sec = Section("verification", "What was verified")
+    sec.add_text(
+        f"Verified: {statement['guarantee']}, on the columns {name_list(statement['checked_on']) or '(none)'}. "
+        "Nothing else in the release was verified."
+    )
+    rows = [
+        ("released unchanged, declared insensitive (not verified)", name_list(statement.get("released_unchanged_declared_insensitive") or []) or "none"),
+        ("identifier screening overridden by the user",
+         "; ".join(f"{o['column']} ({o['reason']})" for o in statement.get("identifier_overrides") or []) or "none"),
+        ("left out (no role, not released)", name_list(statement.get("left_out") or []) or "none"),
+        ("dropped as identifiers", name_list(statement.get("dropped") or []) or "none"),
+    ]
+    sec.add_table(["columns", "which"], rows)
+    return sec
+
+
+def add_verification(report: Any, statement: Mapping[str, Any] | None) -> None:
+    """Put :func:`verification_section` right after the report's guarantee section (or first)."""
+    if report is None or statement is None:
+        return
+    keys = report.section_keys()
+    at = keys.index("guarantee") + 1 if "guarantee" in keys else 0
+    report.sections.insert(at, verification_section(statement))

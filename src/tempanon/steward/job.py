@@ -432,6 +432,10 @@ def _write_outputs(job: Job, table: pd.DataFrame | None, summ: dict, rep: Any, e
         for path, frame in (extra or {}).items():
             outs.table(frame, path, "[output] audit" if path == job.audit else "output")
         if rep is not None:
+            from tempanon.report.sections import add_verification
+
+            if "verification" not in rep.section_keys():
+                add_verification(rep, summ.get("verification"))
             outs.stage(job.report, rep.write, "[output] report")
             summ["report"] = str(job.report)
         if job.summary is not None:

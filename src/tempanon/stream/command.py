@@ -200,7 +200,8 @@ def stream(
 
             t1 = _clock()
             # each snapshot is generalized and verified l-diverse (independent check) before anything is written
-            gen = generalize_snapshots(df, result.published, result.summary["qi"], sensitive, l, hier)
+            gen = generalize_snapshots(df, result.published, result.summary["qi"], sensitive, l, hier,
+                                       allow_identifier=parse_column_list(allow_identifier, list(df.columns)))
             phases["generalize and verify"] = _clock() - t1
             t1 = _clock()
             from tempanon.data.io import write_table
@@ -387,6 +388,10 @@ def stream(
         if audit is not None:
             write_table(_audit_frame(result.audit), audit)
         if built:
+            from tempanon.report.sections import add_verification
+
+            if "verification" not in built[0].section_keys():
+                add_verification(built[0], s.get("verification"))
             built[0].write(report)
             s["report"] = str(report)
         if summary is not None:

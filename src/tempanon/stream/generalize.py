@@ -43,10 +43,14 @@ def generalize_snapshots(
     *,
     algorithm: str = "incognito",
     criterion: str = "loss",
+    allow_identifier: Sequence[str] = (),
 ) -> list[GeneralizedSnapshot]:
     """Generalize each published snapshot so every class is l-diverse (see module doc).
 
     ``data`` is the stream's input table (its index the row numbers of ``PublishedSnapshot.rows``).
+    ``allow_identifier``: quasi-identifiers the user allowed although identifier screening flags
+    them (passed to every snapshot's :func:`~tempanon.kanon.kanonymize`, which screens a
+    quasi-identifier left at level 0).
     """
     from tempanon.kanon import kanonymize
     from tempanon.verify import check_l_diverse_classes
@@ -61,7 +65,8 @@ def generalize_snapshots(
         if len(part) == 0:
             out.append(GeneralizedSnapshot(snap.label, part.copy(), dict.fromkeys(qi, 0), 0.0, 0))
             continue
-        res = kanonymize(part, qi, hierarchies, max(int(l), 2), sensitive=sensitive, l=int(l), algorithm=algorithm, criterion=criterion)
+        res = kanonymize(part, qi, hierarchies, max(int(l), 2), sensitive=sensitive, l=int(l), algorithm=algorithm, criterion=criterion,
+                         allow_identifier=allow_identifier)
         check_l_diverse_classes(res.table, qi, sensitive, int(l))
         out.append(
             GeneralizedSnapshot(snap.label, res.table, res.selected_levels, res.loss, int(res.table.groupby(qi, dropna=False).ngroups))

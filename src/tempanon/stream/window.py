@@ -383,6 +383,8 @@ def solve_step_bb(p: WindowProblem, upper_bound: float | None = None, *, node_li
     G = len(p.home)
     if G == 0:
         empty = np.zeros(0, dtype=np.int64)
+        if upper_bound is not None and float(upper_bound) <= 0.0:  # IL 0 is not strictly cheaper than the incumbent
+            return StepBranchAndBound(None, True, 0)
         return StepBranchAndBound(WindowSolution(empty, empty, empty, empty, 0.0, 0.0, True, "empty"), True, 0)
     step = _step_lp(p)
     lp, cost, ub, V, P = step.lp, step.cost, step.ub, step.V, step.P

@@ -144,6 +144,9 @@ def timestamped(
                 text = audit_text(res)
                 outs.stage(audit, lambda p: p.write_text(text, encoding="utf-8"), "--audit")
             if rep is not None:
+                from tempanon.report.sections import add_verification
+
+                add_verification(rep, res.summary.get("verification"))
                 outs.stage(report, rep.write, "--report")
             if summary is not None:
                 outs.json({**res.summary, **({"report": str(report)} if report is not None else {})}, summary, "--summary")

@@ -119,6 +119,9 @@ def kp(
             if audit is not None:
                 outs.stage(audit, lambda p_: write_kp_audit(result, p_), "--audit")
             if rep is not None:
+                from tempanon.report.sections import add_verification
+
+                add_verification(rep, result.summary.get("verification"))
                 outs.stage(report, rep.write, "--report")
             if summary is not None:
                 outs.json({**result.summary, **({"report": str(report)} if report is not None else {})}, summary, "--summary")
