@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import math
 import os
 import shutil
 import tempfile
@@ -455,7 +456,8 @@ def _extend_known(known: dict[tuple[int, ...], np.ndarray], dims: Sequence[Dimen
 
 def _subset_lattice_nodes(dims: Sequence[Dimension], size: int) -> int:
     """Number of nodes in the lattices of all attribute subsets of ``size`` attributes."""
-    return sum(int(np.prod([dims[j].n_levels for j in sub])) for sub in itertools.combinations(range(len(dims)), size))
+    levels = [d.n_levels for d in dims]
+    return sum(math.prod(levels[j] for j in sub) for sub in itertools.combinations(range(len(dims)), size))
 
 
 def _graph_generation(S: dict[tuple[int, ...], np.ndarray], dims: Sequence[Dimension]) -> dict[tuple[int, ...], np.ndarray]:
