@@ -472,3 +472,28 @@ def test_auto_engine_by_file_size(tmp_path, monkeypatch):
     assert res.engine == "duckdb" and res.engine_checks["verified_file"]
     with pytest.raises(InputError, match="unknown engine 'gpu'"):
         source.resolve_engine(path, "gpu")
+
+
+def test_engine_release_rows_grouped_by_class_and_not_in_input_order(backend, tmp_path):
+    """Issue 12: row order must not leak what the model hides. The engine-written release lists
+    its rows grouped by class, in an order inside each class that is neither the input's nor the
+    same from one run to the next (a fresh secret salt)."""
+    if backend == "numpy":
+        pytest.skip("the numpy source's shuffle is tested in tests/safety")
+    n = 400
+    df = pd.DataFrame({"id": [f"{i:04d}" for i in range(n)], "g": [str(i % 4) for i in range(n)]})
+    hier = {"g": build_suppression("g", df["g"])}
+    orders = []
+    for run_no in range(2):
+        (tmp_path / str(run_no)).mkdir()
+        res, t = run(backend, df, ["g"], hier, 5, tmp_path / str(run_no), as_file=True, keep=["id"], allow_identifier=["id"])
+        assert res.selected_node == (0,)
+        g = t["g"].tolist()
+        assert sum(1 for a, b in zip(g, g[1:]) if a != b) == 3  # four classes, each contiguous
+        ids = t["id"].tolist()
+        assert sorted(ids) == sorted(df["id"])
+        for cls in "0123":  # inside a class, not the input order
+            inside = [i for i, x in zip(ids, g) if x == cls]
+            assert inside != sorted(inside)
+        orders.append(ids)
+    assert orders[0] != orders[1]

@@ -20,6 +20,7 @@ level) joined to the data by the value, and a frequency set is ``SELECT ..., cou
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -359,13 +360,15 @@ class SQLSource(FrequencySource):
             anti = f" {self.anti_join} small_classes m ON {on}"
         dropped = set(drop) | ({uid} if uid else set())
         pos = {q: i for i, q in enumerate(self.qi)}
-        select = [
-            f"r{pos[c]}.label AS {self.q(c)}" if c in pos else f"s.{self.q(c)}"
-            for c in self.columns
-            if c not in dropped
-        ]
+        exprs = {c: f"r{pos[c]}.label" if c in pos else f"s.{self.q(c)}" for c in self.columns if c not in dropped}
+        select = [e if e.startswith("s.") else f"{e} AS {self.q(c)}" for c, e in exprs.items()]
         joins = " ".join(f"JOIN rdim{i} r{i} ON {self.text_expr(q)} = r{i}.t" for i, q in enumerate(self.qi))
-        query = f"SELECT {', '.join(select)} FROM src s {joins}{anti}"
+        # Row order must not leak what the model hides (issue 12): rows grouped by class and, inside a
+        # class, ordered by a hash of the released row salted with a fresh secret seed (not recorded:
+        # the engine path writes no audit), never in input order.
+        salt = secrets.randbelow(2**31 - 1)
+        order = ", ".join([*(f"r{i}.g" for i in range(len(self.qi))), f"hash({', '.join([*exprs.values(), str(salt)])})"])
+        query = f"SELECT {', '.join(select)} FROM src s {joins}{anti} ORDER BY {order}"
         parquet = out is None or _is_parquet(out)
         if out is None:
             target = Path(self._tmpdir) / "release.parquet"
