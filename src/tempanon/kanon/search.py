@@ -35,7 +35,9 @@ Implementation note: each attribute subset's candidate nodes are a boolean grid 
 of its attributes' levels, so graph generation is vectorized: the join of two families sharing a
 prefix is an outer AND of their grids, pruning ANDs the grids of the other subsets, and edges are
 the direct-generalization steps inside the grid (which is what the paper's edge-generation query
-computes: the Hasse diagram of the candidates).
+computes: the Hasse diagram of the candidates). A family's breadth-first search walks its grid's
+cells as flat C-order indices (edges as integer steps), which visit in the same (height, levels)
+order as level tuples.
 """
 
 from __future__ import annotations
@@ -742,7 +744,7 @@ def _search_family(
                     parent_of[g] = node
                 elif len(fs_cache[old]) > size:
                     parent_of[g] = node
-    ctx.stats.marked += int(cand.sum()) - sum(done)  # anonymous without a check (marked or never reached)
+    ctx.stats.marked += int(cand.sum()) - done.count(1)  # anonymous without a check (marked or never reached)
     return anon
 
 

@@ -390,7 +390,13 @@ def table_frequency_set(
         return table.source.engine_frequency_set(tuple(attrs), tuple(levels))
     cols = [table.level_column(dims, j, lv) for j, lv in zip(attrs, levels)]
     cards = [dims[j].cardinality(lv) for j, lv in zip(attrs, levels)]
-    return group_rows(attrs, levels, cols, cards, table.weights, table.uid, table.n_uid, table.sensitive)
+    w = table.weights
+    if w is not None:  # bincount counts in float64: convert the tuple counts once per table, not per scan
+        wf = table._level_cols.get("float weights")
+        if wf is None:
+            wf = table._level_cols["float weights"] = w.astype(np.float64)
+        w = wf
+    return group_rows(attrs, levels, cols, cards, w, table.uid, table.n_uid, table.sensitive)
 
 
 def rollup(fs: FrequencySet, dims: Sequence[Dimension], levels: Sequence[int]) -> FrequencySet:
