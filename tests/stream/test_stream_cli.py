@@ -384,3 +384,18 @@ def test_interrupted_stdin_stream_resumes(tmp_path, monkeypatch):
     assert r.exit_code == 2 and "no checkpoint" in r.output
     r = _run([small, *args[1:], "--out", tmp_path / "f2", "--resume"])
     assert r.exit_code == 2 and "standard-input" in r.output
+
+
+def test_file_input_outputs_are_committed_as_one_set(tmp_path):
+    """Issue 12: a file input's snapshot files, audit and summary are staged and committed together;
+    a write error on the last of them (the summary's folder is a file) leaves no snapshot file."""
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("x")
+    out = tmp_path / "released"
+    r = CliRunner().invoke(app, ["stream", str(SAMPLE), "--time", "response_datetime", "--sensitive", "problem",
+                                 "--qi", "race,sex", "--l", "2", "--window", "1", "--out", str(out),
+                                 "--audit", str(tmp_path / "audit.csv"), "--summary", str(blocker / "summary.json")])
+    assert r.exit_code == 2, r.output
+    assert "Traceback" not in r.output
+    assert not (out.exists() and any(out.iterdir()))
+    assert not (tmp_path / "audit.csv").exists()

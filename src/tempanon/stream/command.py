@@ -204,8 +204,6 @@ def stream(
                                        allow_identifier=parse_column_list(allow_identifier, list(df.columns)))
             phases["generalize and verify"] = _clock() - t1
             t1 = _clock()
-            from tempanon.data.io import write_table
-
             if report is not None:  # built before anything is written
                 from tempanon.report.sections import file_sha256
                 from tempanon.report.stream import stream_report
@@ -215,11 +213,12 @@ def stream(
                                            parameters={"suppression cost": suppression_cost, "seed": seed,
                                                        "defer": result.summary["defer"], "step": step}))
                 phases["build report"] = _clock() - t2
-            out.mkdir(parents=True, exist_ok=True)
-            for g in gen:
-                if len(g.table):  # snapshots without records: listed in the summary, no file
-                    write_table(g.table, out / f"{g.label}.csv")
-            done = _finish(result, gen)
+            with _file_outputs() as outs:  # staged, then committed together
+                for g in gen:
+                    if len(g.table):  # snapshots without records: listed in the summary, no file
+                        outs.table(g.table, out / f"{g.label}.csv", "snapshot file")
+                done = _finish(result, gen, outs=outs)
+                outs.commit()
             phases["write outputs"] = _clock() - t1
             return done
         if report is not None:  # built before anything is written
@@ -232,25 +231,22 @@ def stream(
                                                    "defer": result.summary["defer"], "step": step}))
             phases["build report"] = _clock() - t1
         t1 = _clock()
-        # everything verified: write
-        out.mkdir(parents=True, exist_ok=True)
+        # everything verified: write (staged, then committed together)
         qcols = [c for c in result.qit.columns if c != "snapshot"]
         scols = [c for c in result.st.columns if c != "snapshot"]
         q_split = {k: g for k, g in result.qit.groupby("snapshot", sort=False)}
         s_split = {k: g for k, g in result.st.groupby("snapshot", sort=False)}
         empty_q, empty_s = result.qit.iloc[:0][qcols], result.st.iloc[:0][scols]
-        for p in result.published:
-            if p.size == 0:  # snapshots without records: listed in the summary, no file
-                continue
-            q = q_split.get(p.label)
-            s = s_split.get(p.label)
-            _write_snapshot(
-                out,
-                p.label,
-                empty_q if q is None else q[qcols],
-                empty_s if s is None else s[scols],
-            )
-        done = _finish(result)
+        with _file_outputs() as outs:
+            for p in result.published:
+                if p.size == 0:  # snapshots without records: listed in the summary, no file
+                    continue
+                q = q_split.get(p.label)
+                s = s_split.get(p.label)
+                outs.table(empty_q if q is None else q[qcols], out / f"{p.label}.qit.csv", "snapshot file")
+                outs.table(empty_s if s is None else s[scols], out / f"{p.label}.st.csv", "snapshot file")
+            done = _finish(result, outs=outs)
+            outs.commit()
         phases["write outputs"] = _clock() - t1
         return done
 
@@ -330,7 +326,6 @@ def stream(
     def _check_roles_and_outputs(beta) -> None:
         """Fail closed (issue 12): --qi is required (checked after the parameters, so their errors
         come first); outputs may not be an input (see OutputSet)."""
-        from tempanon.data.io import OutputSet
         from tempanon.stream.api import make_cost
         from tempanon.stream.model import validate_l, validate_window
         from tempanon.stream.snapshots import validate_granule
@@ -344,8 +339,14 @@ def stream(
         if keep is not None:
             raise InputError("--keep is not available for streams: Anatomy publishes only the quasi-identifiers (QIT) "
                              "and the sensitive column (ST); list columns to publish exactly in --qi")
-        OutputSet([input, hierarchies], {"--summary": summary, "--audit": audit, "--report": report},
-                  directories={"--out": out})
+        _file_outputs()  # checked before anything is read
+
+    def _file_outputs():
+        """The run's outputs, checked against the inputs and each other (no overwrite)."""
+        from tempanon.data.io import OutputSet
+
+        return OutputSet([input, hierarchies], {"--summary": summary, "--audit": audit, "--report": report},
+                         directories={"--out": out})
 
     def _screen_qi(df) -> None:
         """Anatomy publishes the quasi-identifiers exactly: screen them (tempanon.data.screen) before anything is written."""
@@ -363,7 +364,9 @@ def stream(
             f"{l}-diversity of {sensitive!r} in every published snapshot", [*q, sensitive], overrides=overrides,
             left_out=left, dropped=d)
 
-    def _finish(result, gen=None, final: bool = True) -> dict:
+    def _finish(result, gen=None, final: bool = True, outs=None) -> dict:
+        """The summary; writes the audit, report and summary (staged in ``outs`` when given: a file
+        input's outputs are committed as one set; a stdin stream has published snapshots already)."""
         from tempanon.data.io import write_json, write_table
 
         s = dict(result.summary)
@@ -386,16 +389,25 @@ def stream(
                 for g in gen
             }
         if audit is not None:
-            write_table(_audit_frame(result.audit), audit)
+            if outs is not None:
+                outs.table(_audit_frame(result.audit), audit, "--audit")
+            else:
+                write_table(_audit_frame(result.audit), audit)
         if built:
             from tempanon.report.sections import add_verification
 
             if "verification" not in built[0].section_keys():
                 add_verification(built[0], s.get("verification"))
-            built[0].write(report)
+            if outs is not None:
+                outs.stage(report, built[0].write, "--report")
+            else:
+                built[0].write(report)
             s["report"] = str(report)
         if summary is not None:
-            write_json(s, summary)
+            if outs is not None:
+                outs.json(s, summary, "--summary")
+            else:
+                write_json(s, summary)
         return s
 
     with warnings.catch_warnings():
