@@ -25,6 +25,8 @@ from report_page import check_page  # tests/report_page.py
 
 runner = CliRunner()
 SECTIONS = ["inputs", "guarantee", "risk", "utility", "timeseries"]
+# a report written by a command or job also says what was verified (issue 12), after the guarantee
+WRITTEN_SECTIONS = [*SECTIONS[:2], "verification", *SECTIONS[2:]]
 QI = [f"A{i}" for i in range(8)]
 
 
@@ -51,7 +53,7 @@ def test_cli_report_end_to_end(walk_csv, walk, tmp_path):
     assert r.exit_code == 0, r.output
     assert "k-groups" in r.output and "build report" in r.output  # --verbose
     html = rep.read_text()
-    p = check_page(html, SECTIONS)
+    p = check_page(html, WRITTEN_SECTIONS)
     assert p.figures == 5  # k-group and P-subgroup histograms, risk, loss per attribute, envelopes
     text = " ".join(p.text)
     assert hashlib.sha256(walk_csv.read_bytes()).hexdigest() in text
@@ -172,7 +174,7 @@ def test_job_runs_and_output_is_independently_verified(walk_csv, walk, tmp_path,
     audit = pd.read_csv(tmp_path / "steward" / "audit.csv", dtype={"id": str})
     audit["output_row"] = audit["output_row"].astype("Int64")
     check_kp_anonymity(walk, rel, audit, id_col="id", qi=QI, k=6, P=3, sensitive=["S"])  # re-read from disk
-    check_page((tmp_path / "steward" / "report.html").read_text(), SECTIONS)
+    check_page((tmp_path / "steward" / "report.html").read_text(), WRITTEN_SECTIONS)
     assert json.loads((tmp_path / "steward" / "summary.json").read_text())["k"] == 6
 
 

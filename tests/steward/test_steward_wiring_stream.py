@@ -21,6 +21,8 @@ from report_page import check_page  # tests/report_page.py
 
 runner = CliRunner()
 SECTIONS = ["inputs", "guarantee", "risk", "utility", "stream"]
+# a report written by a command or job also says what was verified (issue 12), after the guarantee
+WRITTEN_SECTIONS = [*SECTIONS[:2], "verification", *SECTIONS[2:]]
 
 
 def tiny_stream(n=70, days=14, seed=0):
@@ -124,7 +126,7 @@ def test_cli_report_end_to_end(stream_csv, tmp_path):
     assert r.exit_code == 0, r.output
     assert "solved by the ILP" in r.output and "build report" in r.output  # --verbose
     html = rep.read_text()
-    p = check_page(html, SECTIONS)
+    p = check_page(html, WRITTEN_SECTIONS)
     assert p.figures == 5
     text = " ".join(p.text)
     assert hashlib.sha256(stream_csv.read_bytes()).hexdigest() in text
@@ -222,7 +224,7 @@ def test_job_runs_and_output_is_independently_verified(stream_csv, tmp_path, mon
         assert got.to_dict() == want.to_dict()
     check_anatomy(qit, st, 3, sensitive="dx", qi=["zip", "age"], partition="snapshot")
     assert (pd.to_numeric(audit["distance"], errors="coerce").dropna() <= 2).all()
-    check_page((tmp_path / "out" / "report.html").read_text(), SECTIONS)
+    check_page((tmp_path / "out" / "report.html").read_text(), WRITTEN_SECTIONS)
     assert json.loads((tmp_path / "out" / "summary.json").read_text())["l"] == 3
 
 

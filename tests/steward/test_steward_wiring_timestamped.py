@@ -22,6 +22,8 @@ from report_page import check_page  # tests/report_page.py
 
 runner = CliRunner()
 SECTIONS = ["inputs", "guarantee", "risk", "utility", "granularities"]
+# a report written by a command or job also says what was verified (issue 12), after the guarantee
+WRITTEN_SECTIONS = [*SECTIONS[:2], "verification", *SECTIONS[2:]]
 
 
 @pytest.fixture
@@ -41,7 +43,7 @@ def test_cli_report_end_to_end(exams, tmp_path):
             "--k", "2", "--out", out, "--report", rep, "--summary", summ, "--verbose")  # fmt: skip
     assert r.exit_code == 0, r.output
     html = rep.read_text()
-    p = check_page(html, SECTIONS)
+    p = check_page(html, WRITTEN_SECTIONS)
     assert p.figures == 4  # group-size histogram, risk, loss per attribute, granularity DAG
     text = " ".join(p.text)
     assert hashlib.sha256(exams.read_bytes()).hexdigest() in text
@@ -106,7 +108,7 @@ def test_cli_joint_report(exams, tmp_path):
             "--hierarchies", hier, "--k", "3", "--out", out, "--report", rep, "-v")  # fmt: skip
     assert r.exit_code == 0, r.output
     assert "joint search:" in r.output
-    p = check_page(rep.read_text(), SECTIONS)
+    p = check_page(rep.read_text(), WRITTEN_SECTIONS)
     text = " ".join(p.text)
     assert "Time was generalized jointly" in text
     released = pd.read_csv(out, dtype=str)
@@ -196,7 +198,7 @@ def test_job_runs_and_output_is_independently_verified(exams, tmp_path, monkeypa
     assert (rel["Date"].to_numpy() == week.to_numpy()).all()
     assert (rel["Address"].to_numpy() == df["Address"].to_numpy()).all()
     assert rel.assign(P=df["Patient"].to_numpy()).groupby(["Address", "Date"])["P"].nunique().min() >= 2
-    check_page((tmp_path / "out" / "report.html").read_text(), SECTIONS)
+    check_page((tmp_path / "out" / "report.html").read_text(), WRITTEN_SECTIONS)
     assert json.loads((tmp_path / "out" / "summary.json").read_text())["granularity"] == "week"
 
 

@@ -45,6 +45,27 @@ def qstr(text: str) -> str:
     return "'" + str(text).replace("'", "''") + "'"
 
 
+def open_duckdb(*, memory_limit: str | None = None, threads: int | None = None, connection: Any = None) -> tuple[Any, str]:
+    """A DuckDB connection (``connection`` or a new in-memory one) spilling to a private temporary
+    directory, with ``memory_limit`` and ``threads`` set; returns ``(connection, directory)``. A bad
+    setting closes both and raises :class:`InputError`."""
+    import duckdb
+
+    tmpdir = tempfile.mkdtemp(prefix="tempanon-duckdb-")
+    con = connection if connection is not None else duckdb.connect(":memory:")
+    try:
+        con.execute(f"SET temp_directory = {qstr(tmpdir)}")
+        if memory_limit is not None:
+            con.execute(f"SET memory_limit = {qstr(memory_limit)}")
+        if threads is not None:
+            con.execute(f"SET threads = {int(threads)}")
+    except duckdb.Error as exc:
+        con.close()
+        shutil.rmtree(tmpdir, ignore_errors=True)
+        raise InputError(f"DuckDB engine: bad setting ({exc})") from exc
+    return con, tmpdir
+
+
 def check_header(sample: str, sep: str, path: Any) -> None:
     """Refuse a CSV header naming a column twice (an engine would rename one silently)."""
     import csv
@@ -516,17 +537,7 @@ class DuckDBSource(SQLSource):
         super().__init__()
         import duckdb
 
-        self._tmpdir = tempfile.mkdtemp(prefix="tempanon-duckdb-")
-        self.con = connection if connection is not None else duckdb.connect(":memory:")
-        try:
-            self.con.execute(f"SET temp_directory = {qstr(self._tmpdir)}")
-            if memory_limit is not None:
-                self.con.execute(f"SET memory_limit = {qstr(memory_limit)}")
-            if threads is not None:
-                self.con.execute(f"SET threads = {int(threads)}")
-        except duckdb.Error as exc:
-            self.close()
-            raise InputError(f"DuckDB engine: bad setting ({exc})") from exc
+        self.con, self._tmpdir = open_duckdb(memory_limit=memory_limit, threads=threads, connection=connection)
         self.memory_limit = memory_limit
         if isinstance(data, pd.DataFrame):
             self.con.register("tempanon_input_df", _text_floats(data.reset_index(drop=True)))

@@ -43,24 +43,11 @@ class DuckDBTimeSource:
 
     def __init__(self, q: np.ndarray, instants: np.ndarray, missing: np.ndarray, uid: np.ndarray, *,
                  memory_limit: str | None = None, threads: int | None = None):  # fmt: skip
-        import tempfile
-
-        import duckdb
         import pyarrow as pa
 
-        from tempanon.lattice.source_duckdb import qstr
+        from tempanon.lattice.source_duckdb import open_duckdb
 
-        self._tmpdir = tempfile.mkdtemp(prefix="tempanon-duckdb-")
-        self.con = duckdb.connect(":memory:")
-        try:
-            self.con.execute(f"SET temp_directory = {qstr(self._tmpdir)}")
-            if memory_limit is not None:
-                self.con.execute(f"SET memory_limit = {qstr(memory_limit)}")
-            if threads is not None:
-                self.con.execute(f"SET threads = {int(threads)}")
-        except duckdb.Error as exc:
-            self.close()
-            raise InputError(f"DuckDB engine: bad setting ({exc})") from exc
+        self.con, self._tmpdir = open_duckdb(memory_limit=memory_limit, threads=threads)
         self.memory_limit = memory_limit
         self.q = np.ascontiguousarray(q, dtype=np.int64)
         self.instants = np.asarray(instants, dtype=np.int64)
