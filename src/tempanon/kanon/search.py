@@ -678,7 +678,7 @@ def _search_family(
     root_set = {r for r in roots if not projected[r]}
 
     def node_of(i: int) -> Node:
-        return tuple(int(x) for x in np.unravel_index(i, shape))
+        return tuple((i // st) % nl for st, nl, _offs in steps)
 
     root_fs: dict[int, FrequencySet] | None = None
     root_anon: dict[int, bool] = {}
