@@ -497,3 +497,17 @@ def test_engine_release_rows_grouped_by_class_and_not_in_input_order(backend, tm
             assert inside != sorted(inside)
         orders.append(ids)
     assert orders[0] != orders[1]
+
+
+def test_engine_screens_kept_columns_for_per_row_uniqueness(backend, tmp_path):
+    """Issue 12: a column released unchanged (--keep) that is near-unique per row is refused on
+    every engine, not only where the table is in memory (the engines used to screen names and value
+    shapes only); --allow-identifier overrides it and the override is reported."""
+    n = 200
+    df = pd.DataFrame({"token": [f"T{i * 7919 % 100003}" for i in range(n)], "g": [str(i % 4) for i in range(n)]})
+    hier = {"g": build_suppression("g", df["g"])}
+    with pytest.raises(InputError, match=r"'token': near-unique per row \(200 distinct values in 200 rows\)"):
+        run(backend, df, ["g"], hier, 5, tmp_path, as_file=True, keep=["token"])
+    res, t = run(backend, df, ["g"], hier, 5, tmp_path, as_file=True, keep=["token"], allow_identifier=["token"])
+    assert sorted(t["token"]) == sorted(df["token"])
+    assert [o["column"] for o in res.verification["identifier_overrides"]] == ["token"]

@@ -246,8 +246,14 @@ def refuse_identifiers(
     overrode with ``allow`` (``--allow-identifier``, job key ``allow_identifier``), so the command
     can report them next to the verified statement.
     """
+    return refuse_findings(screen_columns(df, released_unchanged, uid=uid, time=time, min_rows=min_rows), allow=allow)
+
+
+def refuse_findings(findings: Sequence[IdentifierFinding], *, allow: Collection[str] = ()) -> list[IdentifierFinding]:
+    """The refusal of :func:`refuse_identifiers` for findings made elsewhere (an engine screening a
+    table it does not hold in memory): raise :class:`InputError` for any finding not in ``allow``;
+    return the allowed ones."""
     allowed = {str(a) for a in allow}
-    findings = screen_columns(df, released_unchanged, uid=uid, time=time, min_rows=min_rows)
     refused = [f for f in findings if f.column not in allowed]
     if refused:
         lines = "; ".join(f"column {f.column!r}: {f.reason}" for f in refused)

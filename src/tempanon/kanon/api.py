@@ -513,7 +513,7 @@ def _kanonymize(src, qi, hierarchies, k, t0, *, uid, identifying, max_suppressio
 def _screen(src, columns: Sequence[str], allow: Sequence[str], uid: str | None) -> list:
     """Identifier screening of ``columns`` (released unchanged) on the source's data; sources
     without an in-memory table are screened on their distinct values (names and value shapes)."""
-    from tempanon.data.screen import IdentifierFinding, refuse_identifiers
+    from tempanon.data.screen import IdentifierFinding, refuse_findings, refuse_identifiers, screen_columns
 
     if not columns:
         return []
@@ -521,10 +521,14 @@ def _screen(src, columns: Sequence[str], allow: Sequence[str], uid: str | None) 
     if isinstance(data, pd.DataFrame):
         return refuse_identifiers(data, columns, allow=allow, uid=uid)
     found: list[IdentifierFinding] = []
-    for c in columns:  # distinct values only: the per-row uniqueness signal is off (min_rows)
-        found += refuse_identifiers(pd.DataFrame({c: src.distinct_values(c).reset_index(drop=True)}), [c],
-                                    allow=allow, min_rows=2**62)  # fmt: skip
-    return found
+    for c in columns:  # names and value shapes on the distinct values; per-row uniqueness from counts
+        values = src.distinct_values(c).reset_index(drop=True)
+        found += screen_columns(pd.DataFrame({c: values}), [c], min_rows=2**62)
+        n = src.count_present(c)
+        distinct = int(values.notna().sum())
+        if n >= 20 and distinct >= 0.9 * n:  # the same rule as tempanon.data.screen's near-unique signal
+            found.append(IdentifierFinding(c, f"near-unique per row ({distinct} distinct values in {n} rows)"))
+    return refuse_findings(found, allow=allow)
 
 
 def _shuffle_within_classes(released: pd.DataFrame, qi: Sequence[str], seed: int | None) -> tuple[pd.DataFrame, int]:

@@ -159,6 +159,10 @@ class FrequencySource:
         row holding each, in order of first appearance where the engine knows it."""
         raise NotImplementedError
 
+    def count_present(self, column: str) -> int:
+        """Rows where ``column`` is not missing (identifier screening's near-unique signal)."""
+        raise NotImplementedError
+
     # ---- encoding and the bottom frequency set ---------------------------------------------------
     def encode(self, qi: Sequence[str], encoders: Mapping[str, Any]) -> list[Dimension]:
         """Dimensions of the quasi-identifiers, built from their distinct values; raises
@@ -220,6 +224,9 @@ class NumpySource(FrequencySource):
     def first_missing_row(self, column: str) -> Any | None:
         na = self.data[column].isna().to_numpy()
         return self.data.index[int(np.argmax(na))] if na.any() else None
+
+    def count_present(self, column: str) -> int:
+        return int(self.data[column].notna().sum())
 
     def distinct_values(self, column: str) -> pd.Series:
         s = self.data[column]

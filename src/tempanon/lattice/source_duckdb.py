@@ -177,6 +177,10 @@ class SQLSource(FrequencySource):
             f"SELECT min(rn) AS r FROM (SELECT {self.q(column)} AS v, {self.row_number} AS rn FROM src) t WHERE v IS NULL"
         )[0][0])  # fmt: skip
 
+    def count_present(self, column: str) -> int:
+        """Rows where ``column`` is not missing (identifier screening's near-unique signal)."""
+        return int(self._rows(f"SELECT count(s.{self.q(column)}) AS n FROM src s")[0][0])
+
     def distinct_values(self, column: str) -> pd.Series:
         tab = self._arrow((f"SELECT DISTINCT {self.text_expr(column)} AS t FROM src s ORDER BY t"))
         return pd.Series(tab.column("t").to_pylist(), dtype=object)
