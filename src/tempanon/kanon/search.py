@@ -748,17 +748,6 @@ def _search_family(
     return anon
 
 
-def _single_value_cells(dims: Sequence[Dimension], family: tuple[int, ...]) -> np.ndarray:
-    """Grid cells (nodes of the family) with at least one attribute at a level of one value."""
-    out = np.zeros(tuple(dims[j].n_levels for j in family), dtype=bool)
-    for ax, j in enumerate(family):
-        one = np.array([dims[j].cardinality(v) <= 1 for v in range(dims[j].n_levels)])
-        sh = [1] * len(family)
-        sh[ax] = dims[j].n_levels
-        out |= one.reshape(sh)
-    return out
-
-
 def _meet(dims: Sequence[Dimension], family: tuple[int, ...], nodes: Sequence[Node]) -> Node:
     """A common specialization of ``nodes``: the componentwise minimum on chains, level 0 on a
     non-chain attribute whose levels differ (the super-root of Section 3.3.1)."""
