@@ -171,7 +171,11 @@ def test_job_runs_and_output_is_independently_verified(walk_csv, walk, tmp_path,
     assert r.exit_code == 0, r.output
     assert "kp (kapra): k=6, P=3" in " ".join(r.output.split())
     rel = pd.read_csv(tmp_path / "out" / "released.csv")
-    audit = pd.read_csv(tmp_path / "steward" / "audit.csv", dtype={"id": str})
+    from tempanon.timeseries.api import AUDIT_HEADER
+
+    # the audit says in the file itself that it is for the steward only, as the CLI's does
+    assert (tmp_path / "steward" / "audit.csv").read_text().splitlines()[0] == AUDIT_HEADER
+    audit = pd.read_csv(tmp_path / "steward" / "audit.csv", dtype={"id": str}, comment="#")
     audit["output_row"] = audit["output_row"].astype("Int64")
     check_kp_anonymity(walk, rel, audit, id_col="id", qi=QI, k=6, P=3, sensitive=["S"])  # re-read from disk
     check_page((tmp_path / "steward" / "report.html").read_text(), WRITTEN_SECTIONS)
@@ -194,7 +198,7 @@ def test_job_customized_publishing(walk_csv, walk, tmp_path):
     rel = pd.read_csv(tmp_path / "out" / "released.csv")
     assert "A0_lo" in rel.columns and "A3_hi" in rel.columns and "A4_lo" not in rel.columns
     assert rel["pattern_level"].max() <= 4
-    audit = pd.read_csv(tmp_path / "steward" / "audit.csv", dtype={"id": str})
+    audit = pd.read_csv(tmp_path / "steward" / "audit.csv", dtype={"id": str}, comment="#")
     audit["output_row"] = audit["output_row"].astype("Int64")
     check_kp_anonymity(walk, rel, audit, id_col="id", qi=QI, k=6, P=3, sensitive=["S"], value_columns=QI[:4])
 
@@ -248,7 +252,7 @@ audit = "steward/audit.csv"
     assert r.exit_code == 0, r.output
     rel = pd.read_csv(tmp_path / "out" / "released.csv")
     assert {"0_lo", "7_hi", "pattern", "S"} <= set(rel.columns) and "sid" not in rel.columns
-    audit = pd.read_csv(tmp_path / "steward" / "audit.csv", dtype={"id": str})
+    audit = pd.read_csv(tmp_path / "steward" / "audit.csv", dtype={"id": str}, comment="#")
     assert sorted(audit["id"]) == sorted(walk["id"])
     job.write_text(job.read_text().replace('long_value = "x"\n', ""))
     r = runner.invoke(app, ["run", str(job), "-q"])

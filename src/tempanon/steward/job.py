@@ -429,8 +429,12 @@ def _write_outputs(job: Job, table: pd.DataFrame | None, summ: dict, rep: Any, e
     with outs:
         if table is not None:
             outs.table(table, job.output_table, "[output] table")
-        for path, frame in (extra or {}).items():
-            outs.table(frame, path, "[output] audit" if path == job.audit else "output")
+        for path, frame in (extra or {}).items():  # a table, or a writer ``write(tmp_path)``
+            label = "[output] audit" if path == job.audit else "output"
+            if callable(frame):
+                outs.stage(path, frame, label)
+            else:
+                outs.table(frame, path, label)
         if rep is not None:
             from tempanon.report.sections import add_verification
 
@@ -618,7 +622,10 @@ def _run_kp(job: Job, df: pd.DataFrame, source: SourceInfo, progress: Any) -> di
 
         rep = kp_report(df, res, id_col=job.uid, qi=job.quasi_identifiers, sensitive=job.sensitive, source=source.description,
                         checksum=source.checksum, checksum_kind=source.checksum_kind)
-    extra = {job.audit: res.audit} if job.audit is not None else {}
+    from tempanon.timeseries.api import write_kp_audit
+
+    # the audit says in the file itself that it is for the steward only (as the CLI writes it)
+    extra = {job.audit: (lambda p_: write_kp_audit(res, p_))} if job.audit is not None else {}
     summ = _write_outputs(job, res.released, res.summary, rep, extra)
     s = res.summary
     summ["_status"] = (f"kp ({s['algorithm']}): k={s['k']}, P={s['P']}; {s['published']} of {s['series']} series published in "
