@@ -113,7 +113,15 @@ class Hierarchy:
         attr = name or p.stem
         if not p.exists():
             raise HierarchyError(f"attribute {attr!r}: hierarchy file not found: {p}")
-        text = p.read_text(encoding="utf-8-sig")
+        raw = p.read_bytes()
+        try:
+            text = raw.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            line = raw.count(b"\n", 0, exc.start) + 1
+            raise HierarchyError(
+                f"attribute {attr!r}: hierarchy file {p} is not UTF-8: byte 0x{raw[exc.start]:02x} on line {line}; "
+                "save it as UTF-8 (e.g. iconv -f latin1 -t utf-8), the encoding tempanon reads data and hierarchies in"
+            ) from None
         rows, lines = [], []
         for lineno, row in enumerate(csv.reader(io.StringIO(text), delimiter=delimiter), start=1):
             if not row or all(not c.strip() for c in row):

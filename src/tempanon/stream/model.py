@@ -196,7 +196,12 @@ def validate_l(l: object) -> int:
         raise InputError(f"l must be an integer >= 2, got {l!r}")
     if l < 2:
         raise InputError(f"l must be >= 2 (l-diversity), got {l}")
+    if l > MAX_L:
+        raise InputError(f"l must be at most {MAX_L:,} (no snapshot holds more distinct values), got {l}")
     return int(l)
+
+
+MAX_L = 2**31 - 1  # the largest l a step's integer arrays hold; far above any snapshot's distinct values
 
 
 def validate_mu(mu: np.ndarray) -> None:
