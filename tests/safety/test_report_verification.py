@@ -39,6 +39,13 @@ def _check(tmp_path: Path, args: list[str], *, checked: list[str], kept: list[st
     assert row.split(", ") == (kept or ["none"])
     row = re.search(r"left out \(no role, not released\)\s+(.*?)\s+dropped", text, flags=re.S).group(1)
     assert sorted(row.split(", ")) == sorted(left_out or ["none"])
+    # the rest of the page never calls a left-out column released
+    page = html.unescape(re.sub(r"<[^>]+>", " ", (tmp_path / "steward" / "report.html").read_text()))
+    for c in left_out:
+        assert not re.search(re.escape(c) + r"\s+[^\n]{0,40}released unchanged", page), c
+    for c in kept:
+        if re.search(r"\b" + re.escape(c) + r"\s+(other|insensitive|left out)", page):
+            assert re.search(re.escape(c) + r"\s+insensitive, declared \(released unchanged; not verified\)", page), c
 
 
 def test_kanon_report_says_what_was_verified(tmp_path):

@@ -63,7 +63,8 @@ def kanon_report(
         if c in qi:
             roles[c] = f"quasi-identifier (generalized, level {result.selected_levels[c]})"
         else:
-            roles[c] = other_role(c, uid=uid, identifying=identifying)
+            roles[c] = other_role(c, uid=uid, identifying=identifying, kept=getattr(result, "keep", ()),
+                                  sensitive=[result.sensitive] if getattr(result, "sensitive", None) else [])
     params = {
         "model": "k-anonymity" + (" (respondent level)" if uid else ""),
         "k": result.k,

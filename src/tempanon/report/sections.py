@@ -39,14 +39,22 @@ def frame_sha256(df: pd.DataFrame) -> str:
     return h.hexdigest()
 
 
-def other_role(column: str, *, uid: str | None, identifying: Sequence[str]) -> str:
-    """The role text of an input column that is no quasi-identifier, time or sensitive column of a
-    k-anonymity release: the respondent id, a direct identifier, or an unchanged column."""
+def other_role(
+    column: str, *, uid: str | None, identifying: Sequence[str], kept: Sequence[str] = (), sensitive: Sequence[str] = ()
+) -> str:
+    """The role text of an input column that is no quasi-identifier or time column of a release:
+    the respondent id, a direct identifier, a sensitive column, a column declared insensitive
+    (``kept``: released unchanged, not verified), or -- fail closed -- a column with no role, left
+    out of the release."""
     if column == uid:
         return "respondent id (counts respondents; removed)"
     if column in identifying:
         return "direct identifier (removed)"
-    return "other (released unchanged)"
+    if column in sensitive:
+        return "sensitive (released as is)"
+    if column in kept:
+        return "insensitive, declared (released unchanged; not verified)"
+    return "left out (no role; not released)"
 
 
 def name_list(names: Sequence[Any], *, max_names: int = 8) -> str:

@@ -88,7 +88,9 @@ def timestamped_report(
             lv = levels.get(c)
             roles[c] = f"quasi-identifier (generalized, level {lv})" if joint and lv not in (None, "value") else "quasi-identifier (unchanged)"
         else:
-            roles[c] = other_role(c, uid=uid, identifying=identifying)
+            roles[c] = other_role(c, uid=uid, identifying=identifying,
+                                  kept=(s.get("verification") or {}).get("released_unchanged_declared_insensitive", ()),
+                                  sensitive=s.get("sensitive") or ())
     params = {
         "model": "respondent-level k-anonymity of timestamped data" + (" (time and quasi-identifiers jointly)" if joint else ""),
         "k": k,
