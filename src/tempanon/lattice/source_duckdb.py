@@ -60,10 +60,20 @@ def open_duckdb(*, memory_limit: str | None = None, threads: int | None = None, 
         if threads is not None:
             con.execute(f"SET threads = {int(threads)}")
     except duckdb.Error as exc:
-        con.close()
-        shutil.rmtree(tmpdir, ignore_errors=True)
+        close_duckdb(con, tmpdir)
         raise InputError(f"DuckDB engine: bad setting ({exc})") from exc
     return con, tmpdir
+
+
+def close_duckdb(con: Any, tmpdir: str | None = None) -> None:
+    """Close a connection from :func:`open_duckdb` (errors ignored) and remove its spill directory."""
+    if con is not None:
+        try:
+            con.close()
+        except Exception:
+            pass
+    if tmpdir:
+        shutil.rmtree(tmpdir, ignore_errors=True)
 
 
 def check_header(sample: str, sep: str, path: Any) -> None:
@@ -602,13 +612,8 @@ class DuckDBSource(SQLSource):
         return f"read_csv({qstr(path)}, all_varchar = true, header = true, delim = ',', quote = '\"', escape = '\"', nullstr = '')"
 
     def close(self) -> None:
-        con = getattr(self, "con", None)
-        if con is not None:
-            try:
-                con.close()
-            except Exception:
-                pass
-            self.con = None
+        close_duckdb(getattr(self, "con", None))
+        self.con = None
         super().close()
 
 

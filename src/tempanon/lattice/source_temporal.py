@@ -142,16 +142,10 @@ class DuckDBTimeSource:
                 **({"memory_limit": self.memory_limit} if self.memory_limit else {})}  # fmt: skip
 
     def close(self) -> None:
-        import shutil
+        from tempanon.lattice.source_duckdb import close_duckdb
 
-        con = getattr(self, "con", None)
-        if con is not None:
-            try:
-                con.close()
-            except Exception:
-                pass
-            self.con = None
-        shutil.rmtree(getattr(self, "_tmpdir", ""), ignore_errors=True)
+        close_duckdb(getattr(self, "con", None), getattr(self, "_tmpdir", None))
+        self.con = None
 
 
 def class_key(q: np.ndarray, h: np.ndarray) -> np.ndarray:
