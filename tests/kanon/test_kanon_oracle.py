@@ -10,27 +10,13 @@ import pandas as pd
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tempanon.hierarchy import Hierarchy
 from tempanon.kanon import encode_for_search, run_search
 from tempanon.kanon.search import COMPLETE
 from tempanon.lattice import Dimension
 from tempanon.lattice.freqset import rollup, table_frequency_set
 from tempanon.lattice.lattice import Lattice
 
-
-def _random_chain(draw, name: str, domain: int) -> Hierarchy:
-    """A random full-domain chain: each level merges the groups of the one below at random."""
-    height = draw(st.integers(1, 3))
-    groups = list(range(domain))
-    cols = [[f"{name}{v}" for v in range(domain)]]
-    for lv in range(1, height):
-        n_up = draw(st.integers(1, max(1, len(set(groups)) - 1))) if len(set(groups)) > 1 else 1
-        mapping = {g: draw(st.integers(0, n_up - 1)) for g in sorted(set(groups))}
-        groups = [mapping[g] for g in groups]
-        cols.append([f"{name}L{lv}_{g}" for g in groups])
-    cols.append(["*"] * domain)
-    rows = [list(r) for r in zip(*cols)]
-    return Hierarchy.from_rows(name, rows)
+from hierarchy_strategies import random_chain
 
 
 class _DiamondEncoder:
@@ -76,7 +62,7 @@ def problems(draw, allow_dag: bool = False):
     for a in range(q):
         name = f"q{a}"
         domain = draw(st.integers(1, 5))
-        hier[name] = _random_chain(draw, name, domain)
+        hier[name] = random_chain(draw, name, domain)
         data[name] = [f"{name}{draw(st.integers(0, domain - 1))}" for _ in range(n)]
     if allow_dag:
         d = draw(st.integers(2, 5))

@@ -10,27 +10,15 @@ import pandas as pd
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tempanon.hierarchy import Hierarchy
 from tempanon.kanon import encode_for_search, run_search
 from tempanon.kanon.ldiversity import LDiversity
 from tempanon.kanon.select import _loss_lower_bounds, generalization_loss, select_node
 from tempanon.lattice.freqset import encode_table, table_frequency_set
 from tempanon.lattice.lattice import Lattice
 
+from hierarchy_strategies import random_chain
+
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-
-def _chain(draw, name: str, domain: int) -> Hierarchy:
-    height = draw(st.integers(1, 3))
-    groups = list(range(domain))
-    cols = [[f"{name}{v}" for v in range(domain)]]
-    for lv in range(1, height):
-        n_up = draw(st.integers(1, max(1, len(set(groups)) - 1))) if len(set(groups)) > 1 else 1
-        mapping = {g: draw(st.integers(0, n_up - 1)) for g in sorted(set(groups))}
-        groups = [mapping[g] for g in groups]
-        cols.append([f"{name}L{lv}_{g}" for g in groups])
-    cols.append(["*"] * domain)
-    return Hierarchy.from_rows(name, [list(r) for r in zip(*cols)])
 
 
 @st.composite
@@ -41,7 +29,7 @@ def problems(draw):
     for a in range(q):
         name = f"q{a}"
         domain = draw(st.integers(1, 6))
-        hier[name] = _chain(draw, name, domain)
+        hier[name] = random_chain(draw, name, domain)
         data[name] = [f"{name}{draw(st.integers(0, domain - 1))}" for _ in range(n)]
     df = pd.DataFrame(data)
     uid = None
