@@ -131,6 +131,11 @@ def stream(
     phases: dict[str, float] = {}
     built: list = []  # the report, once built
 
+    def _model_options(beta) -> dict:
+        """The model's options, passed alike by the file and the standard-input paths."""
+        return {"time": time, "sensitive": sensitive, "l": l, "w": window, "qi": qi, "snapshot": snapshot, "cost": cost,
+                "suppression_cost": beta, "seed": seed, "defer": defer, "step": step, "max_snapshots": max_snapshots}
+
     def run() -> dict:
         t0 = _clock()
         beta = parse_suppression_cost(suppression_cost)
@@ -178,22 +183,7 @@ def stream(
         with progress_reporter(quiet) as progress:
             from tempanon.stream.api import anonymize_stream
 
-            result = anonymize_stream(
-                df,
-                time=time,
-                sensitive=sensitive,
-                l=l,
-                w=window,
-                qi=qi,
-                snapshot=snapshot,
-                cost=cost,
-                suppression_cost=beta,
-                seed=seed,
-                progress=progress,
-                defer=defer,
-                step=step,
-                max_snapshots=max_snapshots,
-            )
+            result = anonymize_stream(df, progress=progress, **_model_options(beta))
         phases["read, publish and verify"] = _clock() - t0
         if generalize:
             from tempanon.stream.generalize import generalize_snapshots
@@ -287,24 +277,8 @@ def stream(
                 info(f"published {p.label} ({p.size} records)", quiet)
 
         def _call(state):
-            return stream_json_lines(
-                sys.stdin,
-                time=time,
-                sensitive=sensitive,
-                l=l,
-                w=window,
-                qi=qi,
-                snapshot=snapshot,
-                cost=cost,
-                suppression_cost=parse_suppression_cost(suppression_cost),
-                seed=seed,
-                on_publish=on_publish,
-                defer=defer,
-                step=step,
-                max_snapshots=max_snapshots,
-                resume=state,
-                interruptible=True,
-            )
+            return stream_json_lines(sys.stdin, on_publish=on_publish, resume=state, interruptible=True,
+                                     **_model_options(parse_suppression_cost(suppression_cost)))
 
         try:
             result = _call(state)
