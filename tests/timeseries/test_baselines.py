@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tempanon.errors import NoSolutionError, VerificationError
+from tempanon.errors import InputError, NoSolutionError, VerificationError
 from tempanon.timeseries.baselines import (
     bfp2ka,
     bfp2ka_arrays,
@@ -195,6 +195,8 @@ def test_bfp2ka_nothing_frequent_publishes_empty_sequences():
     check_sequence_k_anonymity(S, res.published, res.length, 2)
     with pytest.raises(NoSolutionError):
         bfp2ka(S, 4)
+    with pytest.raises(InputError):
+        bfp2ka(np.zeros((3, 0), dtype=np.int64), 2)
 
 
 def _lcs_len(a, b):

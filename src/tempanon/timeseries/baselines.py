@@ -264,6 +264,8 @@ def bfp2ka(S: np.ndarray, k: int, *, batch: int = 20000) -> BFP2KAResult:
     if S.ndim != 2:
         raise InputError("BFP2KA needs a 2-d array of symbol codes (sequences x positions)")
     n, L = S.shape
+    if L == 0:
+        raise InputError("BFP2KA needs sequences of at least one symbol")
     if n < k:
         raise NoSolutionError(f"the input has {n} sequences, fewer than k={k}")
     if n and S.min() < 0:
