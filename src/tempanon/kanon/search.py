@@ -364,7 +364,11 @@ def incognito(
     C: dict[tuple[int, ...], np.ndarray] = {(j,): np.ones(dims[j].n_levels, dtype=bool) for j in range(n)}
     known: dict[tuple[int, ...], np.ndarray] = {}
     if workers is None:
-        workers = min(2, os.cpu_count() or 1) if table.n_rows >= PARALLEL_MIN_ROWS else 1
+        # an engine table (its bottom set did not fit the driver) is searched on one thread: the
+        # engine's reads are serialized anyway, and two families' frequency sets at once would
+        # double the driver's peak
+        big = table.n_rows >= PARALLEL_MIN_ROWS and not isinstance(table, EngineTable)
+        workers = min(2, os.cpu_count() or 1) if big else 1
     pool = ThreadPoolExecutor(max_workers=workers) if workers > 1 else None
     cube = None
     try:

@@ -37,6 +37,11 @@ from tempanon.lattice.freqset import FrequencySet, Table, group_rows, table_freq
 from tempanon.lattice.source import BYTES_PER_DRIVER_ROW, FrequencySource, Release
 
 
+_CACHE_ROWS = 1 << 22
+"""Engine frequency sets of at most this many rows are kept for a second request (see
+:meth:`SQLSource._engine_frequency_set`)."""
+
+
 def qident(name: str) -> str:
     """A SQL identifier for a column name (double quotes doubled)."""
     return '"' + str(name).replace('"', '""') + '"'
@@ -369,7 +374,12 @@ class SQLSource(FrequencySource):
             fs._cols = cols
         else:
             fs = group_rows(attrs, levels, cols, cards, counts, extra_codes, n_extra, self._sensitive)
-        if len(self._fs_cache) < 64:
+        if len(attrs) == len(self.dims) and len(fs) <= _CACHE_ROWS:
+            # only nodes of the full lattice are asked again (selection, then the release); the
+            # search's own frequency sets are dropped by the search when no child needs them, and
+            # keeping them here would hold every root of a near-unique table on the driver
+            while len(self._fs_cache) >= 4:
+                self._fs_cache.pop(next(iter(self._fs_cache)))
             self._fs_cache[key] = fs
         return fs
 
