@@ -5,6 +5,7 @@
     python benchmarks/bench_incognito.py landsend [--rows 4600000] [--algorithms incognito,super-roots,cube]
     python benchmarks/bench_incognito.py landsend-series --rows 460000 --qis 3-8 --k 2 [--budget 600] [--mem-gb 6]
     python benchmarks/bench_incognito.py landsend-series --rows 460000 --qis 8 --k 2,5,10,25,50 ...
+    python benchmarks/bench_incognito.py landsend-tables [--out FILE.jsonl] [--experiment LABEL,...]
 
 ``adult45`` rebuilds the paper's Adults table (Section 4.1: UCI adult.data + adult.test without
 records with unknown values, 45,222 rows) from ``../shared/data/adult/uci``. Cube rows also
@@ -28,7 +29,10 @@ k) is its own subprocess, ``nice -n 5``, one at a time, with a CPU-time budget f
 MemoryError is reported as ``out of memory``). After a ``> budget`` or ``out of memory`` run the
 same algorithm is not started at larger QID sizes (recorded as ``not run``). One JSON line per
 run goes to ``benchmarks/results/incognito_landsend_<date>.jsonl`` with the commit, the machine's
-load and every counter. The Incognito variants run on one thread (``workers=1``; the library's
+load and every counter. The generated and encoded table is pickled once per (rows, QIs, src commit)
+to a temporary directory and loaded by the later runs (``setup_from_cache``), so the runs spend
+their time on the search; the searches' CPU time and counters do not include the setup. The
+Incognito variants run on one thread (``workers=1``; the library's
 default searches families on two threads from 500,000 distinct rows), so one run uses one core.
 
 What is counted (``SearchStats``): ``checks`` are k-anonymity tests, each of one node, each node
@@ -229,18 +233,32 @@ def landsend_cell(algorithm: str, n_rows: int, n_qi: int, k: int, seed: int, bud
     the table's size when the budget or the memory cap ends the process."""
     from tempanon.kanon import search as S
 
+    import pickle
+
     w0, c0 = time.perf_counter(), _cpu_self()
-    df, hier = _landsend_frame(n_rows, seed, n_qi)
-    qi = list(df.columns)
-    dims, table = encode_for_search(df, qi, hier)
-    del df
+    cache_dir = os.environ.get("TEMPANON_BENCH_CACHE")  # encoded tables, per src commit (set by the parent)
+    cache = Path(cache_dir) / f"landsend_{n_rows}_{n_qi}_{seed}.pkl" if cache_dir else None
+    cached = cache is not None and cache.exists()
+    if cached:
+        with open(cache, "rb") as fh:
+            dims, table = pickle.load(fh)
+    else:
+        df, hier = _landsend_frame(n_rows, seed, n_qi)
+        dims, table = encode_for_search(df, list(df.columns), hier)
+        del df
+        if cache is not None:
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            tmp = cache.with_suffix(f".{os.getpid()}.tmp")
+            with open(tmp, "wb") as fh:
+                pickle.dump((dims, table), fh, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, cache)
     lattice = 1
     for d in dims:
         lattice *= d.n_levels
     rec: dict = {
         "phase": "setup", "distinct_rows": int(len(table.counts)), "lattice_size": lattice,
         "setup_cpu_s": round(_cpu_self() - c0, 2), "setup_wall_s": round(time.perf_counter() - w0, 2),
-        "setup_peak_rss_mb": round(_rss_mb()),
+        "setup_peak_rss_mb": round(_rss_mb()), "setup_from_cache": cached,
     }  # fmt: skip
     print(json.dumps(rec), flush=True)
     if budget:
@@ -299,11 +317,13 @@ def _git(*args: str) -> str:
 
 
 def _run_cell(algorithm: str, n_rows: int, n_qi: int, k: int, seed: int, budget: float, mem_gb: float, threads: int,
-              setup_allowance: float = 900.0) -> dict:
+              setup_allowance: float = 900.0, cache_dir: Path | None = None) -> dict:
     """Run one cell in a child process (nice 5, RLIMIT_AS, RLIMIT_CPU); return its record."""
     cmd = [sys.executable, str(Path(__file__).resolve()), "landsend-cell", "--algorithms", algorithm, "--rows", str(n_rows),
            "--qis", str(n_qi), "--k", str(k), "--seed", str(seed), "--budget", str(budget), "--threads", str(threads)]
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    if cache_dir is not None:
+        env["TEMPANON_BENCH_CACHE"] = str(cache_dir)
     cap = int(mem_gb * (1 << 30))
     cpu_hard = int(budget + setup_allowance)
 
@@ -364,6 +384,9 @@ def landsend_series(rows: list[int], qis: list[int], ks: list[int], algorithms: 
     dirty = bool(_git("status", "--porcelain", "--", "src"))
     date = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d")
     out = out or RESULTS / f"incognito_landsend_{date}.jsonl"
+    # the generated and encoded table is cached per src commit (pickled dims and table), so a run
+    # spends its time on the search; the first run of each (rows, QIs) builds it
+    cache_dir = None if dirty or not src_commit else Path(tempfile.gettempdir()) / "tempanon-landsend-cache" / src_commit[:12]
     print(f"# Lands End-shaped synthetic table (Figure 9), commit {commit[:10]}{' (src modified)' if dirty else ''}; "
           f"budget {budget:g} CPU s per search, RLIMIT_AS {mem_gb:g} GB, {threads} thread(s), nice 5; -> {out}")  # fmt: skip
     print("| rows | QIs | k | algorithm | status | search CPU s | search wall s | checks (full lattice) | by projection | "
@@ -384,7 +407,7 @@ def landsend_series(rows: list[int], qis: list[int], ks: list[int], algorithms: 
                     if key in stopped and n_qi > stopped[key]:
                         rec = {**base, "status": f"not run (stopped at {stopped[key]} QIs)"}
                     else:
-                        rec = {**base, **_run_cell(alg, n_rows, n_qi, k, seed, budget, mem_gb, threads)}
+                        rec = {**base, **_run_cell(alg, n_rows, n_qi, k, seed, budget, mem_gb, threads, cache_dir=cache_dir)}
                         if rec["status"] in ("> budget", "> wall limit") or rec["status"].startswith("out of memory"):
                             stopped[key] = n_qi
                     with open(out, "a") as fh:
@@ -397,6 +420,70 @@ def landsend_series(rows: list[int], qis: list[int], ks: list[int], algorithms: 
                           f"{g('peak_rss_mb', '')} |", flush=True)  # fmt: skip
 
 
+def _cell_text(rec: dict, budget_mark: bool = True) -> str:
+    st = rec.get("status", "")
+    if st == "ok":
+        return f"{rec['search_cpu_s']:.2f}" if rec["search_cpu_s"] < 100 else f"{rec['search_cpu_s']:.0f}"
+    if st == "> budget":
+        return f"> {rec['budget_cpu_s']:g}"
+    if st.startswith("not run"):
+        return "–"
+    if st.startswith("out of memory"):
+        return f"OOM ({rec.get('mem_cap_gb', '?'):g} GB)"
+    return st
+
+
+def landsend_tables(path: Path, experiments: list[str] | None = None) -> None:
+    """Markdown tables from a ``landsend-series`` JSON-lines file: search CPU seconds by QID size
+    or by k (one column per algorithm), then the counters of every run."""
+    recs = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    if experiments:
+        recs = [r for r in recs if r.get("experiment") in experiments]
+    groups: dict[tuple, list[dict]] = {}
+    for r in recs:
+        groups.setdefault((r.get("experiment", ""), r["rows"]), []).append(r)
+    for (exp, rows), rs in groups.items():
+        algs = [a for a in SERIES_ALGORITHMS if any(r["algorithm"] == a for r in rs)]
+        by_k = len({r["k"] for r in rs}) > 1
+        axis = "k" if by_k else "qid_size"
+        commits = sorted({r["src_commit"][:10] for r in rs if r.get("src_commit")})
+        print(f"\n{exp}: {rows:,} rows, search CPU s (commit of src: {', '.join(commits)})\n")
+        print(f"| {'k' if by_k else 'QIs'} | " + " | ".join(algs) + " |")
+        print("|---:|" + "---:|" * len(algs))
+        for v in sorted({r[axis] for r in rs}):
+            cells = []
+            for a in algs:
+                m = [r for r in rs if r[axis] == v and r["algorithm"] == a]
+                cells.append(_cell_text(m[-1]) if m else "")
+            print(f"| {v} | " + " | ".join(cells) + " |")
+        # counters: checks <= search space; baselines check full-lattice nodes only; the complete
+        # algorithms (all but binary search) agree on the anonymous nodes
+        problems = []
+        for r in rs:
+            if r.get("status") != "ok":
+                continue
+            if r["checks"] > r["search_space"] or r["full_lattice_checks"] > r["lattice_size"]:
+                problems.append(f"{r['algorithm']} at {axis} {r[axis]}: checks beyond the search space")
+            if r["algorithm"] not in INCOGNITO_VARIANTS and r["checks"] != r["full_lattice_checks"]:
+                problems.append(f"{r['algorithm']} at {axis} {r[axis]}: subset-lattice checks")
+        for v in {r[axis] for r in rs}:
+            shas = {r["anonymous_sha1"] for r in rs if r[axis] == v and r.get("status") == "ok" and r["algorithm"] != "binary-search"}
+            if len(shas) > 1:
+                problems.append(f"{axis} {v}: the complete algorithms disagree on the anonymous nodes")
+        print(f"\ncounters consistent: {'yes' if not problems else 'NO: ' + '; '.join(problems)}")
+        print("\n| " + ("k" if by_k else "QIs") + " | algorithm | status | search CPU s | wall s | checks | full-lattice checks | "
+              "search space | by projection | table scans | rollups | cube build CPU s | anonymous | minimal | peak RSS MB | load |")
+        print("|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for r in sorted(rs, key=lambda r: (r[axis], SERIES_ALGORITHMS.index(r["algorithm"]))):
+            g = r.get
+            cb = g("cube_build_cpu_s")
+            la = g("load_avg_start")
+            print(f"| {r[axis]} | {r['algorithm']} | {r['status']} | {g('search_cpu_s', '') if g('search_cpu_s') is not None else ''} | "
+                  f"{g('search_wall_s', '')} | {g('checks', '')} | {g('full_lattice_checks', '')} | {g('search_space', '')} | "
+                  f"{g('by_projection', '')} | {g('table_scans', '')} | {g('rollups', '')} | {'' if cb is None else cb} | "
+                  f"{g('anonymous', '')} | {g('minimal', '')} | {g('peak_rss_mb', '')} | {la[0] if la else ''} |")  # fmt: skip
+
+
 def _int_range(text: str) -> list[int]:
     out: list[int] = []
     for part in text.split(","):
@@ -407,7 +494,7 @@ def _int_range(text: str) -> list[int]:
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("dataset", choices=["adult", "adult45", "landsend", "landsend-series", "landsend-cell"])
+    ap.add_argument("dataset", choices=["adult", "adult45", "landsend", "landsend-series", "landsend-cell", "landsend-tables"])
     ap.add_argument("--k", default="2,5,10")
     ap.add_argument("--qis", default="3-9")
     ap.add_argument("--sup", default="0,0.02")
@@ -430,6 +517,8 @@ def main(argv: list[str] | None = None) -> None:
         algs = (a.algorithms or ",".join(SERIES_ALGORITHMS)).split(",")
         landsend_series([int(r) for r in a.rows.split(",")], _int_range(a.qis), ks, algs, a.budget, a.mem_gb, a.threads,
                         a.seed, a.out, a.experiment)  # fmt: skip
+    elif a.dataset == "landsend-tables":
+        landsend_tables(a.out or sorted(RESULTS.glob("incognito_landsend_*.jsonl"))[-1], a.experiment.split(",") if a.experiment else None)
     elif a.dataset == "landsend-cell":
         landsend_cell(a.algorithms, int(a.rows), int(a.qis), ks[0], a.seed, a.budget, a.threads)
     else:
