@@ -79,49 +79,94 @@ def move(n, N, M, cM, o, v, i, b, P, mv):
     o[i] = b
 
 @jit
-def pair_ok(n, N, o, v, i, b, j, d, P, mv, l):
-    """Both moves (i -> b, then j -> d) applied tentatively: are the touched snapshots l-eligible?"""
+def ok_after(n, N, M, cM, p, u1, e1, u2, e2, l):
+    """Is snapshot ``p`` l-eligible after count changes ``e1`` of value ``u1`` and ``e2`` of ``u2``
+    (``u = -1``: none; ``e`` = +-1)? O(1) from the largest count ``M[p]`` and how many values reach it
+    ``cM[p]``; a scan only when a value at the maximum loses two records."""
+    if u1 >= 0 and u1 == u2:
+        e1 += e2
+        u2 = -1
+    tot = N[p]
+    newmax = 0
+    atm = 0
+    mp = M[p]
+    if u1 >= 0:
+        tot += e1
+        x = n[p, u1] + e1
+        if x > newmax:
+            newmax = x
+        if n[p, u1] == mp:
+            atm += 1
+    if u2 >= 0:
+        tot += e2
+        x = n[p, u2] + e2
+        if x > newmax:
+            newmax = x
+        if n[p, u2] == mp:
+            atm += 1
+    if mp > 0:
+        if cM[p] - atm > 0:
+            if mp > newmax:
+                newmax = mp
+        elif newmax < mp - 1:
+            # every value at the maximum lost two records: the next largest count is unknown
+            if u1 >= 0:
+                n[p, u1] += e1
+            if u2 >= 0:
+                n[p, u2] += e2
+            mx = 0
+            for u in range(n.shape[1]):
+                if n[p, u] > mx:
+                    mx = n[p, u]
+            if u1 >= 0:
+                n[p, u1] -= e1
+            if u2 >= 0:
+                n[p, u2] -= e2
+            newmax = mx
+    return l * newmax <= tot
+
+
+@jit
+def pair_ok(n, N, M, cM, o, v, i, b, j, d, P, mv, l):
+    """Both moves (i -> b, then j -> d): are the touched snapshots l-eligible afterwards?"""
     a = o[i]
     c = o[j]
     ui = v[i]
     uj = v[j]
+    # per touched snapshot its changes: a (ui, -1), b (ui, +1), c (uj, -1), d (uj, +1)
     if a < P:
-        n[a, ui] -= 1
-        N[a] -= 1
+        e2u = -1
+        e2 = 0
+        if c == a:
+            e2u = uj
+            e2 = -1
+        elif d == a:
+            e2u = uj
+            e2 = 1
+        if not ok_after(n, N, M, cM, a, ui, -1, e2u, e2, l):
+            return False
     if b < P:
-        n[b, ui] += 1
-        N[b] += 1
-    if c < P:
-        n[c, uj] -= 1
-        N[c] -= 1
-    if d < P:
-        n[d, uj] += 1
-        N[d] += 1
-    ok = True
-    if a < P and not eligible_row(n, N, a, mv, l):
-        ok = False
-    if ok and b < P and not eligible_row(n, N, b, mv, l):
-        ok = False
-    if ok and c < P and not eligible_row(n, N, c, mv, l):
-        ok = False
-    if ok and d < P and not eligible_row(n, N, d, mv, l):
-        ok = False
-    if d < P:
-        n[d, uj] -= 1
-        N[d] -= 1
-    if c < P:
-        n[c, uj] += 1
-        N[c] += 1
-    if b < P:
-        n[b, ui] -= 1
-        N[b] -= 1
-    if a < P:
-        n[a, ui] += 1
-        N[a] += 1
-    return ok
+        e2u = -1
+        e2 = 0
+        if c == b:
+            e2u = uj
+            e2 = -1
+        elif d == b:
+            e2u = uj
+            e2 = 1
+        if not ok_after(n, N, M, cM, b, ui, 1, e2u, e2, l):
+            return False
+    if c < P and c != a and c != b:
+        if not ok_after(n, N, M, cM, c, uj, -1, -1, 0, l):
+            return False
+    if d < P and d != a and d != b:
+        if not ok_after(n, N, M, cM, d, uj, 1, -1, 0, l):
+            return False
+    return True
+
 
 @jit
-def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, lo, hi, lb, max_rounds):
+def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, lo, hi, lb, max_rounds, pair_budget):
     """Best-improvement local search (single moves, repaired pairs, lifts). Returns the IL."""
     il = 0.0
     for i in range(na):
@@ -158,59 +203,7 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, lo, 
             move(n, N, M, cM, o, v, bi, bb, P, mv)
             il += best
             continue
-        # 2. repaired pairs: a gaining move that breaks a snapshot, and a repair entering or leaving it
-        best = -_EPS
-        bi = -1
-        bb = -1
-        bj = -1
-        bd = -1
-        for i in range(na):
-            a = o[i]
-            ca = cost_of(i, a, P, pr, hh, oldest, mu)
-            u = v[i]
-            rem = a == P or removal_ok(n, N, M, cM, a, u, l)
-            for b in range(lo[i], hi[i] + 2):
-                if b == hi[i] + 1:
-                    b = P
-                if b == a:
-                    continue
-                d1 = cost_of(i, b, P, pr, hh, oldest, mu) - ca
-                if d1 >= -_EPS:
-                    continue
-                addb = b == P or add_ok(n, N, M, b, u, l)
-                if rem and addb:
-                    continue  # a feasible single move (none improves here)
-                for j in range(na):
-                    if j == i:
-                        continue
-                    c = o[j]
-                    cj = cost_of(j, c, P, pr, hh, oldest, mu)
-                    for d in range(lo[j], hi[j] + 2):
-                        if d == hi[j] + 1:
-                            d = P
-                        if d == c:
-                            continue
-                        # the repair must enter or leave a broken snapshot
-                        touches = False
-                        if not rem and (c == a or d == a):
-                            touches = True
-                        if not addb and (c == b or d == b):
-                            touches = True
-                        if not touches:
-                            continue
-                        tot = d1 + cost_of(j, d, P, pr, hh, oldest, mu) - cj
-                        if tot < best and pair_ok(n, N, o, v, i, b, j, d, P, mv, l):
-                            best = tot
-                            bi = i
-                            bb = b
-                            bj = j
-                            bd = d
-        if bi >= 0:
-            move(n, N, M, cM, o, v, bi, bb, P, mv)
-            move(n, N, M, cM, o, v, bj, bd, P, mv)
-            il += best
-            continue
-        # 3. lifts: raise the largest count of snapshot p to K and fill it with the best records
+        # 2. lifts: raise the largest count of snapshot p to K and fill it with the best records
         applied = False
         for p in range(P):
             for K in range(M[p] + 1, M[p] + 3):
@@ -271,8 +264,75 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, lo, 
                 refresh(n, M, cM, p, mv)
             if applied:
                 break
-        if not applied:
-            break
+        if applied:
+            continue
+        # 3. repaired pairs (only when no single move and no lift improves): a gaining move that breaks a snapshot, and a repair entering or leaving it
+        best = -_EPS
+        bi = -1
+        bb = -1
+        bj = -1
+        bd = -1
+        work = 0
+        for i in range(na):
+            if work > pair_budget:
+                break  # a bounded scan (the same in every run: results stay deterministic)
+            a = o[i]
+            ca = cost_of(i, a, P, pr, hh, oldest, mu)
+            u = v[i]
+            rem = a == P or removal_ok(n, N, M, cM, a, u, l)
+            for b in range(lo[i], hi[i] + 2):
+                if b == hi[i] + 1:
+                    b = P
+                if b == a:
+                    continue
+                d1 = cost_of(i, b, P, pr, hh, oldest, mu) - ca
+                if d1 >= -_EPS:
+                    continue
+                addb = b == P or add_ok(n, N, M, b, u, l)
+                if rem and addb:
+                    continue  # a feasible single move (none improves here)
+                # the repair must enter or leave a broken snapshot: X (the source a, removal broke it)
+                # or Y (the destination b, the addition broke it)
+                X = -1 if rem else a
+                Y = -1 if addb else b
+                work += na
+                for j in range(na):
+                    if j == i:
+                        continue
+                    c = o[j]
+                    cj = cost_of(j, c, P, pr, hh, oldest, mu)
+                    if c == X or c == Y:
+                        # j leaves the broken snapshot: every other option
+                        for d in range(lo[j], hi[j] + 2):
+                            if d == hi[j] + 1:
+                                d = P
+                            if d == c:
+                                continue
+                            tot = d1 + cost_of(j, d, P, pr, hh, oldest, mu) - cj
+                            if tot < best and pair_ok(n, N, M, cM, o, v, i, b, j, d, P, mv, l):
+                                best = tot
+                                bi = i
+                                bb = b
+                                bj = j
+                                bd = d
+                    else:
+                        # j enters the broken snapshot(s) in its reach
+                        for d in (X, Y):
+                            if d < 0 or d >= P or d < lo[j] or d > hi[j]:
+                                continue
+                            tot = d1 + cost_of(j, d, P, pr, hh, oldest, mu) - cj
+                            if tot < best and pair_ok(n, N, M, cM, o, v, i, b, j, d, P, mv, l):
+                                best = tot
+                                bi = i
+                                bb = b
+                                bj = j
+                                bd = d
+        if bi >= 0:
+            move(n, N, M, cM, o, v, bi, bb, P, mv)
+            move(n, N, M, cM, o, v, bj, bd, P, mv)
+            il += best
+            continue
+        break
     return il
 
 @jit
@@ -294,7 +354,7 @@ def surplus_cap(seen, l):
 
 @jit
 def steps(codes, place, starts, base, t_from, t_to, l, w, mu, beta, defer, round_prices, seen, pub_max,
-          final_oldest, out_method, out_cert, out_active, out_lb_gap, max_rounds):
+          final_oldest, out_method, out_cert, out_active, out_lb_gap, max_rounds, pair_budget):
     """Steps ``t_from .. t_to - 1`` on the records of snapshots ``base .. t_to - 1`` (snapshot ``k``
     is ``codes[starts[k - base]:starts[k - base + 1]]``, ``place`` absolute snapshot or -1).
     ``seen``: records per value of ``D[0..t_from - 1]`` (updated); ``pub_max``: per value the latest
@@ -397,7 +457,7 @@ def steps(codes, place, starts, base, t_from, t_to, l, w, mu, beta, defer, round
                     c0 = pr[i]
                     c1 = mu[oldest + lo[i] - hh[i]]
                     lb += c1 if c1 < c0 else c0
-                il = local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, lo, hi, lb, max_rounds)
+                il = local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, lo, hi, lb, max_rounds, pair_budget)
                 out_method[k] = METHOD_FAST
                 out_cert[k] = CERT_BOUND if il <= lb + _EPS else CERT_NONE
                 out_active[k] = na
