@@ -166,12 +166,127 @@ def pair_ok(n, N, M, cM, o, v, i, b, j, d, P, mv, l):
 
 
 @jit
-def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, lo, hi, lb, max_rounds, pair_budget):
+def lift(n, N, M, cM, o, v, order, ogain, nc, p, K, P, mv, l, strict, taken, prev, keep, pr, hh, oldest, mu, lo, hi, na):
+    """Fill snapshot ``p`` up to ``|D'[p]| >= l K`` with at most ``K`` records per value, candidates in
+    ``order`` (gains ``ogain``): every positive gain, then the least negative ones while too small.
+    ``strict``: a record is taken only if its source stays l-eligible; otherwise sources may break on
+    the way and every touched snapshot is checked at the end. Applied and its gain returned when it
+    gains and every touched snapshot is l-eligible; else rolled back (returns 0)."""
+    total = 0.0
+    nt = 0
+    for k in range(nc):
+        j = order[k]
+        gj = ogain[k]
+        if gj <= _EPS and N[p] >= l * K:
+            break
+        u = v[j]
+        if n[p, u] + 1 > K:
+            continue
+        c = o[j]
+        if strict and c < P and not removal_ok(n, N, M, cM, c, u, l):
+            continue
+        prev[nt] = c
+        taken[nt] = j
+        nt += 1
+        if c < P:
+            n[c, u] -= 1
+            N[c] -= 1
+            refresh(n, M, cM, c, mv)
+        n[p, u] += 1
+        N[p] += 1
+        o[j] = p
+        total += gj
+    refresh(n, M, cM, p, mv)
+    if not strict:
+        # repair a source left with too many records of its largest value: a record of that value taken
+        # from suppression goes back, one of the same value placed in the source takes its place in p
+        for k in range(nt):
+            c = prev[k]
+            if c >= P:
+                continue
+            while l * M[c] > N[c]:
+                done = False
+                for k2 in range(nt):
+                    j = taken[k2]
+                    u = v[j]
+                    if prev[k2] != P or n[c, u] != M[c]:
+                        continue
+                    for j2 in range(na):
+                        if o[j2] == c and v[j2] == u and lo[j2] <= p and p <= hi[j2]:
+                            # j back to suppression, j2 from c to p
+                            g1 = cost_of(j, P, P, pr, hh, oldest, mu) - cost_of(j, p, P, pr, hh, oldest, mu)
+                            g2 = cost_of(j2, c, P, pr, hh, oldest, mu) - cost_of(j2, p, P, pr, hh, oldest, mu)
+                            o[j] = P
+                            o[j2] = p
+                            n[c, u] -= 1
+                            N[c] -= 1
+                            refresh(n, M, cM, c, mv)
+                            taken[k2] = j2
+                            prev[k2] = c
+                            total += g2 - g1
+                            done = True
+                            break
+                    if done:
+                        break
+                if not done:
+                    break
+    ok = total > _EPS and l * M[p] <= N[p]
+    if ok and not strict:
+        for k in range(nt):
+            c = prev[k]
+            if c < P and l * M[c] > N[c]:
+                ok = False
+                break
+    if ok and keep:
+        return total
+    if not ok:
+        total = 0.0
+    for k in range(nt - 1, -1, -1):
+        j = taken[k]
+        c = prev[k]
+        u = v[j]
+        n[p, u] -= 1
+        N[p] -= 1
+        if c < P:
+            n[c, u] += 1
+            N[c] += 1
+            refresh(n, M, cM, c, mv)
+        o[j] = c
+    refresh(n, M, cM, p, mv)
+    return total
+
+
+@jit
+def fill_candidates(p, na, P, o, v, lo, hi, n, pr, hh, oldest, mu, gain, key, cand, order, ogain):
+    """The records that can reach snapshot ``p`` and are elsewhere, in ``order`` (gains ``ogain``): by
+    decreasing gain, among equal gains first those whose value is the most frequent in their source."""
+    nc = 0
+    for j in range(na):
+        if o[j] != p and lo[j] <= p and p <= hi[j]:
+            g = cost_of(j, o[j], P, pr, hh, oldest, mu) - cost_of(j, p, P, pr, hh, oldest, mu)
+            c = o[j]
+            gain[nc] = g
+            key[nc] = -g - (1e-6 * n[c, v[j]] if c < P else 0.0)
+            cand[nc] = j
+            nc += 1
+    if nc > 0:
+        srt = np.argsort(key[:nc], kind="mergesort")
+        for k in range(nc):
+            order[k] = cand[srt[k]]
+            ogain[k] = gain[srt[k]]
+    return nc
+
+
+@jit
+def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, lo, hi, lb, max_rounds, pair_budget, lift_levels):
     """Best-improvement local search (single moves, repaired pairs, lifts). Returns the IL."""
     il = 0.0
     for i in range(na):
         il += cost_of(i, o[i], P, pr, hh, oldest, mu)
     gain = np.empty(na)
+    ogain = np.empty(na)
+    key = np.empty(na)
+    cand = np.empty(na, dtype=np.int64)
     order = np.empty(na, dtype=np.int64)
     taken = np.empty(na, dtype=np.int64)
     prev = np.empty(na, dtype=np.int64)
@@ -203,68 +318,31 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, lo, 
             move(n, N, M, cM, o, v, bi, bb, P, mv)
             il += best
             continue
-        # 2. lifts: raise the largest count of snapshot p to K and fill it with the best records
-        applied = False
+        # 2. lifts: raise the largest count of snapshot p to K and fill it with the best records; the
+        # best lift over every pending snapshot p, level K and both variants is applied
+        bt = _EPS
+        bp = -1
+        bK = -1
+        bs = False
         for p in range(P):
-            for K in range(M[p] + 1, M[p] + 3):
-                # candidates: records that can reach p and are elsewhere, by decreasing gain
-                nc = 0
-                for j in range(na):
-                    if o[j] != p and lo[j] <= p and p <= hi[j]:
-                        gain[nc] = cost_of(j, o[j], P, pr, hh, oldest, mu) - cost_of(j, p, P, pr, hh, oldest, mu)
-                        taken[nc] = j
-                        nc += 1
-                if nc == 0:
+            # candidates: records that can reach p and are elsewhere, by decreasing gain; among equal
+            # gains, first those whose value is the most frequent in their source (it stays l-eligible)
+            nc = fill_candidates(p, na, P, o, v, lo, hi, n, pr, hh, oldest, mu, gain, key, cand, order, ogain)
+            if nc == 0:
+                continue
+            for K in range(M[p] + 1, M[p] + 1 + lift_levels):
+                if N[p] + nc < l * K:
                     break
-                srt = np.argsort(-gain[:nc], kind="mergesort")
-                for k in range(nc):
-                    order[k] = taken[srt[k]]
-                total = 0.0
-                nt = 0
-                for k in range(nc):
-                    j = order[k]
-                    gj = gain[srt[k]]
-                    if gj <= _EPS and N[p] >= l * K:
-                        break
-                    u = v[j]
-                    if n[p, u] + 1 > K:
-                        continue
-                    c = o[j]
-                    if c < P and not removal_ok(n, N, M, cM, c, u, l):
-                        continue
-                    prev[nt] = c
-                    taken[nt] = j
-                    nt += 1
-                    # apply without the eligibility of p (checked at the end)
-                    if c < P:
-                        n[c, u] -= 1
-                        N[c] -= 1
-                        refresh(n, M, cM, c, mv)
-                    n[p, u] += 1
-                    N[p] += 1
-                    o[j] = p
-                    total += gj
-                refresh(n, M, cM, p, mv)
-                if total > _EPS and l * M[p] <= N[p]:
-                    il -= total
-                    applied = True
-                    break
-                # roll back
-                for k in range(nt - 1, -1, -1):
-                    j = taken[k]
-                    c = prev[k]
-                    u = v[j]
-                    n[p, u] -= 1
-                    N[p] -= 1
-                    if c < P:
-                        n[c, u] += 1
-                        N[c] += 1
-                        refresh(n, M, cM, c, mv)
-                    o[j] = c
-                refresh(n, M, cM, p, mv)
-            if applied:
-                break
-        if applied:
+                for strict in (True, False):
+                    total = lift(n, N, M, cM, o, v, order, ogain, nc, p, K, P, mv, l, strict, taken, prev, False, pr, hh, oldest, mu, lo, hi, na)
+                    if total > bt:
+                        bt = total
+                        bp = p
+                        bK = K
+                        bs = strict
+        if bp >= 0:
+            nc = fill_candidates(bp, na, P, o, v, lo, hi, n, pr, hh, oldest, mu, gain, key, cand, order, ogain)
+            il -= lift(n, N, M, cM, o, v, order, ogain, nc, bp, bK, P, mv, l, bs, taken, prev, True, pr, hh, oldest, mu, lo, hi, na)
             continue
         # 3. repaired pairs (only when no single move and no lift improves): a gaining move that breaks a snapshot, and a repair entering or leaving it
         best = -_EPS
@@ -354,7 +432,7 @@ def surplus_cap(seen, l):
 
 @jit
 def steps(codes, place, starts, base, t_from, t_to, l, w, mu, beta, defer, round_prices, seen, pub_max,
-          final_oldest, out_method, out_cert, out_active, out_lb_gap, max_rounds, pair_budget):
+          final_oldest, out_method, out_cert, out_active, out_lb_gap, max_rounds, pair_budget, lift_levels):
     """Steps ``t_from .. t_to - 1`` on the records of snapshots ``base .. t_to - 1`` (snapshot ``k``
     is ``codes[starts[k - base]:starts[k - base + 1]]``, ``place`` absolute snapshot or -1).
     ``seen``: records per value of ``D[0..t_from - 1]`` (updated); ``pub_max``: per value the latest
@@ -457,7 +535,7 @@ def steps(codes, place, starts, base, t_from, t_to, l, w, mu, beta, defer, round
                     c0 = pr[i]
                     c1 = mu[oldest + lo[i] - hh[i]]
                     lb += c1 if c1 < c0 else c0
-                il = local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, lo, hi, lb, max_rounds, pair_budget)
+                il = local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, lo, hi, lb, max_rounds, pair_budget, lift_levels)
                 out_method[k] = METHOD_FAST
                 out_cert[k] = CERT_BOUND if il <= lb + _EPS else CERT_NONE
                 out_active[k] = na

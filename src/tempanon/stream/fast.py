@@ -16,11 +16,15 @@ One step ``t`` over the pending snapshots ``D'[oldest..t]`` (records, not counts
 
    * *single moves* (the paper's LP-Repositions, Section V.A), best first: one record to another option
      (a pending snapshot in its reach, or suppression) with both touched snapshots still l-eligible;
-   * when none improves, *lifts* (Figure 4's level lift, generalized to every pending snapshot): raise
-     snapshot ``p``'s largest value count to ``K`` (one or two above the current one) by pulling in the
-     records that gain most (un-suppressing, recycling, moving from other snapshots that stay
-     l-eligible), best gain first, at most ``K`` per value, until ``|D'[p]| >= l K``; kept only when the
-     whole lift gains;
+   * when none improves, the best *lift* (Figure 4's level lift, generalized to every pending
+     snapshot): raise snapshot ``p``'s largest value count to ``K`` (1 .. :data:`LIFT_LEVELS` above the
+     current one) by pulling in the records that gain most (un-suppressing, recycling, moving from other
+     snapshots), best gain first (ties: the value most frequent in its source first), at most ``K`` per
+     value, until ``|D'[p]| >= l K``. Two variants: every source must stay l-eligible at each record
+     taken; or sources may break on the way (emptying a snapshot into a later one) and are repaired at
+     the end (a record taken from suppression is exchanged for one of the same value placed in the
+     broken source), every touched snapshot then checked. The best lift over ``p``, ``K`` and both
+     variants is applied when it gains;
    * when neither improves, *repaired pairs* (LL-Reposition + repair, relays included), best first: a
      move that gains but breaks one or two snapshots, with the second move entering or leaving a broken
      snapshot that makes every snapshot l-eligible again. This scan is the expensive part and gains
@@ -59,6 +63,9 @@ PAIR_BUDGET = 1_000
 step's most expensive part and gains little on real data (docs/benchmarks.md); bounded, it stays
 deterministic."""
 
+LIFT_LEVELS = 16
+"""A lift raises a snapshot's largest value count by 1 .. LIFT_LEVELS."""
+
 _kernel = None
 
 
@@ -94,5 +101,5 @@ def run_steps(k, codes, place, starts, base, t_from, t_to, l, mu, beta, defer, s
     w = len(mu) - 1
     round_prices = bool(np.all(mu == np.round(mu)) and np.all(beta == np.round(beta)))
     k.steps(codes, place, starts, base, t_from, t_to, l, w, mu, beta, float(defer), round_prices, seen, pub_max,
-            final_oldest, out_method, out_cert, out_active, out_gap, MAX_ROUNDS, PAIR_BUDGET)
+            final_oldest, out_method, out_cert, out_active, out_gap, MAX_ROUNDS, PAIR_BUDGET, LIFT_LEVELS)
     return out_method, out_cert, out_active, out_gap
