@@ -166,7 +166,7 @@ def pair_ok(n, N, M, cM, o, v, i, b, j, d, P, mv, l):
 
 
 @jit
-def lift(n, N, M, cM, o, v, order, ogain, nc, p, K, P, mv, l, strict, taken, prev, keep, pr, hh, oldest, mu, lo, hi, na):
+def lift(n, N, M, cM, o, v, order, ogain, nc, p, K, P, mv, l, strict, taken, prev, dst, keep, pr, hh, oldest, mu, lo, hi, na):
     """Fill snapshot ``p`` up to ``|D'[p]| >= l K`` with at most ``K`` records per value, candidates in
     ``order`` (gains ``ogain``): every positive gain, then the least negative ones while too small.
     ``strict``: a record is taken only if its source stays l-eligible; otherwise sources may break on
@@ -187,6 +187,7 @@ def lift(n, N, M, cM, o, v, order, ogain, nc, p, K, P, mv, l, strict, taken, pre
             continue
         prev[nt] = c
         taken[nt] = j
+        dst[nt] = p
         nt += 1
         if c < P:
             n[c, u] -= 1
@@ -230,10 +231,48 @@ def lift(n, N, M, cM, o, v, order, ogain, nc, p, K, P, mv, l, strict, taken, pre
                         break
                 if not done:
                     break
+        # still broken: drain the source, each of its records to its best other option (a snapshot that
+        # stays l-eligible, or suppression); an empty snapshot is l-eligible
+        n_taken = nt
+        for k in range(n_taken):
+            c = prev[k]
+            if c >= P or l * M[c] <= N[c]:
+                continue
+            for j2 in range(na):
+                if o[j2] != c or nt >= na:
+                    continue
+                u = v[j2]
+                cc = cost_of(j2, c, P, pr, hh, oldest, mu)
+                bd = P
+                bg = cc - cost_of(j2, P, P, pr, hh, oldest, mu)
+                for d in range(lo[j2], hi[j2] + 1):
+                    if d == c or not add_ok(n, N, M, d, u, l):
+                        continue
+                    g = cc - cost_of(j2, d, P, pr, hh, oldest, mu)
+                    if g > bg:
+                        bg = g
+                        bd = d
+                taken[nt] = j2
+                prev[nt] = c
+                dst[nt] = bd
+                nt += 1
+                n[c, u] -= 1
+                N[c] -= 1
+                if bd < P:
+                    n[bd, u] += 1
+                    N[bd] += 1
+                    refresh(n, M, cM, bd, mv)
+                o[j2] = bd
+                total += bg
+            refresh(n, M, cM, c, mv)
     ok = total > _EPS and l * M[p] <= N[p]
     if ok and not strict:
         for k in range(nt):
             c = prev[k]
+            if c < P and l * M[c] > N[c]:
+                ok = False
+                break
+            c = dst[k]
             if c < P and l * M[c] > N[c]:
                 ok = False
                 break
@@ -244,9 +283,12 @@ def lift(n, N, M, cM, o, v, order, ogain, nc, p, K, P, mv, l, strict, taken, pre
     for k in range(nt - 1, -1, -1):
         j = taken[k]
         c = prev[k]
+        d = dst[k]
         u = v[j]
-        n[p, u] -= 1
-        N[p] -= 1
+        if d < P:
+            n[d, u] -= 1
+            N[d] -= 1
+            refresh(n, M, cM, d, mv)
         if c < P:
             n[c, u] += 1
             N[c] += 1
@@ -287,6 +329,7 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, lo, 
     ogain = np.empty(na)
     key = np.empty(na)
     cand = np.empty(na, dtype=np.int64)
+    dst = np.empty(na, dtype=np.int64)
     order = np.empty(na, dtype=np.int64)
     taken = np.empty(na, dtype=np.int64)
     prev = np.empty(na, dtype=np.int64)
@@ -330,11 +373,19 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, lo, 
             nc = fill_candidates(p, na, P, o, v, lo, hi, n, pr, hh, oldest, mu, gain, key, cand, order, ogain)
             if nc == 0:
                 continue
+            # pruning (heuristic, drains ignored): skip p when its candidates' positive gains cannot beat
+            # the best lift found so far
+            ub = 0.0
+            for k in range(nc):
+                if ogain[k] > 0.0:
+                    ub += ogain[k]
+            if ub <= bt:
+                continue
             for K in range(M[p] + 1, M[p] + 1 + lift_levels):
                 if N[p] + nc < l * K:
                     break
                 for strict in (True, False):
-                    total = lift(n, N, M, cM, o, v, order, ogain, nc, p, K, P, mv, l, strict, taken, prev, False, pr, hh, oldest, mu, lo, hi, na)
+                    total = lift(n, N, M, cM, o, v, order, ogain, nc, p, K, P, mv, l, strict, taken, prev, dst, False, pr, hh, oldest, mu, lo, hi, na)
                     if total > bt:
                         bt = total
                         bp = p
@@ -342,7 +393,7 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, lo, 
                         bs = strict
         if bp >= 0:
             nc = fill_candidates(bp, na, P, o, v, lo, hi, n, pr, hh, oldest, mu, gain, key, cand, order, ogain)
-            il -= lift(n, N, M, cM, o, v, order, ogain, nc, bp, bK, P, mv, l, bs, taken, prev, True, pr, hh, oldest, mu, lo, hi, na)
+            il -= lift(n, N, M, cM, o, v, order, ogain, nc, bp, bK, P, mv, l, bs, taken, prev, dst, True, pr, hh, oldest, mu, lo, hi, na)
             continue
         # 3. repaired pairs (only when no single move and no lift improves): a gaining move that breaks a snapshot, and a repair entering or leaving it
         best = -_EPS

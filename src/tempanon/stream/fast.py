@@ -23,8 +23,11 @@ One step ``t`` over the pending snapshots ``D'[oldest..t]`` (records, not counts
      value, until ``|D'[p]| >= l K``. Two variants: every source must stay l-eligible at each record
      taken; or sources may break on the way (emptying a snapshot into a later one) and are repaired at
      the end (a record taken from suppression is exchanged for one of the same value placed in the
-     broken source), every touched snapshot then checked. The best lift over ``p``, ``K`` and both
-     variants is applied when it gains;
+     broken source), every touched snapshot then checked. Sources that cannot be repaired so are drained (each of their records to its
+     best other option; an empty snapshot is l-eligible: Definition 1), every touched snapshot then
+     checked. The best lift over ``p``, ``K`` and both variants is applied when it gains (a snapshot
+     whose candidates' positive gains cannot beat the best lift so far is skipped: a heuristic pruning,
+     drains ignored);
    * when neither improves, *repaired pairs* (LL-Reposition + repair, relays included), best first: a
      move that gains but breaks one or two snapshots, with the second move entering or leaving a broken
      snapshot that makes every snapshot l-eligible again. This scan is the expensive part and gains
@@ -58,12 +61,12 @@ of a step's time (``step_cpu_seconds``); reported as ``jit_compile_cpu_seconds``
 
 MAX_ROUNDS = 10_000  # a safety cap on the local search's rounds per step (every applied move lowers the IL)
 
-PAIR_BUDGET = 1_000
+PAIR_BUDGET = 200
 """Work bound of one scan of repaired pairs (first moves x candidate repairs examined): the scan is the
 step's most expensive part and gains little on real data (docs/benchmarks.md); bounded, it stays
 deterministic."""
 
-LIFT_LEVELS = 16
+LIFT_LEVELS = 6
 """A lift raises a snapshot's largest value count by 1 .. LIFT_LEVELS."""
 
 _kernel = None
