@@ -66,6 +66,26 @@ class DuckDBTimeSource:
         self._distinct: np.ndarray | None = None
         self.engine_queries = 0
         self._dim_of: str | None = None
+        self._owns = True
+        self._gap_error = None
+
+    @classmethod
+    def on_relation(cls, con, n: int, distinct_instants: np.ndarray, *, memory_limit: str | None = None,
+                    gap_error=None) -> "DuckDBTimeSource":  # fmt: skip
+        """A source over a relation ``rel(q, t, u)`` already in ``con`` (the out-of-core path,
+        :mod:`tempanon.temporal.outofcore`: built from a file read in place); ``distinct_instants``
+        its sorted distinct non-missing ``t``; ``gap_error(g, instants)`` raises the error for
+        instants in no granule of ``g``. The connection stays open on :meth:`close`."""
+        self = cls.__new__(cls)
+        self.con, self._tmpdir, self.memory_limit = con, None, memory_limit
+        self.n = int(n)
+        self.q = self.instants = self.missing = None
+        self._distinct = np.asarray(distinct_instants, dtype=np.int64)
+        self.engine_queries = 0
+        self._dim_of = None
+        self._owns = False
+        self._gap_error = gap_error
+        return self
 
     def distinct_instants(self) -> np.ndarray:
         """The distinct non-missing instants, computed by the engine (once)."""
@@ -89,6 +109,8 @@ class DuckDBTimeSource:
         t = self.distinct_instants()
         h = np.asarray(g.index(t), dtype=np.int64)
         bad = h == GAP
+        if bad.any() and self._gap_error is not None:
+            self._gap_error(g, t[bad])
         if bad.any():  # the numpy path's message: the first such tuple in (QI, time, row) order
             rows = np.flatnonzero(~self.missing & np.isin(self.instants, t[bad]))
             j = rows[np.lexsort((rows, self.instants[rows], self.q[rows]))[0]]
@@ -97,7 +119,7 @@ class DuckDBTimeSource:
         self.con.register("tdim", self._dim)
         self._dim_of = g.name
 
-    _CLASSES = ("SELECT r.q, d.g, r.u, count(*) AS n, min(r.i) AS i0 FROM rel r LEFT JOIN tdim d ON r.t = d.t "
+    _CLASSES = ("SELECT r.q, d.g, r.u, count(*) AS n FROM rel r LEFT JOIN tdim d ON r.t = d.t "
                 "GROUP BY r.q, d.g, r.u")  # fmt: skip
 
     def check(self, g: Granularity, k: int, max_suppressed: int = 0) -> Check:
@@ -146,7 +168,8 @@ class DuckDBTimeSource:
     def close(self) -> None:
         from tempanon.lattice.source_duckdb import close_duckdb
 
-        close_duckdb(getattr(self, "con", None), getattr(self, "_tmpdir", None))
+        if getattr(self, "_owns", True):
+            close_duckdb(getattr(self, "con", None), getattr(self, "_tmpdir", None))
         self.con = None
 
 
