@@ -13,10 +13,17 @@ Prints Markdown tables (times are CPU seconds, ``time.process_time``, of the who
 * ``--table4``: Table 4 (suppressed series of KAPRA with and without recycling, P = 2..100);
 * ``--cdp``: Section 7.4 (Figures 12(a), 13) on a Walk subset;
 * ``--queries``: Figures 6-10 (PL, PSQ and PRQ precision, range and complex relative error with
-  k = P) on Walk, and the same measures at k=10, P=5 on Sales, Italy power and Motion.
+  k = P) on Walk, and the same measures at k=10, P=5 on Sales, Italy power and Motion;
+* ``--compare``: Figures 6-10 with the four schemes of Section 7.3 (``--algorithms``, default
+  ``naive,kapra,tga,bfp2ka``; k = P): Naive, KAPRA and TGA on Walk and Motion, Naive, KAPRA and
+  BFP2KA on String (Motion's SAX words at level 20);
+* ``--scalability``: Figure 11 (CPU s of the four algorithms, k = P = 10) on Uniform and on
+  generated Walk series standing in for Motion, 10k-100k series;
+* ``--cdp-scale``: Figure 12(b) (CPU s of the Section 6 estimation) at the same sizes.
 
     python benchmarks/bench_timeseries.py --million --repeat 2
     python benchmarks/bench_timeseries.py --figures --table4 --queries
+    python benchmarks/bench_timeseries.py --compare --scalability --cdp-scale
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ import numpy as np
 import pandas as pd
 
 from tempanon.timeseries import algorithms as alg
+from tempanon.timeseries import baselines as bl
 from tempanon.timeseries.api import kp_anonymize, released_source_rows
 from tempanon.timeseries.data import random_walk, uniform
 from tempanon.timeseries.queries import evaluate
@@ -258,6 +266,148 @@ def cdp(n_series: int, reps: int, n_queries: int):
         sys.stdout.flush()
 
 
+ALL_SCHEMES = ("naive", "kapra", "tga", "bfp2ka")
+
+
+def _scheme_run(scheme, df, idc, qi, sens, k, P, unit=None, n_queries=1000, string_levels=None):
+    """One scheme on one data set at (k, P): the verified output and the Section 7.1 measures.
+    Returns ``(row dict, psq unit)``. ``string_levels``: alphabet size when ``df`` holds String codes."""
+    from tempanon.timeseries.model import pattern_loss, instant_value_loss
+    from tempanon.timeseries.queries import evaluate_arrays, released_arrays
+    from tempanon.timeseries.sax import znormalize
+
+    X0 = df[qi].to_numpy(dtype=float)
+    cpu0 = time.process_time()
+    if scheme in ("naive", "kapra"):
+        r = kp_anonymize(df, id_col=idc, qi=qi, sensitive=sens, k=k, P=P, algorithm=scheme, shuffle_seed=0)
+        cpu = time.process_time() - cpu0
+        X = X0[released_source_rows(r.audit)]
+        lo, hi, rec = released_arrays(r.released, qi, len(qi))
+        pl, vl = r.summary["pattern_loss"], r.summary["value_loss"]
+    elif scheme == "tga":
+        r = bl.tga_release(df, id_col=idc, qi=qi, k=k, sensitive=sens, seed=0, shuffle_seed=0)
+        cpu = time.process_time() - cpu0
+        X = X0[released_source_rows(r.audit)]
+        lo = r.released[[f"{c}_lo" for c in qi]].to_numpy(dtype=float)
+        hi = r.released[[f"{c}_hi" for c in qi]].to_numpy(dtype=float)
+        rec = znormalize(r.released[[f"{c}_rec" for c in qi]].to_numpy(dtype=float))
+        pl, vl = r.summary["pattern_loss"], r.summary["value_loss"]
+    elif scheme == "bfp2ka":
+        if string_levels is None:
+            return None, unit
+        S = X0.astype(np.int64)
+        b = bl.bfp2ka(S, k)
+        bl.check_sequence_k_anonymity(S, b.published, b.length, k)
+        cpu = time.process_time() - cpu0
+        X = X0
+        lo, hi, rec = bl.bfp2ka_arrays(b.published, b.length, string_levels)
+        pl = float(pattern_loss(znormalize(X), rec).sum())
+        vl = float(instant_value_loss(lo, hi).sum())
+    else:
+        raise ValueError(scheme)
+    q = evaluate_arrays(X, lo, hi, rec, n_queries=n_queries, seed=0, psq_avg_distance=unit)
+    unit = q["psq_avg_distance"] if unit is None else unit
+    row = {"scheme": scheme, "VL": vl, "PL": pl, "PLm": pl / len(X), "psq": q["psq_precision"], "prq": q["prq_precision"],
+           "range": q["range_relative_error"], "complex": q["complex_relative_error"], "cpu": cpu,
+           "undef": f"{q['psq_undefined']}/{q['prq_undefined']}/{q['range_undefined']}/{q['complex_undefined']}"}
+    return row, unit
+
+
+def string_frame(d):
+    """*String* (Section 7.1): the SAX words at level 20 of a data set's series, as integer codes
+    0..19 in the quasi-identifier columns (same ids and sensitive column)."""
+    df, idc, qi, sens = d
+    S = bl.string_dataset(df[qi].to_numpy(dtype=float))
+    out = df[[idc, *sens]].copy()
+    for j, c in enumerate(qi):
+        out[c] = S[:, j].astype(float)
+    return out, idc, qi, sens
+
+
+def compare(n_queries: int, schemes, kps=(2, 5, 10, 20)):
+    """Figures 6-10 with the four schemes of Section 7.3, k = P."""
+    sets = []
+    for name in ("walk", "motion"):
+        d = load(name)
+        if d is not None:
+            sets.append((name, d, None, [s for s in schemes if s in ("naive", "kapra", "tga")]))
+    d = load("motion")
+    if d is not None:
+        sets.append(("string (motion, SAX level 20)", string_frame(d), bl.STRING_LEVEL,
+                     [s for s in schemes if s in ("naive", "kapra", "bfp2ka")]))
+    for name, (df, idc, qi, sens), lv, sch in sets:
+        print(f"\n### Figures 6-10 with {', '.join(sch)} on {name} ({len(df):,} series, k = P, {n_queries} queries)\n")
+        print("| k = P | scheme | VL(T) | PL(T) | PL per series | PSQ precision | PRQ precision | range rel. error | "
+              "complex rel. error | CPU s | undefined (PSQ/PRQ/range/complex) |")
+        print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+        for kp in kps:
+            unit = None
+            order = (["kapra"] if "kapra" in sch else []) + [s for s in sch if s != "kapra"]
+            for scheme in order:
+                row, unit = _scheme_run(scheme, df, idc, qi, sens, kp, kp, unit, n_queries, lv)
+                if row is None:
+                    continue
+                print(f"| {kp} | {scheme} | {row['VL']:.0f} | {row['PL']:.0f} | {row['PLm']:.3f} | {row['psq']:.3f} | "
+                      f"{row['prq']:.3f} | {row['range']:.3f} | {row['complex']:.3f} | {row['cpu']:.2f} | {row['undef']} |")
+                sys.stdout.flush()
+
+
+def scalability(schemes, sizes=(10_000, 20_352, 50_000, 100_000), k=10, P=10):
+    """Figure 11: CPU s of each algorithm alone (no release building, no verification), k = P = 10,
+    on Uniform and on generated Walk series standing in for Motion at the paper's sizes; BFP2KA on
+    the SAX words at level 20 (the transform included in its time)."""
+    print(f"\n### Figure 11: CPU s of the algorithms (k = P = {k}, max level 5; BFP2KA on SAX level 20)\n")
+    print("| data | series | " + " | ".join(f"{s} CPU s" for s in schemes) + " | load before |")
+    print("|---|---:|" + "---:|" * len(schemes) + "---|")
+    for name in ("walk (Motion sizes)", "uniform"):
+        for n in sizes:
+            df = random_walk(n, seed=n) if name.startswith("walk") else uniform(n, seed=n)
+            X = df[QI].to_numpy(dtype=float)
+            la = load_avg()
+            cells = []
+            for s in schemes:
+                t = time.process_time()
+                if s == "naive":
+                    alg.naive(X, k, P, 5)
+                elif s == "kapra":
+                    alg.kapra(X, k, P, 5)
+                elif s == "tga":
+                    bl.tga(X, k, seed=0)
+                elif s == "bfp2ka":
+                    bl.bfp2ka(bl.string_dataset(X), k)
+                cells.append(f"{time.process_time() - t:.2f}")
+            print(f"| {name} | {n:,} | " + " | ".join(cells) + f" | {la} |")
+            sys.stdout.flush()
+
+
+def cdp_scale(sizes=(10_000, 20_352, 50_000, 100_000), op=0.6, k=10, P=3):
+    """Figure 12(b): CPU s of the Section 6 estimation (missing ranges by Lemma 1 + LP, missing
+    symbols by LP feasibility) on KAPRA releases of generated Walk series at Figure 11's sizes,
+    one random choice of the overlapped attributes (``op``) per size."""
+    from tempanon.timeseries.publish import estimate_ranges, estimate_symbols
+
+    print(f"\n### Figure 12(b): estimation cost, KAPRA k={k}, P={P}, op = {op:.0%} (one attribute choice per size)\n")
+    print("| series | P-subgroups | missing ranges + symbols | estimation CPU s | ranges CPU s | symbols CPU s | load before |")
+    print("|---:|---:|---|---:|---:|---:|---|")
+    rng = np.random.default_rng(0)
+    perm = [QI[i] for i in rng.permutation(10)]
+    n_ov = int(round(op * 10))
+    ov, rest = perm[:n_ov], perm[n_ov:]
+    ae, pr = ov + rest[: len(rest) // 2], ov + rest[len(rest) // 2:]
+    for n in sizes:
+        df = random_walk(n, seed=n)
+        r = kp_anonymize(df, id_col="id", qi=QI, k=k, P=P, publish_values=ae, publish_patterns=pr, shuffle_seed=0)
+        la = load_avg()
+        t0 = time.process_time()
+        estimate_ranges(r.released, QI, ae, pr, domain=(0.0, 1.0))
+        t1 = time.process_time()
+        estimate_symbols(r.released, QI, ae, pr, domain=(0.0, 1.0))
+        t2 = time.process_time()
+        print(f"| {n:,} | {r.summary['psubgroups']:,} | {10 - len(ae)} + {10 - len(pr)} | {t2 - t0:.1f} | {t1 - t0:.1f} | "
+              f"{t2 - t1:.1f} | {la} |")
+        sys.stdout.flush()
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--million", action="store_true")
@@ -271,7 +421,18 @@ def main(argv=None):
     ap.add_argument("--cdp-series", type=int, default=1000)
     ap.add_argument("--cdp-reps", type=int, default=2)
     ap.add_argument("--figure-data", default="walk,motion,sales,italy", help="data sets of --figures")
+    ap.add_argument("--compare", action="store_true", help="Figures 6-10 with Naive, KAPRA, TGA, BFP2KA")
+    ap.add_argument("--scalability", action="store_true", help="Figure 11")
+    ap.add_argument("--cdp-scale", action="store_true", help="Figure 12(b)")
+    ap.add_argument("--algorithms", default=",".join(ALL_SCHEMES),
+                    help="schemes of --compare and --scalability (naive,kapra,tga,bfp2ka)")
+    ap.add_argument("--sizes", default="10000,20352,50000,100000", help="series counts of --scalability, --cdp-scale")
     args = ap.parse_args(argv)
+    schemes = tuple(a for a in args.algorithms.split(",") if a)
+    unknown = [a for a in schemes if a not in ALL_SCHEMES]
+    if unknown:
+        ap.error(f"unknown algorithm(s) {unknown}; choose from {', '.join(ALL_SCHEMES)}")
+    sizes = tuple(int(x) for x in args.sizes.split(","))
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
           f"numpy {np.__version__}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; load {load_avg()}\n")
     if args.million:
@@ -286,6 +447,12 @@ def main(argv=None):
         queries(args.n_queries)
     if args.cdp:
         cdp(args.cdp_series, args.cdp_reps, args.n_queries)
+    if args.compare:
+        compare(args.n_queries, schemes)
+    if args.scalability:
+        scalability(schemes, sizes)
+    if args.cdp_scale:
+        cdp_scale(sizes)
 
 
 if __name__ == "__main__":
