@@ -237,7 +237,7 @@ def test_job_defer_is_carried_to_the_publisher(stream_csv, tmp_path, monkeypatch
     assert json.loads((tmp_path / "out" / "summary.json").read_text())["defer"] == 0.0
 
 
-@pytest.mark.parametrize("step", ["paper", "exact"])
+@pytest.mark.parametrize("step", ["paper", "exact", "fast"])
 def test_job_step_is_carried_to_the_publisher(stream_csv, tmp_path, monkeypatch, step):
     job = tmp_path / "job.toml"
     job.write_text(JOB.replace("window = 2", f'window = 2\nstep = "{step}"', 1))
@@ -257,7 +257,7 @@ def test_job_step_is_carried_to_the_publisher(stream_csv, tmp_path, monkeypatch,
         ("window = 2", 'window = 2\nsnapshot = "fortnight"', "key 'model.snapshot'", 13),
         ("window = 2", "window = 2\ndefer = 1.5", "key 'model.defer': defer must be between 0", 13),
         ("window = 2", 'window = 2\ndefer = "half"', "key 'model.defer': expected number or boolean, got a string", 13),
-        ("window = 2", 'window = 2\nstep = "fast"', "key 'model.step': step 'fast': expected one of", 13),
+        ("window = 2", 'window = 2\nstep = "quick"', "key 'model.step': step 'quick': expected one of", 13),
         ("suppression_cost = { flu = 20.0, default = 10 }", 'suppression_cost = { flu = "x" }',
          "key 'model.suppression_cost.flu': expected a number", 13),
         ("suppression_cost = { flu = 20.0, default = 10 }", 'suppression_cost = "10"',

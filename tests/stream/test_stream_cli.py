@@ -232,7 +232,7 @@ def test_defer_option(tmp_path):
 def test_stream_summary_counts_step_paths(tmp_path):
     """The summary says how each online step was solved: certified combinatorially or by the step ILP
     (and how often the ILP confirmed the combinatorial IL)."""
-    r = _run([SAMPLE, "--time", "response_datetime", "--sensitive", "problem", "--qi", ",".join(QI),
+    r = _run([SAMPLE, "--time", "response_datetime", "--sensitive", "problem", "--qi", ",".join(QI), "--step", "exact",
               "--l", 3, "--window", 2, "--out", tmp_path / "out", "--summary", tmp_path / "s.json", "--quiet"])
     assert r.exit_code == 0, r.output
     s = json.loads((tmp_path / "s.json").read_text())
@@ -264,12 +264,15 @@ def test_fewer_values_than_l_warns_and_suppresses_everything(tmp_path, monkeypat
     assert s["suppressed"] == 6 and len(s["warnings"]) == 1
     df = pd.read_csv(p, dtype=str)
     with pytest.warns(TempanonWarning, match="fewer than l = 4"):
-        res = anonymize_stream(df, time="when", sensitive="dx", l=4, w=2)
+        res = anonymize_stream(df, time="when", sensitive="dx", l=4, w=2, step="exact")
+    with pytest.warns(TempanonWarning, match="fewer than l = 4"):
+        fast = anonymize_stream(df, time="when", sensitive="dx", l=4, w=2)  # the default fast step takes it too
+    assert "fewer than l values" in [st.certificate for st in fast.publisher.steps] and fast.summary["suppressed"] == 6
     shortcut = [st.certificate for st in res.publisher.steps]
     assert "fewer than l values" in shortcut
     monkeypatch.setattr(StreamPublisher, "_too_few_values", lambda self, t: False)
     with pytest.warns(TempanonWarning):
-        full = anonymize_stream(df, time="when", sensitive="dx", l=4, w=2)
+        full = anonymize_stream(df, time="when", sensitive="dx", l=4, w=2, step="exact")
     assert "fewer than l values" not in [st.certificate for st in full.publisher.steps]
     assert full.summary["information_loss"] == res.summary["information_loss"] == 60.0
     assert full.audit.equals(res.audit)
@@ -281,25 +284,32 @@ def test_fewer_values_than_l_warns_and_suppresses_everything(tmp_path, monkeypat
 
 
 def test_step_option(tmp_path):
-    """--step paper runs Definition 2 (defer 0, relays counted); --step exact is the default; the summary
-    reports the step and the CPU seconds of the online steps."""
+    """--step paper runs Definition 2 (defer 0, relays counted); --step fast is the default; --step exact
+    solves the same step problem as fast exactly; the summary reports the step, the CPU seconds of the
+    online steps and (fast) of loading its compiled kernel apart; --help lists the three steps."""
     base = [SAMPLE, "--time", "response_datetime", "--sensitive", "problem", "--qi", ",".join(QI), "--l", 3, "--window", 2, "--quiet"]
     got = {}
-    for step in ("paper", "exact", None):
+    for step in ("paper", "exact", "fast", None):
         name = step or "dflt"
         r = _run([*base, *(["--step", step] if step else []), "--out", tmp_path / name, "--summary", tmp_path / f"{name}.json"])
         assert r.exit_code == 0, r.output
         got[name] = json.loads((tmp_path / f"{name}.json").read_text())
     assert got["paper"]["step"] == "paper" and got["paper"]["defer"] == 0 and got["paper"]["relays"] > 0
-    assert got["dflt"]["step"] == "exact" and got["dflt"]["information_loss"] == got["exact"]["information_loss"]
+    assert got["dflt"]["step"] == "fast" and got["dflt"]["information_loss"] == got["fast"]["information_loss"]
     assert all(s["step_cpu_seconds"] > 0 for s in got.values())
-    # the broader exact step is never worse on the sample here (Definition 2 keeps the inherited snapshots)
+    assert all(s["jit_compile_cpu_seconds"] >= 0 for s in got.values())
+    # the broader exact step is never worse on the sample here (Definition 2 keeps the inherited snapshots),
+    # and the heuristic never beats the exact optimum of each step... over a stream it may (steps differ), so
+    # only validity (verified before writing) and the same record count are asserted for fast
     assert got["exact"]["information_loss"] <= got["paper"]["information_loss"]
+    assert got["fast"]["records"] == got["exact"]["records"]
     r = _run([*base, "--step", "paper", "--defer", "0.5", "--out", tmp_path / "x"])
     assert r.exit_code == 2 and "defer must be 0" in r.output
-    r = _run([*base, "--step", "fast", "--out", tmp_path / "x"])
-    assert r.exit_code == 2 and "step 'fast'" in r.output
-    assert "w + 1" in _run(["--help"]).output  # the window convention is stated
+    r = _run([*base, "--step", "quick", "--out", tmp_path / "x"])
+    assert r.exit_code == 2 and "step 'quick'" in r.output
+    help_text = _run(["--help"]).output
+    assert "w + 1" in help_text  # the window convention is stated
+    assert all(name in help_text for name in ("fast", "exact", "paper"))
 
 
 def test_snapshot_count_is_guarded(tmp_path):

@@ -145,5 +145,6 @@ def test_defer_none_is_the_steps_default():
     assert StreamPublisher(2, 1, sensitive="s", step="paper").defer == 0.0
     with pytest.raises(InputError, match="defer must be 0"):
         StreamPublisher(2, 1, sensitive="s", step="paper", defer=0.5)
-    with pytest.raises(InputError, match="step 'fast'"):
-        StreamPublisher(2, 1, sensitive="s", step="fast")
+    assert StreamPublisher(2, 1, sensitive="s", step="fast").defer == DEFAULT_DEFER
+    with pytest.raises(InputError, match="step 'quick'"):
+        StreamPublisher(2, 1, sensitive="s", step="quick")

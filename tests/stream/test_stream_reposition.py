@@ -213,7 +213,7 @@ def test_step_branch_and_bound_node_limit_falls_back(lp_path):
     else:
         pytest.fail("no problem needing a branch found")
     assert not solve_step_bb(p, node_limit=1).proven
-    pub = StreamPublisher(3, 2, sensitive="s", qi=["q"], cost="linear", suppression_cost=10, defer=0)
+    pub = StreamPublisher(3, 2, sensitive="s", qi=["q"], cost="linear", suppression_cost=10, defer=0, step="exact")
     for t, vals in enumerate(["aab", "aaab", "ab", "ccab", "a", "bbca"]):
         pub.push(pd.DataFrame({"q": 0, "s": list(vals)}, index=np.arange(10 * t, 10 * t + len(vals))), label=str(t))
     pub.flush()
@@ -256,7 +256,7 @@ def test_new_snapshot_restructures_old():
     of D[0] move there (IL 3). Step 2: D[2] = {e, f} is l-eligible, yet the optimum moves two a into
     D'[2] and puts c, d, g back into D'[0] (IL 2; or an equivalent arrangement): at least three
     simultaneous moves (no pair improves), out of reach of LP- and LL-Repositions, so no certificate applies and the step ILP decides."""
-    pub = StreamPublisher(2, 2, sensitive="s", qi=["q"], cost="linear", suppression_cost=10)
+    pub = StreamPublisher(2, 2, sensitive="s", qi=["q"], cost="linear", suppression_cost=10, step="exact")
     pub.push(pd.DataFrame({"q": [0, 0, 0], "s": ["c", "d", "g"]}, index=[0, 1, 2]), label="0")
     pub.push(pd.DataFrame({"q": [0] * 4, "s": ["a", "a", "a", "b"]}, index=[3, 4, 5, 6]), label="1")
     assert pub.information_loss() == 3.0
@@ -291,7 +291,7 @@ def test_publisher_steps_equal_step_ilp(seed, l, w, cost_kind, n_values):
     values = [chr(97 + i) for i in range(n_values)]
     beta = {v: float(rng.choice([2.0, 5.0, 10.0])) for v in values}
     cost = CostModel.linear(w, 1.0, beta) if cost_kind == "linear" else CostModel.quadratic(w, beta)
-    pub = StreamPublisher(l, w, sensitive="s", qi=["q"], cost=cost, defer=0)  # the paper's pricing
+    pub = StreamPublisher(l, w, sensitive="s", qi=["q"], cost=cost, defer=0, step="exact")  # the paper's pricing
     rid = 0
     for t in range(7):
         n = int(rng.integers(0, 7))

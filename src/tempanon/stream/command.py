@@ -93,9 +93,10 @@ def stream(
         "pricing), 1 = its cheapest recycling cost, in between a mix [default: 2/3, measured best; docs/stream.md].",
     ),
     step: str = typer.Option(
-        "exact", "--step",
-        help="The online step: exact (the broader step problem solved exactly: every pending placement may change) or "
-        "paper (the paper's Definition 2: recycle-reposition, inherited snapshots fixed). docs/stream.md.",
+        "fast", "--step",
+        help="The online step: fast (default: tempanon's compiled local search for the broader step problem, every "
+        "pending placement may change; not proven optimal), exact (the same step problem solved exactly: ILP when no "
+        "certificate) or paper (the paper's Definition 2: recycle-reposition, inherited snapshots fixed). docs/stream.md.",
     ),
     max_snapshots: int = typer.Option(
         20000, "--max-snapshots", min=1,

@@ -247,11 +247,12 @@ DEFAULT_DEFER = 2.0 / 3.0
 """The default ``defer`` (see :func:`deferred_suppression_cost`): chosen by measurement, docs/stream.md."""
 
 
-STEPS = ("exact", "paper")
-DEFAULT_STEP = "exact"
-"""The online step: ``paper`` (the paper's Definition 2, recycle-reposition, :mod:`tempanon.stream.recycle`)
-or ``exact`` (the default: tempanon's broader step problem, every pending placement may change, solved
-exactly, :mod:`tempanon.stream.reposition`); docs/stream.md."""
+STEPS = ("fast", "exact", "paper")
+DEFAULT_STEP = "fast"
+"""The online step: ``fast`` (the default: tempanon's own compiled local search for the broader step
+problem, :mod:`tempanon.stream.fast`, not proven optimal), ``exact`` (the same step problem solved
+exactly, :mod:`tempanon.stream.reposition`) or ``paper`` (the paper's Definition 2, recycle-reposition,
+:mod:`tempanon.stream.recycle`); docs/stream.md."""
 
 
 def validate_step(step: object) -> str:

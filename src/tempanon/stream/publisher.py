@@ -216,6 +216,7 @@ class StreamPublisher:
         self._seen_upto = 0
         self.final_step: StepStats | None = None  # the re-solve of the pending snapshots by flush()
         self.step_cpu_seconds = 0.0  # CPU time (process_time) spent in the online steps
+        self.jit_compile_cpu_seconds = 0.0  # step "fast": CPU time compiling / loading its kernel (not in step_cpu_seconds)
         self.step_solver = "bb"  # "bb" (solve_step_bb, then solve_step_caps), "caps" (solve_step_caps) or "direct" (solve_window_ilp only)
 
     # ------------------------------------------------------------------ inputs
@@ -323,6 +324,8 @@ class StreamPublisher:
             )
             if self.w == 0:
                 self.steps.append(StepStats("initial", sizes_l[k], share, "w = 0"))
+            elif self.step == "fast":
+                pass  # all K steps in one kernel call below
             else:
                 self._step(t, new_suppressed=int(n_supp[k]), extra_seconds=share)
                 if t - self.w >= 0:
@@ -330,6 +333,19 @@ class StreamPublisher:
                     self._next_pub = t - self.w + 1
             if progress is not None and (k % 64 == 0 or k == K - 1):
                 progress(k + 1, K)
+        if self.w > 0 and self.step == "fast":
+            kern = self._fast_kernel()  # compile / cache load: jit_compile_cpu_seconds, not step time
+            start_k = _time.perf_counter()
+            cpu_k = _time.process_time()
+            res = self._fast_steps(kern, t0, t0 + K)
+            self.step_cpu_seconds += _time.process_time() - cpu_k
+            share_k = share + (_time.perf_counter() - start_k) / K
+            self.steps.extend(StepStats(method, active, share_k, cert) for method, cert, active in res)
+            for k in range(K):
+                t = t0 + k
+                if t - self.w >= 0:
+                    released.append(self._release(t - self.w))
+                    self._next_pub = t - self.w + 1
         if self.w == 0:
             keep = ~drop
             c, r = codes[keep], rows[keep]
@@ -403,7 +419,11 @@ class StreamPublisher:
         parts = self._active_parts(oldest, t)
         defer, self.defer = self.defer, 0.0
         try:
-            method, certificate, confirmed, solver = self._optimal_reposition(t, oldest, parts)
+            if self.step == "fast":
+                method, certificate, _ = self._fast_steps(self._fast_kernel(), t, t + 1, final_oldest=oldest)[0]
+                confirmed = solver = None
+            else:
+                method, certificate, confirmed, solver = self._optimal_reposition(t, oldest, parts)
         finally:
             self.defer = defer
         active = sum(len(idx) for _, idx in parts)
@@ -422,7 +442,12 @@ class StreamPublisher:
         # 1. the initial solution of the new snapshot (Section IV)
         if new_suppressed is None:
             new_suppressed = self._initial(t)
-        if w > 0 and self.step == "paper" and not self._too_few_values(t):
+        if w > 0 and self.step == "fast":
+            cpu_k = _time.process_time()
+            k = self._fast_kernel()
+            cpu0 += _time.process_time() - cpu_k  # compile / cache load: reported apart (jit_compile_cpu_seconds)
+            method, certificate, active = self._fast_steps(k, t, t + 1)[0]
+        elif w > 0 and self.step == "paper" and not self._too_few_values(t):
             method, certificate, active = self._paper_step(t)
         elif w == 0:
             method, certificate = "initial", "w = 0"
@@ -452,6 +477,53 @@ class StreamPublisher:
         seconds = _time.perf_counter() - start + extra_seconds
         self.step_cpu_seconds += _time.process_time() - cpu0
         self.steps.append(StepStats(method, active, seconds, certificate, confirmed, solver))
+
+    # ------------------------------------------------------------------ the fast step (tempanon's heuristic)
+    def _fast_kernel(self):
+        """The fast step's compiled kernel (:func:`tempanon.stream.fast.kernel`); the CPU time of its first
+        load in this process is added to :attr:`jit_compile_cpu_seconds`, never to a step's time."""
+        from tempanon.stream import fast
+
+        before = fast.JIT_COMPILE_CPU_SECONDS
+        k = fast.kernel()
+        self.jit_compile_cpu_seconds += fast.JIT_COMPILE_CPU_SECONDS - before
+        return k
+
+    def _fast_steps(self, k, t_from: int, t_to: int, final_oldest: int = -1) -> list[tuple[str, str | None, int]]:
+        """Steps ``t_from..t_to - 1`` of the fast step (:mod:`tempanon.stream.fast`) on the snapshots
+        already appended (their initial solutions applied), in one kernel call; the placements are
+        written back into the snapshots. ``final_oldest >= 0``: :meth:`flush`'s re-solve of
+        ``D'[final_oldest..t_to - 1]`` with ``defer = 0``. Returns ``(method, certificate, active)`` per step."""
+        from tempanon.stream.fast import CERTIFICATES, METHOD_FAST, run_steps
+
+        m = len(self._values)
+        base = max(0, min(t_from, final_oldest if final_oldest >= 0 else t_from) - 2 * self.w)
+        snaps = self._snaps[base:t_to]
+        sizes = [len(sn.codes) for sn in snaps]
+        starts = np.zeros(len(snaps) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=starts[1:])
+        codes = np.concatenate([sn.codes for sn in snaps]).astype(np.int64, copy=False)
+        place = np.concatenate([sn.place for sn in snaps]).astype(np.int64, copy=True)
+        seen = self._seen_counts(t_to - 1, m)[:m].copy()
+        if final_oldest < 0:  # the kernel adds D[t_from..t_to - 1] itself
+            seen -= np.bincount(codes[starts[t_from - base]:], minlength=m)[:m]
+        pub_max = self._published_max_home()[:m].copy()
+        method, cert, active, _gap = run_steps(
+            k, codes, place, starts, base, t_from, t_to, self.l, self.mu, self._beta[:m], self.defer, seen, pub_max, final_oldest
+        )
+        # write back, and n_supp / last of every touched snapshot
+        seg = np.repeat(np.arange(len(snaps)), sizes)
+        n_supp = np.bincount(seg, weights=place < 0, minlength=len(snaps)).astype(np.int64)
+        last = np.full(len(snaps), -1, dtype=np.int64)
+        np.maximum.at(last, seg, place)
+        for i, sn in enumerate(snaps):
+            sn.place[:] = place[starts[i] : starts[i + 1]]
+            sn.n_supp = int(n_supp[i])
+            sn.last = int(last[i])
+        return [
+            ("fast" if mt == METHOD_FAST else "initial", CERTIFICATES.get(int(c)), int(a))
+            for mt, c, a in zip(method.tolist(), cert.tolist(), active.tolist())
+        ]
 
     # ------------------------------------------------------------------ the paper's step (Definition 2)
     def _paper_step(self, t: int) -> tuple[str, str | None, int]:
@@ -832,6 +904,8 @@ class StreamPublisher:
             "defer": self.defer,
             "step": self.step,
             "step_cpu_seconds": self.step_cpu_seconds,
+            "jit_compile_cpu_seconds": self.jit_compile_cpu_seconds,
+            "steps_heuristic": sum(1 for s in self.steps if s.method == "fast" and s.certificate is None),
             "relays": self.relays,
             "relay_moves": self.chain_moves,
             "records": int(len(t)),

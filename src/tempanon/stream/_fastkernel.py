@@ -1,0 +1,452 @@
+"""The compiled kernel of the fast step (see :mod:`tempanon.stream.fast`); imported only when that step
+runs, because importing it imports numba (and compiles, or loads from numba's cache, on first call).
+Without numba the same functions run as plain Python (correct, slow)."""
+
+import numpy as np
+
+try:
+    from numba import njit
+
+    def jit(fn):
+        return njit(cache=True, nogil=True)(fn)
+
+    HAVE_NUMBA = True
+except ImportError:  # pragma: no cover - numba is a dependency
+    def jit(fn):
+        return fn
+
+    HAVE_NUMBA = False
+
+METHOD_INITIAL, METHOD_FAST = 0, 1
+CERT_NONE, CERT_FEWER, CERT_IL0, CERT_BOUND = 0, 1, 2, 3
+_EPS = 1e-9
+
+
+@jit
+def eligible_row(n, N, p, mv, l):
+    mx = 0
+    for u in range(mv):
+        if n[p, u] > mx:
+            mx = n[p, u]
+    return l * mx <= N[p]
+
+@jit
+def refresh(n, M, cM, p, mv):
+    mx = 0
+    c = 0
+    for u in range(mv):
+        x = n[p, u]
+        if x > mx:
+            mx = x
+            c = 1
+        elif x == mx and x > 0:
+            c += 1
+    M[p] = mx
+    cM[p] = c
+
+@jit
+def removal_ok(n, N, M, cM, p, u, l):
+    nm = M[p]
+    if n[p, u] == M[p] and cM[p] == 1:
+        nm = M[p] - 1
+    return l * nm <= N[p] - 1
+
+@jit
+def add_ok(n, N, M, p, u, l):
+    mx = M[p]
+    if n[p, u] + 1 > mx:
+        mx = n[p, u] + 1
+    return l * mx <= N[p] + 1
+
+@jit
+def cost_of(i, opt, P, pr, hh, oldest, mu):
+    if opt == P:
+        return pr[i]
+    return mu[oldest + opt - hh[i]]
+
+@jit
+def move(n, N, M, cM, o, v, i, b, P, mv):
+    a = o[i]
+    u = v[i]
+    if a < P:
+        n[a, u] -= 1
+        N[a] -= 1
+        refresh(n, M, cM, a, mv)
+    if b < P:
+        n[b, u] += 1
+        N[b] += 1
+        refresh(n, M, cM, b, mv)
+    o[i] = b
+
+@jit
+def pair_ok(n, N, o, v, i, b, j, d, P, mv, l):
+    """Both moves (i -> b, then j -> d) applied tentatively: are the touched snapshots l-eligible?"""
+    a = o[i]
+    c = o[j]
+    ui = v[i]
+    uj = v[j]
+    if a < P:
+        n[a, ui] -= 1
+        N[a] -= 1
+    if b < P:
+        n[b, ui] += 1
+        N[b] += 1
+    if c < P:
+        n[c, uj] -= 1
+        N[c] -= 1
+    if d < P:
+        n[d, uj] += 1
+        N[d] += 1
+    ok = True
+    if a < P and not eligible_row(n, N, a, mv, l):
+        ok = False
+    if ok and b < P and not eligible_row(n, N, b, mv, l):
+        ok = False
+    if ok and c < P and not eligible_row(n, N, c, mv, l):
+        ok = False
+    if ok and d < P and not eligible_row(n, N, d, mv, l):
+        ok = False
+    if d < P:
+        n[d, uj] -= 1
+        N[d] -= 1
+    if c < P:
+        n[c, uj] += 1
+        N[c] += 1
+    if b < P:
+        n[b, ui] -= 1
+        N[b] -= 1
+    if a < P:
+        n[a, ui] += 1
+        N[a] += 1
+    return ok
+
+@jit
+def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, lo, hi, lb, max_rounds):
+    """Best-improvement local search (single moves, repaired pairs, lifts). Returns the IL."""
+    il = 0.0
+    for i in range(na):
+        il += cost_of(i, o[i], P, pr, hh, oldest, mu)
+    gain = np.empty(na)
+    order = np.empty(na, dtype=np.int64)
+    taken = np.empty(na, dtype=np.int64)
+    prev = np.empty(na, dtype=np.int64)
+    rounds = 0
+    while il > lb + _EPS and rounds < max_rounds:
+        rounds += 1
+        # 1. single moves
+        best = -_EPS
+        bi = -1
+        bb = -1
+        for i in range(na):
+            a = o[i]
+            ca = cost_of(i, a, P, pr, hh, oldest, mu)
+            u = v[i]
+            rem = a == P or removal_ok(n, N, M, cM, a, u, l)
+            if not rem:
+                continue
+            for b in range(lo[i], hi[i] + 2):
+                if b == hi[i] + 1:
+                    b = P
+                if b == a:
+                    continue
+                dlt = cost_of(i, b, P, pr, hh, oldest, mu) - ca
+                if dlt < best and (b == P or add_ok(n, N, M, b, u, l)):
+                    best = dlt
+                    bi = i
+                    bb = b
+        if bi >= 0:
+            move(n, N, M, cM, o, v, bi, bb, P, mv)
+            il += best
+            continue
+        # 2. repaired pairs: a gaining move that breaks a snapshot, and a repair entering or leaving it
+        best = -_EPS
+        bi = -1
+        bb = -1
+        bj = -1
+        bd = -1
+        for i in range(na):
+            a = o[i]
+            ca = cost_of(i, a, P, pr, hh, oldest, mu)
+            u = v[i]
+            rem = a == P or removal_ok(n, N, M, cM, a, u, l)
+            for b in range(lo[i], hi[i] + 2):
+                if b == hi[i] + 1:
+                    b = P
+                if b == a:
+                    continue
+                d1 = cost_of(i, b, P, pr, hh, oldest, mu) - ca
+                if d1 >= -_EPS:
+                    continue
+                addb = b == P or add_ok(n, N, M, b, u, l)
+                if rem and addb:
+                    continue  # a feasible single move (none improves here)
+                for j in range(na):
+                    if j == i:
+                        continue
+                    c = o[j]
+                    cj = cost_of(j, c, P, pr, hh, oldest, mu)
+                    for d in range(lo[j], hi[j] + 2):
+                        if d == hi[j] + 1:
+                            d = P
+                        if d == c:
+                            continue
+                        # the repair must enter or leave a broken snapshot
+                        touches = False
+                        if not rem and (c == a or d == a):
+                            touches = True
+                        if not addb and (c == b or d == b):
+                            touches = True
+                        if not touches:
+                            continue
+                        tot = d1 + cost_of(j, d, P, pr, hh, oldest, mu) - cj
+                        if tot < best and pair_ok(n, N, o, v, i, b, j, d, P, mv, l):
+                            best = tot
+                            bi = i
+                            bb = b
+                            bj = j
+                            bd = d
+        if bi >= 0:
+            move(n, N, M, cM, o, v, bi, bb, P, mv)
+            move(n, N, M, cM, o, v, bj, bd, P, mv)
+            il += best
+            continue
+        # 3. lifts: raise the largest count of snapshot p to K and fill it with the best records
+        applied = False
+        for p in range(P):
+            for K in range(M[p] + 1, M[p] + 3):
+                # candidates: records that can reach p and are elsewhere, by decreasing gain
+                nc = 0
+                for j in range(na):
+                    if o[j] != p and lo[j] <= p and p <= hi[j]:
+                        gain[nc] = cost_of(j, o[j], P, pr, hh, oldest, mu) - cost_of(j, p, P, pr, hh, oldest, mu)
+                        taken[nc] = j
+                        nc += 1
+                if nc == 0:
+                    break
+                srt = np.argsort(-gain[:nc], kind="mergesort")
+                for k in range(nc):
+                    order[k] = taken[srt[k]]
+                total = 0.0
+                nt = 0
+                for k in range(nc):
+                    j = order[k]
+                    gj = gain[srt[k]]
+                    if gj <= _EPS and N[p] >= l * K:
+                        break
+                    u = v[j]
+                    if n[p, u] + 1 > K:
+                        continue
+                    c = o[j]
+                    if c < P and not removal_ok(n, N, M, cM, c, u, l):
+                        continue
+                    prev[nt] = c
+                    taken[nt] = j
+                    nt += 1
+                    # apply without the eligibility of p (checked at the end)
+                    if c < P:
+                        n[c, u] -= 1
+                        N[c] -= 1
+                        refresh(n, M, cM, c, mv)
+                    n[p, u] += 1
+                    N[p] += 1
+                    o[j] = p
+                    total += gj
+                refresh(n, M, cM, p, mv)
+                if total > _EPS and l * M[p] <= N[p]:
+                    il -= total
+                    applied = True
+                    break
+                # roll back
+                for k in range(nt - 1, -1, -1):
+                    j = taken[k]
+                    c = prev[k]
+                    u = v[j]
+                    n[p, u] -= 1
+                    N[p] -= 1
+                    if c < P:
+                        n[c, u] += 1
+                        N[c] += 1
+                        refresh(n, M, cM, c, mv)
+                    o[j] = c
+                refresh(n, M, cM, p, mv)
+            if applied:
+                break
+        if not applied:
+            break
+    return il
+
+@jit
+def surplus_cap(seen, l):
+    """model.eligible_cap of ``seen``."""
+    m = len(seen)
+    mx = 0
+    for s in range(m):
+        if seen[s] > mx:
+            mx = seen[s]
+    best = 0
+    for k in range(mx + 1):
+        tot = 0
+        for s in range(m):
+            tot += seen[s] if seen[s] < k else k
+        if l * k <= tot:
+            best = k
+    return best
+
+@jit
+def steps(codes, place, starts, base, t_from, t_to, l, w, mu, beta, defer, round_prices, seen, pub_max,
+          final_oldest, out_method, out_cert, out_active, out_lb_gap, max_rounds):
+    """Steps ``t_from .. t_to - 1`` on the records of snapshots ``base .. t_to - 1`` (snapshot ``k``
+    is ``codes[starts[k - base]:starts[k - base + 1]]``, ``place`` absolute snapshot or -1).
+    ``seen``: records per value of ``D[0..t_from - 1]`` (updated); ``pub_max``: per value the latest
+    published home (updated as snapshots leave the window). ``final_oldest >= 0``: one final re-solve
+    of ``D'[final_oldest..t_to - 1]`` (``flush()``, no shortcut, ``seen``/``pub_max`` untouched)."""
+    m = len(beta)
+    final = final_oldest >= 0
+    nrec = len(codes)
+    loc = np.full(m, -1, dtype=np.int64)
+    gidx = np.empty(nrec, dtype=np.int64)
+    hh = np.empty(nrec, dtype=np.int64)
+    v = np.empty(nrec, dtype=np.int64)
+    o = np.empty(nrec, dtype=np.int64)
+    pr = np.empty(nrec)
+    lo = np.empty(nrec, dtype=np.int64)
+    hi = np.empty(nrec, dtype=np.int64)
+    vals = np.empty(nrec, dtype=np.int64)
+    n = np.zeros((w + 2, max(m, 1)), dtype=np.int64)
+    N = np.zeros(w + 2, dtype=np.int64)
+    M = np.zeros(w + 2, dtype=np.int64)
+    cM = np.zeros(w + 2, dtype=np.int64)
+    for t in range(t_from, t_to):
+        k = t - t_from
+        oldest = final_oldest if final else max(0, t - w)
+        if not final:
+            for r in range(starts[t - base], starts[t - base + 1]):
+                seen[codes[r]] += 1
+        nvals = 0
+        for s in range(m):
+            if seen[s] > 0:
+                nvals += 1
+        out_lb_gap[k] = 0.0
+        if nvals < l and not final:
+            out_method[k] = METHOD_INITIAL
+            out_cert[k] = CERT_FEWER
+            out_active[k] = starts[t - base + 1] - starts[max(0, oldest - w) - base]
+        else:
+            shortcut = False
+            if not final:
+                # information loss 0: every active record at home (publisher._step's test)
+                moved = False
+                first = max(0, t - 2 * w)
+                for h in range(first, t + 1):
+                    for r in range(starts[h - base], starts[h - base + 1]):
+                        pl = place[r]
+                        if pl < 0 or (h < t and pl >= max(h + 1, oldest)):
+                            moved = True
+                            break
+                    if moved:
+                        break
+                if not moved:
+                    shortcut = True
+                    out_method[k] = METHOD_INITIAL
+                    out_cert[k] = CERT_IL0
+                    out_active[k] = starts[t - base + 1] - starts[oldest - base]
+            if not shortcut:
+                P = t - oldest + 1
+                # surplus values (model.surplus_values) for the deferred prices
+                cap = surplus_cap(seen, l) if (defer > 0.0 and w > 0) else 0
+                na = 0
+                mv = 0
+                for h in range(max(0, oldest - w), t + 1):
+                    for r in range(starts[h - base], starts[h - base + 1]):
+                        pl = place[r]
+                        s = codes[r]
+                        if h < oldest and not (pl >= oldest or (pl == -1 and pub_max[s] <= h)):
+                            continue
+                        gidx[na] = r
+                        hh[na] = h
+                        if loc[s] < 0:
+                            loc[s] = mv
+                            vals[mv] = s
+                            mv += 1
+                        v[na] = loc[s]
+                        o[na] = P if pl < 0 else pl - oldest
+                        b = beta[s]
+                        if defer > 0.0 and w > 0 and h + w > t and not (seen[s] > cap):
+                            rc = mu[min(max(t + 1 - h, 0), w)]
+                            price = b - defer * max(b - rc, 0.0)
+                            if round_prices:
+                                price = np.round(price)
+                            pr[na] = price
+                        else:
+                            pr[na] = b
+                        lo[na] = max(h, oldest) - oldest
+                        hi[na] = min(h + w, t) - oldest
+                        na += 1
+                for p in range(P):
+                    N[p] = 0
+                    for u in range(mv):
+                        n[p, u] = 0
+                for i in range(na):
+                    if o[i] < P:
+                        n[o[i], v[i]] += 1
+                        N[o[i]] += 1
+                for p in range(P):
+                    refresh(n, M, cM, p, mv)
+                lb = 0.0
+                for i in range(na):
+                    c0 = pr[i]
+                    c1 = mu[oldest + lo[i] - hh[i]]
+                    lb += c1 if c1 < c0 else c0
+                il = local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, lo, hi, lb, max_rounds)
+                out_method[k] = METHOD_FAST
+                out_cert[k] = CERT_BOUND if il <= lb + _EPS else CERT_NONE
+                out_active[k] = na
+                out_lb_gap[k] = il - lb
+                # Theorem 1: per value, earliest records to the earliest places; inside a (home, value)
+                # group the earliest records are the placed ones
+                key = np.empty(na, dtype=np.int64)
+                for i in range(na):
+                    key[i] = v[i] * nrec + gidx[i]
+                srt = np.argsort(key)
+                a = 0
+                pls = np.empty(na, dtype=np.int64)
+                while a < na:
+                    u = v[srt[a]]
+                    e = a
+                    while e < na and v[srt[e]] == u:
+                        e += 1
+                    # placed places of value u, sorted; placed count per home
+                    npl = 0
+                    for q in range(a, e):
+                        if o[srt[q]] < P:
+                            pls[npl] = o[srt[q]]
+                            npl += 1
+                    pls[:npl] = np.sort(pls[:npl])
+                    q = a
+                    idx = 0
+                    while q < e:
+                        h = hh[srt[q]]
+                        r2 = q
+                        kept = 0
+                        while r2 < e and hh[srt[r2]] == h:
+                            if o[srt[r2]] < P:
+                                kept += 1
+                            r2 += 1
+                        for z in range(q, r2):
+                            i = srt[z]
+                            if z - q < kept:
+                                place[gidx[i]] = oldest + pls[idx]
+                                idx += 1
+                            else:
+                                place[gidx[i]] = -1
+                        q = r2
+                    a = e
+                for u in range(mv):
+                    loc[vals[u]] = -1
+        # snapshot t - w leaves the window
+        if not final and t - w >= 0:
+            j = t - w
+            for h in range(max(0, j - w), j + 1):
+                for r in range(starts[h - base], starts[h - base + 1]):
+                    if place[r] == j and pub_max[codes[r]] < h:
+                        pub_max[codes[r]] = h

@@ -1,0 +1,90 @@
+"""The fast step (``--step fast``, the default): tempanon's own heuristic for the broader step problem.
+
+Not in the paper (Wang, Xu, Wong, Fu, ICDM 2010): it solves the same step problem as the exact step
+(:mod:`tempanon.stream.reposition`: every pending placement may change, suppressed records of a home
+before the window may be recycled when Theorem 1 allows, suppressions that a later step can still
+recycle priced by ``defer``) but by a local search without a proof of optimality, compiled with numba
+so that a step costs microseconds instead of milliseconds (issue 14).
+
+One step ``t`` over the pending snapshots ``D'[oldest..t]`` (records, not counts):
+
+1. **Start**: the previous window as it was (l-eligible) and the initial solution of ``D[t]`` (Section
+   IV: its most frequent value suppressed until l-eligible), applied by the publisher.
+2. **Bound**: every record at its cheapest option (eligibility ignored) is a lower bound; a state that
+   reaches it is optimal and the step stops (certificate ``lower bound``).
+3. **Local search**, best improvement first, until no move improves (every applied move lowers the IL
+   strictly, so it ends):
+
+   * *single moves* (the paper's LP-Repositions, Section V.A): one record to another option (a pending
+     snapshot in its reach, or suppression) with both touched snapshots still l-eligible;
+   * *repaired pairs* (LL-Reposition + repair, relays included): a move that gains but breaks one or two
+     snapshots, together with the best second move entering or leaving a broken snapshot that makes
+     every snapshot l-eligible again;
+   * *lifts* (Figure 4's level lift, generalized to every pending snapshot): raise snapshot ``p``'s
+     largest value count to ``K`` (one or two above the current one) by pulling in the records that gain
+     most (un-suppressing, recycling, moving from other snapshots that stay l-eligible), best gain first,
+     at most ``K`` per value, until ``|D'[p]| >= l K``; kept only when the whole lift gains.
+4. **Timestamp order** (Theorem 1): per value, the earliest records (by home, then input order) take the
+   earliest places, and inside a (home, value) group the earliest records are the ones placed (the swap
+   of Theorem 1's proof: counts per snapshot and value unchanged, reach kept, IL never higher).
+
+Every release is still verified independently (l-diversity, Theorem 1) before it is written. The
+kernel runs a whole batch of steps in one call (:meth:`StreamPublisher.push_coded_many`) or one step
+(:meth:`StreamPublisher.push`), with identical results. numba is imported only when this step runs;
+without numba the same functions run as plain Python (correct, slow).
+"""
+
+from __future__ import annotations
+
+import time as _time
+
+import numpy as np
+
+METHOD_INITIAL, METHOD_FAST = 0, 1  # the kernel's method codes
+CERTIFICATES = {1: "fewer than l values", 2: "lower bound", 3: "lower bound"}
+"""Certificate names of the kernel's codes (``IL 0`` steps and bound-reaching steps are both proven by
+the bound "every record at its cheapest option")."""
+
+JIT_COMPILE_CPU_SECONDS = 0.0
+"""CPU time spent compiling the kernel (or loading it from numba's cache) in this process; never part
+of a step's time (``step_cpu_seconds``); reported as ``jit_compile_cpu_seconds`` in the summary."""
+
+MAX_ROUNDS = 10_000  # a safety cap on the local search's applied moves per step (every move lowers the IL)
+
+_kernel = None
+
+
+def kernel():
+    """The compiled kernel module (imports numba; compiles or loads from cache on first use, with a tiny
+    warm-up run, timed into :data:`JIT_COMPILE_CPU_SECONDS`)."""
+    global _kernel, JIT_COMPILE_CPU_SECONDS
+    if _kernel is None:
+        c0 = _time.process_time()
+        from tempanon.stream import _fastkernel as k
+
+        codes = np.array([0, 0, 1, 0, 2, 1], dtype=np.int64)
+        place = np.array([0, 0, 0, 1, 1, 1], dtype=np.int64)
+        place[1] = -1
+        starts = np.array([0, 3, 6], dtype=np.int64)
+        run_steps(k, codes, place, starts, 0, 0, 2, 2, np.array([0.0, 1.0]), np.full(3, 10.0), 2.0 / 3.0,
+                  np.zeros(3, dtype=np.int64), np.full(3, -1, dtype=np.int64), -1)
+        _kernel = k
+        JIT_COMPILE_CPU_SECONDS += _time.process_time() - c0
+    return _kernel
+
+
+def run_steps(k, codes, place, starts, base, t_from, t_to, l, mu, beta, defer, seen, pub_max, final_oldest):
+    """Run the kernel's steps ``t_from..t_to - 1`` (see ``_fastkernel.steps``); returns per step
+    ``(method, certificate, active, gap)`` arrays (``gap``: IL above the cheapest-option bound)."""
+    K = t_to - t_from
+    out_method = np.zeros(K, dtype=np.int64)
+    out_cert = np.zeros(K, dtype=np.int64)
+    out_active = np.zeros(K, dtype=np.int64)
+    out_gap = np.zeros(K, dtype=np.float64)
+    mu = np.ascontiguousarray(mu, dtype=np.float64)
+    beta = np.ascontiguousarray(beta, dtype=np.float64)
+    w = len(mu) - 1
+    round_prices = bool(np.all(mu == np.round(mu)) and np.all(beta == np.round(beta)))
+    k.steps(codes, place, starts, base, t_from, t_to, l, w, mu, beta, float(defer), round_prices, seen, pub_max,
+            final_oldest, out_method, out_cert, out_active, out_gap, MAX_ROUNDS)
+    return out_method, out_cert, out_active, out_gap

@@ -1,0 +1,83 @@
+"""The fast step (``step="fast"``, the default; tempanon's own compiled local search, not in the paper):
+every release is valid on random streams (l-eligible, within the window, timestamp-order preserving,
+checked here independently of the publisher's own verification), the final re-solve of flush() keeps
+it valid, the default step is this one and it never calls an ILP. Its IL against the exact optimum of
+each step is tested in test_stream_oracle.py (``test_fast_step_against_ilp_optimum``)."""
+
+import numpy as np
+import pandas as pd
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tempanon.stream.api import anonymize_stream
+from tempanon.stream.model import DEFAULT_STEP, CostModel
+from tempanon.stream.publisher import StreamPublisher
+from tempanon.verify import check_timestamp_order
+
+
+def _check_release(table: pd.DataFrame, l: int, w: int) -> None:
+    placed, home, code = table.placed.to_numpy(), table.home.to_numpy(), table.code.to_numpy()
+    pub = placed >= 0
+    d = placed[pub] - home[pub]
+    assert np.all((d >= 0) & (d <= w)), "a record published outside its window"
+    for j in np.unique(placed[pub]):
+        sel = code[placed == j]
+        assert l * np.bincount(sel).max() <= len(sel), f"snapshot {j} not {l}-eligible"
+    check_timestamp_order(home[pub], placed[pub], code[pub])  # raises on a crossing
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 10**6),
+    l=st.sampled_from([2, 3, 4]),
+    w=st.integers(1, 4),
+    T=st.integers(1, 14),
+    skew=st.sampled_from([1.0, 3.0, 8.0]),
+    cost_kind=st.sampled_from(["linear", "quadratic"]),
+    defer=st.sampled_from([0.0, 2 / 3, 1.0]),
+)
+def test_fast_step_releases_are_valid(seed, l, w, T, skew, cost_kind, defer):
+    rng = np.random.default_rng(seed)
+    values = list("abcdef")
+    p = np.array([skew] + [1.0] * (len(values) - 1))
+    cost = CostModel.linear(w, 1.0, {"a": 4.0, "default": 10.0}) if cost_kind == "linear" else CostModel.quadratic(w, 7.0)
+    pub = StreamPublisher(l, w, sensitive="s", qi=["q"], cost=cost, defer=defer, step="fast")
+    rid = 0
+    for t in range(T):
+        n = int(rng.integers(0, 9))
+        snap = pd.DataFrame({"q": rng.integers(0, 3, n), "s": rng.choice(values, n, p=p / p.sum())}, index=np.arange(rid, rid + n))
+        rid += n
+        pub.push(snap, label=str(t))
+        # the pending snapshots after every step: reach respected, each l-eligible
+        tab = pub.record_table()
+        oldest = max(0, t - w)
+        pend = tab[tab.placed >= oldest]
+        assert ((pend.placed >= pend.home) & (pend.placed <= pend.home + w)).all()
+        for j, grp in pend.groupby("placed"):
+            assert l * grp.code.value_counts().max() <= len(grp)
+    pub.flush()
+    tab = pub.record_table()
+    _check_release(tab, l, w)
+    s = pub.summary()
+    assert s["step"] == "fast" and s["steps_solved_by_ilp"] == 0
+    assert s["suppressed"] == int((tab.placed < 0).sum())
+
+
+def test_default_step_is_fast_and_uses_no_ilp():
+    """The default step is the fast one: no step ILP, no LP, its compile time apart from the steps'."""
+    assert DEFAULT_STEP == "fast" and StreamPublisher(2, 1, sensitive="s").step == "fast"
+    rng = np.random.default_rng(7)
+    n = 600
+    df = pd.DataFrame({
+        "when": (pd.Timestamp("2021-01-01") + pd.to_timedelta(np.sort(rng.integers(0, 60 * 24 * 60, n)), unit="min")).astype(str),
+        "dx": rng.choice(list("abcdefgh"), n, p=[0.4] + [0.6 / 7] * 7),
+        "zip": rng.choice(["1", "2"], n),
+    })
+    res = anonymize_stream(df, time="when", sensitive="dx", qi=["zip"], l=3, w=4, cost="quadratic")
+    s = res.summary
+    assert s["step"] == "fast" and s["steps_solved_by_ilp"] == 0 and s["ilp_step_solvers"] == {}
+    assert s["step_cpu_seconds"] >= 0 and s["jit_compile_cpu_seconds"] >= 0
+    assert {st.method for st in res.publisher.steps} <= {"fast", "initial"}
+    _check_release(res.publisher.record_table(), 3, 4)
+    exact = anonymize_stream(df, time="when", sensitive="dx", qi=["zip"], l=3, w=4, cost="quadratic", step="exact")
+    assert s["information_loss"] <= 1.1 * exact.summary["information_loss"]
