@@ -1,6 +1,6 @@
 """Time-granularity search on DuckDB vs numpy (issue 15): CPU and peak RSS.
 
-    python benchmarks/bench_engine_temporal.py --rows 10000000 --engines numpy,duckdb [--memory-limit 2GB]
+    python benchmarks/bench_engine_temporal.py --rows 10000000 --engines numpy,duckdb,duckdb-file [--memory-limit 2GB]
 
 Generates ``--rows`` events with respondent ids (one respondent per 10 events on average, Zipf-ish
 activity), two quasi-identifiers (sex: 2 values, region: 8) and a timestamp at minute resolution
@@ -11,6 +11,11 @@ default granularities: parse, search, release, independent verification). Report
 (``time.process_time``, all threads) of the anonymization and of the search alone
 (Algorithm 1's Procedure 2 calls: numpy ``prepare`` + checks, or the DuckDB queries), peak RSS
 after reading and at the end. Printed as Markdown rows.
+
+``duckdb-file`` is the out-of-core path (:func:`tempanon.temporal.outofcore.anonymize_timestamped_file`):
+the Parquet read in place by DuckDB (no pandas table), the release written by DuckDB as Parquet
+beside it and verified by SQL on the written file; its CPU of the release COPY and of the
+verification are printed as a comment line.
 """
 
 from __future__ import annotations
@@ -32,22 +37,85 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
 
-def generate(path: Path, rows: int, seed: int = 5) -> None:
-    import pandas as pd
+def generate(path: Path, rows: int, seed: int = 5, chunk: int = 5_000_000) -> None:
+    """Write ``rows`` events as Parquet in chunks of ``chunk`` rows (constant driver memory, so
+    100M events can be generated on a shared machine). Same distribution for every chunk size."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
 
     rng = np.random.default_rng(seed)
     n_resp = max(rows // 10, 1)
-    uid = (rng.zipf(1.3, rows) * 7919 + rng.integers(0, n_resp, rows)) % n_resp
-    sex = np.where(uid % 2 == 0, "F", "M")
-    region = np.array([f"R{i}" for i in range(8)])[(uid // 2) % 8]
     t0 = np.datetime64("2022-01-01T00:00:00", "s").astype(np.int64)
-    minutes = rng.integers(0, 2 * 365 * 24 * 60, rows)
-    t = (t0 + minutes * 60).astype("datetime64[s]")
-    pd.DataFrame({"uid": uid.astype(np.int64), "sex": sex, "region": region, "t": t}).to_parquet(path, index=False)
+    regions = np.array([f"R{i}" for i in range(8)], dtype=object)
+    writer = None
+    try:
+        for lo in range(0, rows, chunk):
+            m = min(chunk, rows - lo)
+            uid = (rng.zipf(1.3, m) * 7919 + rng.integers(0, n_resp, m)) % n_resp
+            minutes = rng.integers(0, 2 * 365 * 24 * 60, m)
+            tab = pa.table({
+                "uid": pa.array(uid.astype(np.int64)),
+                "sex": pa.DictionaryArray.from_arrays(pa.array((uid % 2).astype(np.int32)), pa.array(["F", "M"])),
+                "region": pa.DictionaryArray.from_arrays(pa.array(((uid // 2) % 8).astype(np.int32)), pa.array(list(regions))),
+                "t": pa.array((t0 + minutes * 60).astype("datetime64[s]")),
+            })  # fmt: skip
+            if writer is None:
+                writer = pq.ParquetWriter(str(path), tab.schema)
+            writer.write_table(tab, row_group_size=1_000_000)
+    finally:
+        if writer is not None:
+            writer.close()
+
+
+def child_file(path: str, memory_limit: str | None) -> None:
+    """The out-of-core path: the Parquet read in place by DuckDB, the release written by DuckDB
+    (Parquet, beside the input) and verified by SQL on the written file."""
+    import tempanon.temporal.outofcore as ooc
+
+    search = [0.0]
+    orig_lg = ooc.least_generalization
+
+    def timed(*a, **kw):
+        c = time.process_time()
+        try:
+            return orig_lg(*a, **kw)
+        finally:
+            search[0] += time.process_time() - c
+
+    ooc.least_generalization = timed
+    phase = {"write": 0.0, "verify": 0.0}
+
+    def timed_phase(name, fn):
+        def wrapper(*a, **kw):
+            c = time.process_time()
+            try:
+                return fn(*a, **kw)
+            finally:
+                phase[name] += time.process_time() - c
+        return wrapper
+
+    ooc._write = timed_phase("write", ooc._write)  # the release's COPY (sorted by class, hashed within)
+    ooc.verify_written = timed_phase("verify", ooc.verify_written)  # the independent SQL check of the file
+    out = Path(path).parent / "release.parquet"
+    c0, w0 = time.process_time(), time.perf_counter()
+    res = ooc.anonymize_timestamped_file(path, out=out, time="t", qi=["sex", "region"], uid="uid", k=5,
+                                         max_suppression=0.01, memory_limit=memory_limit)  # fmt: skip
+    cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+    s = res.summary
+    print(json.dumps({
+        "engine": "duckdb-file", "cpu": cpu, "wall": wall, "search_cpu": search[0], "rss_read_mb": float("nan"),
+        "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "granularity": s["granularity"],
+        "gen_m": s["gen_m"], "gen_s": s["gen_s"], "suppressed": s["suppressed"], "respondents": s["respondents"],
+        "verified": bool(s["verification"].get("verified_file")), "out_mb": out.stat().st_size / 2**20,
+        "write_cpu": phase["write"], "verify_cpu": phase["verify"],
+    }))  # fmt: skip
 
 
 def child(path: str, engine: str, memory_limit: str | None) -> None:
     import pandas as pd
+
+    if engine == "duckdb-file":
+        return child_file(path, memory_limit)
 
     import tempanon.temporal.least as least
     from tempanon.temporal.api import anonymize_timestamped
@@ -95,28 +163,37 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--engines", default="numpy,duckdb")
     ap.add_argument("--memory-limit", default=None)
+    ap.add_argument("--tmpdir", default="/tmp", help="where the generated Parquet (and the duckdb-file release) go")
     ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
         child(a.child[0], a.child[1], a.memory_limit)
         return
-    tmp = Path(tempfile.mkdtemp(prefix="tempanon-bench-ts-", dir="/tmp"))
+    tmp = Path(tempfile.mkdtemp(prefix="tempanon-bench-ts-", dir=a.tmpdir))
     try:
         path = tmp / "events.parquet"
+        c0, w0 = time.process_time(), time.perf_counter()
         generate(path, a.rows)
-        print(f"# {a.rows:,} events; load: {os.getloadavg()}")
+        print(f"# {a.rows:,} events generated in {time.perf_counter() - w0:.0f} s ({time.process_time() - c0:.0f} s CPU), "
+              f"{path.stat().st_size / 2**20:,.0f} MiB Parquet; load: {os.getloadavg()}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}", flush=True)
         print("| events | engine | CPU s (anonymize) | CPU s (search) | wall s | peak RSS MB (after read) | peak RSS MB | granularity | gen_m | gen_s | suppressed |")
         print("|---:|---|---:|---:|---:|---:|---:|---|---:|---:|---:|")
         for eng in a.engines.split(","):
             cmd = [sys.executable, __file__, "--child", str(path), eng]
             if a.memory_limit:
                 cmd += ["--memory-limit", a.memory_limit]
+            w1 = time.perf_counter()
             out = subprocess.run(cmd, capture_output=True, text=True)
+            print(f"# {eng}: finished {time.strftime('%H:%M UTC', time.gmtime())} after {time.perf_counter() - w1:.0f} s; "
+                  f"load {os.getloadavg()}", flush=True)
             if out.returncode != 0:
                 print(f"| {a.rows:,} | {eng} | failed: {out.stderr.strip().splitlines()[-1:]} |")
                 continue
             r = json.loads(out.stdout.strip().splitlines()[-1])
-            print(f"| {a.rows:,} | {eng} | {r['cpu']:.1f} | {r['search_cpu']:.1f} | {r['wall']:.1f} | {r['rss_read_mb']:,.0f} | "
+            if "write_cpu" in r:
+                print(f"# {eng}: CPU s of the release COPY {r['write_cpu']:.1f}, of the SQL verification {r['verify_cpu']:.1f}; "
+                      f"release {r['out_mb']:,.0f} MiB Parquet", flush=True)
+            print(f"| {a.rows:,} | {eng}{', `--memory-limit ' + a.memory_limit + '`' if a.memory_limit and eng != 'numpy' else ''} | {r['cpu']:.1f} | {r['search_cpu']:.1f} | {r['wall']:.1f} | {r['rss_read_mb']:,.0f} | "
                   f"{r['rss_mb']:,.0f} | {r['granularity']} | {r['gen_m']} | {r['gen_s']:,} | {r['suppressed']:,} |", flush=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -133,10 +133,20 @@ def test_cli_engine_duckdb_same_files(tmp_path):
         r = _cli(args)
         assert r.exit_code == 0, r.output
         outs[eng] = ((tmp_path / f"{eng}.csv").read_text(), json.loads((tmp_path / f"{eng}.json").read_text()))
-    assert outs["numpy"][0] == outs["duckdb"][0]
     sn, sd = outs["numpy"][1], outs["duckdb"][1]
-    assert sd.pop("plan")["memory_limit"] == "1GB"
+    plan = sd.pop("plan")
+    assert plan["memory_limit"] == "1GB" and "out of core" in plan["input"]  # the file read in place
+    assert _sorted_text(outs["numpy"][0]).equals(_sorted_text(outs["duckdb"][0]))
+    for key in ("verification", "row_order"):  # the file path's own verifier and row order
+        sn.pop(key), sd.pop(key)
     assert sn == sd
+
+
+def _sorted_text(text):
+    import io
+
+    t = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
+    return t.sort_values(list(t.columns)).reset_index(drop=True)
 
 
 @pytest.mark.parametrize("extra,msg", [
@@ -152,13 +162,78 @@ def test_cli_engine_refused_exit_2(tmp_path, extra, msg):
     assert not (tmp_path / "o.csv").exists()
 
 
-def test_cli_engine_duckdb_joint_refused(tmp_path):
+# ---- joint search (time and hierarchies together) on DuckDB -------------------------------------
+ENC_ROWS = [["wellness", "preventive", "*"], ["ambulatory", "visit", "*"], ["outpatient", "visit", "*"],
+            ["urgentcare", "acute", "*"], ["emergency", "acute", "*"], ["inpatient", "stay", "*"],
+            ["snf", "stay", "*"], ["hospice", "stay", "*"], ["virtual", "visit", "*"]]  # fmt: skip
+
+
+def _same_joint(df, **kw):
+    """numpy and DuckDB joint searches: same node, metrics, candidates, minimal nodes and rows."""
+    a, b = _run(df, "numpy", **kw), _run(df, "duckdb", **kw)
+    if isinstance(a, NoSolutionError) or isinstance(b, NoSolutionError):
+        assert type(a) is type(b), (a, b)
+        assert str(a) == str(b)
+        return None
+    sa, sb = dict(a.summary), dict(b.summary)
+    plan = sb.pop("plan")
+    assert plan["engine"] == "duckdb" and plan["engine_queries"] >= 1
+    assert "plan" not in sa
+    sa.pop("search_seconds"), sb.pop("search_seconds")  # wall time
+    assert sa == sb
+    key = lambda r: r.astype(str).sort_values(list(r.columns)).reset_index(drop=True)  # noqa: E731
+    pd.testing.assert_frame_equal(key(a.released), key(b.released))
+    pd.testing.assert_frame_equal(a.released, b.released)  # same seed, same classes: same order too
+    return a
+
+
+@pytest.mark.parametrize("k,ms,metric", [(3, 0.01, "gen_c"), (5, 0.05, "gen_c"), (2, 0.0, "gen_m"), (2, 0.05, "loss"), (3, 0.02, "height")])
+def test_joint_sample_encounters_same_as_numpy(encounters, k, ms, metric):
+    from tempanon.hierarchy import Hierarchy
+
+    hier = {"ENCOUNTERCLASS": Hierarchy.from_rows("ENCOUNTERCLASS", ENC_ROWS)}
+    res = _same_joint(encounters, time="START", qi=["ENCOUNTERCLASS"], k=k, uid="PATIENT", max_suppression=ms,
+                      hierarchies=hier, metric=metric, granularities="day,week,month,quarter,year")  # fmt: skip
+    if ms > 0:  # without suppression no node is anonymous here (both engines say so, same message)
+        assert res is not None and res.summary["mode"] == "joint"
+
+
+AGE_ROWS = [[str(a), f"{a // 10 * 10}-{a // 10 * 10 + 9}", "*"] for a in range(20, 60)]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(df=relations(), k=st.integers(2, 4), ms=st.sampled_from([0.0, 0.1, 0.4]), with_uid=st.booleans(),
+       metric=st.sampled_from(["gen_c", "gen_m", "height"]), seed=st.integers(0, 2**16),
+       grans=st.sampled_from(["hour,day,week,month,year", "day,business-day,month"]))  # fmt: skip
+def test_joint_random_relations_same_as_numpy(df, k, ms, with_uid, metric, seed, grans):
+    from tempanon.hierarchy import Hierarchy
+
+    rng = np.random.default_rng(seed)
+    df = df.assign(age=rng.integers(20, 60, len(df)).astype(str))
+    hier = {"age": Hierarchy.from_rows("age", AGE_ROWS)}
+    _same_joint(df, time="t", qi=["sex", "age"], k=k, uid="uid" if with_uid else None, max_suppression=ms,
+                metric=metric, granularities=grans, hierarchies=hier)  # fmt: skip
+
+
+def test_cli_engine_duckdb_joint_same_files(tmp_path):
+    """``timestamped --hierarchies --engine duckdb``: the same release file and summary as numpy."""
+    import json
+
     (tmp_path / "h").mkdir()
-    (tmp_path / "h" / "ENCOUNTERCLASS.csv").write_text("wellness,*\n")
-    r = _cli(["timestamped", str(SAMPLE), "--time", "START", "--uid", "PATIENT", "--k", "3", "--qi", "ENCOUNTERCLASS",
-              "--hierarchies", str(tmp_path / "h"), "--out", str(tmp_path / "o.csv"), "-q", "--engine", "duckdb"])  # fmt: skip
-    assert r.exit_code == 2, r.output
-    assert "joint" in r.output
+    (tmp_path / "h" / "ENCOUNTERCLASS.csv").write_text("\n".join(";".join(r) for r in ENC_ROWS) + "\n")
+    outs = {}
+    for eng in ("numpy", "duckdb"):
+        r = _cli(["timestamped", str(SAMPLE), "--time", "START", "--uid", "PATIENT", "--k", "3", "--qi", "ENCOUNTERCLASS",
+                  "--hierarchies", str(tmp_path / "h"), "--granularities", "day,week,month,year", "--max-suppression",
+                  "0.02", "--out", str(tmp_path / f"{eng}.csv"), "--summary", str(tmp_path / f"{eng}.json"),
+                  "--shuffle-seed", "5", "-q", "--engine", eng])  # fmt: skip
+        assert r.exit_code == 0, r.output
+        outs[eng] = ((tmp_path / f"{eng}.csv").read_text(), json.loads((tmp_path / f"{eng}.json").read_text()))
+    assert outs["numpy"][0] == outs["duckdb"][0]
+    sn, sd = outs["numpy"][1], outs["duckdb"][1]
+    assert sd.pop("plan")["engine"] == "duckdb"
+    sn.pop("search_seconds"), sd.pop("search_seconds")
+    assert sn == sd
 
 
 JOB = """\
@@ -198,3 +273,116 @@ def test_job_engine_key_timestamped(tmp_path):
     r = _cli(["run", str(job), "-q"])
     assert r.exit_code == 2, r.output
     assert "not supported for timestamped" in " ".join(r.output.split())
+
+
+# ---- out of core: the file read in place by DuckDB, the release written and verified by SQL ----------
+def _same_file(df_or_path, tmp_path, suffix=".csv", **kw):
+    """The out-of-core file path against the in-memory numpy path: same summary (but its plan,
+    verifier report and row order) and the same released rows after sorting."""
+    from tempanon.data.io import read_table
+    from tempanon.temporal.outofcore import anonymize_timestamped_file
+
+    if isinstance(df_or_path, pd.DataFrame):
+        path = tmp_path / ("in.parquet" if suffix == ".parquet" else "in.csv")
+        df_or_path.to_parquet(path, index=False) if suffix == ".parquet" else df_or_path.to_csv(path, index=False)
+    else:
+        path = df_or_path
+    out = tmp_path / f"out{suffix}"
+    out.unlink(missing_ok=True)
+    df = read_table(path, as_text=True)
+    try:
+        a = anonymize_timestamped(df, engine="numpy", shuffle_seed=1, **kw)
+    except (NoSolutionError, InputError) as exc:
+        with pytest.raises(type(exc)) as info:
+            anonymize_timestamped_file(path, out=out, **kw)
+        assert str(info.value) == str(exc)
+        assert not out.exists()
+        return None
+    b = anonymize_timestamped_file(path, out=out, **kw)
+    sa, sb = dict(a.summary), dict(b.summary)
+    assert sb.pop("plan")["engine"] == "duckdb"
+    va, vb = sa.pop("verification"), sb.pop("verification")
+    assert vb["verified_file"] and vb["rows_out"] == sa["released_tuples"] and vb["classes"] == va["classes"]
+    sa.pop("row_order"), sb.pop("row_order")
+    assert sa == sb
+    got = pd.read_parquet(out) if suffix == ".parquet" else pd.read_csv(out, dtype=str, keep_default_na=False)
+    got = got.astype(object).where(got.notna(), "").astype(str)
+    exp = a.released.astype(object).where(a.released.notna(), "").astype(str)
+    key = lambda t: t.sort_values(list(t.columns)).reset_index(drop=True)  # noqa: E731
+    pd.testing.assert_frame_equal(key(got), key(exp.reset_index(drop=True)))
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temporary file left
+    return b
+
+
+@pytest.mark.parametrize("qi,k,ms", [([], 3, 0.01), (["ENCOUNTERCLASS"], 2, 0.0), (["ENCOUNTERCLASS"], 5, 0.2)])
+def test_file_sample_same_as_numpy(tmp_path, qi, k, ms):
+    res = _same_file(SAMPLE, tmp_path, time="START", qi=qi, k=k, uid="PATIENT", max_suppression=ms, keep=["DESCRIPTION"])
+    if (qi, k, ms) == ([], 3, 0.01):
+        assert res.summary["granularity"] == "semester"
+        assert (res.summary["gen_m"], res.summary["gen_s"], res.summary["suppressed"]) == (3, 2968, 63)
+
+
+def test_file_parquet_and_timezone(tmp_path, encounters):
+    _same_file(encounters, tmp_path, suffix=".parquet", time="START", qi=["ENCOUNTERCLASS"], k=2, uid="PATIENT",
+               max_suppression=0.1, granularities="day,business-day,week,2weeks,month,quarter",
+               timezone="America/New_York", country="US")  # fmt: skip
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(df=relations(), k=st.integers(2, 4), ms=st.sampled_from([0.0, 0.1, 0.4]), with_uid=st.booleans(),
+       with_qi=st.booleans(), metric=st.sampled_from(["gen_c", "gen_m", "gen_s"]),
+       grans=st.sampled_from([None, "hour,day,week,month,year", "day,business-day,month"]))  # fmt: skip
+def test_file_random_relations_same_as_numpy(tmp_path, df, k, ms, with_uid, with_qi, metric, grans):
+    _same_file(df, tmp_path, time="t", qi=["sex"] if with_qi else [], k=k, uid="uid" if with_uid else None,
+               max_suppression=ms, metric=metric, granularities=grans)  # fmt: skip
+
+
+def test_file_errors_name_the_line(tmp_path):
+    df = pd.DataFrame({"uid": ["a", "b", "a", "c", "b"], "t": ["2023-01-01 10:00", "2023-01-02 11:00", "2023-01-03",
+                                                              "not a time", "2023-01-05"]})  # fmt: skip
+    _same_file(df, tmp_path, time="t", uid="uid", k=2)  # same InputError text as numpy: line 5, the value
+    df2 = df.assign(t=["2023-01-01", "2023-01-02", "2023-01-03+02:00", "2023-01-04", "2023-01-05"])
+    _same_file(df2, tmp_path, time="t", uid="uid", k=2)  # mixed naive and aware: line 4
+    df3 = df.assign(t="2023-01-01", uid=["a", None, "b", "c", "d"])
+    _same_file(df3, tmp_path, time="t", uid="uid", k=2)  # missing respondent id: line 3
+
+
+def test_file_verification_refuses_a_corrupted_release(tmp_path, monkeypatch):
+    """A writer that changes one released row: the independent check of the written file refuses,
+    nothing is written (no output, no temporary file), exit 3 in the command."""
+    import tempanon.temporal.outofcore as ooc
+    from tempanon.errors import VerificationError
+
+    orig = ooc._write
+    kw = dict(time="START", qi=["ENCOUNTERCLASS"], k=3, uid="PATIENT", max_suppression=0.06)
+
+    def corrupt_label(sq, query, path, parquet):  # one row's time label moved to another granule
+        orig(sq, f"SELECT * REPLACE (CASE WHEN row_number() OVER () = 5 THEN '1999S1' ELSE START END AS START) "
+                 f"FROM ({query})", path, parquet)
+
+    def corrupt_value(sq, query, path, parquet):  # one row's class kept whole, another column changed
+        orig(sq, f"SELECT * REPLACE (CASE WHEN row_number() OVER () = 5 THEN 'x' ELSE DESCRIPTION END AS DESCRIPTION) "
+                 f"FROM ({query})", path, parquet)
+
+    def drop_row(sq, query, path, parquet):  # a class released without one of its rows
+        orig(sq, f"SELECT * FROM ({query}) LIMIT (SELECT count(*) - 1 FROM ({query}))", path, parquet)
+
+    out = tmp_path / "rel" / "out.csv"
+    for bad, msg in ((corrupt_label, "not the generalization|rows generalizing"), (corrupt_value, "a value was changed"),
+                     (drop_row, "rows generalizing to it|not the generalization")):  # fmt: skip
+        monkeypatch.setattr(ooc, "_write", bad)
+        with pytest.raises(VerificationError, match=msg):
+            ooc.anonymize_timestamped_file(SAMPLE, out=out, keep=["DESCRIPTION"], **kw)
+        assert not out.exists() and list(out.parent.iterdir()) == []
+    monkeypatch.setattr(ooc, "_write", corrupt_label)
+    r = _cli(["timestamped", str(SAMPLE), "--time", "START", "--uid", "PATIENT", "--k", "3", "--qi", "ENCOUNTERCLASS",
+              "--max-suppression", "0.06", "--out", str(out), "--summary", str(tmp_path / "s.json"), "-q",
+              "--engine", "duckdb"])  # fmt: skip
+    assert r.exit_code == 3, r.output
+    assert not out.exists() and not (tmp_path / "s.json").exists() and list(out.parent.iterdir()) == []
+    monkeypatch.setattr(ooc, "_write", orig)
+    r = _cli(["timestamped", str(SAMPLE), "--time", "START", "--uid", "PATIENT", "--k", "3", "--qi", "ENCOUNTERCLASS",
+              "--max-suppression", "0.06", "--out", str(out), "--summary", str(tmp_path / "s.json"), "-q",
+              "--engine", "duckdb"])  # fmt: skip
+    assert r.exit_code == 0, r.output
+    assert out.exists() and (tmp_path / "s.json").exists()

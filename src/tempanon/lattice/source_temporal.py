@@ -30,8 +30,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+import pandas as pd
 
 from tempanon.errors import InputError
+from tempanon.lattice.source import NumpySource
 from tempanon.temporal.granularity import GAP, Granularity
 from tempanon.temporal.least import Check
 
@@ -64,6 +66,26 @@ class DuckDBTimeSource:
         self._distinct: np.ndarray | None = None
         self.engine_queries = 0
         self._dim_of: str | None = None
+        self._owns = True
+        self._gap_error = None
+
+    @classmethod
+    def on_relation(cls, con, n: int, distinct_instants: np.ndarray, *, memory_limit: str | None = None,
+                    gap_error=None) -> "DuckDBTimeSource":  # fmt: skip
+        """A source over a relation ``rel(q, t, u)`` already in ``con`` (the out-of-core path,
+        :mod:`tempanon.temporal.outofcore`: built from a file read in place); ``distinct_instants``
+        its sorted distinct non-missing ``t``; ``gap_error(g, instants)`` raises the error for
+        instants in no granule of ``g``. The connection stays open on :meth:`close`."""
+        self = cls.__new__(cls)
+        self.con, self._tmpdir, self.memory_limit = con, None, memory_limit
+        self.n = int(n)
+        self.q = self.instants = self.missing = None
+        self._distinct = np.asarray(distinct_instants, dtype=np.int64)
+        self.engine_queries = 0
+        self._dim_of = None
+        self._owns = False
+        self._gap_error = gap_error
+        return self
 
     def distinct_instants(self) -> np.ndarray:
         """The distinct non-missing instants, computed by the engine (once)."""
@@ -87,6 +109,8 @@ class DuckDBTimeSource:
         t = self.distinct_instants()
         h = np.asarray(g.index(t), dtype=np.int64)
         bad = h == GAP
+        if bad.any() and self._gap_error is not None:
+            self._gap_error(g, t[bad])
         if bad.any():  # the numpy path's message: the first such tuple in (QI, time, row) order
             rows = np.flatnonzero(~self.missing & np.isin(self.instants, t[bad]))
             j = rows[np.lexsort((rows, self.instants[rows], self.q[rows]))[0]]
@@ -95,7 +119,7 @@ class DuckDBTimeSource:
         self.con.register("tdim", self._dim)
         self._dim_of = g.name
 
-    _CLASSES = ("SELECT r.q, d.g, r.u, count(*) AS n, min(r.i) AS i0 FROM rel r LEFT JOIN tdim d ON r.t = d.t "
+    _CLASSES = ("SELECT r.q, d.g, r.u, count(*) AS n FROM rel r LEFT JOIN tdim d ON r.t = d.t "
                 "GROUP BY r.q, d.g, r.u")  # fmt: skip
 
     def check(self, g: Granularity, k: int, max_suppressed: int = 0) -> Check:
@@ -144,6 +168,76 @@ class DuckDBTimeSource:
     def close(self) -> None:
         from tempanon.lattice.source_duckdb import close_duckdb
 
+        if getattr(self, "_owns", True):
+            close_duckdb(getattr(self, "con", None), getattr(self, "_tmpdir", None))
+        self.con = None
+
+
+class DuckDBJointSource(NumpySource):
+    """The joint search's frequency-set source on DuckDB (issue 15): time and the other
+    quasi-identifiers generalized together (:mod:`tempanon.temporal.joint`).
+
+    The hierarchies' base codes are computed on the driver exactly as :class:`NumpySource` does
+    (the granularity DAG's codes come from ``up`` of every data granule, numpy granularity code),
+    then the relation of base codes and respondent codes is held by DuckDB, which computes the
+    **bottom frequency set** with one ``GROUP BY`` (distinct rows of base codes and respondent,
+    with counts; LeFevre et al. SIGMOD 2005, Section 3). Every other frequency set is rolled up
+    from it on the driver (Rollup Property), as for :class:`~tempanon.lattice.source_duckdb.DuckDBSource`
+    when the bottom set fits the driver. The release is computed from the codes on the driver and
+    verified independently by :func:`tempanon.verify.check_timestamped_release` (the joint
+    search's own release, not :meth:`release`'s). Results are identical to the numpy source
+    (tests/engine/test_engine_temporal.py)."""
+
+    engine = "duckdb"
+    path = "bottom frequency set in engine, rollups on driver"
+
+    def __init__(self, data, *, memory_limit: str | None = None, threads: int | None = None):
+        super().__init__(data)
+        from tempanon.lattice.source_duckdb import open_duckdb
+
+        self.con, self._tmpdir = open_duckdb(memory_limit=memory_limit, threads=threads)
+        self.memory_limit = memory_limit
+        self.engine_queries = 0
+
+    def bottom(self, uid: str | None = None, sensitive: str | None = None):
+        import pyarrow as pa
+
+        from tempanon.lattice.freqset import Table, group_rows
+        from tempanon.lattice.source_duckdb import _query_arrow
+
+        if sensitive is not None:  # not used by the joint search
+            return super().bottom(uid=uid, sensitive=sensitive)
+        cols = {f"c{j}": pa.array(np.ascontiguousarray(c, dtype=np.int64)) for j, c in enumerate(self.base_codes)}
+        n_uid = 0
+        if uid is not None:
+            u = pd.factorize(self.data[uid])[0].astype(np.int64)  # missing ids were refused before
+            n_uid = int(u.max()) + 1 if len(u) else 0
+            cols["u"] = pa.array(u)
+        self.con.register("joint_rel", pa.table(cols))
+        keys = ", ".join(cols)
+        tab = _query_arrow(self.con, f"SELECT {keys}, count(*) AS n FROM joint_rel GROUP BY {keys}")
+        self.con.unregister("joint_rel")
+        self.engine_queries += 1
+        codes = [tab.column(f"c{j}").to_numpy().astype(np.int64) for j in range(len(self.dims))]
+        counts = tab.column("n").to_numpy().astype(np.int64)
+        extra = tab.column("u").to_numpy().astype(np.int64) if uid is not None else None
+        fs = group_rows(tuple(range(len(self.dims))), (0,) * len(self.dims), codes, [d.n_base for d in self.dims],
+                        counts, extra, n_uid, False)  # fmt: skip
+        self.table = Table([np.ascontiguousarray(c) for c in fs.cols], fs.counts, fs.uid, n_uid, len(self.data), False)
+        return self.table
+
+    def release(self, node, k, *, uid, drop, out=None, verify=True, max_suppressed=0, l=None, sensitive=None):
+        """The generalized DataFrame (numpy, from the codes); the joint search releases and
+        verifies its own (:func:`tempanon.temporal.joint.joint_anonymize`)."""
+        return NumpySource.release(self, node, k, uid=uid, drop=drop)
+
+    def describe(self) -> dict:
+        return {"engine": self.engine, "path": self.path, "engine_queries": self.engine_queries,
+                **({"memory_limit": self.memory_limit} if self.memory_limit else {})}  # fmt: skip
+
+    def close(self) -> None:
+        from tempanon.lattice.source_duckdb import close_duckdb
+
         close_duckdb(getattr(self, "con", None), getattr(self, "_tmpdir", None))
         self.con = None
 
@@ -168,17 +262,15 @@ def class_key(q: np.ndarray, h: np.ndarray) -> np.ndarray:
 
 def resolve_time_engine(engine: str, *, joint: bool) -> str:
     """``engine`` for a timestamped search over an in-memory table: auto is numpy; spark is
-    refused (not supported for timestamped yet); the joint search runs on numpy only."""
+    refused (not supported for timestamped yet). ``joint`` (time with hierarchies) runs on both
+    numpy and DuckDB (:class:`DuckDBJointSource`)."""
     from tempanon.lattice.source import ENGINES
 
     if engine not in ENGINES:
         raise InputError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")
     if engine == "spark":
         raise InputError("--engine spark is not supported for timestamped data yet; use --engine duckdb or numpy")
-    if engine == "duckdb" and joint:
-        raise InputError("--engine duckdb serves the time-granularity search without --hierarchies only; the joint "
-                         "search (time and hierarchies) runs with --engine numpy")  # fmt: skip
     return "numpy" if engine == "auto" else engine
 
 
-__all__: Sequence[str] = ["DuckDBTimeSource", "class_key", "resolve_time_engine"]
+__all__: Sequence[str] = ["DuckDBJointSource", "DuckDBTimeSource", "class_key", "resolve_time_engine"]

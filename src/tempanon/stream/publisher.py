@@ -17,13 +17,16 @@ the records placed in pending snapshots, the new ones, and the suppressed ones t
    frequent value is suppressed, one record at a time, until it is l-eligible
    (:func:`~tempanon.stream.model.initial_suppression`). With the previous window l-eligible this is a
    feasible solution.
-2. ``step="exact"`` (default): the *broader step problem* (tempanon's, not the paper's Definition 2,
+2. ``step="fast"`` (the default) and ``step="exact"``: the *broader step problem* (tempanon's, not the paper's Definition 2,
    which keeps the inherited snapshots' value counts fixed; ``step="paper"`` runs that one,
    :mod:`tempanon.stream.recycle`): find the placement of the active records in the pending snapshots (repositioning forward by at most
    ``w``, recycling suppressed records, suppressing) of minimum information loss (Equation 2) with
    every pending snapshot l-eligible.
 
-   Step 2 runs :func:`tempanon.stream.reposition.optimal_reposition` on counts of interchangeable
+   ``step="fast"`` solves it heuristically with tempanon's compiled local search
+   (:mod:`tempanon.stream.fast`; all steps of a :meth:`StreamPublisher.push_coded_many` batch in one
+   kernel call, not proven optimal). With ``step="exact"``, step 2 runs
+   :func:`tempanon.stream.reposition.optimal_reposition` on counts of interchangeable
    records (records with the same home and sensitive value): from the initial solution it applies
    LP-Repositions and repaired LL-Repositions (relays included), best information gain (Equations
    5-6) first, rolling an LL-Reposition back when its repair does not pay; records keep timestamp

@@ -274,8 +274,9 @@ def anonymize_timestamped(
 
     ``engine`` (issue 15): ``"duckdb"`` computes Procedure 2's frequency sets in DuckDB
     (:mod:`tempanon.lattice.source_temporal`; ``memory_limit`` e.g. ``"4GB"``), with results
-    identical to ``"numpy"`` (the default of ``"auto"``); ``"spark"`` and the joint search on
-    DuckDB are refused.
+    identical to ``"numpy"`` (the default of ``"auto"``); with ``hierarchies`` DuckDB computes the
+    joint search's bottom frequency set (rollups on the driver,
+    :class:`~tempanon.lattice.source_temporal.DuckDBJointSource`); ``"spark"`` is refused.
     """
     qi = list(qi)
     _validate(df, time, qi, uid, k, metric, max_suppression, bool(hierarchies))
@@ -333,7 +334,8 @@ def anonymize_timestamped(
         jres = _apply_roles(df, joint_anonymize(df, time=time, qi=qi, k=k, uid=uid, dag=dag, instants=instants, missing=missing,
                                z0=z0, hierarchies=hierarchies, metric=metric, criterion=criterion,
                                max_suppression=float(max_suppression), tinfo=tinfo, progress=progress,
-                               time_limit=time_limit, notice=announce),
+                               time_limit=time_limit, notice=announce, engine=engine_name,
+                               memory_limit=memory_limit),
                             roles)  # fmt: skip
         return finish(jres, df, time=time, qi=qi, uid=uid, shuffle_seed=shuffle_seed, tinfo=tinfo,
                       class_key=getattr(jres, "_class_key", None))

@@ -257,9 +257,16 @@ def joint_anonymize(df: pd.DataFrame, *, time: str, qi: Sequence[str], k: int, u
                     dag: GranularityDAG, instants: np.ndarray, missing: np.ndarray, z0: np.ndarray,
                     hierarchies: Mapping, metric: str, criterion: str, max_suppression: float, tinfo: dict,
                     progress: Callable[[str, int, int], None] | None = None, algorithm: str = "incognito",
-                    time_limit: float | None = None, notice: Callable[[str], None] | None = None):  # fmt: skip
+                    time_limit: float | None = None, notice: Callable[[str], None] | None = None,
+                    engine: str = "numpy", memory_limit: str | None = None):  # fmt: skip
     """Joint Incognito search over time granularities x the other quasi-identifiers' hierarchies
-    (see the module docstring); returns a :class:`tempanon.temporal.api.TimestampedResult`."""
+    (see the module docstring); returns a :class:`tempanon.temporal.api.TimestampedResult`.
+
+    ``engine="duckdb"`` (issue 15): the bottom frequency set of the search and Procedure 2 of the
+    time-only candidates are computed by DuckDB
+    (:class:`tempanon.lattice.source_temporal.DuckDBJointSource`,
+    :class:`~tempanon.lattice.source_temporal.DuckDBTimeSource`), rollups and the release on the
+    driver; the result is identical to ``"numpy"``."""
     from tempanon.kanon.api import kanonymize
     from tempanon.temporal.api import TimestampedResult, encode_uid
     from tempanon.temporal.least import sort_key
@@ -279,8 +286,18 @@ def joint_anonymize(df: pd.DataFrame, *, time: str, qi: Sequence[str], k: int, u
     attrs = [time, *qi]
     engine_criterion = metric if metric in INCOGNITO_CRITERIA else "height"
     budget = {"time_limit": time_limit} if time_limit is not None else {}
-    res = kanonymize(df, attrs, encoders, int(k), uid=uid, max_suppression=max_suppression, algorithm=algorithm,
-                     criterion=engine_criterion, progress=progress, notice=notice, screen=False, **budget)  # fmt: skip  # screened by the API
+    data, jsrc = df, None
+    if engine == "duckdb":
+        from tempanon.lattice.source_temporal import DuckDBJointSource
+
+        data = jsrc = DuckDBJointSource(df, memory_limit=memory_limit)
+    try:
+        res = kanonymize(data, attrs, encoders, int(k), uid=uid, max_suppression=max_suppression, algorithm=algorithm,
+                         criterion=engine_criterion, progress=progress, notice=notice, screen=False, **budget)  # fmt: skip  # screened by the API
+        plan = jsrc.describe() if jsrc is not None else None
+    finally:
+        if jsrc is not None:
+            jsrc.close()
     stopped = getattr(getattr(res, "search", None), "stats", None)
     stopped = getattr(stopped, "stopped", None)
     search_seconds = _time.perf_counter() - t0
@@ -300,15 +317,17 @@ def joint_anonymize(df: pd.DataFrame, *, time: str, qi: Sequence[str], k: int, u
     pool = res.minimal_nodes if max_sup == 0 or metric in INCOGNITO_CRITERIA else res.anonymous_nodes
     height = lambda nd: sum(d.heights[v] for d, v in zip(dims, nd))  # noqa: E731
 
+    order = metric if metric not in INCOGNITO_CRITERIA else "gen_c"  # the engine selects by the Incognito criteria
+
     def key(nd):
         m = metrics[nd]
-        return (*sort_key(_Check(m), metric, 0)[:-1], height(nd), tuple(nd))
+        return (*sort_key(_Check(m), order, 0)[:-1], height(nd), tuple(nd))
 
     reach = [_reachability(d) for d in dims]
     bounded = 0
     best = None
     for node in sorted(map(tuple, pool), key=lambda nd: (height(nd), nd)):  # finer first
-        if best is not None and max_sup > 0:
+        if best is not None and max_sup > 0 and metric not in INCOGNITO_CRITERIA:  # (the bound is on gen_c's order)
             # a node cannot beat the best if gen_m >= k and gen_s <= the respondents of all classes of a
             # computed node below it (each of its classes is a union of theirs): skip it
             below = [metrics[a]["gen_s_all"] for a in metrics
@@ -385,7 +404,8 @@ def joint_anonymize(df: pd.DataFrame, *, time: str, qi: Sequence[str], k: int, u
              "gen_m": metrics[tuple(nd)]["gen_m"], "gen_s": metrics[tuple(nd)]["gen_s"]}
             for nd in res.minimal_nodes
         ],  # fmt: skip
-        "candidates": _time_candidates(df, qi, dag, instants, missing, z0, uid_codes, int(k), max_sup),
+        "candidates": _time_candidates(df, qi, dag, instants, missing, z0, uid_codes, int(k), max_sup, engine=engine,
+                                       memory_limit=memory_limit),
         "messages": list(dag.messages),
         "timestamps": tinfo,
         "search_seconds": search_seconds,
@@ -396,6 +416,8 @@ def joint_anonymize(df: pd.DataFrame, *, time: str, qi: Sequence[str], k: int, u
                              "note": "the time limit stopped the joint search: the release is the best verified node "
                                      "among those proved anonymous, not necessarily the least"}  # fmt: skip
         summary["messages"].append(summary["budget"]["note"])
+    if plan is not None:
+        summary["plan"] = plan
     result = TimestampedResult(out, summary, dag, str(node_desc))
     result._class_key = cls[keep]  # joint classes of the released rows, for the within-class shuffle
     return result
@@ -423,15 +445,28 @@ class _Check:
         self.gen_m, self.gen_s = m["gen_m"], m["gen_s"]
 
 
-def _time_candidates(df, qi, dag, instants, missing, z0, uid_codes, k, max_sup) -> list[dict]:
-    """Every granularity of G with the other quasi-identifiers unchanged (Procedure 2 on each)."""
+def _time_candidates(df, qi, dag, instants, missing, z0, uid_codes, k, max_sup, *, engine: str = "numpy",
+                     memory_limit: str | None = None) -> list[dict]:  # fmt: skip
+    """Every granularity of G with the other quasi-identifiers unchanged (Procedure 2 on each;
+    ``engine="duckdb"``: as ``GROUP BY`` in DuckDB, :class:`~tempanon.lattice.source_temporal.DuckDBTimeSource`)."""
     from tempanon.temporal.api import encode_columns
     from tempanon.temporal.least import check_granularity, prepare
 
-    prep = prepare(encode_columns(df, qi), instants, missing, uid_codes, np.where(missing, 0, z0))
+    q = encode_columns(df, qi)
+    if engine == "duckdb":
+        from tempanon.lattice.source_temporal import DuckDBTimeSource
+
+        src = DuckDBTimeSource(q, instants, missing, uid_codes, memory_limit=memory_limit)
+        try:
+            checks = [src.check(g, k, max_sup) for g in dag.nodes]
+        finally:
+            src.close()
+    else:
+        prep = prepare(q, instants, missing, uid_codes, np.where(missing, 0, z0))
+        checks = [check_granularity(prep, g, k, max_sup) for g in dag.nodes]
     out = []
     for v, g in enumerate(dag.nodes):
-        c = check_granularity(prep, g, k, max_sup)
+        c = checks[v]
         out.append({"granularity": g.name, "compatible": True, "k_anonymous": c.k_anonymous, "gen_m": c.gen_m,
                     "gen_s": c.gen_s, "suppressed": c.suppressed, "min_respondents": c.min_respondents,
                     "directly_coarser": [dag.nodes[p].name for p in dag.parents[v]],

@@ -35,7 +35,10 @@ _NS_LO = int(pd.Timestamp.min.ceil("s").value // 1_000_000_000)  # 1677-09-21T00
 _NS_HI = int(pd.Timestamp.max.floor("s").value // 1_000_000_000)  # 2262-04-11T23:47:16
 
 
-def _to_seconds(parsed: pd.Series, column: str, original: pd.Series) -> tuple[np.ndarray, np.ndarray, int]:
+def _to_seconds(parsed: pd.Series, column: str, original: pd.Series, count=None,
+                rows=None) -> tuple[np.ndarray, np.ndarray, int]:  # fmt: skip
+    count = count or (lambda m: int(np.count_nonzero(m)))
+    rows = rows if rows is not None else np.arange(len(original))
     missing = parsed.isna().to_numpy()
     arr = parsed.to_numpy()
     if arr.dtype.kind != "M":  # object column of Timestamps
@@ -47,12 +50,12 @@ def _to_seconds(parsed: pd.Series, column: str, original: pd.Series) -> tuple[np
     if out.any():
         row = int(np.nonzero(out)[0][0])
         raise InputError(
-            f"column {column!r}, line {line_of(row)}: timestamp {original.iloc[row]!r} is outside 1677-09-21 00:12:44 .. "
-            f"2262-04-11 23:47:16, the range tempanon can represent ({int(out.sum())} such value(s))"
+            f"column {column!r}, line {line_of(rows[row])}: timestamp {original.iloc[row]!r} is outside 1677-09-21 00:12:44 .. "
+            f"2262-04-11 23:47:16, the range tempanon can represent ({count(out)} such value(s))"
         )
     if unit in ("ns", "us", "ms"):
         per = {"ns": 1_000_000_000, "us": 1_000_000, "ms": 1_000}[unit]
-        frac = int(np.count_nonzero((arr.astype(np.int64) % per != 0) & ~missing))
+        frac = count((arr.astype(np.int64) % per != 0) & ~missing)
     else:
         frac = 0
     return secs.astype(np.int64), missing, frac
@@ -81,11 +84,24 @@ def check_timezone(timezone: str | None) -> str | None:
 _TZ_RE = r"(?:\dZ|[+-]\d\d:?\d\d|:\d\d[+-]\d\d)$"  # Z after a digit, +hh:mm / +hhmm, or +hh after a time (not a date's -dd)
 
 
-def parse_timestamps(series: pd.Series, column: str = "time", timezone: str | None = None
+def parse_timestamps(series: pd.Series, column: str = "time", timezone: str | None = None, *,
+                     weights: np.ndarray | None = None, rows: np.ndarray | None = None
                      ) -> tuple[np.ndarray, np.ndarray, dict]:  # fmt: skip
     """Parse a timestamp column. Returns ``(instants, missing, info)``: int64 wall-clock seconds in
     the calendar time zone (0 where missing), the boolean mask of missing cells, and a dict
-    describing what was done."""
+    describing what was done.
+
+    ``weights``/``rows`` (the out-of-core path, :mod:`tempanon.temporal.outofcore`): ``series``
+    holds the *distinct* values of a column, ``weights`` how many rows hold each and ``rows`` the
+    0-based row of each value's first occurrence, sorted ascending. Counts in ``info`` and in error
+    messages are then row counts and lines are file lines, exactly as for the whole column."""
+    w = None if weights is None else np.asarray(weights, dtype=np.int64)
+
+    def count(mask) -> int:
+        m = np.asarray(mask, dtype=bool)
+        return int(np.count_nonzero(m)) if w is None else int(w[m].sum())
+
+    rows = np.arange(len(series)) if rows is None else np.asarray(rows, dtype=np.int64)
     tz = check_timezone(timezone)
     info: dict = {"timezone": "naive", "calendar_timezone": tz, "subsecond_truncated": 0}
     target = tz or "UTC"
@@ -104,22 +120,22 @@ def parse_timestamps(series: pd.Series, column: str = "time", timezone: str | No
         blank = (text.isna() | (text == "")).fillna(True).astype(bool)
         text = text.where(~blank, None)
         has_tz = text.str.contains(_TZ_RE, regex=True).fillna(False).astype(bool) & ~blank
-        n_tz, n_val = int(has_tz.sum()), int((~blank).sum())
+        n_tz, n_val = count(has_tz.to_numpy()), count((~blank).to_numpy())
         any_tz = n_tz > 0
         if any_tz and n_tz < n_val:
             minority = (~has_tz & ~blank) if n_tz * 2 >= n_val else has_tz
             row = int(np.nonzero(minority.to_numpy())[0][0])
             kind = "has no UTC offset" if n_tz * 2 >= n_val else "has a UTC offset"
             raise InputError(
-                f"column {column!r}, line {line_of(row)}: timestamp {text.iloc[row]!r} {kind}, unlike {max(n_tz, n_val - n_tz)} "
+                f"column {column!r}, line {line_of(rows[row])}: timestamp {text.iloc[row]!r} {kind}, unlike {max(n_tz, n_val - n_tz)} "
                 f"of the {n_val} timestamps: a column mixing naive and time-zone-aware "
                 f"times is ambiguous; write every value with its offset, or none (and give --timezone)"
             )
         timeonly = text.str.match(r"^\d{1,2}:\d\d(?::\d\d(?:[.,]\d+)?)?\s*(?:[AaPp]\.?[Mm]\.?)?$").fillna(False).astype(bool)
         if bool(timeonly.any()):  # pandas would date it today: not reproducible
             row = int(np.nonzero(timeonly.to_numpy())[0][0])
-            raise InputError(f"column {column!r}, line {line_of(row)}: timestamp {text.iloc[row]!r} has a time of day "
-                             f"but no date ({int(timeonly.sum())} such value(s))")
+            raise InputError(f"column {column!r}, line {line_of(rows[row])}: timestamp {text.iloc[row]!r} has a time of day "
+                             f"but no date ({count(timeonly.to_numpy())} such value(s))")
         parsed = None
         for fmt in ("ISO8601", "mixed"):
             try:
@@ -141,8 +157,8 @@ def parse_timestamps(series: pd.Series, column: str = "time", timezone: str | No
             v = text.iloc[row]
             why = _why_unparseable(v)
             raise InputError(
-                f"column {column!r}, line {line_of(row)}: cannot parse timestamp {v!r}{why} "
-                f"({int(bad.sum())} unparsable value(s) in total)"
+                f"column {column!r}, line {line_of(rows[row])}: cannot parse timestamp {v!r}{why} "
+                f"({count(bad)} unparsable value(s) in total)"
             )
         if any_tz:
             info["timezone"] = f"converted to {target}"
@@ -152,9 +168,9 @@ def parse_timestamps(series: pd.Series, column: str = "time", timezone: str | No
                                 "name such as America/New_York) to use a local calendar's days and weeks")
         else:
             info["timezone"] = "naive (wall clock" + (f" of {tz})" if tz else ")")
-    secs, missing, frac = _to_seconds(parsed.reset_index(drop=True), column, s)
+    secs, missing, frac = _to_seconds(parsed.reset_index(drop=True), column, s, count, rows)
     info["subsecond_truncated"] = frac
-    info["missing"] = int(missing.sum())
+    info["missing"] = count(missing)
     return secs, missing, info
 
 

@@ -1,0 +1,398 @@
+"""Out-of-core timestamped release on DuckDB (issue 15; Mascetti et al., TIME 2006, Algorithm 1).
+
+:func:`anonymize_timestamped_file` runs the time-granularity search and the release of
+:func:`tempanon.temporal.api.anonymize_timestamped` on a CSV or Parquet file **read in place by
+DuckDB**: no pandas copy of the table is made, the driver holds only per-distinct-value tables.
+
+* The file is the view ``src`` of a :class:`~tempanon.lattice.source_duckdb.DuckDBSource` whose
+  connection is a DuckDB database file in a private temporary directory (so the materialized
+  relation is buffer-managed and spills under ``memory_limit``).
+* Timestamps are parsed **per distinct value** (``GROUP BY`` the column, with each value's row
+  count): :func:`~tempanon.temporal.parse.parse_timestamps` with ``weights`` gives the same
+  instants, counts and messages as on the whole column; the first file line of a bad value is
+  looked up only when there is an error.
+* The relation ``rel(q, t, u)`` (quasi-identifier combination code, instant, respondent) is
+  created once in DuckDB from ``src`` and the distinct-value tables; Procedure 2 is then the same
+  ``GROUP BY`` as the in-memory DuckDB path
+  (:class:`~tempanon.lattice.source_temporal.DuckDBTimeSource`), so the search's results are the
+  same as numpy's.
+* The release is written by ``COPY (SELECT ...) TO`` a temporary file in the output's folder
+  (rows grouped by class, ordered inside a class by a hash of the row salted with a fresh secret:
+  never in input order, issue 12), **verified by an independent SQL query on the written file**
+  (:func:`verify_written`), then renamed into place. If verification fails the temporary file is
+  removed and nothing is written (:class:`~tempanon.errors.VerificationError`, exit 3).
+
+No steward audit is produced on this path (it links release rows to input lines; the command
+reads the table into memory when ``--audit`` or ``--report`` is given).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from tempanon.errors import InputError, VerificationError
+from tempanon.temporal.granularity import GAP, Granularity, parse_granularity
+from tempanon.temporal.least import least_generalization
+
+
+class _Rows:
+    """Stands for the table in :func:`tempanon.temporal.api._summary` (which needs its length)."""
+
+    def __init__(self, n: int):
+        self.n = int(n)
+
+    def __len__(self) -> int:
+        return self.n
+
+
+def _write(sq, query: str, path: str, parquet: bool) -> None:
+    """Write the release query's result (module-level so tests can inject a faulty writer)."""
+    sq._copy(query, path, parquet)
+
+
+def anonymize_timestamped_file(
+    path: str | os.PathLike,
+    *,
+    out: str | os.PathLike,
+    time: str,
+    qi: Sequence[str] | str = (),
+    uid: str | None = None,
+    k: int,
+    granularities=None,
+    metric: str = "gen_c",
+    max_suppression: float = 0.0,
+    data_granularity: str | Granularity | None = None,
+    country: str | None = None,
+    parts=None,
+    timezone: str | None = None,
+    time_limit: float | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+    announce: Callable[[str], None] | None = None,
+    keep: Sequence[str] | str | None = (),
+    drop: Sequence[str] | str | None = (),
+    allow_identifier: Sequence[str] | str | None = (),
+    sensitive: Sequence[str] | str | None = (),
+    memory_limit: str | None = None,
+    delimiter: str | None = None,
+    threads: int | None = None,
+    shuffle_seed: int | None = None,
+):
+    """Least respondent-level k-anonymous granularity of ``time`` for the table in the file
+    ``path``, released to ``out`` (CSV, or Parquet by suffix) by DuckDB out of core; see the module
+    docstring. Returns a :class:`~tempanon.temporal.api.TimestampedResult` whose ``released`` is
+    ``None`` (the release is the file) and whose summary has the keys of the in-memory path, with
+    ``plan`` saying how it ran."""
+    import duckdb
+
+    from tempanon.lattice.source_duckdb import DuckDBSource
+
+    if not Path(path).exists():
+        raise InputError(f"input file not found: {path}")
+    workdir = tempfile.mkdtemp(prefix="tempanon-ts-")
+    try:
+        try:
+            con = duckdb.connect(os.path.join(workdir, "work.duckdb"))
+        except duckdb.Error as exc:
+            raise InputError(f"DuckDB engine: cannot open a work database in {workdir}: {exc}") from exc
+        sq = DuckDBSource(path, memory_limit=memory_limit, delimiter=delimiter, threads=threads, connection=con)
+        try:
+            return _run(sq, out=out, time=time, qi=qi, uid=uid, k=k, granularities=granularities, metric=metric,
+                        max_suppression=max_suppression, data_granularity=data_granularity, country=country,
+                        parts=parts, timezone=timezone, time_limit=time_limit, progress=progress, announce=announce,
+                        keep=keep, drop=drop, allow_identifier=allow_identifier, sensitive=sensitive,
+                        memory_limit=memory_limit, shuffle_seed=shuffle_seed)  # fmt: skip
+        except duckdb.Error as exc:
+            raise InputError(f"DuckDB engine: {exc}") from exc
+        finally:
+            sq.close()
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, data_granularity, country, parts,
+         timezone, time_limit, progress, announce, keep, drop, allow_identifier, sensitive, memory_limit,
+         shuffle_seed=None):  # fmt: skip
+    import pyarrow as pa
+
+    from tempanon.data.roles import plan_release, require_columns_list
+    from tempanon.kanon.api import _screen
+    from tempanon.lattice.source_duckdb import qident as Q
+    from tempanon.lattice.source_temporal import DuckDBTimeSource
+    from tempanon.temporal.api import _summary, _validate, parse_granularities
+    from tempanon.temporal.parse import infer_data_granularity, parse_timestamps
+    from tempanon.temporal.relations import build_dag, span_of
+
+    cols = sq.columns
+    from tempanon.data.roles import parse_column_list
+
+    # column lists may be given as the command line's text ("a,b" or ranges "A0:A9", in file order)
+    qi, keep, drop, allow_identifier, sensitive = (parse_column_list(x, cols) for x in (qi, keep, drop, allow_identifier,
+                                                                                       sensitive))  # fmt: skip
+    _validate(pd.DataFrame(columns=cols, index=[0]), time, qi, uid, k, metric, max_suppression, False)
+    n = sq.n_rows
+    if n == 0:
+        raise InputError("the input table has no rows")
+    require_columns_list(cols, sensitive, role="sensitive column")
+    for c in sensitive:
+        if c in qi or c in (time, uid):
+            raise InputError(f"column {c!r} cannot be both sensitive and a quasi-identifier, the time or the uid")
+    release_cols, left_out = plan_release(cols, released=[*qi, time, *sensitive], keep=keep, drop=drop,
+                                          consumed=[uid] if uid else [])  # fmt: skip
+    require_columns_list(cols, allow_identifier, role="--allow-identifier column")
+    if time_limit is not None and not float(time_limit) > 0:
+        raise InputError(f"time limit must be a positive number of seconds (got {time_limit})")
+    if uid is not None:
+        row = sq.first_missing_row(uid)
+        if row is not None:
+            raise InputError(f"column {uid!r}, line {int(row) + 2}: the respondent identifier is missing")
+    # identifier screening of the columns released unchanged (all quasi-identifiers here), before the search
+    overrides = _screen(sq, [*keep, *qi], allow_identifier, uid)
+
+    # ---- timestamps, per distinct value -----------------------------------------------------------
+    tq = f"s.{Q(time)}"
+    tab = sq._arrow(f"SELECT {tq} AS v, count(*) AS n FROM src s GROUP BY ALL")
+    vcol = tab.column("v").combine_chunks()
+    values = vcol.to_pandas()
+    weights = tab.column("n").to_numpy().astype(np.int64)
+
+    def first_rows() -> tuple[pd.Series, np.ndarray, np.ndarray]:
+        """The distinct values ordered by first occurrence, with weights and 0-based first rows."""
+        t2 = sq._arrow(f"SELECT v, count(*) AS n, min(rn) AS r FROM (SELECT {tq} AS v, {sq.row_number} AS rn FROM src s) x "
+                       "GROUP BY v ORDER BY r")  # fmt: skip
+        return (t2.column("v").combine_chunks().to_pandas(), t2.column("n").to_numpy().astype(np.int64),
+                t2.column("r").to_numpy().astype(np.int64))  # fmt: skip
+
+    try:
+        instants, missing, tinfo = parse_timestamps(values, time, timezone, weights=weights)
+    except InputError:  # again in file order, for the line of the first bad row
+        v2, w2, r2 = first_rows()
+        parse_timestamps(v2, time, timezone, weights=w2, rows=r2)
+        raise
+    if data_granularity is None:
+        g0 = infer_data_granularity(instants, missing)
+    elif isinstance(data_granularity, Granularity):
+        g0 = data_granularity
+    else:
+        g0 = parse_granularity(data_granularity, country=country, parts=parts)
+    z0 = g0.index(instants)
+    if ((z0 == GAP) & ~missing).any():
+        v2, w2, r2 = first_rows()
+        i2, m2, _ = parse_timestamps(v2, time, timezone, weights=w2, rows=r2)
+        j = int(np.nonzero((g0.index(i2) == GAP) & ~m2)[0][0])
+        raise InputError(f"column {time!r}, line {int(r2[j]) + 2}: {v2.iloc[j]!r} lies in no granule of the "
+                         f"data granularity {g0.name}")  # fmt: skip
+    cands = parse_granularities(granularities, country=country, parts=parts)
+    dag = build_dag(g0, cands, span_of(instants[~missing]))
+    max_suppressed = int(np.floor(float(max_suppression) * n + 1e-9))
+
+    # ---- the relation rel(q, t, u) in DuckDB ------------------------------------------------------
+    sq._register("tval", pa.table({"v": vcol, "t": pa.array(instants, mask=missing)}))
+    if qi:
+        qsel = ", ".join(f"s.{Q(c)} AS a{j}" for j, c in enumerate(qi))
+        sq._exec(f"CREATE TEMP TABLE qdim AS SELECT *, (row_number() OVER ()) - 1 AS q FROM (SELECT DISTINCT {qsel} FROM src s) x")
+        qjoin = "JOIN qdim qd ON " + " AND ".join(f"s.{Q(c)} IS NOT DISTINCT FROM qd.a{j}" for j, c in enumerate(qi))
+        qexpr = "qd.q"
+    else:
+        qjoin, qexpr = "", "0"
+    uexpr = f"s.{Q(uid)}" if uid is not None else sq.row_number
+    sq._exec(f"CREATE TABLE rel AS SELECT {qexpr} AS q, tv.t AS t, {uexpr} AS u FROM src s {qjoin} "
+             f"JOIN tval tv ON {tq} IS NOT DISTINCT FROM tv.v")  # fmt: skip
+    n_respondents = int(sq._rows("SELECT count(DISTINCT u) AS n FROM rel")[0][0])
+    distinct = np.unique(instants[~missing])
+
+    def gap_error(g, bad):
+        v2, w2, r2 = first_rows()
+        i2, m2, _ = parse_timestamps(v2, time, timezone, weights=w2, rows=r2)
+        j = int(np.nonzero(~m2 & np.isin(i2, bad))[0][0])
+        raise InputError(f"timestamp on line {int(r2[j]) + 2} lies in no granule of {g.name}")
+
+    if announce is not None:
+        announce(f"searching {len(dag.nodes)} granularities (the data's {dag.nodes[0].name} and {len(dag.nodes) - 1} "
+                 f"coarser) on DuckDB, the file read in place"
+                 f"{'; at most ' + format(time_limit, 'g') + ' s (--time-limit)' if time_limit else ''}")  # fmt: skip
+    src = DuckDBTimeSource.on_relation(sq.con, n, distinct, memory_limit=memory_limit, gap_error=gap_error)
+    res = least_generalization(None, dag, k, metric=metric, max_suppressed=max_suppressed,  # type: ignore[arg-type]
+                               time_limit=time_limit, progress=progress, check=src.check)  # fmt: skip
+    chosen = dag.nodes[res.chosen]
+    final = src.check(chosen, k, max_suppressed)
+
+    # ---- the release, written by DuckDB -----------------------------------------------------------
+    src._dimension(chosen)
+    sq._exec(f"CREATE OR REPLACE TEMP TABLE small AS SELECT q, g FROM ({src._CLASSES}) x GROUP BY q, g "
+             f"HAVING count(*) < {int(k)}")  # fmt: skip
+    g_val = np.where(missing, 0, chosen.index(np.where(missing, instants[~missing][0] if (~missing).any() else 0, instants)))
+    labels = np.empty(len(instants), dtype=object)
+    labels[~missing] = chosen.labels_of(instants[~missing])
+    labels[missing] = None
+    sq._register("tlab", pa.table({"v": vcol, "g": pa.array(g_val, mask=missing),
+                                   "label": pa.array(labels.tolist(), pa.string())}))  # fmt: skip
+    out_cols = [c for c in cols if c in set(release_cols)]
+    from tempanon.lattice.source_duckdb import _is_parquet
+
+    # a CSV of one column writes a missing value as an empty line, which readers skip: write "" there
+    tlabel = "coalesce(tl.label, '')" if len(out_cols) == 1 and not _is_parquet(Path(out)) else "tl.label"
+    sel = [f"{tlabel} AS {Q(c)}" if c == time else f"s.{Q(c)}" for c in out_cols]
+    if shuffle_seed is not None and (isinstance(shuffle_seed, bool) or not isinstance(shuffle_seed, (int, np.integer))
+                                     or shuffle_seed < 0):
+        raise InputError(f"the shuffle seed must be a non-negative integer (got {shuffle_seed!r})")
+    salt = secrets.randbelow(2**62) if shuffle_seed is None else int(shuffle_seed) % 2**62
+    row_hash = "hash(" + ", ".join([*(f"CAST(s.{Q(c)} AS VARCHAR)" for c in out_cols if c != time), "tl.label",
+                                    str(salt)]) + ")"  # fmt: skip
+    query = (f"SELECT {', '.join(sel)} FROM src s {qjoin} JOIN tlab tl ON {tq} IS NOT DISTINCT FROM tl.v "
+             f"ANTI JOIN small m ON {qexpr} = m.q AND tl.g IS NOT DISTINCT FROM m.g "
+             f"ORDER BY {qexpr + ', ' if qi else ''}tl.g, {row_hash}")  # fmt: skip
+    from tempanon.lattice.source_duckdb import _is_parquet
+
+    target = Path(out)
+    parquet = _is_parquet(target)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = sq._new_temp_path(target)
+    except OSError as exc:
+        from tempanon.data.io import write_error
+
+        raise write_error(out, exc) from exc
+    try:
+        _write(sq, query, tmp, parquet)
+        report = verify_written(sq, tmp, parquet, time=time, qi=qi, uid=uid, k=int(k), out_cols=out_cols,
+                                values=values, vcol=vcol, instants=instants, missing=missing, granularity=chosen,
+                                timezone=timezone, n_input=n, max_suppressed=max_suppressed,
+                                expected_rows=n - final.suppressed)  # fmt: skip
+        from tempanon.lattice.source_duckdb import _umask
+
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+    # ---- summary, as the in-memory path's ----------------------------------------------------------
+    from tempanon.data.roles import verification_statement
+    from tempanon.temporal.api import TimestampedResult
+
+    all_checks = [res.checks.get(v) for v in range(len(dag.nodes))]
+    summary = _summary(_Rows(n), dag, res, all_checks, final, k=k, uid=uid, time=time, qi=qi, metric=metric,
+                       max_suppression=max_suppression, max_suppressed=max_suppressed, tinfo=tinfo,
+                       respondents=n_respondents, report=report)  # fmt: skip
+    g = f"respondent-level {int(k)}-anonymity" + (f" ({uid!r})" if uid else "")
+    statement = verification_statement(g, [*qi, time], insensitive=keep, overrides=overrides, left_out=left_out,
+                                       dropped=drop)  # fmt: skip
+    summary["verification"] = {**report, **statement}
+    summary["keep"], summary["sensitive"], summary["left_out"] = list(keep), list(sensitive), list(left_out)
+    summary["timezone"] = tinfo.get("calendar_timezone") or (
+        "UTC (converted)" if "converted" in tinfo.get("timezone", "") else "none (naive wall clock as given)")
+    if tinfo.get("note"):
+        summary["messages"].append(tinfo["note"])
+    summary["row_order"] = ("grouped by class, ordered within classes by a hash of the row salted with "
+                            + ("a fresh secret (not recorded; no audit on the out-of-core path)" if shuffle_seed is None
+                               else "the given --shuffle-seed"))  # fmt: skip
+    if getattr(res, "budget_exhausted", False):
+        summary["budget"] = {"exhausted": True, "checked": len(res.checks), "not_reached": len(res.not_reached),
+                             "note": "the time limit stopped the search: the release is the best verified among the "
+                                     "granularities checked, not necessarily the least"}  # fmt: skip
+        summary["messages"].append(summary["budget"]["note"])
+    summary["plan"] = {**src.describe(), "input": f"{sq.input} read in place by DuckDB (out of core)",
+                       "release": "written by DuckDB (COPY) to a temporary file, verified by SQL on the written file, "
+                                  "renamed into place"}  # fmt: skip
+    return TimestampedResult(None, summary, dag, chosen.name)  # type: ignore[arg-type]
+
+
+def verify_written(sq, path: str, parquet: bool, *, time: str, qi: Sequence[str], uid: str | None, k: int,
+                   out_cols: Sequence[str], values: pd.Series, vcol, instants: np.ndarray, missing: np.ndarray,
+                   granularity: Granularity, timezone: str | None, n_input: int, max_suppressed: int,
+                   expected_rows: int) -> dict:  # fmt: skip
+    """Independent check of the written release (Definition 4), by SQL on the file and the input.
+
+    Uses neither the search's relation, codes nor frequency sets: each input row's expected time
+    label is recomputed per distinct timestamp with pandas' calendar code (built-in
+    granularities; otherwise the granularity's labels, checked to form contiguous blocks in time),
+    the input's classes (quasi-identifier text, expected label) are counted in DuckDB with their
+    distinct respondents and a fingerprint (sum of row hashes) of the rows they would release, and
+    compared with the classes counted in the written file. Checks: the file's columns are the
+    release's (no respondent id); every released class is a whole input class (same row count and
+    same rows by fingerprint: other columns unchanged, labels right, missing times missing) with
+    at least ``k`` distinct respondents; at most ``max_suppressed`` rows are missing; the row count
+    is the search's. Raises :class:`~tempanon.errors.VerificationError`."""
+    import pyarrow as pa
+
+    from tempanon.lattice.source_duckdb import qident as Q
+    from tempanon.temporal.api import reference_times
+    from tempanon.verify import _expected_time_labels
+
+    read = sq._read_written(path, parquet)
+    file_cols = [f.name for f in sq._arrow(f"SELECT * FROM {read} LIMIT 0").schema]
+    if uid is not None and uid in file_cols:
+        raise VerificationError(f"the respondent identifier {uid!r} is published")
+    if file_cols != list(out_cols):
+        raise VerificationError(f"released columns {file_cols} are not the release's columns {list(out_cols)}")
+    # expected labels of the distinct timestamps, recomputed
+    times = reference_times(values.reset_index(drop=True), instants, missing, timezone)
+    present = ~missing
+    expected = _expected_time_labels(times[present], granularity.name)
+    lab = np.empty(len(values), dtype=object)
+    lab[missing] = None
+    if expected is not None:
+        lab[present] = expected.astype(str).to_numpy()
+        if granularity.name == "business-day" and bool((times[present].dt.day_of_week >= 5).any()):
+            raise VerificationError("a weekend timestamp is released as a business day")
+        how = "recomputed"
+    else:
+        own = granularity.labels_of(instants[present])
+        seq = pd.Series(own).iloc[np.argsort(instants[present], kind="stable")]
+        seq = seq[~pd.Series(instants[present][np.argsort(instants[present], kind="stable")]).duplicated().to_numpy()]
+        if int(seq.ne(seq.shift()).sum()) != seq.nunique():
+            raise VerificationError("released time labels interleave in time: they are not the granules of one granularity")
+        lab[present] = own
+        how = "contiguous"
+    sq._register("vlab", pa.table({"v": vcol, "label": pa.array(lab.tolist(), pa.string())}))
+    txt = lambda e: f"coalesce(CAST({e} AS VARCHAR), '')"  # noqa: E731
+    keys_in = [txt(f"s.{Q(c)}") for c in qi] + ["coalesce(vl.label, '')"]
+    keys_out = [txt(f"f.{Q(c)}") for c in qi] + [txt(f"f.{Q(time)}")]
+    fp_in = "hash(" + ", ".join("coalesce(vl.label, '')" if c == time else txt(f"s.{Q(c)}") for c in out_cols) + ")"
+    fp_out = "hash(" + ", ".join(txt(f"f.{Q(c)}") for c in out_cols) + ")"
+    resp = f"count(DISTINCT s.{Q(uid)})" if uid is not None else "count(*)"
+    names = [f"k{j}" for j in range(len(keys_in))]
+    sq._exec(f"CREATE OR REPLACE TEMP TABLE v_expected AS SELECT {', '.join(f'{e} AS {n}' for e, n in zip(keys_in, names))}, "
+             f"count(*) AS n, {resp} AS sz, sum({fp_in}) AS h FROM src s JOIN vlab vl ON s.{Q(time)} IS NOT DISTINCT FROM vl.v "
+             "GROUP BY ALL")  # fmt: skip
+    sq._exec(f"CREATE OR REPLACE TEMP TABLE v_released AS SELECT {', '.join(f'{e} AS {n}' for e, n in zip(keys_out, names))}, "
+             f"count(*) AS n, sum({fp_out}) AS h FROM {read} f GROUP BY ALL")  # fmt: skip
+    on = " AND ".join(f"r.{c} = e.{c}" for c in names)
+    rows = sq._rows(f"SELECT {', '.join('r.' + c for c in names)}, r.n AS rn, e.n AS en, e.sz AS esz, r.h = e.h AS same "
+                    f"FROM v_released r LEFT JOIN v_expected e ON {on} "
+                    f"WHERE e.n IS NULL OR e.n <> r.n OR e.sz < {int(k)} OR r.h <> e.h LIMIT 1")  # fmt: skip
+    if rows:
+        row = rows[0]
+        cls = dict(zip([*qi, time], row[: len(names)]))
+        rn, en, sz, same = row[len(names):]
+        if en is None:
+            raise VerificationError(f"released class {cls} is not the generalization of any input rows")
+        if en != rn:
+            raise VerificationError(f"released class {cls} has {rn} rows; the input has {en} rows generalizing to it")
+        if sz < k:
+            what = "respondents" if uid else "rows"
+            raise VerificationError(f"output is not {k}-anonymous at the respondent level: class {cls} has {sz} {what}")
+        raise VerificationError(f"released class {cls}: its rows are not the input's rows generalized (a value was "
+                                "changed)")  # fmt: skip
+    rows_out, classes, min_sz = sq._rows("SELECT coalesce(sum(r.n), 0) AS n, count(*) AS c, min(e.sz) AS m "
+                                         f"FROM v_released r JOIN v_expected e ON {on}")[0]  # fmt: skip
+    rows_out = int(rows_out)
+    suppressed = int(n_input) - rows_out
+    if suppressed > max_suppressed:
+        raise VerificationError(f"output suppresses {suppressed} rows, more than the allowed {max_suppressed}")
+    if rows_out != int(expected_rows):
+        raise VerificationError(f"the written file has {rows_out} rows; the search released {expected_rows}")
+    return {"k": int(k), "classes": int(classes), "min_class_size": None if min_sz is None else int(min_sz),
+            "rows_out": rows_out, "suppressed_rows": suppressed, "time_labels": how, "verified_file": True,
+            "respondent_level": uid is not None}  # fmt: skip
+
+
+__all__ = ["anonymize_timestamped_file", "verify_written"]
