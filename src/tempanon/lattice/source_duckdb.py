@@ -279,6 +279,23 @@ class SQLSource(FrequencySource):
             # order does not matter -- no second grouping on the driver (at 10M near-unique rows
             # that regrouping cost more CPU than the engine's GROUP BY)
             del tab
+            # in code order (as the driver's own grouping left them): the search's bincounts then
+            # sweep their count arrays nearly in order instead of at random (measured at 10M
+            # rows: the search took 2.4x the wall time on the engine's hash order)
+            radix = [max(int(d.n_base), 1) for d in self.dims]
+            if math.prod(radix) < 2**63:
+                key = np.zeros(len(counts), dtype=np.int64)
+                for c, r in zip(cols, radix):
+                    key *= r
+                    key += c
+                order = np.argsort(key)
+                del key
+            else:
+                order = np.lexsort(cols[::-1])
+            for i in range(len(cols)):  # one column at a time: the old one is freed before the next
+                cols[i] = cols[i][order]
+            counts = counts[order]
+            del order
             self.table = Table(cols, counts, None, 0, self.n_rows, False)
             return self.table
         extra_codes, n_extra = None, 0
