@@ -386,3 +386,34 @@ def test_file_verification_refuses_a_corrupted_release(tmp_path, monkeypatch):
               "--engine", "duckdb"])  # fmt: skip
     assert r.exit_code == 0, r.output
     assert out.exists() and (tmp_path / "s.json").exists()
+
+
+def test_cli_engine_duckdb_audit_stays_in_memory(tmp_path):
+    """--audit needs the table in memory: --engine duckdb then runs the in-memory DuckDB search,
+    says so, and writes the same release and audit as numpy (same seed)."""
+    outs = {}
+    for eng in ("numpy", "duckdb"):
+        (tmp_path / eng).mkdir()
+        r = _cli(["timestamped", str(SAMPLE), "--time", "START", "--uid", "PATIENT", "--k", "3", "--max-suppression", "0.06",
+                  "--qi", "ENCOUNTERCLASS", "--out", str(tmp_path / eng / "o.csv"), "--audit", str(tmp_path / f"{eng}-audit.csv"),
+                  "--shuffle-seed", "3", "--engine", eng])  # fmt: skip
+        assert r.exit_code == 0, r.output
+        outs[eng] = ((tmp_path / eng / "o.csv").read_text(), (tmp_path / f"{eng}-audit.csv").read_text())
+        if eng == "duckdb":
+            assert "reads the table into memory with --audit" in " ".join(r.output.split())
+    assert outs["numpy"] == outs["duckdb"]
+
+
+def test_file_shuffle_seed_reproducible(tmp_path):
+    from tempanon.temporal.outofcore import anonymize_timestamped_file
+
+    kw = dict(time="START", qi=["ENCOUNTERCLASS"], k=3, uid="PATIENT", max_suppression=0.06, keep=["DESCRIPTION"])
+    texts = []
+    for name in ("a.csv", "b.csv"):
+        anonymize_timestamped_file(SAMPLE, out=tmp_path / name, shuffle_seed=9, **kw)
+        texts.append((tmp_path / name).read_text())
+    assert texts[0] == texts[1]
+    t = pd.read_csv(tmp_path / "a.csv", dtype=str, keep_default_na=False)
+    # rows grouped by class: each (ENCOUNTERCLASS, START) class is one contiguous block
+    key = t["ENCOUNTERCLASS"] + "|" + t["START"]
+    assert int(key.ne(key.shift()).sum()) == key.nunique()
