@@ -428,3 +428,13 @@ def test_file_shuffle_seed_reproducible(tmp_path):
     # rows grouped by class: each (ENCOUNTERCLASS, START) class is one contiguous block
     key = t["CLS"] + "|" + t["START"]
     assert int(key.ne(key.shift()).sum()) == key.nunique()
+
+
+def test_file_refuses_to_overwrite_its_input(tmp_path):
+    from tempanon.temporal.outofcore import anonymize_timestamped_file
+
+    small = _small_csv(tmp_path)
+    before = small.read_text()
+    with pytest.raises(InputError, match="is the input"):
+        anonymize_timestamped_file(small, out=small, time="START", uid="PATIENT", k=3)
+    assert small.read_text() == before
