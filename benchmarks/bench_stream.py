@@ -59,21 +59,37 @@ def markdown(paths: list[Path]) -> str:
     return "\n".join(out)
 
 
+# issue 14's targets for the fast step: on daily use-of-force, l in {2,3,5,10}, w in {1,2,4,8}, >= 100,000
+# step records per CPU-second and total IL within 2% of the exact step's
+TARGET_RATE = 100_000
+TARGET_IL = 1.02
+
+
+def _in_scope(key) -> bool:
+    dataset, unit, _cost, l, w = key
+    return dataset == "uof" and unit == "day" and l in (2, 3, 5, 10) and w in (1, 2, 4, 8)
+
+
 def compare(paths: list[Path]) -> str:
     """A Markdown table of the steps side by side (``--compare a.jsonl b.jsonl ...``): per dataset, unit,
     cost, l and w, each step's IL, IL / offline bound (the bound of any run of the cell: it depends on
     the data, l, w, mu and beta only), suppressed, repositioned, and records per CPU-second of the online
-    steps and of the whole API call."""
+    steps and of the whole API call. The fast step also gets IL / exact IL and, in issue 14's cells
+    (daily use-of-force, l in {2,3,5,10}, w in {1,2,4,8}), whether its targets are met: ``rate`` (>= 100,000
+    step records per CPU-second), ``IL`` (within 2% of the exact step's IL)."""
     rows = [json.loads(line) for p in paths for line in Path(p).read_text().splitlines() if line.strip()]
     cells: dict = {}
     for r in rows:
         key = (r["dataset"], r["unit"], r.get("cost") or "linear", r["l"], r["w"])
         cells.setdefault(key, {})[r.get("step") or "exact"] = r
-    steps = ["paper", "exact"]
+    present = {st for c in cells.values() for st in c}
+    steps = [st for st in ("paper", "exact", "fast") if st in present]
     head = ["data", "unit", "mu", "l", "w", "offline LB"]
     for st in steps:
         head += [f"{st} IL", f"{st} IL/LB", f"{st} supp.", f"{st} repos.", f"{st} step rec/CPU-s", f"{st} e2e rec/CPU-s"]
-    out = ["| " + " | ".join(head) + " |", "|" + "---|" * 5 + "--:|" * (len(head) - 5)]
+        if st == "fast":
+            head += ["fast IL/exact IL", "issue 14 targets"]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * 5 + "--:|" * (len(head) - 6) + "---|"]
     order = {"uof": 0, "stops": 1}
     for key in sorted(cells, key=lambda k: (order.get(k[0], 9), k[1], k[2], k[3], k[4])):
         c = cells[key]
@@ -84,13 +100,23 @@ def compare(paths: list[Path]) -> str:
         for st in steps:
             r = c.get(st)
             if r is None:
-                line += ["-"] * 6
+                line += ["-"] * (8 if st == "fast" else 6)
                 continue
             il = r["information_loss"]
             ratio = "-" if lb is None else (f"{il / lb:.3f}" if lb > 0 else ("1.000" if il == 0 else "-"))
             srate = r.get("step_records_per_cpu_second")
             line += [f"{il:.0f}", ratio, str(round(r["suppression_rate"] * r["records"])), str(r["repositioned"]),
                      "-" if not srate else f"{srate:,.0f}", f"{r['records_per_cpu_second']:,.0f}"]
+            if st == "fast":
+                ex = c.get("exact")
+                rel = None if ex is None else (il / ex["information_loss"] if ex["information_loss"] > 0 else (1.0 if il == 0 else None))
+                line.append("-" if rel is None else f"{rel:.3f}")
+                if _in_scope(key) and rel is not None:
+                    ok_rate = bool(srate and srate >= TARGET_RATE)
+                    ok_il = rel <= TARGET_IL
+                    line.append(f"rate {'met' if ok_rate else 'NOT met'}, IL {'met' if ok_il else 'NOT met'}")
+                else:
+                    line.append("-")
         out.append("| " + " | ".join(line) + " |")
     return "\n".join(out)
 
@@ -110,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jsonl", type=Path, default=None)
     ap.add_argument("--defer", type=float, default=None,
                     help="pricing of suppressions a later step can still recycle, 0 (the paper) .. 1; default: the library's (docs/stream.md)")
-    ap.add_argument("--step", default="exact", help="the online step: paper, exact or default (docs/stream.md)")
+    ap.add_argument("--step", default="exact", help="the online step: paper, exact or fast (docs/stream.md)")
     ap.add_argument("--cost", default="linear", help="reposition cost: linear or quadratic")
     ap.add_argument("--no-offline", action="store_true", help="skip the offline lower bound")
     ap.add_argument("--compare", nargs="+", type=Path, default=None, help="print the steps side by side (JSON-lines results) and exit")
@@ -174,6 +200,8 @@ def main(argv: list[str] | None = None) -> int:
             "certificates": s.get("step_certificates"), "ilp_step_solvers": s.get("ilp_step_solvers"),
             "loadavg": os.getloadavg()[0], "step": s.get("step"), "cost": s.get("cost"),
             "step_cpu_seconds": s.get("step_cpu_seconds"),
+            # the fast step's kernel compile / cache load (in cpu_seconds, not in step_cpu_seconds; once per process)
+            "jit_compile_cpu_seconds": s.get("jit_compile_cpu_seconds"),
             "step_records_per_cpu_second": n / s["step_cpu_seconds"] if s.get("step_cpu_seconds") else None,
         }
         ratio = f"{row['ratio']:.3f}" if row["ratio"] is not None else "-"

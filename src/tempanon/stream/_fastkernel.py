@@ -79,54 +79,257 @@ def move(n, N, M, cM, o, v, i, b, P, mv):
     o[i] = b
 
 @jit
-def pair_ok(n, N, o, v, i, b, j, d, P, mv, l):
-    """Both moves (i -> b, then j -> d) applied tentatively: are the touched snapshots l-eligible?"""
+def ok_after(n, N, M, cM, p, u1, e1, u2, e2, l):
+    """Is snapshot ``p`` l-eligible after count changes ``e1`` of value ``u1`` and ``e2`` of ``u2``
+    (``u = -1``: none; ``e`` = +-1)? O(1) from the largest count ``M[p]`` and how many values reach it
+    ``cM[p]``; a scan only when a value at the maximum loses two records."""
+    if u1 >= 0 and u1 == u2:
+        e1 += e2
+        u2 = -1
+    tot = N[p]
+    newmax = 0
+    atm = 0
+    mp = M[p]
+    if u1 >= 0:
+        tot += e1
+        x = n[p, u1] + e1
+        if x > newmax:
+            newmax = x
+        if n[p, u1] == mp:
+            atm += 1
+    if u2 >= 0:
+        tot += e2
+        x = n[p, u2] + e2
+        if x > newmax:
+            newmax = x
+        if n[p, u2] == mp:
+            atm += 1
+    if mp > 0:
+        if cM[p] - atm > 0:
+            if mp > newmax:
+                newmax = mp
+        elif newmax < mp - 1:
+            # every value at the maximum lost two records: the next largest count is unknown
+            if u1 >= 0:
+                n[p, u1] += e1
+            if u2 >= 0:
+                n[p, u2] += e2
+            mx = 0
+            for u in range(n.shape[1]):
+                if n[p, u] > mx:
+                    mx = n[p, u]
+            if u1 >= 0:
+                n[p, u1] -= e1
+            if u2 >= 0:
+                n[p, u2] -= e2
+            newmax = mx
+    return l * newmax <= tot
+
+
+@jit
+def pair_ok(n, N, M, cM, o, v, i, b, j, d, P, mv, l):
+    """Both moves (i -> b, then j -> d): are the touched snapshots l-eligible afterwards?"""
     a = o[i]
     c = o[j]
     ui = v[i]
     uj = v[j]
+    # per touched snapshot its changes: a (ui, -1), b (ui, +1), c (uj, -1), d (uj, +1)
     if a < P:
-        n[a, ui] -= 1
-        N[a] -= 1
+        e2u = -1
+        e2 = 0
+        if c == a:
+            e2u = uj
+            e2 = -1
+        elif d == a:
+            e2u = uj
+            e2 = 1
+        if not ok_after(n, N, M, cM, a, ui, -1, e2u, e2, l):
+            return False
     if b < P:
-        n[b, ui] += 1
-        N[b] += 1
-    if c < P:
-        n[c, uj] -= 1
-        N[c] -= 1
-    if d < P:
-        n[d, uj] += 1
-        N[d] += 1
-    ok = True
-    if a < P and not eligible_row(n, N, a, mv, l):
-        ok = False
-    if ok and b < P and not eligible_row(n, N, b, mv, l):
-        ok = False
-    if ok and c < P and not eligible_row(n, N, c, mv, l):
-        ok = False
-    if ok and d < P and not eligible_row(n, N, d, mv, l):
-        ok = False
-    if d < P:
-        n[d, uj] -= 1
-        N[d] -= 1
-    if c < P:
-        n[c, uj] += 1
-        N[c] += 1
-    if b < P:
-        n[b, ui] -= 1
-        N[b] -= 1
-    if a < P:
-        n[a, ui] += 1
-        N[a] += 1
-    return ok
+        e2u = -1
+        e2 = 0
+        if c == b:
+            e2u = uj
+            e2 = -1
+        elif d == b:
+            e2u = uj
+            e2 = 1
+        if not ok_after(n, N, M, cM, b, ui, 1, e2u, e2, l):
+            return False
+    if c < P and c != a and c != b:
+        if not ok_after(n, N, M, cM, c, uj, -1, -1, 0, l):
+            return False
+    if d < P and d != a and d != b:
+        if not ok_after(n, N, M, cM, d, uj, 1, -1, 0, l):
+            return False
+    return True
+
 
 @jit
-def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, lo, hi, lb, max_rounds):
+def lift(n, N, M, cM, o, v, order, ogain, nc, p, K, P, mv, l, strict, taken, prev, dst, keep, pr, hh, oldest, mu, lo, hi, na):
+    """Fill snapshot ``p`` up to ``|D'[p]| >= l K`` with at most ``K`` records per value, candidates in
+    ``order`` (gains ``ogain``): every positive gain, then the least negative ones while too small.
+    ``strict``: a record is taken only if its source stays l-eligible; otherwise sources may break on
+    the way and every touched snapshot is checked at the end. Applied and its gain returned when it
+    gains and every touched snapshot is l-eligible; else rolled back (returns 0)."""
+    total = 0.0
+    nt = 0
+    for k in range(nc):
+        j = order[k]
+        gj = ogain[k]
+        if gj <= _EPS and N[p] >= l * K:
+            break
+        u = v[j]
+        if n[p, u] + 1 > K:
+            continue
+        c = o[j]
+        if strict and c < P and not removal_ok(n, N, M, cM, c, u, l):
+            continue
+        prev[nt] = c
+        taken[nt] = j
+        dst[nt] = p
+        nt += 1
+        if c < P:
+            n[c, u] -= 1
+            N[c] -= 1
+            refresh(n, M, cM, c, mv)
+        n[p, u] += 1
+        N[p] += 1
+        o[j] = p
+        total += gj
+    refresh(n, M, cM, p, mv)
+    if not strict:
+        # repair a source left with too many records of its largest value: a record of that value taken
+        # from suppression goes back, one of the same value placed in the source takes its place in p
+        for k in range(nt):
+            c = prev[k]
+            if c >= P:
+                continue
+            while l * M[c] > N[c]:
+                done = False
+                for k2 in range(nt):
+                    j = taken[k2]
+                    u = v[j]
+                    if prev[k2] != P or n[c, u] != M[c]:
+                        continue
+                    for j2 in range(na):
+                        if o[j2] == c and v[j2] == u and lo[j2] <= p and p <= hi[j2]:
+                            # j back to suppression, j2 from c to p
+                            g1 = cost_of(j, P, P, pr, hh, oldest, mu) - cost_of(j, p, P, pr, hh, oldest, mu)
+                            g2 = cost_of(j2, c, P, pr, hh, oldest, mu) - cost_of(j2, p, P, pr, hh, oldest, mu)
+                            o[j] = P
+                            o[j2] = p
+                            n[c, u] -= 1
+                            N[c] -= 1
+                            refresh(n, M, cM, c, mv)
+                            taken[k2] = j2
+                            prev[k2] = c
+                            total += g2 - g1
+                            done = True
+                            break
+                    if done:
+                        break
+                if not done:
+                    break
+        # still broken: drain the source, each of its records to its best other option (a snapshot that
+        # stays l-eligible, or suppression); an empty snapshot is l-eligible
+        n_taken = nt
+        for k in range(n_taken):
+            c = prev[k]
+            if c >= P or l * M[c] <= N[c]:
+                continue
+            for j2 in range(na):
+                if o[j2] != c or nt >= na:
+                    continue
+                u = v[j2]
+                cc = cost_of(j2, c, P, pr, hh, oldest, mu)
+                bd = P
+                bg = cc - cost_of(j2, P, P, pr, hh, oldest, mu)
+                for d in range(lo[j2], hi[j2] + 1):
+                    if d == c or not add_ok(n, N, M, d, u, l):
+                        continue
+                    g = cc - cost_of(j2, d, P, pr, hh, oldest, mu)
+                    if g > bg:
+                        bg = g
+                        bd = d
+                taken[nt] = j2
+                prev[nt] = c
+                dst[nt] = bd
+                nt += 1
+                n[c, u] -= 1
+                N[c] -= 1
+                if bd < P:
+                    n[bd, u] += 1
+                    N[bd] += 1
+                    refresh(n, M, cM, bd, mv)
+                o[j2] = bd
+                total += bg
+            refresh(n, M, cM, c, mv)
+    ok = total > _EPS and l * M[p] <= N[p]
+    if ok and not strict:
+        for k in range(nt):
+            c = prev[k]
+            if c < P and l * M[c] > N[c]:
+                ok = False
+                break
+            c = dst[k]
+            if c < P and l * M[c] > N[c]:
+                ok = False
+                break
+    if ok and keep:
+        return total
+    if not ok:
+        total = 0.0
+    for k in range(nt - 1, -1, -1):
+        j = taken[k]
+        c = prev[k]
+        d = dst[k]
+        u = v[j]
+        if d < P:
+            n[d, u] -= 1
+            N[d] -= 1
+            refresh(n, M, cM, d, mv)
+        if c < P:
+            n[c, u] += 1
+            N[c] += 1
+            refresh(n, M, cM, c, mv)
+        o[j] = c
+    refresh(n, M, cM, p, mv)
+    return total
+
+
+@jit
+def fill_candidates(p, na, P, o, v, lo, hi, n, pr, hh, oldest, mu, gain, key, cand, order, ogain):
+    """The records that can reach snapshot ``p`` and are elsewhere, in ``order`` (gains ``ogain``): by
+    decreasing gain, among equal gains first those whose value is the most frequent in their source."""
+    nc = 0
+    for j in range(na):
+        if o[j] != p and lo[j] <= p and p <= hi[j]:
+            g = cost_of(j, o[j], P, pr, hh, oldest, mu) - cost_of(j, p, P, pr, hh, oldest, mu)
+            c = o[j]
+            gain[nc] = g
+            key[nc] = -g - (1e-6 * n[c, v[j]] if c < P else 0.0)
+            cand[nc] = j
+            nc += 1
+    if nc > 0:
+        srt = np.argsort(key[:nc], kind="mergesort")
+        for k in range(nc):
+            order[k] = cand[srt[k]]
+            ogain[k] = gain[srt[k]]
+    return nc
+
+
+@jit
+def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, lo, hi, lb, max_rounds, pair_budget, lift_levels):
     """Best-improvement local search (single moves, repaired pairs, lifts). Returns the IL."""
     il = 0.0
     for i in range(na):
         il += cost_of(i, o[i], P, pr, hh, oldest, mu)
     gain = np.empty(na)
+    ogain = np.empty(na)
+    key = np.empty(na)
+    cand = np.empty(na, dtype=np.int64)
+    dst = np.empty(na, dtype=np.int64)
     order = np.empty(na, dtype=np.int64)
     taken = np.empty(na, dtype=np.int64)
     prev = np.empty(na, dtype=np.int64)
@@ -158,13 +361,50 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, lo, 
             move(n, N, M, cM, o, v, bi, bb, P, mv)
             il += best
             continue
-        # 2. repaired pairs: a gaining move that breaks a snapshot, and a repair entering or leaving it
+        # 2. lifts: raise the largest count of snapshot p to K and fill it with the best records; the
+        # best lift over every pending snapshot p, level K and both variants is applied
+        bt = _EPS
+        bp = -1
+        bK = -1
+        bs = False
+        for p in range(P):
+            # candidates: records that can reach p and are elsewhere, by decreasing gain; among equal
+            # gains, first those whose value is the most frequent in their source (it stays l-eligible)
+            nc = fill_candidates(p, na, P, o, v, lo, hi, n, pr, hh, oldest, mu, gain, key, cand, order, ogain)
+            if nc == 0:
+                continue
+            # pruning (heuristic, drains ignored): skip p when its candidates' positive gains cannot beat
+            # the best lift found so far
+            ub = 0.0
+            for k in range(nc):
+                if ogain[k] > 0.0:
+                    ub += ogain[k]
+            if ub <= bt:
+                continue
+            for K in range(M[p] + 1, M[p] + 1 + lift_levels):
+                if N[p] + nc < l * K:
+                    break
+                for strict in (True, False):
+                    total = lift(n, N, M, cM, o, v, order, ogain, nc, p, K, P, mv, l, strict, taken, prev, dst, False, pr, hh, oldest, mu, lo, hi, na)
+                    if total > bt:
+                        bt = total
+                        bp = p
+                        bK = K
+                        bs = strict
+        if bp >= 0:
+            nc = fill_candidates(bp, na, P, o, v, lo, hi, n, pr, hh, oldest, mu, gain, key, cand, order, ogain)
+            il -= lift(n, N, M, cM, o, v, order, ogain, nc, bp, bK, P, mv, l, bs, taken, prev, dst, True, pr, hh, oldest, mu, lo, hi, na)
+            continue
+        # 3. repaired pairs (only when no single move and no lift improves): a gaining move that breaks a snapshot, and a repair entering or leaving it
         best = -_EPS
         bi = -1
         bb = -1
         bj = -1
         bd = -1
+        work = 0
         for i in range(na):
+            if work > pair_budget:
+                break  # a bounded scan (the same in every run: results stay deterministic)
             a = o[i]
             ca = cost_of(i, a, P, pr, hh, oldest, mu)
             u = v[i]
@@ -180,99 +420,48 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, lo, 
                 addb = b == P or add_ok(n, N, M, b, u, l)
                 if rem and addb:
                     continue  # a feasible single move (none improves here)
+                # the repair must enter or leave a broken snapshot: X (the source a, removal broke it)
+                # or Y (the destination b, the addition broke it)
+                X = -1 if rem else a
+                Y = -1 if addb else b
+                work += na
                 for j in range(na):
                     if j == i:
                         continue
                     c = o[j]
                     cj = cost_of(j, c, P, pr, hh, oldest, mu)
-                    for d in range(lo[j], hi[j] + 2):
-                        if d == hi[j] + 1:
-                            d = P
-                        if d == c:
-                            continue
-                        # the repair must enter or leave a broken snapshot
-                        touches = False
-                        if not rem and (c == a or d == a):
-                            touches = True
-                        if not addb and (c == b or d == b):
-                            touches = True
-                        if not touches:
-                            continue
-                        tot = d1 + cost_of(j, d, P, pr, hh, oldest, mu) - cj
-                        if tot < best and pair_ok(n, N, o, v, i, b, j, d, P, mv, l):
-                            best = tot
-                            bi = i
-                            bb = b
-                            bj = j
-                            bd = d
+                    if c == X or c == Y:
+                        # j leaves the broken snapshot: every other option
+                        for d in range(lo[j], hi[j] + 2):
+                            if d == hi[j] + 1:
+                                d = P
+                            if d == c:
+                                continue
+                            tot = d1 + cost_of(j, d, P, pr, hh, oldest, mu) - cj
+                            if tot < best and pair_ok(n, N, M, cM, o, v, i, b, j, d, P, mv, l):
+                                best = tot
+                                bi = i
+                                bb = b
+                                bj = j
+                                bd = d
+                    else:
+                        # j enters the broken snapshot(s) in its reach
+                        for d in (X, Y):
+                            if d < 0 or d >= P or d < lo[j] or d > hi[j]:
+                                continue
+                            tot = d1 + cost_of(j, d, P, pr, hh, oldest, mu) - cj
+                            if tot < best and pair_ok(n, N, M, cM, o, v, i, b, j, d, P, mv, l):
+                                best = tot
+                                bi = i
+                                bb = b
+                                bj = j
+                                bd = d
         if bi >= 0:
             move(n, N, M, cM, o, v, bi, bb, P, mv)
             move(n, N, M, cM, o, v, bj, bd, P, mv)
             il += best
             continue
-        # 3. lifts: raise the largest count of snapshot p to K and fill it with the best records
-        applied = False
-        for p in range(P):
-            for K in range(M[p] + 1, M[p] + 3):
-                # candidates: records that can reach p and are elsewhere, by decreasing gain
-                nc = 0
-                for j in range(na):
-                    if o[j] != p and lo[j] <= p and p <= hi[j]:
-                        gain[nc] = cost_of(j, o[j], P, pr, hh, oldest, mu) - cost_of(j, p, P, pr, hh, oldest, mu)
-                        taken[nc] = j
-                        nc += 1
-                if nc == 0:
-                    break
-                srt = np.argsort(-gain[:nc], kind="mergesort")
-                for k in range(nc):
-                    order[k] = taken[srt[k]]
-                total = 0.0
-                nt = 0
-                for k in range(nc):
-                    j = order[k]
-                    gj = gain[srt[k]]
-                    if gj <= _EPS and N[p] >= l * K:
-                        break
-                    u = v[j]
-                    if n[p, u] + 1 > K:
-                        continue
-                    c = o[j]
-                    if c < P and not removal_ok(n, N, M, cM, c, u, l):
-                        continue
-                    prev[nt] = c
-                    taken[nt] = j
-                    nt += 1
-                    # apply without the eligibility of p (checked at the end)
-                    if c < P:
-                        n[c, u] -= 1
-                        N[c] -= 1
-                        refresh(n, M, cM, c, mv)
-                    n[p, u] += 1
-                    N[p] += 1
-                    o[j] = p
-                    total += gj
-                refresh(n, M, cM, p, mv)
-                if total > _EPS and l * M[p] <= N[p]:
-                    il -= total
-                    applied = True
-                    break
-                # roll back
-                for k in range(nt - 1, -1, -1):
-                    j = taken[k]
-                    c = prev[k]
-                    u = v[j]
-                    n[p, u] -= 1
-                    N[p] -= 1
-                    if c < P:
-                        n[c, u] += 1
-                        N[c] += 1
-                        refresh(n, M, cM, c, mv)
-                    o[j] = c
-                refresh(n, M, cM, p, mv)
-            if applied:
-                break
-        if not applied:
-            break
+        break
     return il
 
 @jit
@@ -294,7 +483,7 @@ def surplus_cap(seen, l):
 
 @jit
 def steps(codes, place, starts, base, t_from, t_to, l, w, mu, beta, defer, round_prices, seen, pub_max,
-          final_oldest, out_method, out_cert, out_active, out_lb_gap, max_rounds):
+          final_oldest, out_method, out_cert, out_active, out_lb_gap, max_rounds, pair_budget, lift_levels):
     """Steps ``t_from .. t_to - 1`` on the records of snapshots ``base .. t_to - 1`` (snapshot ``k``
     is ``codes[starts[k - base]:starts[k - base + 1]]``, ``place`` absolute snapshot or -1).
     ``seen``: records per value of ``D[0..t_from - 1]`` (updated); ``pub_max``: per value the latest
@@ -397,7 +586,7 @@ def steps(codes, place, starts, base, t_from, t_to, l, w, mu, beta, defer, round
                     c0 = pr[i]
                     c1 = mu[oldest + lo[i] - hh[i]]
                     lb += c1 if c1 < c0 else c0
-                il = local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, lo, hi, lb, max_rounds)
+                il = local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, lo, hi, lb, max_rounds, pair_budget, lift_levels)
                 out_method[k] = METHOD_FAST
                 out_cert[k] = CERT_BOUND if il <= lb + _EPS else CERT_NONE
                 out_active[k] = na

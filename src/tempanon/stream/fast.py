@@ -12,18 +12,28 @@ One step ``t`` over the pending snapshots ``D'[oldest..t]`` (records, not counts
    IV: its most frequent value suppressed until l-eligible), applied by the publisher.
 2. **Bound**: every record at its cheapest option (eligibility ignored) is a lower bound; a state that
    reaches it is optimal and the step stops (certificate ``lower bound``).
-3. **Local search**, best improvement first, until no move improves (every applied move lowers the IL
-   strictly, so it ends):
+3. **Local search**, until no move improves (every applied move lowers the IL strictly, so it ends):
 
-   * *single moves* (the paper's LP-Repositions, Section V.A): one record to another option (a pending
-     snapshot in its reach, or suppression) with both touched snapshots still l-eligible;
-   * *repaired pairs* (LL-Reposition + repair, relays included): a move that gains but breaks one or two
-     snapshots, together with the best second move entering or leaving a broken snapshot that makes
-     every snapshot l-eligible again;
-   * *lifts* (Figure 4's level lift, generalized to every pending snapshot): raise snapshot ``p``'s
-     largest value count to ``K`` (one or two above the current one) by pulling in the records that gain
-     most (un-suppressing, recycling, moving from other snapshots that stay l-eligible), best gain first,
-     at most ``K`` per value, until ``|D'[p]| >= l K``; kept only when the whole lift gains.
+   * *single moves* (the paper's LP-Repositions, Section V.A), best first: one record to another option
+     (a pending snapshot in its reach, or suppression) with both touched snapshots still l-eligible;
+   * when none improves, the best *lift* (Figure 4's level lift, generalized to every pending
+     snapshot): raise snapshot ``p``'s largest value count to ``K`` (1 .. :data:`LIFT_LEVELS` above the
+     current one) by pulling in the records that gain most (un-suppressing, recycling, moving from other
+     snapshots), best gain first (ties: the value most frequent in its source first), at most ``K`` per
+     value, until ``|D'[p]| >= l K``. Two variants: every source must stay l-eligible at each record
+     taken; or sources may break on the way (emptying a snapshot into a later one) and are repaired at
+     the end (a record taken from suppression is exchanged for one of the same value placed in the
+     broken source), every touched snapshot then checked. Sources that cannot be repaired so are drained (each of their records to its
+     best other option; an empty snapshot is l-eligible: Definition 1), every touched snapshot then
+     checked. The best lift over ``p``, ``K`` and both variants is applied when it gains (a snapshot
+     whose candidates' positive gains cannot beat the best lift so far is skipped: a heuristic pruning,
+     drains ignored);
+   * when neither improves, *repaired pairs* (LL-Reposition + repair, relays included), best first: a
+     move that gains but breaks one or two snapshots, with the second move entering or leaving a broken
+     snapshot that makes every snapshot l-eligible again. This scan is the expensive part and gains
+     little on real data (measured: docs/benchmarks.md), so its work is bounded (:data:`PAIR_BUDGET`
+     first-move x repair candidates per scan, the same in every run).
+
 4. **Timestamp order** (Theorem 1): per value, the earliest records (by home, then input order) take the
    earliest places, and inside a (home, value) group the earliest records are the ones placed (the swap
    of Theorem 1's proof: counts per snapshot and value unchanged, reach kept, IL never higher).
@@ -49,7 +59,15 @@ JIT_COMPILE_CPU_SECONDS = 0.0
 """CPU time spent compiling the kernel (or loading it from numba's cache) in this process; never part
 of a step's time (``step_cpu_seconds``); reported as ``jit_compile_cpu_seconds`` in the summary."""
 
-MAX_ROUNDS = 10_000  # a safety cap on the local search's applied moves per step (every move lowers the IL)
+MAX_ROUNDS = 10_000  # a safety cap on the local search's rounds per step (every applied move lowers the IL)
+
+PAIR_BUDGET = 200
+"""Work bound of one scan of repaired pairs (first moves x candidate repairs examined): the scan is the
+step's most expensive part and gains little on real data (docs/benchmarks.md); bounded, it stays
+deterministic."""
+
+LIFT_LEVELS = 6
+"""A lift raises a snapshot's largest value count by 1 .. LIFT_LEVELS."""
 
 _kernel = None
 
@@ -86,5 +104,5 @@ def run_steps(k, codes, place, starts, base, t_from, t_to, l, mu, beta, defer, s
     w = len(mu) - 1
     round_prices = bool(np.all(mu == np.round(mu)) and np.all(beta == np.round(beta)))
     k.steps(codes, place, starts, base, t_from, t_to, l, w, mu, beta, float(defer), round_prices, seen, pub_max,
-            final_oldest, out_method, out_cert, out_active, out_gap, MAX_ROUNDS)
+            final_oldest, out_method, out_cert, out_active, out_gap, MAX_ROUNDS, PAIR_BUDGET, LIFT_LEVELS)
     return out_method, out_cert, out_active, out_gap
