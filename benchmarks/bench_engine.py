@@ -101,6 +101,8 @@ def run_one(engine: str, table: str, hdir: str, out: str, memory_limit: str | No
         "rows_out": res.rows_out, "verified": bool(res.engine_checks and res.engine_checks.get("verified_file")) or engine == "numpy",
         "engine_path": res.engine_path, "memory_limit": memory_limit, "table_scans": res.search.stats.table_scans,
         "engine_queries": (getattr(res, "plan", None) or {}).get("source", {}).get("engine_queries"),
+        "grouping_sets_jobs": (getattr(res, "plan", None) or {}).get("source", {}).get("grouping_sets_jobs"),
+        "single_group_bys": (getattr(res, "plan", None) or {}).get("source", {}).get("single_group_bys"),
     }  # fmt: skip
 
 
@@ -112,8 +114,8 @@ def bench_landsend(rows: int, engines: list[str], memory_limit: str | None, k: i
         gen = time.perf_counter() - t0
         size_mb = table.stat().st_size / 2**20
         print(f"# Lands End-shaped Parquet: {rows:,} rows, {size_mb:.0f} MB, generated in {gen:.1f} s; k={k}, basic Incognito")
-        print("| rows | distinct QI rows | engine | memory limit | wall s | CPU s | peak RSS MB | search s | anonymous | minimal | rows out | verified | path |")
-        print("|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|")
+        print("| rows | distinct QI rows | engine | memory limit | wall s | CPU s | peak RSS MB | search s | anonymous | minimal | rows out | verified | path | engine jobs (GROUPING SETS / single GROUP BY) |")
+        print("|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|---|")
         for engine in engines:
             out = tmp / f"release-{engine}.parquet"
             cmd = [sys.executable, __file__, "_one", engine, str(table), str(hdir), str(out), str(k)] + ([memory_limit] if memory_limit else [])
@@ -124,7 +126,8 @@ def bench_landsend(rows: int, engines: list[str], memory_limit: str | None, k: i
             r = json.loads(proc.stdout.strip().splitlines()[-1])
             print(
                 f"| {rows:,} | {r['distinct_rows'] or '-':,} | {engine} | {memory_limit or '-'} | {r['wall_s']:.1f} | {r['cpu_s']:.1f} | {r['peak_rss_mb']:.0f} | {r['search_s']:.1f} | "
-                f"{r['anonymous']} | {r['minimal']} | {r['rows_out']:,} | {r['verified']} | {r['engine_path']} |",
+                f"{r['anonymous']} | {r['minimal']} | {r['rows_out']:,} | {r['verified']} | {r['engine_path']} | "
+                + (f"{r['engine_queries']} ({r['grouping_sets_jobs']} / {r['single_group_bys']})" if r["engine_queries"] is not None else "-") + " |",
                 flush=True,
             )
             print("<!-- " + json.dumps(r) + " -->", flush=True)

@@ -413,8 +413,9 @@ def test_small_class_counts_match_frequency_sets(backend, tmp_path):
                                                (None, 0.05, "bottom-up-rollup"), ("patient", 0.0, "binary-search")])
 def test_frequency_sets_in_engine_when_bottom_set_does_not_fit(backend, tmp_path, monkeypatch, uid, sup, algorithm):
     """Bottom set above the driver limit: the engine computes the frequency sets the search asks
-    for (GROUP BY per table scan), rollups stay on the driver; same nodes and release as numpy, and
-    the summary says which path ran."""
+    for, rollups stay on the driver; same nodes and release as numpy, and the summary says which
+    path ran. Incognito's table scans run as one GROUP BY GROUPING SETS job per iteration; the
+    other searches (and the selection and the release) as one GROUP BY per frequency set."""
     if backend == "numpy":
         pytest.skip("the numpy source holds its rows in memory")
     from tempanon.lattice.source_duckdb import SQLSource
@@ -429,6 +430,23 @@ def test_frequency_sets_in_engine_when_bottom_set_does_not_fit(backend, tmp_path
             return real(self, sql)
 
         monkeypatch.setattr(cls, "_arrow", spy)
+    jobs = []
+    real_mat = SQLSource._materialize
+
+    def spy_mat(self, name, query):
+        jobs.append(query)
+        return real_mat(self, name, query)
+
+    monkeypatch.setattr(SQLSource, "_materialize", spy_mat)
+    for cls in SQLSource.__subclasses__():
+        if "_materialize" in cls.__dict__:
+            real_sub = cls.__dict__["_materialize"]
+
+            def spy_sub(self, name, query, real_sub=real_sub):
+                jobs.append(query)
+                return real_sub(self, name, query)
+
+            monkeypatch.setattr(cls, "_materialize", spy_sub)
     enc, hier = synthea_like()
     qi = ["birth_year", "gender", "race", "zip"]
     kw = dict(uid=uid, max_suppression=sup, algorithm=algorithm)
@@ -440,7 +458,19 @@ def test_frequency_sets_in_engine_when_bottom_set_does_not_fit(backend, tmp_path
     assert src["path"] == "frequency sets in engine" and src["method"] == "approx_count_distinct"
     group_bys = [q for q in seen if "count(*) AS n FROM src s JOIN" in q]
     assert not [q for q in group_bys if "AS c0" in q]  # the bottom set itself was never fetched
-    assert src["engine_queries"] == len([q for q in group_bys if "AS g0" in q]) >= 1
+    singles = [q for q in group_bys if "AS g0" in q]
+    assert src["single_group_bys"] == len(singles)
+    assert src["grouping_sets_jobs"] == len(jobs) and all("GROUPING SETS" in q for q in jobs)
+    marginals = [q for q in seen if "AS m0" in q and "GROUPING SETS" in q]  # selection by loss: value frequencies
+    assert src["marginal_jobs"] == len(marginals) <= 1
+    assert src["engine_queries"] == len(jobs) + len(singles) + len(marginals) >= 1
+    if algorithm in ("incognito", "super-roots"):
+        # at most one job per iteration (subset size), every prepared frequency set read once
+        assert 1 <= len(jobs) <= len(qi)
+        assert src["grouping_sets"] == src["grouping_sets_read"] >= len(jobs)
+        assert b.search.stats.table_scans == src["grouping_sets"]
+    else:
+        assert not jobs
 
 
 def test_engine_path_refuses_cube_and_l(tmp_path, monkeypatch):

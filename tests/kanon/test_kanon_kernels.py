@@ -89,3 +89,28 @@ def test_nodes_with_a_one_value_attribute_are_decided_without_data():
     full = run_search("exhaustive", dims, table, 3, 0)
     assert full.stats.by_projection == 0
     assert full.anonymous_nodes == res.anonymous_nodes
+
+
+@pytest.mark.parametrize(
+    "m, cards",
+    [(500, [6, 5, 4]), (500, [900, 800]), (40_000, [900, 800, 700]), (40_000, [40, 30])],
+    ids=["dense", "sorted", "hashed", "dense-large"],
+)
+def test_near_unique_counts_equal_weighted_grouping(m, cards):
+    """A near-unique table is grouped by counting rows plus the extra tuples of its few repeated
+    rows (``multi``); the frequency set equals the one grouped with float weights, on every path
+    of group_rows (bincount, sort, hash)."""
+    from tempanon.lattice.freqset import group_rows
+
+    rng = np.random.default_rng(11)
+    cols = [rng.integers(0, c, m).astype(np.uint16) for c in cards]
+    counts = np.ones(m, dtype=np.int64)
+    rows = rng.choice(m, size=max(1, m // 50), replace=False)
+    counts[rows] = rng.integers(2, 9, len(rows))
+    attrs, levels = tuple(range(len(cards))), (0,) * len(cards)
+    want = group_rows(attrs, levels, cols, cards, counts.astype(np.float64))
+    got = group_rows(attrs, levels, cols, cards, None, multi=(rows, counts[rows] - 1))
+    order_w, order_g = np.lexsort(want.codes.T[::-1]), np.lexsort(got.codes.T[::-1])
+    np.testing.assert_array_equal(want.codes[order_w], got.codes[order_g])
+    np.testing.assert_array_equal(want.counts[order_w], got.counts[order_g])
+    assert got.counts.dtype == np.int64 and got.n_tuples == int(counts.sum())

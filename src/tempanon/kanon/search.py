@@ -59,6 +59,7 @@ import numpy as np
 from tempanon.errors import InputError
 from tempanon.lattice.dimension import Dimension
 from tempanon.lattice.freqset import (
+    EngineTable,
     FrequencySet,
     Table,
     project,
@@ -363,7 +364,11 @@ def incognito(
     C: dict[tuple[int, ...], np.ndarray] = {(j,): np.ones(dims[j].n_levels, dtype=bool) for j in range(n)}
     known: dict[tuple[int, ...], np.ndarray] = {}
     if workers is None:
-        workers = min(2, os.cpu_count() or 1) if table.n_rows >= PARALLEL_MIN_ROWS else 1
+        # an engine table (its bottom set did not fit the driver) is searched on one thread: the
+        # engine's reads are serialized anyway, and two families' frequency sets at once would
+        # double the driver's peak
+        big = table.n_rows >= PARALLEL_MIN_ROWS and not isinstance(table, EngineTable)
+        workers = min(2, os.cpu_count() or 1) if big else 1
     pool = ThreadPoolExecutor(max_workers=workers) if workers > 1 else None
     cube = None
     try:
@@ -402,14 +407,23 @@ def _incognito_iterations(ctx, C, known, n, variant, cube, pool, progress) -> No
         n_cand = sum(int(cand.sum()) for _f, cand in families)
         ctx.stats.candidates += n_cand
         ctx.stats.pruned_subsets += _subset_lattice_nodes(dims, i) - n_cand
-        results = pool.map(run, families) if pool is not None else map(run, families)
-        for fi, (family, anon, fstats) in enumerate(results):
-            ctx.stats.add(fstats)
-            known[family] = anon
-            if anon.any():
-                S[family] = anon
-            if progress is not None:
-                progress(f"Incognito: subsets of size {i}/{n}", fi + 1, len(families))
+        engine = getattr(ctx.table, "source", None) if isinstance(ctx.table, EngineTable) else None
+        if engine is not None and hasattr(engine, "prepare_frequency_sets"):
+            # the bottom set stays in the engine: every table scan of this iteration in one job
+            # (GROUP BY GROUPING SETS), read back node by node as the families reach them
+            engine.prepare_frequency_sets([s for f, cand in families for s in _planned_scans(ctx, f, cand, variant)])
+        try:
+            results = pool.map(run, families) if pool is not None else map(run, families)
+            for fi, (family, anon, fstats) in enumerate(results):
+                ctx.stats.add(fstats)
+                known[family] = anon
+                if anon.any():
+                    S[family] = anon
+                if progress is not None:
+                    progress(f"Incognito: subsets of size {i}/{n}", fi + 1, len(families))
+        finally:
+            if engine is not None and hasattr(engine, "finish_frequency_sets"):
+                engine.finish_frequency_sets()
         if cube is not None:
             cube.discard(i)  # cuboids of this size whose family was no candidate
         if i < n:
@@ -417,6 +431,28 @@ def _incognito_iterations(ctx, C, known, n, variant, cube, pool, progress) -> No
             if not C:
                 ctx.stats.pruned_subsets += sum(_subset_lattice_nodes(dims, j) for j in range(i + 1, n + 1))
                 return
+
+
+def _planned_scans(ctx: _Ctx, family: tuple[int, ...], cand: np.ndarray, variant: str) -> list[tuple[tuple[int, ...], Node]]:
+    """The nodes whose frequency sets :func:`_search_family` will compute from T for this family:
+    basic Incognito, every root not decided by projection (roots are never marked: no candidate
+    specializes them); super-roots, the meet of those roots. (Cube reads no table.)"""
+    if variant == "cube":
+        return []
+    roots_grid = cand & ~_has_member_below(cand, ctx.dims, family)
+    if len(family) > 1:
+        one: np.ndarray | bool = False
+        for ax, j in enumerate(family):
+            sh = [1] * len(family)
+            sh[ax] = cand.shape[ax]
+            one = one | ctx.dim_arrays[j][1].reshape(sh)
+        roots_grid = roots_grid & ~np.broadcast_to(one, cand.shape)
+    roots = [tuple(int(x) for x in r) for r in np.argwhere(roots_grid)]
+    if not roots:
+        return []
+    if variant == "super-roots":
+        return [(family, _meet(ctx.dims, family, roots))]
+    return [(family, r) for r in roots]
 
 
 def _subset_lattices_total(dims: Sequence[Dimension]) -> int:

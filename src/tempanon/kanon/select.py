@@ -138,13 +138,25 @@ def _loss_lower_bounds(pool: Sequence[Node], dims: Sequence[Dimension], table: T
     level). ``None`` when the bound does not apply (an engine table without rows on the driver,
     loss values outside [0, 1])."""
     q = len(dims)
-    if isinstance(table, EngineTable) or table.n_rows == 0 or q == 0 or len(table.columns) != q:
+    if table.n_rows == 0 or q == 0:
+        return None
+    if isinstance(table, EngineTable):
+        # the value frequencies from the engine (one GROUPING SETS job), when it offers them
+        freq = getattr(table.source, "base_frequencies", None)
+        if freq is None:
+            return None
+    elif len(table.columns) != q:
         return None
     per = []
     for j, d in enumerate(dims):
         if any(len(lv) and not (np.isfinite(lv).all() and lv.min() >= 0 and lv.max() <= 1) for lv in map(np.asarray, d.loss)):
             return None
-        f = np.bincount(table.columns[j], weights=table.counts, minlength=d.n_base)
+    freqs = freq() if isinstance(table, EngineTable) else None
+    for j, d in enumerate(dims):
+        if freqs is not None:
+            f = np.asarray(freqs[j], dtype=np.float64)
+        else:
+            f = np.bincount(table.columns[j], weights=table.counts, minlength=d.n_base)
         per.append(np.array([float(f @ np.asarray(d.loss[v], dtype=np.float64)[d.codes[v]]) for v in range(d.n_levels)]))
     nodes = np.asarray(pool, dtype=np.intp).reshape(len(pool), q)
     total = np.zeros(len(pool), dtype=np.float64)

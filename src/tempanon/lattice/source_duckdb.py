@@ -33,8 +33,13 @@ import pandas as pd
 
 from tempanon.errors import HierarchyError, InputError, VerificationError
 from tempanon.lattice.dimension import Dimension
-from tempanon.lattice.freqset import Table, group_rows, table_frequency_set
+from tempanon.lattice.freqset import FrequencySet, Table, group_rows, table_frequency_set
 from tempanon.lattice.source import BYTES_PER_DRIVER_ROW, FrequencySource, Release
+
+
+_CACHE_ROWS = 1 << 22
+"""Engine frequency sets of at most this many rows are kept for a second request (see
+:meth:`SQLSource._engine_frequency_set`)."""
 
 
 def qident(name: str) -> str:
@@ -338,30 +343,139 @@ class SQLSource(FrequencySource):
             return fs
         import pyarrow.compute as pc
 
-        sel = [f"d{j}.l{v} AS g{p}" for p, (j, v) in enumerate(zip(attrs, levels))]
-        joins = " ".join(f"JOIN dim{j} d{j} ON {self.text_expr(self.qi[j])} = d{j}.t" for j in attrs)
-        if self._extra is not None:
-            sel.append(f"s.{self.q(self._extra)} AS x")
-        sql = f"SELECT {', '.join(sel)}, count(*) AS n FROM src s {joins} GROUP BY ALL" if sel else "SELECT count(*) AS n FROM src s"
+        gid = self.__dict__.get("_batch", {}).pop(key, None)
+        if gid is not None:
+            # computed by the iteration's GROUPING SETS job (prepare_frequency_sets): read its rows
+            sel = [f"{self._batch_cols[(j, v)]} AS g{p}" for p, (j, v) in enumerate(zip(attrs, levels))]
+            if self._extra is not None:
+                sel.append("x")
+            sql = f"SELECT {', '.join([*sel, 'n'])} FROM {self._batch_table} WHERE gid = {int(gid)}"
+            self.batch_fetches = getattr(self, "batch_fetches", 0) + 1
+        else:
+            sel = [f"d{j}.l{v} AS g{p}" for p, (j, v) in enumerate(zip(attrs, levels))]
+            joins = " ".join(f"JOIN dim{j} d{j} ON {self.text_expr(self.qi[j])} = d{j}.t" for j in attrs)
+            if self._extra is not None:
+                sel.append(f"s.{self.q(self._extra)} AS x")
+            sql = f"SELECT {', '.join(sel)}, count(*) AS n FROM src s {joins} GROUP BY ALL" if sel else "SELECT count(*) AS n FROM src s"
+            self.engine_queries = getattr(self, "engine_queries", 0) + 1
         tab = self._arrow(sql)
-        cols = [tab.column(f"g{p}").to_numpy().astype(np.int64) for p in range(len(attrs))]
+        cols = [_codes_array(tab.column(f"g{p}"), self.dims[j].cardinality(v)) for p, (j, v) in enumerate(zip(attrs, levels))]
         counts = tab.column("n").to_numpy().astype(np.int64)
         extra_codes, n_extra = None, 0
         if self._extra is not None:
             enc = pc.dictionary_encode(tab.column("x").combine_chunks(), null_encoding="encode")
             extra_codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
             n_extra = len(enc.dictionary)
-        self.engine_queries = getattr(self, "engine_queries", 0) + 1
+        del tab
         cards = [self.dims[j].cardinality(v) for j, v in zip(attrs, levels)]
-        fs = group_rows(attrs, levels, cols, cards, counts, extra_codes, n_extra, self._sensitive)
-        if len(self._fs_cache) < 64:
+        if self._extra is None:
+            # rows of a GROUP BY over the node's codes are its classes: no regrouping on the driver
+            fs = FrequencySet(tuple(attrs), tuple(levels), tuple(max(int(c), 1) for c in cards), counts, None)
+            fs._cols = cols
+        else:
+            fs = group_rows(attrs, levels, cols, cards, counts, extra_codes, n_extra, self._sensitive)
+        if len(attrs) == len(self.dims) and len(fs) <= _CACHE_ROWS:
+            # only nodes of the full lattice are asked again (selection, then the release); the
+            # search's own frequency sets are dropped by the search when no child needs them, and
+            # keeping them here would hold every root of a near-unique table on the driver
+            while len(self._fs_cache) >= 4:
+                self._fs_cache.pop(next(iter(self._fs_cache)))
             self._fs_cache[key] = fs
         return fs
 
+    #: the engine's name for GROUPING SETS' set identifier (``GROUPING(...)`` in DuckDB)
+    grouping_fn = "GROUPING"
+
+    def prepare_frequency_sets(self, nodes: Sequence[tuple[tuple, tuple]]) -> None:
+        """Compute the frequency sets of many nodes in **one engine job** (one scan of the table):
+        ``GROUP BY GROUPING SETS`` over the level codes of the dimension tables, one grouping set
+        per node, with ``GROUPING(...)`` naming the set of every result row. The result stays in the
+        engine as a temporary table (spilled under ``memory_limit``); :meth:`engine_frequency_set`
+        then reads each node's rows from it once (Incognito Section 3: frequency sets as
+        ``GROUP BY`` queries; here the table scans of one Incognito iteration share one job).
+        Nodes not prepared are computed by their own ``GROUP BY`` as before.
+        """
+        import threading
+
+        lock = self.__dict__.setdefault("_fs_lock", threading.Lock())
+        with lock:
+            self._finish_batch()
+            todo = sorted({(tuple(a), tuple(v)) for a, v in nodes if a and (tuple(a), tuple(v)) not in self._fs_cache})
+            if not todo:
+                return
+            # grouping columns in order of first appearance in the sets (Spark's grouping_id must
+            # list them in that order); the respondent or sensitive column first in every set
+            pairs = list(dict.fromkeys((j, v) for a, lv in todo for j, v in zip(a, lv)))
+            exprs = {jv: f"d{jv[0]}.l{jv[1]}" for jv in pairs}
+            names = {jv: f"g_{jv[0]}_{jv[1]}" for jv in pairs}
+            attrs_used = sorted({j for j, _ in pairs})
+            joins = " ".join(f"JOIN dim{j} d{j} ON {self.text_expr(self.qi[j])} = d{j}.t" for j in attrs_used)
+            x = [f"s.{self.q(self._extra)}"] if self._extra is not None else []
+            sets = ", ".join("(" + ", ".join([*x, *(exprs[jv] for jv in zip(a, lv))]) + ")" for a, lv in todo)
+            all_exprs = [*x, *(exprs[jv] for jv in pairs)]  # x is grouped in every set: its bit is 0
+            sel = [f"{exprs[jv]} AS {names[jv]}" for jv in pairs] + ([f"{x[0]} AS x"] if x else [])
+            sel.append(f"{self.grouping_fn}({', '.join(all_exprs)}) AS gid")
+            table = "tempanon_fs_batch"
+            self._materialize(table, f"SELECT {', '.join(sel)}, count(*) AS n FROM src s {joins} GROUP BY GROUPING SETS ({sets})")
+            width = len(pairs)
+            batch = {}
+            for a, lv in todo:
+                in_set = set(zip(a, lv))
+                # GROUPING(e1..eL): bit L-1-i set when e_i is not grouped in the row's set
+                batch[(a, lv)] = sum(1 << (width - 1 - i) for i, jv in enumerate(pairs) if jv not in in_set)
+            self._batch, self._batch_cols, self._batch_table = batch, names, table
+            self.engine_jobs = getattr(self, "engine_jobs", 0) + 1
+            self.batched_sets = getattr(self, "batched_sets", 0) + len(todo)
+
+    def base_frequencies(self) -> list[np.ndarray]:
+        """Tuples per base code of every quasi-identifier (the bottom set's marginals), in one
+        ``GROUP BY GROUPING SETS`` job: what selection by loss bounds its candidates with
+        (:func:`tempanon.kanon.select._loss_lower_bounds`) without a frequency set per node."""
+        cached = self.__dict__.get("_base_freq")
+        if cached is not None:
+            return cached
+        q = len(self.qi)
+        sets = ", ".join(f"(d{i}.c)" for i in range(q))
+        sel = [f"d{i}.c AS m{i}" for i in range(q)] + [f"{self.grouping_fn}({', '.join(f'd{i}.c' for i in range(q))}) AS gid"]
+        tab = self._arrow(f"SELECT {', '.join(sel)}, count(*) AS n FROM src s {self._joins()} GROUP BY GROUPING SETS ({sets})")
+        self.marginal_jobs = getattr(self, "marginal_jobs", 0) + 1
+        gid = tab.column("gid").to_numpy()
+        n = tab.column("n").to_numpy().astype(np.int64)
+        out = []
+        for i, d in enumerate(self.dims):
+            pick = gid == sum(1 << (q - 1 - t) for t in range(q) if t != i)
+            codes = tab.column(f"m{i}").to_numpy(zero_copy_only=False)[pick].astype(np.int64)
+            out.append(np.bincount(codes, weights=n[pick], minlength=d.n_base).astype(np.int64))
+        self._base_freq = out
+        return out
+
+    def finish_frequency_sets(self) -> None:
+        """Drop the temporary result of :meth:`prepare_frequency_sets` (end of an iteration)."""
+        import threading
+
+        with self.__dict__.setdefault("_fs_lock", threading.Lock()):
+            self._finish_batch()
+
+    def _finish_batch(self) -> None:
+        if getattr(self, "_batch_table", None):
+            self._drop_materialized(self._batch_table)
+        self._batch, self._batch_table = {}, None
+
+    def _materialize(self, name: str, query: str) -> None:
+        self._exec(f"CREATE OR REPLACE TEMP TABLE {name} AS {query}")
+
+    def _drop_materialized(self, name: str) -> None:
+        self._exec(f"DROP TABLE IF EXISTS {name}")
+
     def describe(self) -> dict:
         out = super().describe()
-        if hasattr(self, "engine_queries"):
-            out["engine_queries"] = self.engine_queries
+        if self.path == "frequency sets in engine":
+            jobs, single = getattr(self, "engine_jobs", 0), getattr(self, "engine_queries", 0)
+            marg = getattr(self, "marginal_jobs", 0)
+            # engine_queries: jobs that scan the table (the searches' GROUPING SETS jobs, the
+            # selection's one job of value frequencies, single GROUP BYs)
+            out.update(engine_queries=jobs + single + marg, grouping_sets_jobs=jobs, marginal_jobs=marg, grouping_sets=getattr(self, "batched_sets", 0),
+                       grouping_sets_read=getattr(self, "batch_fetches", 0), single_group_bys=single)  # fmt: skip
         return out
 
     # ---- release and verification ----------------------------------------------------------------

@@ -106,6 +106,16 @@ class SparkSource(SQLSource):
     def _register(self, name: str, table: Any) -> None:
         self.spark.createDataFrame(table).createOrReplaceTempView(name)
 
+    grouping_fn = "grouping_id"
+
+    def _materialize(self, name: str, query: str) -> None:
+        # CACHE TABLE ... AS is eager: the GROUPING SETS job runs once, its rows stay cached
+        self.spark.sql(f"CACHE TABLE {name} AS {query}")
+
+    def _drop_materialized(self, name: str) -> None:
+        self.spark.sql(f"UNCACHE TABLE IF EXISTS {name}")
+        self.spark.catalog.dropTempView(name)
+
     def _copy(self, query: str, path: str, parquet: bool) -> None:
         w = self.spark.sql(query).write.mode("errorifexists")
         if parquet:
@@ -125,6 +135,10 @@ class SparkSource(SQLSource):
         return pq.read_table(path).to_pandas()
 
     def close(self) -> None:
+        try:
+            self._finish_batch()
+        except Exception:
+            pass
         for v in ("tempanon_written", "v_expected", "v_released", "src", "tempanon_input"):
             try:
                 self.spark.catalog.dropTempView(v)
