@@ -454,3 +454,24 @@ def test_release_not_l_diverse_push_path(monkeypatch):
     pub.push(pd.DataFrame({"s": list("aabbcc")}))
     with pytest.raises(VerificationError, match="verification failed"):
         pub.push(pd.DataFrame({"s": list("abcabc")}))
+
+
+def test_first_fast_step_run_is_announced(tmp_path, monkeypatch):
+    """The first fast-step run of a process says why it may pause (numba compiles the kernel once);
+    once the kernel is loaded, and for the exact step, nothing is said."""
+    from tempanon.stream import fast
+
+    args = ["stream", str(SAMPLE), "--time", "response_datetime", "--sensitive", "problem", "--qi", "race,sex",
+            "--l", "2", "--window", "1", "--snapshot", "week"]
+    monkeypatch.setattr(fast, "_kernel", None)
+    first = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "a")])
+    assert first.exit_code == 0, first.output
+    assert "preparing the fast step's compiled kernel" in first.output
+    assert fast._kernel is not None
+    again = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "b")])
+    assert again.exit_code == 0, again.output
+    assert "preparing the fast step's compiled kernel" not in again.output
+    monkeypatch.setattr(fast, "_kernel", None)
+    exact = CliRunner().invoke(app, [*args, "--step", "exact", "--out", str(tmp_path / "c")])
+    assert exact.exit_code == 0, exact.output
+    assert "preparing" not in exact.output
