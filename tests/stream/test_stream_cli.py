@@ -4,6 +4,7 @@ import json
 from importlib import resources
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from typer.testing import CliRunner
@@ -409,3 +410,68 @@ def test_file_input_outputs_are_committed_as_one_set(tmp_path):
     assert "Traceback" not in r.output
     assert not (out.exists() and any(out.iterdir()))
     assert not (tmp_path / "audit.csv").exists()
+
+
+def _break_first_release(monkeypatch):
+    """Make the fast step place a snapshot that is not l-eligible: after the real step, snapshot 0 keeps
+    only the records of its first record's value (the others suppressed)."""
+    from tempanon.stream.publisher import StreamPublisher
+
+    real = StreamPublisher._fast_steps
+
+    def broken(self, k, t_from, t_to, final_oldest=-1):
+        out = real(self, k, t_from, t_to, final_oldest)
+        s = self._snaps[0]
+        if len(s.codes) and self._next_pub == 0:
+            s.place[:] = np.where(s.codes == s.codes[0], 0, -1)
+            s.n_supp = int((s.place < 0).sum())
+            s.last = 0
+        return out
+
+    monkeypatch.setattr(StreamPublisher, "_fast_steps", broken)
+
+
+def test_release_not_l_diverse_is_a_verification_failure(tmp_path, monkeypatch):
+    """A step that places a snapshot which is not l-diverse is refused by the pre-write check as a
+    verification failure (exit 3, "verification failed", no file written), not as bad input (exit 2)."""
+    _break_first_release(monkeypatch)
+    out = tmp_path / "out"
+    r = _run([SAMPLE, "--time", "response_datetime", "--sensitive", "problem", "--qi", ",".join(QI), "--l", 3,
+              "--window", 2, "--out", out, "--summary", tmp_path / "s.json", "--audit", tmp_path / "a.csv", "--quiet"])
+    assert r.exit_code == 3, r.output
+    assert "verification failed" in r.output and "not 3-diverse" in r.output
+    assert not (tmp_path / "s.json").exists() and not (tmp_path / "a.csv").exists()
+    assert not out.exists() or not any(out.iterdir())
+
+
+def test_release_not_l_diverse_push_path(monkeypatch):
+    """The same check on the snapshot-by-snapshot path (:meth:`StreamPublisher.push`)."""
+    from tempanon.errors import VerificationError
+    from tempanon.stream.publisher import StreamPublisher
+
+    _break_first_release(monkeypatch)
+    pub = StreamPublisher(2, 1, sensitive="s")
+    pub.push(pd.DataFrame({"s": list("aabbcc")}))
+    with pytest.raises(VerificationError, match="verification failed"):
+        pub.push(pd.DataFrame({"s": list("abcabc")}))
+
+
+def test_first_fast_step_run_is_announced(tmp_path, monkeypatch):
+    """The first fast-step run of a process says why it may pause (numba compiles the kernel once);
+    once the kernel is loaded, and for the exact step, nothing is said."""
+    from tempanon.stream import fast
+
+    args = ["stream", str(SAMPLE), "--time", "response_datetime", "--sensitive", "problem", "--qi", "race,sex",
+            "--l", "2", "--window", "1", "--snapshot", "week"]
+    monkeypatch.setattr(fast, "_kernel", None)
+    first = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "a")])
+    assert first.exit_code == 0, first.output
+    assert "preparing the fast step's compiled kernel" in first.output
+    assert fast._kernel is not None
+    again = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "b")])
+    assert again.exit_code == 0, again.output
+    assert "preparing the fast step's compiled kernel" not in again.output
+    monkeypatch.setattr(fast, "_kernel", None)
+    exact = CliRunner().invoke(app, [*args, "--step", "exact", "--out", str(tmp_path / "c")])
+    assert exact.exit_code == 0, exact.output
+    assert "preparing" not in exact.output

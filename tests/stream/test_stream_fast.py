@@ -81,3 +81,16 @@ def test_default_step_is_fast_and_uses_no_ilp():
     _check_release(res.publisher.record_table(), 3, 4)
     exact = anonymize_stream(df, time="when", sensitive="dx", qi=["zip"], l=3, w=4, cost="quadratic", step="exact")
     assert s["information_loss"] <= 1.1 * exact.summary["information_loss"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 60), min_size=1, max_size=12), st.integers(1, 6))
+def test_kernel_surplus_cap_equals_model_and_brute_force(counts, l):
+    """The kernel's binary search for the cap (``surplus_cap``) equals ``model.eligible_cap`` and the
+    largest ``k`` with ``l k <= sum min(c, k)`` by brute force."""
+    from tempanon.stream import fast
+    from tempanon.stream.model import eligible_cap
+
+    c = np.array(counts, dtype=np.int64)
+    brute = max(k for k in range(int(c.max()) + 1) if l * k <= int(np.minimum(c, k).sum()))
+    assert fast.kernel().surplus_cap(c, l) == eligible_cap(c, l) == brute

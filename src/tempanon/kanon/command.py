@@ -39,6 +39,17 @@ def audit_text(res) -> str:
     return f"{AUDIT_HEADER}\n# shuffle seed: {res.shuffle_seed}\n" + rows.to_csv(index=False)
 
 
+def describe_checks(st, lattice_size: int) -> str:
+    """What the search's node count counts: Incognito checks nodes of the lattices of every quasi-identifier
+    subset (each once), so its count may exceed the full lattice's size; the other searches check nodes
+    of the full lattice only."""
+    if st.search_space > lattice_size:
+        return (f"{st.nodes_checked} nodes checked, each once (distinct nodes of the lattices of all quasi-identifier "
+                f"subsets, {st.search_space} nodes in all; {st.full_lattice_checks} of them in the full lattice of "
+                f"{lattice_size} nodes)")
+    return f"{st.nodes_checked} nodes checked of {lattice_size}"
+
+
 def _parse_weights(spec: str | None) -> dict[str, float] | None:
     if not spec:
         return None
@@ -173,9 +184,7 @@ def _run(
     if verbose:
         st = res.search.stats
         info(
-            (f"search: {st.nodes_checked} nodes checked, each once (distinct nodes of the lattices of all quasi-identifier "
-             f"subsets, {st.search_space} nodes in all; {st.full_lattice_checks} of them in the full lattice of {res.lattice_size} nodes)"
-             if st.search_space > res.lattice_size else f"search: {st.nodes_checked} nodes checked of {res.lattice_size}")
+            f"search: {describe_checks(st, res.lattice_size)}"
             + f" ({len(res.anonymous_nodes)} anonymous, "
             f"{len(res.minimal_nodes)} minimal; {st.by_projection} decided by projection without a frequency set), "
             f"{st.table_scans} table scans, {st.rollups} rollups"

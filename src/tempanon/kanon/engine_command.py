@@ -21,7 +21,7 @@ def run_with_engine(a: dict[str, Any]) -> dict:
     from tempanon.data.roles import parse_column_list
     from tempanon.hierarchy import load_hierarchies
     from tempanon.kanon import kanonymize
-    from tempanon.kanon.command import _parse_weights
+    from tempanon.kanon.command import _parse_weights, describe_checks
     from tempanon.lattice.source import open_source
 
     if a.get("report") is not None:
@@ -49,7 +49,7 @@ def run_with_engine(a: dict[str, Any]) -> dict:
     if a.get("verbose"):
         st = res.search.stats
         info(
-            f"engine {res.engine} ({res.engine_path}): {st.nodes_checked} nodes checked of {res.lattice_size}, "
+            f"engine {res.engine} ({res.engine_path}): {describe_checks(st, res.lattice_size)}, "
             f"{st.table_scans} table scans, {st.rollups} rollups; search {st.seconds:.3f} s, "
             f"total {time.perf_counter() - t0:.3f} s",
             a["quiet"],

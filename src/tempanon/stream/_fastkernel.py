@@ -472,14 +472,21 @@ def surplus_cap(seen, l):
     for s in range(m):
         if seen[s] > mx:
             mx = seen[s]
-    best = 0
-    for k in range(mx + 1):
+    # f(k) = sum_s min(seen_s, k) - l k is concave with f(0) = 0, so {k : f(k) >= 0} is an interval
+    # [0, k*]: a binary search for k* in [0, mx], O(m log mx) per step instead of O(m mx) (the largest
+    # count mx grows with the stream)
+    lo = 0
+    hi = mx
+    while lo < hi:
+        k = (lo + hi + 1) // 2
         tot = 0
         for s in range(m):
             tot += seen[s] if seen[s] < k else k
         if l * k <= tot:
-            best = k
-    return best
+            lo = k
+        else:
+            hi = k - 1
+    return lo
 
 @jit
 def steps(codes, place, starts, base, t_from, t_to, l, w, mu, beta, defer, round_prices, seen, pub_max,

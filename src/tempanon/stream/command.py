@@ -60,6 +60,20 @@ def _audit_frame(audit: pd.DataFrame) -> pd.DataFrame:
     return audit[["row", "snapshot", "published", "distance"]]
 
 
+def _verified(run):
+    """``run()``, with any independent-check failure named as such: a :class:`VerificationError` (exit
+    status 3; raised before the failing release is written: with a file input nothing is written) says
+    "verification failed" first."""
+    from tempanon.errors import VerificationError
+
+    try:
+        return run()
+    except VerificationError as exc:
+        if str(exc).startswith("verification failed"):
+            raise
+        raise VerificationError(f"verification failed: {exc}") from exc
+
+
 def stream(
     input: str = typer.Argument(..., help="Input table (CSV/Parquet), or '-' for JSON lines on standard input."),
     time: str = typer.Option(..., "--time", help="Time column; snapshots are its values truncated to --snapshot."),
@@ -137,6 +151,15 @@ def stream(
         return {"time": time, "sensitive": sensitive, "l": l, "w": window, "qi": qi, "snapshot": snapshot, "cost": cost,
                 "suppression_cost": beta, "seed": seed, "defer": defer, "step": step, "max_snapshots": max_snapshots}
 
+    def announce_kernel() -> None:
+        """Say why the first fast-step run of an environment pauses: numba compiles the kernel once (about
+        20-30 CPU seconds, summary ``jit_compile_cpu_seconds``), later runs load it from numba's cache."""
+        from tempanon.stream import fast
+
+        if str(step).lower() == "fast" and window > 0 and fast._kernel is None:
+            info("preparing the fast step's compiled kernel (numba; the first run in an environment compiles it, "
+                 "about 20-30 CPU seconds, later runs load it from the cache)", quiet)
+
     def run() -> dict:
         t0 = _clock()
         beta = parse_suppression_cost(suppression_cost)
@@ -184,6 +207,7 @@ def stream(
         with progress_reporter(quiet) as progress:
             from tempanon.stream.api import anonymize_stream
 
+            announce_kernel()
             result = anonymize_stream(df, progress=progress, **_model_options(beta))
         phases["read, publish and verify"] = _clock() - t0
         if generalize:
@@ -281,6 +305,7 @@ def stream(
             return stream_json_lines(sys.stdin, on_publish=on_publish, resume=state, interruptible=True,
                                      **_model_options(parse_suppression_cost(suppression_cost)))
 
+        announce_kernel()
         try:
             result = _call(state)
         except StreamInterrupted as exc:
@@ -387,7 +412,7 @@ def stream(
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TempanonWarning)  # printed below from the summary
-        s = run_api(run)
+        s = run_api(lambda: _verified(run))
     for message in s.get("warnings", []):
         info(f"[yellow]warning:[/yellow] {escape(message)}", quiet)
     if verbose:

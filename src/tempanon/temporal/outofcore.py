@@ -96,6 +96,8 @@ def anonymize_timestamped_file(
 
     if not Path(path).exists():
         raise InputError(f"input file not found: {path}")
+    if Path(out).exists() and Path(out).resolve() == Path(path).resolve():
+        raise InputError(f"the output {out} is the input: refusing to overwrite an input (nothing was read or written)")
     workdir = tempfile.mkdtemp(prefix="tempanon-ts-")
     try:
         try:
