@@ -280,20 +280,8 @@ def lift(n, N, M, cM, o, v, order, ogain, nc, p, K, P, mv, l, strict, taken, pre
         return total
     if not ok:
         total = 0.0
-    for k in range(nt - 1, -1, -1):
-        j = taken[k]
-        c = prev[k]
-        d = dst[k]
-        u = v[j]
-        if d < P:
-            n[d, u] -= 1
-            N[d] -= 1
-            refresh(n, M, cM, d, mv)
-        if c < P:
-            n[c, u] += 1
-            N[c] += 1
-            refresh(n, M, cM, c, mv)
-        o[j] = c
+    for k in range(nt - 1, -1, -1):  # roll back in reverse: record taken[k] is at dst[k], back to prev[k]
+        move(n, N, M, cM, o, v, taken[k], prev[k], P, mv)
     refresh(n, M, cM, p, mv)
     return total
 

@@ -19,7 +19,7 @@ from tempanon.data.roles import require_columns
 from tempanon.errors import InputError
 from tempanon.temporal.granularity import GAP, Granularity, parse_granularity
 from tempanon.temporal.least import METRICS, check_granularity, least_generalization, prepare
-from tempanon.temporal.parse import infer_data_granularity, parse_timestamps
+from tempanon.temporal.parse import data_granularity_of, parse_timestamps
 from tempanon.temporal.relations import GranularityDAG, build_dag, span_of
 
 DEFAULT_GRANULARITIES = ("hour", "part-of-day", "day", "business-day", "week", "month", "quarter",
@@ -305,12 +305,7 @@ def anonymize_timestamped(
 
     df = df.reset_index(drop=True)
     instants, missing, tinfo = parse_timestamps(df[time], time, timezone)
-    if data_granularity is None:
-        g0 = infer_data_granularity(instants, missing)
-    elif isinstance(data_granularity, Granularity):
-        g0 = data_granularity
-    else:
-        g0 = parse_granularity(data_granularity, country=country, parts=parts)
+    g0 = data_granularity_of(data_granularity, instants, missing, country=country, parts=parts)
     z0 = g0.index(instants)
     bad = (z0 == GAP) & ~missing
     if bad.any():

@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 from tempanon.errors import InputError, VerificationError
-from tempanon.temporal.granularity import GAP, Granularity, parse_granularity
+from tempanon.temporal.granularity import GAP, Granularity
 from tempanon.temporal.least import least_generalization
 
 
@@ -129,7 +129,7 @@ def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, d
     from tempanon.lattice.source_duckdb import qident as Q
     from tempanon.lattice.source_temporal import DuckDBTimeSource
     from tempanon.temporal.api import _summary, _validate, parse_granularities
-    from tempanon.temporal.parse import infer_data_granularity, parse_timestamps
+    from tempanon.temporal.parse import data_granularity_of, parse_timestamps
     from tempanon.temporal.relations import build_dag, span_of
 
     cols = sq.columns
@@ -178,12 +178,7 @@ def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, d
         v2, w2, r2 = first_rows()
         parse_timestamps(v2, time, timezone, weights=w2, rows=r2)
         raise
-    if data_granularity is None:
-        g0 = infer_data_granularity(instants, missing)
-    elif isinstance(data_granularity, Granularity):
-        g0 = data_granularity
-    else:
-        g0 = parse_granularity(data_granularity, country=country, parts=parts)
+    g0 = data_granularity_of(data_granularity, instants, missing, country=country, parts=parts)
     z0 = g0.index(instants)
     if ((z0 == GAP) & ~missing).any():
         v2, w2, r2 = first_rows()

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from tempanon.errors import InputError
-from tempanon.temporal.granularity import DAY_G, HOUR_G, MINUTE_G, SECOND_G, Granularity
+from tempanon.temporal.granularity import DAY_G, HOUR_G, MINUTE_G, SECOND_G, Granularity, parse_granularity
 
 
 _NS_LO = int(pd.Timestamp.min.ceil("s").value // 1_000_000_000)  # 1677-09-21T00:12:44
@@ -195,3 +195,13 @@ def infer_data_granularity(instants: np.ndarray, missing: np.ndarray | None = No
         if len(t) and bool(np.all((t - o) % p == 0)):
             return g
     return SECOND_G
+
+
+def data_granularity_of(data_granularity, instants: np.ndarray, missing: np.ndarray, country=None, parts=None) -> Granularity:
+    """The data granularity the search starts from: the one given (a :class:`Granularity` or its name),
+    or the one inferred from the timestamps (:func:`infer_data_granularity`)."""
+    if data_granularity is None:
+        return infer_data_granularity(instants, missing)
+    if isinstance(data_granularity, Granularity):
+        return data_granularity
+    return parse_granularity(data_granularity, country=country, parts=parts)
