@@ -4,6 +4,7 @@ the same (shuffled) order, the same errors (tempanon.lattice.source_temporal).""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -443,4 +444,8 @@ def test_file_refuses_to_overwrite_its_input(tmp_path):
     before = small.read_text()
     with pytest.raises(InputError, match="is the input"):
         anonymize_timestamped_file(small, out=small, time="START", uid="PATIENT", k=3)
+    link = tmp_path / "hardlink.csv"  # the input under another name
+    os.link(small, link)
+    with pytest.raises(InputError, match="is the input"):
+        anonymize_timestamped_file(small, out=link, time="START", uid="PATIENT", k=3)
     assert small.read_text() == before

@@ -267,6 +267,13 @@ def _identity(path: Path) -> tuple[str, tuple[int, int] | None]:
         return real, None
 
 
+def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
+    """Are ``a`` and ``b`` one file: the same real path (symlinks resolved) or, both existing, the same
+    inode (hard links)?"""
+    (ra, ia), (rb, ib) = _identity(Path(a)), _identity(Path(b))
+    return ra == rb or (ia is not None and ia == ib)
+
+
 def write_error(path: str | os.PathLike, exc: OSError) -> InputError:
     """An :class:`InputError` (exit 2) for a failed write: full disk, read-only or missing
     permissions, an output that is a directory."""

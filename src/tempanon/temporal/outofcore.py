@@ -92,11 +92,12 @@ def anonymize_timestamped_file(
     ``plan`` saying how it ran."""
     import duckdb
 
+    from tempanon.data.io import same_file
     from tempanon.lattice.source_duckdb import DuckDBSource
 
     if not Path(path).exists():
         raise InputError(f"input file not found: {path}")
-    if Path(out).exists() and Path(out).resolve() == Path(path).resolve():
+    if same_file(out, path):
         raise InputError(f"the output {out} is the input: refusing to overwrite an input (nothing was read or written)")
     workdir = tempfile.mkdtemp(prefix="tempanon-ts-")
     try:
@@ -124,7 +125,7 @@ def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, d
          shuffle_seed=None):  # fmt: skip
     import pyarrow as pa
 
-    from tempanon.data.roles import plan_release, require_columns_list
+    from tempanon.data.roles import parse_column_list, plan_release, require_columns_list
     from tempanon.kanon.api import _screen
     from tempanon.lattice.source_duckdb import qident as Q
     from tempanon.lattice.source_temporal import DuckDBTimeSource
@@ -133,8 +134,6 @@ def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, d
     from tempanon.temporal.relations import build_dag, span_of
 
     cols = sq.columns
-    from tempanon.data.roles import parse_column_list
-
     # column lists may be given as the command line's text ("a,b" or ranges "A0:A9", in file order)
     qi, keep, drop, allow_identifier, sensitive = (parse_column_list(x, cols) for x in (qi, keep, drop, allow_identifier,
                                                                                        sensitive))  # fmt: skip
