@@ -32,6 +32,16 @@ import pandas as pd
 from tempanon.errors import InputError
 
 
+class NotEligibleError(InputError):
+    """A snapshot given to Anatomy is not l-eligible; ``segment``: which one (0 for one snapshot), so a
+    caller that produced the snapshots itself can name it (the stream publisher turns this into a
+    verification failure: its step must never produce one)."""
+
+    def __init__(self, message: str, segment: int = 0):
+        super().__init__(message)
+        self.segment = segment
+
+
 def anatomy_groups(codes: np.ndarray, l: int, rng: np.random.Generator) -> np.ndarray:
     """1-based Anatomy group of each record of one l-eligible snapshot (see the module doc)."""
     codes = np.asarray(codes, dtype=np.int64)
@@ -41,7 +51,7 @@ def anatomy_groups(codes: np.ndarray, l: int, rng: np.random.Generator) -> np.nd
     counts = np.bincount(codes)
     G = n // l
     if G == 0 or counts.max() > G:
-        raise InputError(f"snapshot of {n} records is not {l}-eligible (a value occurs {int(counts.max())} times)")
+        raise NotEligibleError(f"snapshot of {n} records is not {l}-eligible (a value occurs {int(counts.max())} times)")
     order = np.lexsort((rng.random(n), codes))
     group = np.empty(n, dtype=np.int64)
     group[order] = np.arange(n) % G + 1
@@ -75,7 +85,8 @@ def anatomy_segments(codes: np.ndarray, seg: np.ndarray, n_seg: int, l: int, rng
     bad = np.flatnonzero((size > 0) & ((G == 0) | (top > G)))
     if len(bad):
         k = int(bad[0])
-        raise InputError(f"snapshot of {int(size[k])} records is not {l}-eligible (a value occurs {int(top[k])} times)")
+        raise NotEligibleError(f"snapshot of {int(size[k])} records is not {l}-eligible (a value occurs {int(top[k])} "
+                               "times)", k)
     start = np.cumsum(size) - size
     # snapshot k draws its n_k keys for the value order, then n_k for the QIT order
     keys = rng.random(2 * n)

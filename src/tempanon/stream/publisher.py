@@ -58,7 +58,7 @@ import numpy as np
 import pandas as pd
 
 from tempanon.errors import InputError
-from tempanon.stream.anatomy import anatomy_groups, anatomy_segments, qit_order, sensitive_table
+from tempanon.stream.anatomy import NotEligibleError, anatomy_groups, anatomy_segments, qit_order, sensitive_table
 from tempanon.stream.model import (
     DEFAULT_DEFER,
     DEFAULT_STEP,
@@ -137,31 +137,14 @@ class StepStats:
     solver: str | None = None  # ILP steps: "branch-and-bound" (solve_step_bb), "highs-caps" or "highs-direct"
 
 
-def _check_releasable(codes: np.ndarray, seg: np.ndarray, n_seg: int, l: int, labels: list) -> None:
-    """Pre-write check of the releases ``seg = 0..n_seg-1`` (record ``i`` in release ``seg[i]``): each
-    non-empty release must be l-eligible (at least ``l`` records, no value on more than ``1/l`` of them),
-    else no Anatomy grouping is l-diverse. The step is meant to guarantee it, so a failure is a bug:
-    raises :class:`~tempanon.errors.VerificationError` (exit status 3, nothing written), never the
-    input error :func:`~tempanon.stream.anatomy.anatomy_segments` would raise on a user's snapshot."""
-    codes = np.asarray(codes, dtype=np.int64)
-    if len(codes) == 0:
-        return
-    seg = np.asarray(seg, dtype=np.int64)
-    size = np.bincount(seg, minlength=n_seg)
-    m = int(codes.max()) + 1
-    uk, cnt = np.unique(seg * m + codes, return_counts=True)
-    top = np.zeros(n_seg, dtype=np.int64)
-    np.maximum.at(top, uk // m, cnt)
-    bad = np.flatnonzero((size > 0) & (top * l > size))
-    if len(bad):
-        from tempanon.errors import VerificationError
+def _not_releasable(exc, labels: list, l: int):
+    """The :class:`~tempanon.errors.VerificationError` (exit status 3, nothing written) for a release
+    Anatomy refused as not l-eligible (:class:`~tempanon.stream.anatomy.NotEligibleError`): the step
+    is meant to guarantee l-eligibility, so this is a bug, never the user's bad input."""
+    from tempanon.errors import VerificationError
 
-        k = int(bad[0])
-        raise VerificationError(
-            f"verification failed: released snapshot {labels[k]!r} is not {l}-diverse ({int(size[k])} records, "
-            f"one sensitive value on {int(top[k])} of them, more than 1/{l}); {len(bad)} snapshot(s) affected, "
-            "not written (a bug in the stream step)"
-        )
+    return VerificationError(f"verification failed: released snapshot {labels[exc.segment]!r} is not {l}-diverse "
+                             f"({exc}); not written (a bug in the stream step)")
 
 
 class StreamPublisher:
@@ -394,8 +377,10 @@ class StreamPublisher:
             hm = np.concatenate([x[4] for x in released])
             seg_r = np.repeat(np.arange(len(released)), [len(x[2]) for x in released])
         R = len(js)
-        _check_releasable(c, seg_r, R, self.l, labs)
-        group, order = anatomy_segments(c, seg_r, R, self.l, self._rng)
+        try:
+            group, order = anatomy_segments(c, seg_r, R, self.l, self._rng)
+        except NotEligibleError as exc:
+            raise _not_releasable(exc, labs, self.l) from exc
         c, r, hm, group = c[order], r[order], hm[order], group[order]
         n_rel = np.bincount(seg_r, minlength=R)
         dist = np.repeat(js, n_rel) - hm
@@ -858,8 +843,10 @@ class StreamPublisher:
             prev = np.flatnonzero(before >= 0)
             check_timestamp_order(np.concatenate([before[prev], hm]), np.concatenate([np.full(len(prev), j - 1), np.full(len(c), j)]),
                                   np.concatenate([prev, c]))
-        _check_releasable(c, np.zeros(len(c), dtype=np.int64), 1, self.l, [label])
-        group = anatomy_groups(c, self.l, self._rng)
+        try:
+            group = anatomy_groups(c, self.l, self._rng)
+        except NotEligibleError as exc:
+            raise _not_releasable(exc, [label], self.l) from exc
         perm = qit_order(group, self._rng)
         c, r, hm, group = c[perm], r[perm], hm[perm], group[perm]
         dist = j - hm
