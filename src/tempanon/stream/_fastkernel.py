@@ -127,21 +127,6 @@ def ok_after(n, N, M, cM, p, u1, e1, u2, e2, l):
 
 
 @jit
-def ok_with_pair(n, N, M, cM, s, ui, ei, uj, c, d, l):
-    """:func:`ok_after` for snapshot ``s`` changed by ``ei`` records of value ``ui`` and, when the second
-    record of a pair (value ``uj``) leaves ``s`` (``c == s``) or enters it (``d == s``), by that too."""
-    e2u = -1
-    e2 = 0
-    if c == s:
-        e2u = uj
-        e2 = -1
-    elif d == s:
-        e2u = uj
-        e2 = 1
-    return ok_after(n, N, M, cM, s, ui, ei, e2u, e2, l)
-
-
-@jit
 def pair_ok(n, N, M, cM, o, v, i, b, j, d, P, mv, l):
     """Both moves (i -> b, then j -> d): are the touched snapshots l-eligible afterwards?"""
     a = o[i]
@@ -149,10 +134,28 @@ def pair_ok(n, N, M, cM, o, v, i, b, j, d, P, mv, l):
     ui = v[i]
     uj = v[j]
     # per touched snapshot its changes: a (ui, -1), b (ui, +1), c (uj, -1), d (uj, +1)
-    if a < P and not ok_with_pair(n, N, M, cM, a, ui, -1, uj, c, d, l):
-        return False
-    if b < P and not ok_with_pair(n, N, M, cM, b, ui, 1, uj, c, d, l):
-        return False
+    if a < P:
+        e2u = -1
+        e2 = 0
+        if c == a:
+            e2u = uj
+            e2 = -1
+        elif d == a:
+            e2u = uj
+            e2 = 1
+        if not ok_after(n, N, M, cM, a, ui, -1, e2u, e2, l):
+            return False
+    if b < P:
+        e2u = -1
+        e2 = 0
+        if c == b:
+            e2u = uj
+            e2 = -1
+        elif d == b:
+            e2u = uj
+            e2 = 1
+        if not ok_after(n, N, M, cM, b, ui, 1, e2u, e2, l):
+            return False
     if c < P and c != a and c != b:
         if not ok_after(n, N, M, cM, c, uj, -1, -1, 0, l):
             return False
@@ -277,8 +280,20 @@ def lift(n, N, M, cM, o, v, order, ogain, nc, p, K, P, mv, l, strict, taken, pre
         return total
     if not ok:
         total = 0.0
-    for k in range(nt - 1, -1, -1):  # roll back in reverse: record taken[k] is at dst[k], back to prev[k]
-        move(n, N, M, cM, o, v, taken[k], prev[k], P, mv)
+    for k in range(nt - 1, -1, -1):
+        j = taken[k]
+        c = prev[k]
+        d = dst[k]
+        u = v[j]
+        if d < P:
+            n[d, u] -= 1
+            N[d] -= 1
+            refresh(n, M, cM, d, mv)
+        if c < P:
+            n[c, u] += 1
+            N[c] += 1
+            refresh(n, M, cM, c, mv)
+        o[j] = c
     refresh(n, M, cM, p, mv)
     return total
 
