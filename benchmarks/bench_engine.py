@@ -103,6 +103,7 @@ def run_one(engine: str, table: str, hdir: str, out: str, memory_limit: str | No
         "engine_queries": (getattr(res, "plan", None) or {}).get("source", {}).get("engine_queries"),
         "grouping_sets_jobs": (getattr(res, "plan", None) or {}).get("source", {}).get("grouping_sets_jobs"),
         "single_group_bys": (getattr(res, "plan", None) or {}).get("source", {}).get("single_group_bys"),
+        "source": (getattr(res, "plan", None) or {}).get("source"),
     }  # fmt: skip
 
 

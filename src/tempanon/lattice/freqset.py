@@ -443,6 +443,9 @@ def rollup(fs: FrequencySet, dims: Sequence[Dimension], levels: Sequence[int]) -
     computed from ``fs`` and not from the data (Rollup Property, Section 2)."""
     if tuple(levels) == fs.levels:
         return fs
+    engine = getattr(fs, "engine_rollup", None)
+    if engine is not None:  # a set too large for the driver, rolled up in its engine (source_duckdb)
+        return engine(dims, levels)
     cols = [c if old == new else dims[j].up(old, new)[c] for c, j, old, new in zip(fs.cols, fs.attrs, fs.levels, levels)]
     cards = [dims[j].cardinality(lv) for j, lv in zip(fs.attrs, levels)]
     return group_rows(fs.attrs, levels, cols, cards, fs.counts, fs.uid, fs.n_uid, fs.sensitive)

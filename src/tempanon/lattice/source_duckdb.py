@@ -110,6 +110,10 @@ class SQLSource(FrequencySource):
     max_driver_rows: int | None = None
     #: above :attr:`max_driver_rows`: compute the searches' frequency sets in the engine (else refuse)
     engine_frequency_sets = True
+    #: on that path, a frequency set of more than this many rows is not fetched to the driver: the
+    #: engine checks it and rolls it up itself (:class:`EngineFrequencySet`); None: from the
+    #: machine's memory (:func:`max_fetch_rows`), ``TEMPANON_MAX_FETCH_ROWS`` overrides
+    max_fetch_rows: int | None = None
     anti_join = "ANTI JOIN"
     temp_result = "CREATE OR REPLACE TEMP TABLE"
     row_number = "row_number() OVER () - 1"
@@ -347,11 +351,14 @@ class SQLSource(FrequencySource):
         """The frequency set of the node (``attrs`` at ``levels``) computed by the engine: one
         ``GROUP BY`` over the level codes of the dimension tables (plus the respondent or
         sensitive column), fetched as Arrow; identical to the driver's (tests/engine)."""
+        with self._lock():  # the search may run families on threads; one connection serves one query at a time
+            return self._engine_frequency_set(attrs, levels)
+
+    def _lock(self) -> Any:
+        """The lock serializing this source's engine queries (one connection, one query at a time)."""
         import threading
 
-        lock = self.__dict__.setdefault("_fs_lock", threading.Lock())
-        with lock:  # the search may run families on threads; one connection serves one query at a time
-            return self._engine_frequency_set(attrs, levels)
+        return self.__dict__.setdefault("_fs_lock", threading.RLock())
 
     def _engine_frequency_set(self, attrs: tuple, levels: tuple) -> Any:
         key = (attrs, levels)
@@ -361,6 +368,12 @@ class SQLSource(FrequencySource):
         import pyarrow.compute as pc
 
         gid = self.__dict__.get("_batch", {}).pop(key, None)
+        if gid is not None and self._extra is None:
+            rows = self._batch_rows.get(gid, 0)
+            if rows > self.fetch_limit():
+                # too large for the driver: it stays in the engine, which checks it and rolls it up
+                self.batch_fetches = getattr(self, "batch_fetches", 0) + 1
+                return self._engine_root(gid, attrs, levels, rows)
         if gid is not None:
             # computed by the iteration's GROUPING SETS job (prepare_frequency_sets): read its rows
             sel = [f"{self._batch_cols[(j, v)]} AS g{p}" for p, (j, v) in enumerate(zip(attrs, levels))]
@@ -376,6 +389,7 @@ class SQLSource(FrequencySource):
             sql = f"SELECT {', '.join(sel)}, count(*) AS n FROM src s {joins} GROUP BY ALL" if sel else "SELECT count(*) AS n FROM src s"
             self.engine_queries = getattr(self, "engine_queries", 0) + 1
         tab = self._arrow(sql)
+        self._note_fetch(tab.num_rows)
         cols = [_codes_array(tab.column(f"g{p}"), self.dims[j].cardinality(v)) for p, (j, v) in enumerate(zip(attrs, levels))]
         counts = tab.column("n").to_numpy().astype(np.int64)
         extra_codes, n_extra = None, 0
@@ -412,10 +426,7 @@ class SQLSource(FrequencySource):
         ``GROUP BY`` queries; here the table scans of one Incognito iteration share one job).
         Nodes not prepared are computed by their own ``GROUP BY`` as before.
         """
-        import threading
-
-        lock = self.__dict__.setdefault("_fs_lock", threading.Lock())
-        with lock:
+        with self._lock():
             self._finish_batch()
             todo = sorted({(tuple(a), tuple(v)) for a, v in nodes if a and (tuple(a), tuple(v)) not in self._fs_cache})
             if not todo:
@@ -441,6 +452,10 @@ class SQLSource(FrequencySource):
                 # GROUPING(e1..eL): bit L-1-i set when e_i is not grouped in the row's set
                 batch[(a, lv)] = sum(1 << (width - 1 - i) for i, jv in enumerate(pairs) if jv not in in_set)
             self._batch, self._batch_cols, self._batch_table = batch, names, table
+            # rows of every prepared set (one pass over the job's result): the size each set is
+            # fetched or left in the engine by (engine_frequency_set)
+            counts = self._arrow(f"SELECT gid, count(*) AS n FROM {table} GROUP BY gid")
+            self._batch_rows = dict(zip(counts.column("gid").to_pylist(), counts.column("n").to_pylist()))
             self.engine_jobs = getattr(self, "engine_jobs", 0) + 1
             self.batched_sets = getattr(self, "batched_sets", 0) + len(todo)
 
@@ -468,15 +483,59 @@ class SQLSource(FrequencySource):
 
     def finish_frequency_sets(self) -> None:
         """Drop the temporary result of :meth:`prepare_frequency_sets` (end of an iteration)."""
-        import threading
-
-        with self.__dict__.setdefault("_fs_lock", threading.Lock()):
+        with self._lock():
             self._finish_batch()
 
     def _finish_batch(self) -> None:
         if getattr(self, "_batch_table", None):
             self._drop_materialized(self._batch_table)
-        self._batch, self._batch_table = {}, None
+        for name in self.__dict__.get("_root_tables", []):
+            self._drop_materialized(name)
+        self._batch, self._batch_table, self._batch_rows, self._root_tables = {}, None, {}, []
+
+    # ---- frequency sets left in the engine -------------------------------------------------------
+    def fetch_limit(self) -> int:
+        """Rows above which a frequency set of the engine path stays in the engine."""
+        return self.max_fetch_rows if self.max_fetch_rows is not None else max_fetch_rows()
+
+    def _note_fetch(self, rows: int) -> None:
+        self.fetched_sets = getattr(self, "fetched_sets", 0) + 1
+        self.largest_fetch = max(getattr(self, "largest_fetch", 0), int(rows))
+
+    def _engine_root(self, gid: int, attrs: tuple, levels: tuple, rows: int) -> EngineFrequencySet:
+        """A prepared set too large for the driver, copied out of the iteration's job result into its
+        own temporary table (its later checks and rollups scan only its rows); dropped with the
+        batch at the end of the iteration."""
+        roots = self.__dict__.setdefault("_root_tables", [])
+        name = f"tempanon_fs_root{len(roots)}"
+        sel = ", ".join(f"{self._batch_cols[(j, v)]} AS b{p}" for p, (j, v) in enumerate(zip(attrs, levels)))
+        self._materialize(name, f"SELECT {sel}, n FROM {self._batch_table} WHERE gid = {int(gid)}")
+        roots.append(name)
+        self.engine_sets = getattr(self, "engine_sets", 0) + 1
+        cards = tuple(max(int(self.dims[j].cardinality(v)), 1) for j, v in zip(attrs, levels))
+        return EngineFrequencySet(self, name, levels, attrs, levels, cards, rows)
+
+    def _up_map(self, j: int, old: int, new: int) -> str:
+        """A registered table mapping attribute ``j``'s codes at level ``old`` to level ``new``."""
+        import pyarrow as pa
+
+        name = f"tempanon_up_{j}_{old}_{new}"
+        done = self.__dict__.setdefault("_up_maps", set())
+        if name not in done:
+            up = np.asarray(self.dims[j].up(old, new), dtype=np.int64)
+            it = pa.int32() if self.dims[j].n_base < 2**31 else pa.int64()
+            self._register(name, pa.table({"c": pa.array(np.arange(len(up)), it), "u": pa.array(up, it)}))
+            done.add(name)
+        return name
+
+    def _frequency_set_of(self, tab: Any, attrs: tuple, levels: tuple) -> FrequencySet:
+        """A fetched ``GROUP BY`` result (columns ``g0..``, ``n``; no extra column) as a frequency set."""
+        cols = [_codes_array(tab.column(f"g{p}"), self.dims[j].cardinality(v)) for p, (j, v) in enumerate(zip(attrs, levels))]
+        counts = tab.column("n").to_numpy().astype(np.int64)
+        cards = tuple(max(int(self.dims[j].cardinality(v)), 1) for j, v in zip(attrs, levels))
+        fs = FrequencySet(tuple(attrs), tuple(levels), cards, counts, None)
+        fs._cols = cols
+        return fs
 
     def _materialize(self, name: str, query: str) -> None:
         self._exec(f"CREATE OR REPLACE TEMP TABLE {name} AS {query}")
@@ -493,6 +552,11 @@ class SQLSource(FrequencySource):
             # selection's one job of value frequencies, single GROUP BYs)
             out.update(engine_queries=jobs + single + marg, grouping_sets_jobs=jobs, marginal_jobs=marg, grouping_sets=getattr(self, "batched_sets", 0),
                        grouping_sets_read=getattr(self, "batch_fetches", 0), single_group_bys=single)  # fmt: skip
+            # frequency sets fetched to the driver, and those too large for it that stayed in the
+            # engine (checked and rolled up there: engine_checks queries over their rows)
+            out.update(fetch_limit_rows=self.fetch_limit(), sets_fetched=getattr(self, "fetched_sets", 0),
+                       largest_fetched_rows=getattr(self, "largest_fetch", 0), sets_kept_in_engine=getattr(self, "engine_sets", 0),
+                       engine_rollups=getattr(self, "engine_rollups", 0), engine_checks=getattr(self, "engine_checks", 0))  # fmt: skip
         return out
 
     # ---- release and verification ----------------------------------------------------------------
@@ -684,6 +748,125 @@ class SQLSource(FrequencySource):
 
     def close(self) -> None:
         shutil.rmtree(getattr(self, "_tmpdir", ""), ignore_errors=True)
+
+
+def max_fetch_rows() -> int:
+    """Rows of one frequency set the engine path fetches to the driver: a sixteenth of physical
+    memory at :data:`~tempanon.lattice.source.BYTES_PER_DRIVER_ROW` a row (the driver holds a few
+    such sets and their rollups at once; 4.7M rows on a 24 GB machine); ``TEMPANON_MAX_FETCH_ROWS``
+    overrides. (Not derived from ``TEMPANON_MAX_DRIVER_ROWS``, which only decides the path.)"""
+    env = os.environ.get("TEMPANON_MAX_FETCH_ROWS")
+    if env:
+        return int(env)
+    try:
+        mem = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        mem = 8 * 2**30
+    return max(int(mem / 16 / BYTES_PER_DRIVER_ROW), 1)
+
+
+class EngineFrequencySet(FrequencySet):
+    """A frequency set too large for the driver, kept in the engine (issue 15).
+
+    Its rows are those of a temporary table ``base`` (columns ``b0..``, ``n``: a frequency set of the
+    same attributes at ``base_levels``); at ``levels`` (at least as general) it is that table rolled
+    up in the engine (Rollup Property, Incognito Section 2): ``GROUP BY`` the codes mapped up the
+    hierarchies by join with small code tables. The search's check asks the engine for the number of
+    classes smaller than k and their tuples only (:meth:`is_anonymous`); a rollup of it is another
+    engine set (:meth:`engine_rollup`) unless the set is small enough to fetch, when it is fetched
+    once and rolled up on the driver. Anything else (``counts``, ``cols``, classes) fetches it."""
+
+    def __init__(self, source: SQLSource, base: str, base_levels: tuple, attrs: tuple, levels: tuple, cards: tuple,
+                 rows: int | None = None):  # fmt: skip
+        self.source, self.base, self.base_levels = source, base, tuple(base_levels)
+        self.attrs, self.levels, self.cards = tuple(attrs), tuple(levels), tuple(cards)
+        self.keys, self.n_uid, self.sensitive = None, 0, False
+        self._cols = self._uid = self._sizes = self._src = None
+        self._rows = rows
+        self._small: dict[int, tuple[int, int]] = {}
+        self._data: FrequencySet | None = None
+
+    def __repr__(self) -> str:
+        return f"EngineFrequencySet(attrs={self.attrs}, levels={self.levels}, rows={self._rows}, base={self.base})"
+
+    def _grouped(self) -> str:
+        """SQL of the set's rows (columns ``g0..``, ``n``)."""
+        sel, joins, keys = [], [], []
+        for p, (j, b, v) in enumerate(zip(self.attrs, self.base_levels, self.levels)):
+            if v == b:
+                sel.append(f"t.b{p} AS g{p}")
+                keys.append(f"t.b{p}")
+            else:
+                joins.append(f"JOIN {self.source._up_map(j, b, v)} u{p} ON t.b{p} = u{p}.c")
+                sel.append(f"u{p}.u AS g{p}")
+                keys.append(f"u{p}.u")
+        if not joins:
+            return f"SELECT {', '.join(sel)}, t.n AS n FROM {self.base} t"
+        return f"SELECT {', '.join(sel)}, sum(t.n) AS n FROM {self.base} t {' '.join(joins)} GROUP BY {', '.join(keys)}"
+
+    def _small_classes(self, k: int) -> tuple[int, int]:
+        """(classes smaller than ``k``, their tuples), counted by the engine; sets the row count."""
+        k = int(k)
+        if k not in self._small:
+            with self.source._lock():
+                row = self.source._rows(
+                    f"SELECT count(*) AS c, count(CASE WHEN n < {k} THEN 1 END) AS s, "
+                    f"coalesce(sum(CASE WHEN n < {k} THEN n END), 0) AS t FROM ({self._grouped()}) x"
+                )[0]  # fmt: skip
+            self.source.engine_checks = getattr(self.source, "engine_checks", 0) + 1
+            self._rows = int(row[0])
+            self._small[k] = (int(row[1]), int(row[2]))
+        return self._small[k]
+
+    def __len__(self) -> int:
+        if self._rows is None:
+            with self.source._lock():
+                self._rows = int(self.source._rows(f"SELECT count(*) AS c FROM ({self._grouped()}) x")[0][0])
+        return self._rows
+
+    def is_anonymous(self, k: int, max_suppressed: int = 0, l: int | None = None) -> bool:
+        if l is not None:
+            return self.fetch().is_anonymous(k, max_suppressed, l)
+        small, tuples = self._small_classes(k)
+        return small == 0 or (max_suppressed > 0 and tuples <= max_suppressed)
+
+    def suppressed_tuples(self, k: int) -> int:
+        return self._small_classes(k)[1]
+
+    def engine_rollup(self, dims: Sequence[Dimension], levels: Sequence[int]) -> FrequencySet:
+        """The frequency set at ``levels``: on the driver from this set once it is small enough to
+        fetch, else another set in the engine over the same base rows."""
+        from tempanon.lattice.freqset import rollup
+
+        levels = tuple(int(v) for v in levels)
+        if levels == self.levels:
+            return self
+        if self._data is not None or len(self) <= self.source.fetch_limit():
+            return rollup(self.fetch(), dims, levels)
+        self.source.engine_rollups = getattr(self.source, "engine_rollups", 0) + 1
+        cards = tuple(max(int(dims[j].cardinality(v)), 1) for j, v in zip(self.attrs, levels))
+        return EngineFrequencySet(self.source, self.base, self.base_levels, self.attrs, levels, cards)
+
+    def fetch(self) -> FrequencySet:
+        """The set on the driver (fetched once, kept)."""
+        if self._data is None:
+            with self.source._lock():
+                tab = self.source._arrow(self._grouped())
+            self.source._note_fetch(tab.num_rows)
+            self._data = self.source._frequency_set_of(tab, self.attrs, self.levels)
+            self._rows = len(self._data)
+        return self._data
+
+    @property
+    def counts(self) -> np.ndarray:  # type: ignore[override]
+        return self.fetch().counts
+
+    @property
+    def cols(self) -> list[np.ndarray]:  # type: ignore[override]
+        return self.fetch().cols
+
+    def _classes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return self.fetch()._classes()
 
 
 class DuckDBSource(SQLSource):
