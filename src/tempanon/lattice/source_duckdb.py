@@ -15,6 +15,12 @@ level) joined to the data by the value, and a frequency set is ``SELECT ..., cou
   independent query (:meth:`DuckDBSource.verify_file`) and renames it into place;
 * ``memory_limit`` (e.g. ``"4GB"``) sets DuckDB's ``memory_limit``; operators beyond it spill to a
   private ``temp_directory`` removed on :meth:`close`.
+
+When the bottom set does not fit the driver the engine computes the frequency sets the search asks
+for (one ``GROUPING SETS`` job per Incognito iteration); a set of more rows than
+:meth:`SQLSource.fetch_limit` is then not fetched either: it stays in the engine as an
+:class:`EngineFrequencySet`, whose check asks the engine for the classes smaller than k and their
+tuples only, and whose rollups run in the engine until one is small enough to fetch.
 """
 
 from __future__ import annotations
