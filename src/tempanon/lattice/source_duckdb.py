@@ -493,10 +493,10 @@ class SQLSource(FrequencySource):
             self._finish_batch()
 
     def _finish_batch(self) -> None:
+        for name in self.__dict__.get("_root_tables", []):  # before the batch (a Spark view reads it)
+            self._drop_materialized(name)
         if getattr(self, "_batch_table", None):
             self._drop_materialized(self._batch_table)
-        for name in self.__dict__.get("_root_tables", []):
-            self._drop_materialized(name)
         self._batch, self._batch_table, self._batch_rows, self._root_tables = {}, None, {}, []
 
     # ---- frequency sets left in the engine -------------------------------------------------------
@@ -513,7 +513,8 @@ class SQLSource(FrequencySource):
         own temporary table (its later checks and rollups scan only its rows); dropped with the
         batch at the end of the iteration."""
         roots = self.__dict__.setdefault("_root_tables", [])
-        name = f"tempanon_fs_root{len(roots)}"
+        self._n_roots = getattr(self, "_n_roots", 0) + 1
+        name = f"tempanon_fs_root{self._n_roots}"  # never reused by this source
         sel = ", ".join(f"{self._batch_cols[(j, v)]} AS b{p}" for p, (j, v) in enumerate(zip(attrs, levels)))
         self._materialize(name, f"SELECT {sel}, n FROM {self._batch_table} WHERE gid = {int(gid)}")
         roots.append(name)
