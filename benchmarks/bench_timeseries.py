@@ -21,7 +21,9 @@ Prints Markdown tables (times are CPU seconds, ``time.process_time``, of the who
 * ``--walk-envelopes``: why KAPRA's range and complex errors on Walk differ from Naive's and TGA's
   (k-group envelope widths, the share of the series' level the k-groups keep, median and summed
   errors, complex-query errors split into pattern and envelope parts);
-  ``--complex-split walk01,motion`` prints the complex-query split on other data;
+  ``--complex-split walk01,motion`` prints the complex-query split on other data,
+  ``--kapra-presplit`` the level KAPRA's P-subgroups keep before and after Algorithm 3's
+  preprocessing, ``--range-estimators`` the range errors under three readings of the estimate;
 * ``--tga-motion``: Figure 6's TGA-on-Motion hypothesis (TGA's envelope width relative to a
   series' own range and its PL, keeping every m-th Motion frame; ``motion01``: every channel
   scaled to [0, 1]);
@@ -533,6 +535,68 @@ def complex_split(n_queries: int, data=("walk01", "motion"), kps=(2, 5, 10, 20))
                 sys.stdout.flush()
 
 
+def kapra_presplit(kps=(2, 5, 10, 20)):
+    """Walk, KAPRA with k = P: how much of the series' level its P-subgroups keep before and after
+    Algorithm 3's preprocessing (top-down splitting of P-subgroups of >= 2P series by value)."""
+    d = load("walk")
+    if d is None:
+        return
+    df, idc, qi, sens = d
+    X = df[qi].to_numpy(dtype=float)
+    box, orig = {}, alg.top_down_partition
+
+    def spy(Xs, labels, m):
+        box["X"], box["labels"] = Xs.copy(), labels.copy()
+        return orig(Xs, labels, m)
+
+    print("\n### Walk, KAPRA (k = P): the level kept by P-subgroups before and after Algorithm 3's preprocessing\n")
+    print("| k = P | P-subgroups from create-tree + recycling | share of series in P-subgroups of >= 2P | level R^2 before | level R^2 after (the k-groups) |")
+    print("|---:|---:|---:|---:|---:|")
+    alg.top_down_partition = spy
+    try:
+        for kp in kps:
+            g = alg.kapra(X, kp, kp, 5)
+            lab = np.unique(box["labels"], return_inverse=True)[1]
+            sizes = np.bincount(lab)
+            pub = g.kgroup >= 0
+            print(f"| {kp} | {sizes.size:,} | {float((sizes[lab] >= 2 * kp).mean()):.3f} | "
+                  f"{level_share(box['X'], lab):.3f} | {level_share(X[pub], g.kgroup[pub]):.3f} |")
+    finally:
+        alg.top_down_partition = orig
+
+
+def range_estimators(n_queries: int, kps=(2, 5, 10, 20)):
+    """Walk: the range-query relative error (mean / median) of KAPRA, Naive and TGA under three
+    readings of the estimate from envelopes (Section 7.1 does not say): uniform spread (tempanon's),
+    count the envelopes contained in the query, count the envelopes intersecting it."""
+    from tempanon.timeseries import queries as Q
+
+    d = load("walk")
+    if d is None:
+        return
+    df, idc, qi, sens = d
+    print(f"\n### Walk: range-query relative error under three estimates (mean / median, {n_queries} queries)\n")
+    print("| k = P | scheme | uniform spread | contained | intersecting |")
+    print("|---:|---|---:|---:|---:|")
+    for kp in kps:
+        for scheme in ("kapra", "naive", "tga"):
+            r = release_arrays(scheme, df, idc, qi, sens, kp, kp)
+            X, lo, hi = r["X"], r["lo"], r["hi"]
+            errs = {"uniform": [], "contained": [], "intersecting": []}
+            for q in Q.range_workload(X, n_queries, 3, 0.1, 0):
+                act = Q.range_count(X, q)
+                if not act:
+                    continue
+                L, H = lo[:, q.cols], hi[:, q.cols]
+                for key, est in (("uniform", Q.range_count_estimate(lo, hi, q)),
+                                 ("contained", float(((L >= q.lo) & (H <= q.hi)).all(axis=1).sum())),
+                                 ("intersecting", float(((H >= q.lo) & (L <= q.hi)).all(axis=1).sum()))):
+                    errs[key].append(abs(est - act) / act)
+            cells = " | ".join(f"{np.mean(v):.3f} / {np.median(v):.3f}" for v in errs.values())
+            print(f"| {kp} | {scheme} | {cells} |")
+            sys.stdout.flush()
+
+
 def envelopes_of(X, labels):
     from tempanon.timeseries.partition import envelopes
 
@@ -642,6 +706,10 @@ def main(argv=None):
                     help="Figures 9-10 on Walk: k-group envelopes, error spread, complex-query parts")
     ap.add_argument("--complex-split", default="",
                     help="data (e.g. walk01,motion) for the complex-query split of --walk-envelopes")
+    ap.add_argument("--kapra-presplit", action="store_true",
+                    help="Walk: level kept by KAPRA's P-subgroups before/after Algorithm 3's preprocessing")
+    ap.add_argument("--range-estimators", action="store_true",
+                    help="Walk: range-query errors under uniform / contained / intersecting estimates")
     ap.add_argument("--tga-motion", action="store_true", help="Figure 6: TGA's PL on thinned Motion")
     ap.add_argument("--scalability", action="store_true", help="Figure 11")
     ap.add_argument("--cdp-scale", action="store_true", help="Figure 12(b)")
@@ -674,6 +742,10 @@ def main(argv=None):
         walk_envelopes(args.n_queries)
     if args.complex_split:
         complex_split(args.n_queries, tuple(args.complex_split.split(",")))
+    if args.kapra_presplit:
+        kapra_presplit()
+    if args.range_estimators:
+        range_estimators(args.n_queries)
     if args.tga_motion:
         tga_motion()
     if args.scalability:
