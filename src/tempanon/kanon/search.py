@@ -966,11 +966,12 @@ def bottom_up(
     cache = _RollupCache(lat, anon, ctx.stats, ROLLUP_CACHE_BYTES if cache_memory is None else cache_memory) if use_rollup else None
     try:
         for i, node in enumerate(order):
+            gens = lat.direct_generalizations(node)
             if anon[node]:
-                for g in lat.direct_generalizations(node):
+                for g in gens:
                     anon[g] = True
                 if cache is not None:
-                    cache.done(node)
+                    cache.done(gens)
                 continue
             if cache is not None and node != lat.bottom:
                 fs = cache.roll(ctx, node)
@@ -978,13 +979,13 @@ def bottom_up(
                 fs = ctx.scan(attrs, node)
             if ctx.check(fs):
                 anon[node] = True
-                for g in lat.direct_generalizations(node):
+                for g in gens:
                     anon[g] = True
             elif cache is not None:
-                cache.put(node, fs)
+                cache.put(node, fs, gens)
             del fs
             if cache is not None:
-                cache.done(node)
+                cache.done(gens)
             if progress is not None and i % 256 == 0:
                 progress("bottom-up search", i + 1, len(order))
     except BudgetExhausted as exc:
@@ -1018,7 +1019,11 @@ class _RollupCache:
         self.mem: dict[Node, tuple[FrequencySet, int]] = {}
         self.disk: dict[Node, tuple[tuple, str, int]] = {}
         self.pending: dict[Node, set[Node]] = {}
-        self.left: dict[Node, int] = {}  # per generalization: direct specializations not yet visited
+        # per node: direct specializations not yet visited (sum over attributes of the level's children)
+        self.left = np.zeros(anon.shape, dtype=np.int64)
+        for p, j in enumerate(lat.attrs):
+            n_children = np.array([len(c) for c in lat.dims[j].children], dtype=np.int64)
+            self.left += n_children.reshape([-1 if q == p else 1 for q in range(anon.ndim)])
         self.choice: dict[Node, Node] = {}
         self.dir: str | None = None
 
@@ -1028,9 +1033,10 @@ class _RollupCache:
     def _rows(self, node: Node) -> int:
         return self.mem[node][0].counts.shape[0] if node in self.mem else self.disk[node][2]
 
-    def put(self, node: Node, fs: FrequencySet) -> None:
-        """Keep ``fs`` (of a checked, non-anonymous node) if a generalization may roll up from it."""
-        wait = {g for g in self.lat.direct_generalizations(node) if not self.anon[g]}
+    def put(self, node: Node, fs: FrequencySet, gens: list[Node]) -> None:
+        """Keep ``fs`` (of a checked, non-anonymous node with direct generalizations ``gens``) if
+        one of them may roll up from it."""
+        wait = {g for g in gens if not self.anon[g]}
         if not wait:
             return
         self.pending[node] = wait
@@ -1086,16 +1092,16 @@ class _RollupCache:
         elif s in self.disk:
             os.remove(self.disk.pop(s)[1])
 
-    def done(self, node: Node) -> None:
-        """``node`` has been visited: its generalizations whose specializations are now all
-        visited fix their parent (or, marked, need none) and release the others."""
-        for g in self.lat.direct_generalizations(node):
-            specs = self.lat.direct_specializations(g)
-            left = self.left.get(g, len(specs)) - 1
-            if left:
-                self.left[g] = left
+    def done(self, gens: list[Node]) -> None:
+        """A node has been visited (``gens``: its direct generalizations): those whose
+        specializations are now all visited fix their parent (or, marked, need none) and release
+        the others."""
+        left = self.left
+        for g in gens:
+            n = left[g] = left[g] - 1
+            if n:
                 continue
-            self.left.pop(g, None)
+            specs = self.lat.direct_specializations(g)
             if self.anon[g]:
                 for s in specs:
                     self._release(s, g)
