@@ -24,6 +24,9 @@ DuckDB**: no pandas copy of the table is made, the driver holds only per-distinc
 
 No steward audit is produced on this path (it links release rows to input lines; the command
 reads the table into memory when ``--audit`` or ``--report`` is given).
+
+With ``hierarchies`` the joint search of time and quasi-identifiers runs here too
+(:mod:`tempanon.temporal.outofcore_joint`).
 """
 
 from __future__ import annotations
@@ -84,12 +87,20 @@ def anonymize_timestamped_file(
     delimiter: str | None = None,
     threads: int | None = None,
     shuffle_seed: int | None = None,
+    hierarchies: dict | None = None,
+    max_driver_rows: int | None = None,
 ):
     """Least respondent-level k-anonymous granularity of ``time`` for the table in the file
     ``path``, released to ``out`` (CSV, or Parquet by suffix) by DuckDB out of core; see the module
     docstring. Returns a :class:`~tempanon.temporal.api.TimestampedResult` whose ``released`` is
     ``None`` (the release is the file) and whose summary has the keys of the in-memory path, with
-    ``plan`` saying how it ran."""
+    ``plan`` saying how it ran.
+
+    With ``hierarchies`` (quasi-identifier -> :class:`~tempanon.hierarchy.Hierarchy` or ARX file)
+    time and those quasi-identifiers are generalized jointly (:mod:`tempanon.temporal.joint`), the
+    search's frequency sets computed by DuckDB
+    (:class:`~tempanon.lattice.source_temporal.DuckDBJointFileSource`; in the engine when the
+    bottom set has more than ``max_driver_rows`` rows, default from the machine's memory)."""
     import duckdb
 
     from tempanon.data.io import same_file
@@ -111,7 +122,8 @@ def anonymize_timestamped_file(
                         max_suppression=max_suppression, data_granularity=data_granularity, country=country,
                         parts=parts, timezone=timezone, time_limit=time_limit, progress=progress, announce=announce,
                         keep=keep, drop=drop, allow_identifier=allow_identifier, sensitive=sensitive,
-                        memory_limit=memory_limit, shuffle_seed=shuffle_seed)  # fmt: skip
+                        memory_limit=memory_limit, shuffle_seed=shuffle_seed, hierarchies=hierarchies,
+                        max_driver_rows=max_driver_rows)  # fmt: skip
         except duckdb.Error as exc:
             raise InputError(f"DuckDB engine: {exc}") from exc
         finally:
@@ -122,7 +134,7 @@ def anonymize_timestamped_file(
 
 def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, data_granularity, country, parts,
          timezone, time_limit, progress, announce, keep, drop, allow_identifier, sensitive, memory_limit,
-         shuffle_seed=None):  # fmt: skip
+         shuffle_seed=None, hierarchies=None, max_driver_rows=None):  # fmt: skip
     import pyarrow as pa
 
     from tempanon.data.roles import parse_column_list, plan_release, require_columns_list
@@ -137,7 +149,15 @@ def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, d
     # column lists may be given as the command line's text ("a,b" or ranges "A0:A9", in file order)
     qi, keep, drop, allow_identifier, sensitive = (parse_column_list(x, cols) for x in (qi, keep, drop, allow_identifier,
                                                                                        sensitive))  # fmt: skip
-    _validate(pd.DataFrame(columns=cols, index=[0]), time, qi, uid, k, metric, max_suppression, False)
+    _validate(pd.DataFrame(columns=cols, index=[0]), time, qi, uid, k, metric, max_suppression, bool(hierarchies))
+    if isinstance(hierarchies, (str, os.PathLike)):  # a folder of <column>.csv (the command's --hierarchies)
+        from tempanon.temporal.joint import load_hierarchies
+
+        hierarchies = load_hierarchies(hierarchies, qi)
+    hierarchies = dict(hierarchies or {})
+    unknown = [h for h in hierarchies if h not in qi]
+    if unknown:
+        raise InputError(f"hierarchy given for {', '.join(map(repr, unknown))}, which is not a quasi-identifier")
     n = sq.n_rows
     if n == 0:
         raise InputError("the input table has no rows")
@@ -154,8 +174,9 @@ def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, d
         row = sq.first_missing_row(uid)
         if row is not None:
             raise InputError(f"column {uid!r}, line {int(row) + 2}: the respondent identifier is missing")
-    # identifier screening of the columns released unchanged (all quasi-identifiers here), before the search
-    overrides = _screen(sq, [*keep, *qi], allow_identifier, uid)
+    # identifier screening of the columns released unchanged (the quasi-identifiers without a
+    # hierarchy; those with one if the search leaves them at level 0, after it), before the search
+    overrides = _screen(sq, [*keep, *(q for q in qi if q not in hierarchies)], allow_identifier, uid)
 
     # ---- timestamps, per distinct value -----------------------------------------------------------
     tq = f"s.{Q(time)}"
@@ -188,6 +209,16 @@ def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, d
     cands = parse_granularities(granularities, country=country, parts=parts)
     dag = build_dag(g0, cands, span_of(instants[~missing]))
     max_suppressed = int(np.floor(float(max_suppression) * n + 1e-9))
+    if hierarchies:
+        from tempanon.temporal.outofcore_joint import run_joint
+
+        return run_joint(sq, out=out, time=time, qi=qi, uid=uid, k=int(k), hierarchies=hierarchies, dag=dag,
+                         vcol=vcol, values=values, instants=instants, missing=missing, z0=z0, tinfo=tinfo,
+                         metric=metric, max_suppression=max_suppression, max_suppressed=max_suppressed,
+                         time_limit=time_limit, progress=progress, announce=announce, keep=keep, drop=drop,
+                         sensitive=sensitive, left_out=left_out, release_cols=release_cols,
+                         allow_identifier=allow_identifier, overrides=overrides, memory_limit=memory_limit,
+                         shuffle_seed=shuffle_seed, timezone=timezone, max_driver_rows=max_driver_rows)  # fmt: skip
 
     # ---- the relation rel(q, t, u) in DuckDB ------------------------------------------------------
     sq._register("tval", pa.table({"v": vcol, "t": pa.array(instants, mask=missing)}))
@@ -304,7 +335,7 @@ def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, d
 def verify_written(sq, path: str, parquet: bool, *, time: str, qi: Sequence[str], uid: str | None, k: int,
                    out_cols: Sequence[str], values: pd.Series, vcol, instants: np.ndarray, missing: np.ndarray,
                    granularity: Granularity, timezone: str | None, n_input: int, max_suppressed: int,
-                   expected_rows: int) -> dict:  # fmt: skip
+                   expected_rows: int, qi_maps: dict | None = None) -> dict:  # fmt: skip
     """Independent check of the written release (Definition 4), by SQL on the file and the input.
 
     Uses neither the search's relation, codes nor frequency sets: each input row's expected time
@@ -316,7 +347,10 @@ def verify_written(sq, path: str, parquet: bool, *, time: str, qi: Sequence[str]
     release's (no respondent id); every released class is a whole input class (same row count and
     same rows by fingerprint: other columns unchanged, labels right, missing times missing) with
     at least ``k`` distinct respondents; at most ``max_suppressed`` rows are missing; the row count
-    is the search's. Raises :class:`~tempanon.errors.VerificationError`."""
+    is the search's. ``qi_maps`` (joint search): quasi-identifier -> ``{value text: released
+    text}`` from the hierarchy file (:meth:`Hierarchy.mapping` at the released level); those
+    quasi-identifiers' expected values come from it, text to text (a value it lacks is refused).
+    Raises :class:`~tempanon.errors.VerificationError`."""
     import pyarrow as pa
 
     from tempanon.lattice.source_duckdb import qident as Q
@@ -350,15 +384,26 @@ def verify_written(sq, path: str, parquet: bool, *, time: str, qi: Sequence[str]
         how = "contiguous"
     sq._register("vlab", pa.table({"v": vcol, "label": pa.array(lab.tolist(), pa.string())}))
     txt = lambda e: f"coalesce(CAST({e} AS VARCHAR), '')"  # noqa: E731
-    keys_in = [txt(f"s.{Q(c)}") for c in qi] + ["coalesce(vl.label, '')"]
+    qi_maps = dict(qi_maps or {})
+    expect = {c: txt(f"s.{Q(c)}") for c in out_cols}
+    expect[time] = "coalesce(vl.label, '')"
+    mjoin = ""
+    for i, (c, mp) in enumerate(qi_maps.items()):
+        sq._register(f"vmap{i}", pa.table({"t": pa.array(list(mp), pa.string()), "label": pa.array(list(mp.values()), pa.string())}))
+        bad = sq._rows(f"SELECT {txt(f's.{Q(c)}')} AS v FROM src s ANTI JOIN vmap{i} m ON {txt(f's.{Q(c)}')} = m.t LIMIT 1")
+        if bad:
+            raise VerificationError(f"column {c!r}: the input value {bad[0][0]!r} has no generalization in its hierarchy")
+        mjoin += f" JOIN vmap{i} vm{i} ON {txt(f's.{Q(c)}')} = vm{i}.t"
+        expect[c] = f"coalesce(vm{i}.label, '')"
+    keys_in = [expect[c] for c in qi] + ["coalesce(vl.label, '')"]
     keys_out = [txt(f"f.{Q(c)}") for c in qi] + [txt(f"f.{Q(time)}")]
-    fp_in = "hash(" + ", ".join("coalesce(vl.label, '')" if c == time else txt(f"s.{Q(c)}") for c in out_cols) + ")"
+    fp_in = "hash(" + ", ".join(expect[c] for c in out_cols) + ")"
     fp_out = "hash(" + ", ".join(txt(f"f.{Q(c)}") for c in out_cols) + ")"
     resp = f"count(DISTINCT s.{Q(uid)})" if uid is not None else "count(*)"
     names = [f"k{j}" for j in range(len(keys_in))]
     sq._exec(f"CREATE OR REPLACE TEMP TABLE v_expected AS SELECT {', '.join(f'{e} AS {n}' for e, n in zip(keys_in, names))}, "
-             f"count(*) AS n, {resp} AS sz, sum({fp_in}) AS h FROM src s JOIN vlab vl ON s.{Q(time)} IS NOT DISTINCT FROM vl.v "
-             "GROUP BY ALL")  # fmt: skip
+             f"count(*) AS n, {resp} AS sz, sum({fp_in}) AS h FROM src s JOIN vlab vl ON s.{Q(time)} IS NOT DISTINCT FROM vl.v"
+             f"{mjoin} GROUP BY ALL")  # fmt: skip
     sq._exec(f"CREATE OR REPLACE TEMP TABLE v_released AS SELECT {', '.join(f'{e} AS {n}' for e, n in zip(keys_out, names))}, "
              f"count(*) AS n, sum({fp_out}) AS h FROM {read} f GROUP BY ALL")  # fmt: skip
     on = " AND ".join(f"r.{c} = e.{c}" for c in names)
@@ -388,7 +433,8 @@ def verify_written(sq, path: str, parquet: bool, *, time: str, qi: Sequence[str]
         raise VerificationError(f"the written file has {rows_out} rows; the search released {expected_rows}")
     return {"k": int(k), "classes": int(classes), "min_class_size": None if min_sz is None else int(min_sz),
             "rows_out": rows_out, "suppressed_rows": suppressed, "time_labels": how, "verified_file": True,
-            "respondent_level": uid is not None}  # fmt: skip
+            "respondent_level": uid is not None,
+            **({"qi_generalization": "checked against the hierarchy files"} if qi_maps else {})}  # fmt: skip
 
 
 __all__ = ["anonymize_timestamped_file", "verify_written"]
