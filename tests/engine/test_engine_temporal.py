@@ -411,20 +411,75 @@ def test_file_verification_refuses_a_corrupted_release(tmp_path, monkeypatch):
     assert out.exists() and (tmp_path / "s.json").exists()
 
 
-def test_cli_engine_duckdb_audit_stays_in_memory(tmp_path):
-    """--audit needs the table in memory: --engine duckdb then runs the in-memory DuckDB search,
-    says so, and writes the same release and audit as numpy (same seed)."""
+def _audited(release_text, audit_path):
+    """Released rows keyed by their input line, from a release and its steward audit."""
+    import io
+
+    from tempanon.temporal.api import read_audit
+
+    rel = pd.read_csv(io.StringIO(release_text), dtype=str, keep_default_na=False)
+    aud = read_audit(audit_path)
+    assert list(aud["release_row"]) == [str(i) for i in range(1, len(rel) + 1)]
+    rel.index = pd.MultiIndex.from_arrays([aud["input_line"], aud["respondent"]])
+    return rel.sort_index()
+
+
+@pytest.mark.parametrize("joint", [False, True])
+def test_cli_engine_duckdb_audit_out_of_core(tmp_path, joint):
+    """--audit with --engine duckdb: written by DuckDB beside the out-of-core release, and checked
+    row by row; each input line is released as the same row, for the same respondent, as numpy's."""
+    if joint:
+        (tmp_path / "h").mkdir()
+        (tmp_path / "h" / "ENCOUNTERCLASS.csv").write_text("\n".join(";".join(r) for r in ENC_ROWS) + "\n")
     outs = {}
     for eng in ("numpy", "duckdb"):
         (tmp_path / eng).mkdir()
         r = _cli(["timestamped", str(SAMPLE), "--time", "START", "--uid", "PATIENT", "--k", "3", "--max-suppression", "0.06",
                   "--qi", "ENCOUNTERCLASS", "--out", str(tmp_path / eng / "o.csv"), "--audit", str(tmp_path / f"{eng}-audit.csv"),
-                  "--shuffle-seed", "3", "--engine", eng])  # fmt: skip
+                  "--engine", eng, "--summary", str(tmp_path / f"{eng}.json"),
+                  *(["--hierarchies", str(tmp_path / "h"), "--granularities", "day,week,month,year"] if joint else [])])  # fmt: skip
         assert r.exit_code == 0, r.output
-        outs[eng] = ((tmp_path / eng / "o.csv").read_text(), (tmp_path / f"{eng}-audit.csv").read_text())
-        if eng == "duckdb":
-            assert "reads the table into memory with --audit" in " ".join(r.output.split())
-    assert outs["numpy"] == outs["duckdb"]
+        assert "into memory" not in " ".join(r.output.split())
+        outs[eng] = _audited((tmp_path / eng / "o.csv").read_text(), tmp_path / f"{eng}-audit.csv")
+    pd.testing.assert_frame_equal(outs["numpy"], outs["duckdb"])
+    import json
+
+    s = json.loads((tmp_path / "duckdb.json").read_text())
+    assert "out of core" in s["plan"]["input"] and s["verification"]["audit"].startswith("checked row by row")
+    assert "recorded in the steward audit only" in s["row_order"]
+
+
+def test_file_audit_refused_when_it_does_not_match_the_release(tmp_path, monkeypatch):
+    """A release written in another order than the audit's (classes intact, so the class check
+    passes): the row-by-row audit check refuses, and neither the release nor the audit is written."""
+    import tempanon.temporal.outofcore as ooc
+    from tempanon.errors import VerificationError
+
+    orig = ooc._write
+
+    def reversed_rows(sq, query, path, parquet):
+        orig(sq, f"SELECT * EXCLUDE (z) FROM (SELECT *, row_number() OVER () AS z FROM ({query})) ORDER BY z DESC",
+             path, parquet)  # fmt: skip
+
+    monkeypatch.setattr(ooc, "_write", reversed_rows)
+    small = _small_csv(tmp_path)
+    (tmp_path / "rel").mkdir()
+    (tmp_path / "st").mkdir()
+    with pytest.raises(VerificationError, match="audit row"):
+        ooc.anonymize_timestamped_file(small, out=tmp_path / "rel" / "o.csv", audit=tmp_path / "st" / "a.csv",
+                                       time="START", qi=["CLS"], k=3, uid="PATIENT", max_suppression=0.06)  # fmt: skip
+    assert list((tmp_path / "rel").iterdir()) == [] and list((tmp_path / "st").iterdir()) == []
+    with pytest.raises(InputError, match="inside the release's folder"):
+        ooc.anonymize_timestamped_file(small, out=tmp_path / "rel" / "o.csv", audit=tmp_path / "rel" / "a.csv",
+                                       time="START", k=3, uid="PATIENT")  # fmt: skip
+
+
+def test_cli_engine_duckdb_report_reads_into_memory_and_says_so(tmp_path):
+    r = _cli(["timestamped", str(SAMPLE), "--time", "START", "--uid", "PATIENT", "--k", "3", "--max-suppression", "0.06",
+              "--out", str(tmp_path / "o.csv"), "--report", str(tmp_path / "r.html"), "--engine", "duckdb"])  # fmt: skip
+    assert r.exit_code == 0, r.output
+    assert "reads the table into memory with --report" in " ".join(r.output.split())
+    assert (tmp_path / "r.html").exists()
 
 
 def test_file_shuffle_seed_reproducible(tmp_path):

@@ -40,7 +40,7 @@ from tempanon.errors import InputError
 def run_joint(sq, *, out, time, qi, uid, k, hierarchies, dag, vcol, values, instants, missing, z0, tinfo, metric,
               max_suppression, max_suppressed, time_limit, progress, announce, keep, drop, sensitive, left_out,
               release_cols, allow_identifier, overrides, memory_limit, shuffle_seed, timezone,
-              max_driver_rows=None):  # fmt: skip
+              max_driver_rows=None, audit=None):  # fmt: skip
     import pyarrow as pa
 
     from tempanon.errors import HierarchyError
@@ -53,7 +53,7 @@ def run_joint(sq, *, out, time, qi, uid, k, hierarchies, dag, vcol, values, inst
     from tempanon.temporal.joint import (INCOGNITO_CRITERIA, GranularityHierarchy, Unchanged, candidate_entries,
                                          joint_summary, select_joint)  # fmt: skip
     from tempanon.temporal.least import Check
-    from tempanon.temporal.outofcore import _write, verify_written
+    from tempanon.temporal.outofcore import row_order, verify_written, write_release
 
     if shuffle_seed is not None and (isinstance(shuffle_seed, bool) or not isinstance(shuffle_seed, (int, np.integer))
                                      or shuffle_seed < 0):
@@ -154,32 +154,17 @@ def run_joint(sq, *, out, time, qi, uid, k, hierarchies, dag, vcol, values, inst
     else:
         class_key = [f"r{j}.g" for j in range(len(dims))]
     texts = [f"CAST({e} AS VARCHAR)" for e in exprs.values()]
-    order = ", ".join([*class_key, f"hash({', '.join([*texts, str(salt)])})"])
-    query = f"SELECT {', '.join(sel)} FROM src s {joins}{anti} ORDER BY {order}"
-    target = Path(out)
-    parquet = _is_parquet(target)
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = sq._new_temp_path(target)
-    except OSError as exc:
-        from tempanon.data.io import write_error
-
-        raise write_error(out, exc) from exc
+    order = [*class_key, f"hash({', '.join([*texts, str(salt)])})"]
     qi_maps = {q: encoders[q].mapping(v) for q, v in zip(qi, chosen[1:]) if hasattr(encoders[q], "mapping")}
-    try:
-        _write(sq, query, tmp, parquet)
-        report = verify_written(sq, tmp, parquet, time=time, qi=qi, uid=uid, k=int(k), out_cols=out_cols,
-                                values=values, vcol=vcol, instants=instants, missing=missing,
-                                granularity=dag.nodes[chosen[0]], timezone=timezone, n_input=n,
-                                max_suppressed=max_suppressed, expected_rows=n - m["suppressed"],
-                                qi_maps=qi_maps)  # fmt: skip
-        from tempanon.lattice.source_duckdb import _umask
 
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    def verify(tmp, parquet, audit_tmp):
+        return verify_written(sq, tmp, parquet, time=time, qi=qi, uid=uid, k=int(k), out_cols=out_cols, values=values,
+                              vcol=vcol, instants=instants, missing=missing, granularity=dag.nodes[chosen[0]],
+                              timezone=timezone, n_input=n, max_suppressed=max_suppressed,
+                              expected_rows=n - m["suppressed"], qi_maps=qi_maps, audit=audit_tmp)  # fmt: skip
+
+    report = write_release(sq, select=sel, body=f"FROM src s {joins}{anti}", order=order, out=out, verify=verify,
+                           audit=audit, uid=uid, seed=salt)  # fmt: skip
 
     # ---- summary, as the in-memory joint search's ------------------------------------------------------
     from tempanon.data.roles import verification_statement
@@ -198,9 +183,7 @@ def run_joint(sq, *, out, time, qi, uid, k, hierarchies, dag, vcol, values, inst
         "UTC (converted)" if "converted" in tinfo.get("timezone", "") else "none (naive wall clock as given)")
     if tinfo.get("note"):
         summary["messages"].append(tinfo["note"])
-    summary["row_order"] = ("grouped by class, ordered within classes by a hash of the row salted with "
-                            + ("a fresh secret (not recorded; no audit on the out-of-core path)" if shuffle_seed is None
-                               else "the given --shuffle-seed"))  # fmt: skip
+    summary["row_order"] = row_order(shuffle_seed, audit)
     summary["plan"] = {**plan, "input": f"{sq.input} read in place by DuckDB (out of core)",
                        "release": "written by DuckDB (COPY) to a temporary file, verified by SQL on the written file, "
                                   "renamed into place"}  # fmt: skip
