@@ -85,6 +85,9 @@ class Release:
     kept: np.ndarray | None = None
     path: str | None = None
     checks: dict = field(default_factory=dict)
+    codes: list | None = None
+    """Per quasi-identifier, the released level code of every released row (in-memory release:
+    what orders rows by class without re-reading the released text)."""
 
 
 def encode_distinct(encoder: Any, series: pd.Series) -> tuple[Dimension, np.ndarray]:
@@ -278,7 +281,8 @@ class NumpySource(FrequencySource):
             out_df[q] = pd.Series(d.labels[v][c], index=data.index, dtype=object)
         released = out_df.loc[kept]
         min_size = int(sizes[sizes >= k].min()) if (sizes >= k).any() else 0
-        return Release(rows_out=int(kept.sum()), min_class_size=min_size, table=released, kept=kept)
+        return Release(rows_out=int(kept.sum()), min_class_size=min_size, table=released, kept=kept,
+                       codes=[c[kept] for c in level_codes])  # fmt: skip
 
 
 def file_size(path: Any) -> int | None:
