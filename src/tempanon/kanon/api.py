@@ -440,6 +440,7 @@ def _kanonymize(src, qi, hierarchies, k, t0, *, uid, identifying, max_suppressio
     if screen:  # quasi-identifiers left at level 0 are released unchanged: screened before any release
         overrides += _screen(src, [q for q, v in zip(qi, node) if v == 0], allow_identifier, uid)
     fs = src.frequency_set(node)
+    table.drop_caches()  # the search's level columns: not needed by the release
     check = None
     if src.engine != "numpy":
         # the engine writes the release (temp path), verifies it by an independent query on the
@@ -539,6 +540,15 @@ def _published_order(values: pd.Series) -> np.ndarray:
     return pd.factorize(values.astype(object).where(values.notna(), "\x00<NA>").astype(str), sort=True)[0]
 
 
+def _label_order(labels: np.ndarray) -> np.ndarray:
+    """:func:`_published_order` of a level's labels (texts: sorted in Python, as pandas sorts them)."""
+    if all(type(x) is str for x in labels):
+        uniq = sorted(set(labels))
+        pos = {t: i for i, t in enumerate(uniq)}
+        return np.fromiter((pos[t] for t in labels), dtype=np.int64, count=len(labels))
+    return _published_order(pd.Series(labels, dtype=object))
+
+
 def _shuffle_within_classes(
     released: pd.DataFrame, qi: Sequence[str], seed: int | None, codes: Sequence[tuple[np.ndarray, np.ndarray]] | None = None
 ) -> tuple[pd.DataFrame, int]:
@@ -557,9 +567,16 @@ def _shuffle_within_classes(
         return released, int(seed)
     rng = np.random.default_rng(seed)
     if codes is not None:
-        keys = [_published_order(pd.Series(labels, dtype=object))[c] for c, labels in codes]
+        keys = [_label_order(labels)[c] for c, labels in codes]
     else:
         keys = [_published_order(released[q]) for q in qi]
+    radix = [int(k.max(initial=0)) + 1 for k in keys]
+    if math.prod(radix) < 2**62:  # the ranks packed in one key (same lexicographic order): a 2-key sort
+        packed = np.zeros(len(released), dtype=np.int64)
+        for k, r in zip(keys, radix):
+            packed *= r
+            packed += k
+        keys = [packed]
     order = np.lexsort([rng.random(len(released)), *reversed(keys)])
     return released.iloc[order], int(seed)
 

@@ -278,17 +278,26 @@ def _heights_grid(dims: Sequence[Dimension], attrs: Sequence[int]) -> np.ndarray
     return h
 
 
+_SHIFTS: dict[tuple[int, int], tuple[tuple, tuple]] = {}
+
+
+def _shift(ndim: int, ax: int) -> tuple[tuple, tuple]:
+    """Index tuples of the cells above level 0 on axis ``ax`` and of the cells one level below them."""
+    sl = _SHIFTS.get((ndim, ax))
+    if sl is None:
+        pre = (slice(None),) * ax
+        sl = _SHIFTS[(ndim, ax)] = (pre + (slice(1, None),), pre + (slice(None, -1),))
+    return sl
+
+
 def _has_member_below(grid: np.ndarray, dims: Sequence[Dimension], attrs: Sequence[int]) -> np.ndarray:
     """For each cell: does ``grid`` hold a direct specialization of it?"""
     out = np.zeros(grid.shape, dtype=bool)
     for ax, j in enumerate(attrs):
         d = dims[j]
         if d.is_chain:
-            sl_dst = [slice(None)] * grid.ndim
-            sl_src = [slice(None)] * grid.ndim
-            sl_dst[ax] = slice(1, None)
-            sl_src[ax] = slice(None, -1)
-            out[tuple(sl_dst)] |= grid[tuple(sl_src)]
+            dst, src = _shift(grid.ndim, ax)
+            out[dst] |= grid[src]
         else:
             for v in range(d.n_levels):
                 ch = d.children[v]
@@ -530,7 +539,7 @@ def _graph_generation(S: dict[tuple[int, ...], np.ndarray], dims: Sequence[Dimen
                 if sub is None:
                     cand = None
                     break
-                cand = cand & np.expand_dims(sub, idx)
+                cand = cand & sub.reshape(sub.shape[:idx] + (1,) + sub.shape[idx:])
             if cand is not None and cand.any():
                 C[fam] = cand
     return C

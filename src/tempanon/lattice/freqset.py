@@ -414,6 +414,11 @@ class Table:
             self._unit = bool((self.counts == 1).all())
         return None if self._unit else self.counts
 
+    def drop_caches(self) -> None:
+        """Free the cached level columns (after the search: at 10M rows they are ~0.5 GB that the
+        release would otherwise carry)."""
+        self._level_cols.clear()
+
     def level_column(self, dims: Sequence[Dimension], j: int, level: int) -> np.ndarray:
         """Attribute ``j``'s codes at ``level`` for every row of T, computed once and cached
         (a table scan then only packs and counts)."""
