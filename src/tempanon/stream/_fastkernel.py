@@ -166,12 +166,13 @@ def pair_ok(n, N, M, cM, o, v, i, b, j, d, P, mv, l):
 
 
 @jit
-def lift(n, N, M, cM, o, v, order, ogain, nc, p, K, P, mv, l, strict, taken, prev, dst, keep, pr, hh, oldest, mu, lo, hi, na):
+def lift(n, N, M, cM, o, v, order, ogain, nc, p, K, P, mv, l, mode, taken, prev, dst, keep, pr, hh, oldest, mu, lo, hi, na, vidx, vstart):
     """Fill snapshot ``p`` up to ``|D'[p]| >= l K`` with at most ``K`` records per value, candidates in
     ``order`` (gains ``ogain``): every positive gain, then the least negative ones while too small.
     ``strict``: a record is taken only if its source stays l-eligible; otherwise sources may break on
     the way and every touched snapshot is checked at the end. Applied and its gain returned when it
     gains and every touched snapshot is l-eligible; else rolled back (returns 0)."""
+    strict = mode == 0
     total = 0.0
     nt = 0
     for k in range(nc):
@@ -231,6 +232,55 @@ def lift(n, N, M, cM, o, v, order, ogain, nc, p, K, P, mv, l, strict, taken, pre
                         break
                 if not done:
                     break
+        if mode == 2:
+            # still broken: shed records of the source's largest value, each to its best option that
+            # stays l-eligible (or suppression), the cheapest loss first, until the source is l-eligible
+            n_taken = nt
+            for k in range(n_taken):
+                c = prev[k]
+                if c >= P:
+                    continue
+                while l * M[c] > N[c] and nt < na:
+                    sj = -1
+                    sd = P
+                    sg = -1e300
+                    for u in range(mv):
+                        if n[c, u] != M[c]:
+                            continue
+                        for a2 in range(vstart[u], vstart[u + 1]):
+                            j2 = vidx[a2]
+                            if o[j2] != c:
+                                continue
+                            cc = cost_of(j2, c, P, pr, hh, oldest, mu)
+                            g = cc - cost_of(j2, P, P, pr, hh, oldest, mu)
+                            if g > sg:
+                                sg = g
+                                sj = j2
+                                sd = P
+                            for d in range(lo[j2], hi[j2] + 1):
+                                if d == c or not add_ok(n, N, M, d, u, l):
+                                    continue
+                                g = cc - cost_of(j2, d, P, pr, hh, oldest, mu)
+                                if g > sg:
+                                    sg = g
+                                    sj = j2
+                                    sd = d
+                    if sj < 0:
+                        break
+                    u = v[sj]
+                    taken[nt] = sj
+                    prev[nt] = c
+                    dst[nt] = sd
+                    nt += 1
+                    n[c, u] -= 1
+                    N[c] -= 1
+                    refresh(n, M, cM, c, mv)
+                    if sd < P:
+                        n[sd, u] += 1
+                        N[sd] += 1
+                        refresh(n, M, cM, sd, mv)
+                    o[sj] = sd
+                    total += sg
         # still broken: drain the source, each of its records to its best other option (a snapshot that
         # stays l-eligible, or suppression); an empty snapshot is l-eligible
         n_taken = nt
@@ -299,6 +349,86 @@ def lift(n, N, M, cM, o, v, order, ogain, nc, p, K, P, mv, l, strict, taken, pre
 
 
 @jit
+def empty(n, N, M, cM, o, v, q, P, mv, l, taken, prev, dst, keep, pr, hh, oldest, mu, lo, hi, na):
+    """Empty snapshot ``q``: each of its records (input order) to its best other option, a pending
+    snapshot that stays l-eligible or suppression (an empty snapshot is l-eligible: Definition 1).
+    Applied when ``keep`` and it gains; returns the gain (rolled back otherwise)."""
+    total = 0.0
+    nt = 0
+    for i in range(na):
+        if o[i] != q:
+            continue
+        u = v[i]
+        cc = cost_of(i, q, P, pr, hh, oldest, mu)
+        bd = P
+        bg = cc - pr[i]
+        for d in range(lo[i], hi[i] + 1):
+            if d == q or not add_ok(n, N, M, d, u, l):
+                continue
+            g = cc - cost_of(i, d, P, pr, hh, oldest, mu)
+            if g > bg:
+                bg = g
+                bd = d
+        taken[nt] = i
+        dst[nt] = bd
+        nt += 1
+        n[q, u] -= 1
+        N[q] -= 1
+        if bd < P:
+            n[bd, u] += 1
+            N[bd] += 1
+            refresh(n, M, cM, bd, mv)
+        o[i] = bd
+        total += bg
+    refresh(n, M, cM, q, mv)
+    if keep and total > _EPS:
+        return total
+    for k in range(nt - 1, -1, -1):
+        i = taken[k]
+        d = dst[k]
+        u = v[i]
+        if d < P:
+            n[d, u] -= 1
+            N[d] -= 1
+            refresh(n, M, cM, d, mv)
+        n[q, u] += 1
+        N[q] += 1
+        o[i] = q
+    refresh(n, M, cM, q, mv)
+    return total
+
+
+@jit
+def fill_bound(n, N, p, K, l, v, order, ogain, nc, tk, tv):
+    """The most a selection of the candidates (``order``, gains ``ogain``) into snapshot ``p`` can
+    gain with at most ``K`` records per value in ``p`` and ``|D'[p]| >= l K`` (sources' eligibility
+    ignored): every positive gain within the caps, then the least negative ones until ``p`` is large
+    enough; ``-inf`` when the candidates cannot fill it. ``tk`` (zeros, per value) is left zeroed."""
+    need = l * K - N[p]
+    cnt = 0
+    g = 0.0
+    nv = 0
+    for k in range(nc):
+        gk = ogain[k]
+        if gk <= _EPS and cnt >= need:
+            break
+        u = v[order[k]]
+        if n[p, u] + tk[u] >= K:
+            continue
+        if tk[u] == 0:
+            tv[nv] = u
+            nv += 1
+        tk[u] += 1
+        cnt += 1
+        g += gk
+    for k in range(nv):
+        tk[tv[k]] = 0
+    if cnt < need:
+        return -1e300
+    return g
+
+
+@jit
 def fill_candidates(p, na, P, o, v, lo, hi, n, pr, hh, oldest, mu, gain, key, cand, order, ogain):
     """The records that can reach snapshot ``p`` and are elsewhere, in ``order`` (gains ``ogain``): by
     decreasing gain, among equal gains first those whose value is the most frequent in their source."""
@@ -320,7 +450,7 @@ def fill_candidates(p, na, P, o, v, lo, hi, n, pr, hh, oldest, mu, gain, key, ca
 
 
 @jit
-def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, lo, hi, lb, max_rounds, pair_budget, lift_levels):
+def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, lo, hi, lb, max_rounds, pair_budget, lift_levels, stats, flags):
     """Best-improvement local search (single moves, repaired pairs, lifts). Returns the IL."""
     il = 0.0
     for i in range(na):
@@ -333,6 +463,19 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, lo, 
     order = np.empty(na, dtype=np.int64)
     taken = np.empty(na, dtype=np.int64)
     prev = np.empty(na, dtype=np.int64)
+    # records by value (the swaps' pairs)
+    vstart = np.zeros(mv + 1, dtype=np.int64)
+    for i in range(na):
+        vstart[v[i] + 1] += 1
+    for u in range(mv):
+        vstart[u + 1] += vstart[u]
+    vidx = np.empty(na, dtype=np.int64)
+    fillp = vstart[:mv].copy()
+    for i in range(na):
+        vidx[fillp[v[i]]] = i
+        fillp[v[i]] += 1
+    tk = np.zeros(mv, dtype=np.int64)
+    tv = np.empty(mv, dtype=np.int64)
     rounds = 0
     while il > lb + _EPS and rounds < max_rounds:
         rounds += 1
@@ -357,24 +500,75 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, lo, 
                     best = dlt
                     bi = i
                     bb = b
+        stats[0] += 1
         if bi >= 0:
+            stats[1] += 1
             move(n, N, M, cM, o, v, bi, bb, P, mv)
             il += best
             continue
+        # 1b. swaps: two records of the same value exchange their places (counts unchanged: always
+        # l-eligible)
+        best = _EPS
+        bi = -1
+        bj = -1
+        for u in range(mv if flags & 1 else 0):
+            for a1 in range(vstart[u], vstart[u + 1]):
+                i = vidx[a1]
+                oi = o[i]
+                ci = cost_of(i, oi, P, pr, hh, oldest, mu)
+                for a2 in range(a1 + 1, vstart[u + 1]):
+                    j = vidx[a2]
+                    oj = o[j]
+                    if oj == oi:
+                        continue
+                    if oj < P and (oj < lo[i] or oj > hi[i]):
+                        continue
+                    if oi < P and (oi < lo[j] or oi > hi[j]):
+                        continue
+                    g = ci + cost_of(j, oj, P, pr, hh, oldest, mu) - cost_of(i, oj, P, pr, hh, oldest, mu) - cost_of(j, oi, P, pr, hh, oldest, mu)
+                    if g > best:
+                        best = g
+                        bi = i
+                        bj = j
+        if bi >= 0:
+            stats[33] += 1
+            oi = o[bi]
+            o[bi] = o[bj]
+            o[bj] = oi
+            il -= best
+            continue
+        # 1c. empty a snapshot: each of its records to its best other option (a pending snapshot that
+        # stays l-eligible, or suppression), the records in input order; the best such move that gains
+        bt = _EPS
+        bq = -1
+        for q in range(P if flags & 2 else 0):
+            if N[q] == 0:
+                continue
+            total = empty(n, N, M, cM, o, v, q, P, mv, l, taken, prev, dst, False, pr, hh, oldest, mu, lo, hi, na)
+            if total > bt:
+                bt = total
+                bq = q
+        if bq >= 0:
+            stats[34] += 1
+            il -= empty(n, N, M, cM, o, v, bq, P, mv, l, taken, prev, dst, True, pr, hh, oldest, mu, lo, hi, na)
+            continue
+        stats[2] += 1
         # 2. lifts: raise the largest count of snapshot p to K and fill it with the best records; the
-        # best lift over every pending snapshot p, level K and both variants is applied
+        # best lift over every pending snapshot p, level K and the three variants (strict, drain, shed)
+        # is applied
         bt = _EPS
         bp = -1
         bK = -1
-        bs = False
+        bs = 0
         for p in range(P):
             # candidates: records that can reach p and are elsewhere, by decreasing gain; among equal
             # gains, first those whose value is the most frequent in their source (it stays l-eligible)
             nc = fill_candidates(p, na, P, o, v, lo, hi, n, pr, hh, oldest, mu, gain, key, cand, order, ogain)
             if nc == 0:
                 continue
-            # pruning (heuristic, drains ignored): skip p when its candidates' positive gains cannot beat
-            # the best lift found so far
+            # pruning (heuristic, drains and sheds ignored): skip p when its candidates' positive gains
+            # cannot beat the best lift found so far; likewise a level K whose best filling selection
+            # (fill_bound) cannot
             ub = 0.0
             for k in range(nc):
                 if ogain[k] > 0.0:
@@ -384,16 +578,24 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, lo, 
             for K in range(M[p] + 1, M[p] + 1 + lift_levels):
                 if N[p] + nc < l * K:
                     break
-                for strict in (True, False):
-                    total = lift(n, N, M, cM, o, v, order, ogain, nc, p, K, P, mv, l, strict, taken, prev, dst, False, pr, hh, oldest, mu, lo, hi, na)
+                if flags & 8 and fill_bound(n, N, p, K, l, v, order, ogain, nc, tk, tv) <= bt:
+                    stats[35] += 1
+                    continue
+                for strict in range(3 if flags & 4 else 2):
+                    total = lift(n, N, M, cM, o, v, order, ogain, nc, p, K, P, mv, l, strict, taken, prev, dst, False, pr, hh, oldest, mu, lo, hi, na, vidx, vstart)
+                    stats[3] += 1
                     if total > bt:
                         bt = total
                         bp = p
                         bK = K
                         bs = strict
         if bp >= 0:
+            stats[4] += 1
+            stats[10 + min(P - 1 - bp, 9)] += 1
+            stats[20 + min(bK - M[bp], 9)] += 1
+            stats[30 + bs] += 1
             nc = fill_candidates(bp, na, P, o, v, lo, hi, n, pr, hh, oldest, mu, gain, key, cand, order, ogain)
-            il -= lift(n, N, M, cM, o, v, order, ogain, nc, bp, bK, P, mv, l, bs, taken, prev, dst, True, pr, hh, oldest, mu, lo, hi, na)
+            il -= lift(n, N, M, cM, o, v, order, ogain, nc, bp, bK, P, mv, l, bs, taken, prev, dst, True, pr, hh, oldest, mu, lo, hi, na, vidx, vstart)
             continue
         # 3. repaired pairs (only when no single move and no lift improves): a gaining move that breaks a snapshot, and a repair entering or leaving it
         best = -_EPS
@@ -456,7 +658,9 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, lo, 
                                 bb = b
                                 bj = j
                                 bd = d
+        stats[5] += 1
         if bi >= 0:
+            stats[6] += 1
             move(n, N, M, cM, o, v, bi, bb, P, mv)
             move(n, N, M, cM, o, v, bj, bd, P, mv)
             il += best
@@ -490,7 +694,7 @@ def surplus_cap(seen, l):
 
 @jit
 def steps(codes, place, starts, base, t_from, t_to, l, w, mu, beta, defer, round_prices, seen, pub_max,
-          final_oldest, out_method, out_cert, out_active, out_lb_gap, max_rounds, pair_budget, lift_levels):
+          final_oldest, out_method, out_cert, out_active, out_lb_gap, max_rounds, pair_budget, lift_levels, stats, flags):
     """Steps ``t_from .. t_to - 1`` on the records of snapshots ``base .. t_to - 1`` (snapshot ``k``
     is ``codes[starts[k - base]:starts[k - base + 1]]``, ``place`` absolute snapshot or -1).
     ``seen``: records per value of ``D[0..t_from - 1]`` (updated); ``pub_max``: per value the latest
@@ -593,7 +797,10 @@ def steps(codes, place, starts, base, t_from, t_to, l, w, mu, beta, defer, round
                     c0 = pr[i]
                     c1 = mu[oldest + lo[i] - hh[i]]
                     lb += c1 if c1 < c0 else c0
-                il = local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, lo, hi, lb, max_rounds, pair_budget, lift_levels)
+                il = local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, lo, hi, lb, max_rounds, pair_budget, lift_levels, stats, flags)
+                stats[7] += 1
+                if il <= lb + _EPS:
+                    stats[8] += 1
                 out_method[k] = METHOD_FAST
                 out_cert[k] = CERT_BOUND if il <= lb + _EPS else CERT_NONE
                 out_active[k] = na
