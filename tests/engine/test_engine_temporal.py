@@ -584,3 +584,30 @@ def test_file_joint_verification_refuses_a_wrong_generalization(tmp_path, monkey
         ooc.anonymize_timestamped_file(small, out=out, time="START", qi=["CLS"], k=6, uid="PATIENT",
                                        max_suppression=0.05, hierarchies=hier, granularities="day,week,month")  # fmt: skip
     assert not out.exists() and list(out.parent.iterdir()) == []
+
+
+def test_procedure2_previous_tuple_link_matches_numpy():
+    """DuckDB's Procedure 2 by the previous-tuple link (lag over respondent and QI values, a new
+    respondent of a class when the previous tuple lies before the granule's first instant):
+    duplicates, missing times between present ones, one respondent in many classes."""
+    from tempanon.lattice.source_temporal import DuckDBTimeSource
+    from tempanon.temporal.granularity import parse_granularity
+    from tempanon.temporal.least import check_granularity, prepare
+
+    rng = np.random.default_rng(11)
+    n = 3000
+    t = (pd.Timestamp("2023-01-01").value // 10**9 + rng.integers(0, 90 * 86400 // 3600, n) * 3600).astype(np.int64)
+    t[::7] = t[::7][0]  # many duplicates of one instant
+    miss = rng.random(n) < 0.1
+    q, u = rng.integers(0, 3, n), rng.integers(0, 40, n)
+    prep = prepare(q, t, miss, u)
+    src = DuckDBTimeSource(q, t, miss, u)
+    try:
+        for name in ("hour", "day", "week", "month", "quarter"):
+            g = parse_granularity(name)
+            for k, ms in ((2, 0), (5, 50), (12, 400)):
+                a, b = check_granularity(prep, g, k, ms), src.check(g, k, ms)
+                assert (a.k_anonymous, a.suppressed, a.gen_m, a.gen_s, a.classes, a.min_respondents, a.gen_s_all) == \
+                       (b.k_anonymous, b.suppressed, b.gen_m, b.gen_s, b.classes, b.min_respondents, b.gen_s_all), (name, k)
+    finally:
+        src.close()

@@ -303,7 +303,10 @@ def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, d
                          audit=audit)  # fmt: skip
 
     # ---- the relation rel(q, t, u) in DuckDB ------------------------------------------------------
-    sq._register("tval", pa.table({"v": vcol, "t": pa.array(instants, mask=missing)}))
+    distinct, inv = np.unique(instants[~missing], return_inverse=True)  # one sort of the distinct values
+    ti = np.zeros(len(instants), dtype=np.int32)
+    ti[~missing] = inv.ravel()
+    sq._register("tval", pa.table({"v": vcol, "ti": pa.array(ti, mask=missing)}))
     if qi:
         qsel = ", ".join(f"s.{Q(c)} AS a{j}" for j, c in enumerate(qi))
         sq._exec(f"CREATE TEMP TABLE qdim AS SELECT *, (row_number() OVER ()) - 1 AS q FROM (SELECT DISTINCT {qsel} FROM src s) x")
@@ -312,10 +315,17 @@ def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, d
     else:
         qjoin, qexpr = "", "0"
     uexpr = f"s.{Q(uid)}" if uid is not None else sq.row_number
-    sq._exec(f"CREATE TABLE rel AS SELECT {qexpr} AS q, tv.t AS t, {uexpr} AS u FROM src s {qjoin} "
-             f"JOIN tval tv ON {tq} IS NOT DISTINCT FROM tv.v")  # fmt: skip
-    n_respondents = int(sq._rows("SELECT count(DISTINCT u) AS n FROM rel")[0][0])
-    distinct = np.unique(instants[~missing])
+    # Procedure 2's relation, prepared once (DuckDBTimeSource.PREPARE: dense time index, the same
+    # respondent's previous tuple with the same QI values)
+    sq._exec(f"CREATE TABLE rel AS SELECT q, ti, lag(ti) OVER w AS tpi, row_number() OVER w = 1 AS first FROM "
+             f"(SELECT {qexpr} AS q, tv.ti AS ti, {uexpr} AS u FROM src s {qjoin} JOIN tval tv ON {tq} IS NOT DISTINCT "
+             "FROM tv.v) x WINDOW w AS (PARTITION BY q, u ORDER BY ti NULLS FIRST)")  # fmt: skip
+    if uid is None:
+        n_respondents = n
+    elif not qi:  # one QI combination: each respondent's first tuple is counted once
+        n_respondents = int(sq._rows("SELECT count(*) FILTER (WHERE first) AS n FROM rel")[0][0])
+    else:
+        n_respondents = int(sq._rows(f"SELECT count(DISTINCT s.{Q(uid)}) AS n FROM src s")[0][0])
 
     def gap_error(g, bad):
         v2, w2, r2 = first_rows()
@@ -334,9 +344,7 @@ def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, d
     final = src.check(chosen, k, max_suppressed)
 
     # ---- the release, written by DuckDB -----------------------------------------------------------
-    src._dimension(chosen)
-    sq._exec(f"CREATE OR REPLACE TEMP TABLE small AS SELECT q, g FROM ({src._CLASSES}) x GROUP BY q, g "
-             f"HAVING count(*) < {int(k)}")  # fmt: skip
+    sq._exec(f"CREATE OR REPLACE TEMP TABLE small AS {src.small_classes_sql(chosen, k)}")
     g_val = np.where(missing, 0, chosen.index(np.where(missing, instants[~missing][0] if (~missing).any() else 0, instants)))
     labels = np.empty(len(instants), dtype=object)
     labels[~missing] = chosen.labels_of(instants[~missing])
