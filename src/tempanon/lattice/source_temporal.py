@@ -32,8 +32,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from tempanon.errors import InputError
-from tempanon.lattice.source import NumpySource
+from tempanon.errors import InputError, VerificationError
+from tempanon.lattice.source import FrequencySource, NumpySource
 from tempanon.temporal.granularity import GAP, Granularity
 from tempanon.temporal.least import Check
 
@@ -242,6 +242,294 @@ class DuckDBJointSource(NumpySource):
         self.con = None
 
 
+class DuckDBJointFileSource(FrequencySource):
+    """The joint search's frequency sets computed **in DuckDB** for a file read in place (issue 15;
+    the out-of-core joint path, :func:`tempanon.temporal.outofcore.anonymize_timestamped_file`
+    with ``hierarchies``).
+
+    The driver holds the dimensions only: the granularity DAG's dimension built from the distinct
+    timestamps (:class:`~tempanon.temporal.joint.GranularityHierarchy`, the same numpy
+    granularity code as in memory) and each quasi-identifier's hierarchy (or the unchanged value)
+    built from its distinct values. Each attribute's distinct value -> base code table is joined to
+    the file once, and the engine keeps the **bottom frequency set with the respondent digit**
+    as a table ``jbot(c0, ..., cm, u, n)`` (distinct base-code rows x respondent, with tuple counts;
+    LeFevre et al. SIGMOD 2005, Section 3: frequency sets as ``GROUP BY`` over dimension tables).
+
+    * If ``jbot`` fits the driver (:func:`~tempanon.lattice.source.max_driver_rows`) it is fetched
+      and the search rolls up from it as the numpy source does (path ``"bottom on driver"``);
+      otherwise every frequency set the search asks for is a ``GROUP BY`` over ``jbot`` joined to
+      the level maps ``lvl<j>(c, l0, l1, ...)`` (one ``GROUPING SETS`` job per Incognito
+      iteration, :meth:`prepare_frequency_sets`), rollups on the driver (path
+      ``"frequency sets in engine"``).
+    * :meth:`node_metrics` (the joint selection's gen_m, gen_s, suppressed tuples: Definitions 5-6
+      over the joint classes) and :meth:`small_classes` (the classes the release suppresses) count
+      **distinct respondents per class in SQL** when the bottom set stays in the engine.
+
+    Respondent-level counts are Definition 2's: a class's size is its number of distinct ``u``;
+    without a respondent column every row is a respondent (``u`` absent, sizes are tuple counts).
+    Results are identical to the numpy joint search (tests/engine/test_engine_temporal.py)."""
+
+    engine = "duckdb"
+    path = "bottom on driver"
+
+    def __init__(self, sq, dims: Sequence, keys: Sequence[str], key_tables: Sequence, *, uid: str | None,
+                 max_driver_rows: int | None = None, memory_limit: str | None = None):  # fmt: skip
+        """``sq``: the :class:`~tempanon.lattice.source_duckdb.DuckDBSource` reading the file (view
+        ``src``); ``dims[j]`` the dimension of attribute ``j``; ``keys[j]`` the SQL expression of its
+        value in ``src s`` and ``key_tables[j]`` an Arrow table ``(v, c)``: each distinct value of
+        that expression and its base code (joined with ``IS NOT DISTINCT FROM``)."""
+        import pyarrow as pa
+
+        super().__init__()
+        self.sq, self.con = sq, sq.con
+        self.dims = list(dims)
+        self.qi = [d.name for d in self.dims]
+        self.uid = uid
+        self.memory_limit = memory_limit
+        self.max_driver_rows = max_driver_rows
+        self.engine_queries = 0
+        self._fs_cache: dict = {}
+        self._batch: dict = {}
+        self._batch_table = None
+        for j, (d, kt) in enumerate(zip(self.dims, key_tables)):
+            sq._register(f"jkey{j}", kt)
+            it = pa.int32() if d.n_base < 2**31 else pa.int64()
+            sq._register(f"jlvl{j}", pa.table({"c": pa.array(np.arange(d.n_base), it),
+                                               **{f"l{v}": pa.array(d.codes[v], it) for v in range(d.n_levels)}}))  # fmt: skip
+        joins = " ".join(f"JOIN jkey{j} k{j} ON {e} IS NOT DISTINCT FROM k{j}.v" for j, e in enumerate(keys))
+        cs = ", ".join(f"k{j}.c AS c{j}" for j in range(len(keys)))
+        u = f", s.{sq.q(uid)} AS u" if uid is not None else ""
+        self._exec(f"CREATE OR REPLACE TABLE jbot AS SELECT {cs}{u}, count(*) AS n FROM src s {joins} GROUP BY ALL")
+        self.bottom_rows, total = (int(x) for x in sq._rows("SELECT count(*) AS r, coalesce(sum(n), 0) AS n FROM jbot")[0])
+        if total != sq.n_rows:  # every row has a code for every attribute (the key tables are the distinct values)
+            raise VerificationError(f"internal: the bottom frequency set counts {total} rows, the input has {sq.n_rows}")
+        self.n_uid = int(sq._rows("SELECT count(DISTINCT u) AS n FROM jbot")[0][0]) if uid is not None else sq.n_rows
+
+    def _exec(self, sql: str) -> None:
+        self.engine_queries += 1
+        self.sq._exec(sql)
+
+    def _arrow(self, sql: str):
+        self.engine_queries += 1
+        return self.sq._arrow(sql)
+
+    # ---- the table (the file's) --------------------------------------------------------------------
+    @property
+    def columns(self) -> list[str]:
+        return self.sq.columns
+
+    @property
+    def n_rows(self) -> int:
+        return self.sq.n_rows
+
+    def first_missing_row(self, column: str):
+        return self.sq.first_missing_row(column)
+
+    def count_present(self, column: str) -> int:
+        return self.sq.count_present(column)
+
+    def distinct_values(self, column: str) -> pd.Series:
+        return self.sq.distinct_values(column)
+
+    def encode(self, qi: Sequence[str], encoders) -> list:
+        if list(qi) != self.qi:
+            raise InputError(f"internal: the joint source encodes {self.qi}, not {list(qi)}")
+        self.encoders = dict(encoders)
+        return self.dims
+
+    # ---- frequency sets ------------------------------------------------------------------------------
+    def bottom(self, uid: str | None = None, sensitive: str | None = None):
+        """The bottom frequency set: fetched when it fits the driver, else an
+        :class:`~tempanon.lattice.freqset.EngineTable` (frequency sets in the engine)."""
+        from tempanon.lattice.freqset import EngineTable, Table, group_rows
+        from tempanon.lattice.source import max_driver_rows
+
+        if sensitive is not None or uid != self.uid:
+            raise InputError("internal: the joint source serves respondent-level counts of its own uid only")
+        limit = self.max_driver_rows if self.max_driver_rows is not None else max_driver_rows()
+        self.estimate = {"distinct_rows_estimate": self.bottom_rows, "method": "exact (engine table jbot)",
+                         "driver_limit_rows": int(limit)}  # fmt: skip
+        if self.bottom_rows > limit:
+            self.path = "frequency sets in engine"
+            self.table = EngineTable(self, self.n_rows, self.n_uid if uid is not None else 0, False, self.bottom_rows)
+            return self.table
+        m = len(self.dims)
+        tab = self._arrow(f"SELECT {', '.join(f'c{j}' for j in range(m))}{', u' if uid is not None else ''}, n FROM jbot")
+        cols = [tab.column(f"c{j}").to_numpy().astype(np.int64) for j in range(m)]
+        counts = tab.column("n").to_numpy().astype(np.int64)
+        ucodes, n_u = self._dense_u(tab)
+        fs = group_rows(tuple(range(m)), (0,) * m, cols, [d.n_base for d in self.dims], counts, ucodes, n_u, False)
+        self.table = Table([np.ascontiguousarray(c) for c in fs.cols], fs.counts, fs.uid, n_u, self.n_rows, False)
+        return self.table
+
+    @staticmethod
+    def _dense_u(tab):
+        if "u" not in tab.column_names:
+            return None, 0
+        import pyarrow.compute as pc
+
+        enc = pc.dictionary_encode(tab.column("u").combine_chunks())
+        return enc.indices.to_numpy(zero_copy_only=False).astype(np.int64), len(enc.dictionary)
+
+    def _levels_sql(self, attrs, levels, *, uid: bool = True, prefix: str = "g") -> tuple[list[str], str]:
+        sel = [f"m{j}.l{v} AS {prefix}{p}" for p, (j, v) in enumerate(zip(attrs, levels))]
+        if uid and self.uid is not None:
+            sel.append("b.u AS x")
+        joins = " ".join(f"JOIN jlvl{j} m{j} ON b.c{j} = m{j}.c" for j in sorted(set(attrs)))
+        return sel, joins
+
+    def engine_frequency_set(self, attrs: tuple, levels: tuple):
+        """The frequency set of the node (``attrs`` at ``levels``) as a ``GROUP BY`` over ``jbot``
+        (or read from the iteration's ``GROUPING SETS`` result), respondents as the uid digit."""
+        import threading
+
+        with self.__dict__.setdefault("_fs_lock", threading.Lock()):
+            return self._engine_frequency_set(tuple(attrs), tuple(levels))
+
+    def _engine_frequency_set(self, attrs: tuple, levels: tuple):
+        from tempanon.lattice.freqset import FrequencySet, group_rows
+
+        key = (attrs, levels)
+        if key in self._fs_cache:
+            return self._fs_cache[key]
+        gid = self._batch.pop(key, None)
+        if gid is not None:
+            sel = [f"{self._batch_cols[(j, v)]} AS g{p}" for p, (j, v) in enumerate(zip(attrs, levels))]
+            sql = f"SELECT {', '.join([*sel, *(['x'] if self.uid is not None else []), 'n'])} FROM {self._batch_table} WHERE gid = {int(gid)}"
+        else:
+            sel, joins = self._levels_sql(attrs, levels)
+            sql = (f"SELECT {', '.join(sel)}, CAST(sum(n) AS BIGINT) AS n FROM jbot b {joins} GROUP BY ALL" if sel
+                   else "SELECT CAST(sum(n) AS BIGINT) AS n FROM jbot")  # fmt: skip
+        tab = self._arrow(sql)
+        cards = [max(int(self.dims[j].cardinality(v)), 1) for j, v in zip(attrs, levels)]
+        cols = [tab.column(f"g{p}").to_numpy().astype(np.int64) for p in range(len(attrs))]
+        counts = tab.column("n").to_numpy().astype(np.int64)
+        if self.uid is None:
+            fs = FrequencySet(attrs, levels, tuple(cards), counts, None)
+            fs._cols = cols
+        else:
+            tab = tab.rename_columns([("u" if c == "x" else c) for c in tab.column_names])
+            ucodes, n_u = self._dense_u(tab)
+            fs = group_rows(attrs, levels, cols, cards, counts, ucodes, n_u, False)
+        if len(attrs) == len(self.dims):
+            while len(self._fs_cache) >= 4:
+                self._fs_cache.pop(next(iter(self._fs_cache)))
+            self._fs_cache[key] = fs
+        return fs
+
+    def prepare_frequency_sets(self, nodes) -> None:
+        """The frequency sets of one Incognito iteration in one engine job over ``jbot``: ``GROUP BY
+        GROUPING SETS`` of the level codes (and the respondent), kept in the engine and read back
+        node by node (as :meth:`~tempanon.lattice.source_duckdb.SQLSource.prepare_frequency_sets`
+        does over the file)."""
+        import threading
+
+        with self.__dict__.setdefault("_fs_lock", threading.Lock()):
+            self._finish_batch()
+            todo = sorted({(tuple(a), tuple(v)) for a, v in nodes if a and (tuple(a), tuple(v)) not in self._fs_cache})
+            if not todo:
+                return
+            pairs = list(dict.fromkeys((j, v) for a, lv in todo for j, v in zip(a, lv)))
+            exprs = {jv: f"m{jv[0]}.l{jv[1]}" for jv in pairs}
+            names = {jv: f"g_{jv[0]}_{jv[1]}" for jv in pairs}
+            joins = " ".join(f"JOIN jlvl{j} m{j} ON b.c{j} = m{j}.c" for j in sorted({j for j, _ in pairs}))
+            x = ["b.u"] if self.uid is not None else []
+            sets = ", ".join("(" + ", ".join([*x, *(exprs[jv] for jv in zip(a, lv))]) + ")" for a, lv in todo)
+            sel = [f"{exprs[jv]} AS {names[jv]}" for jv in pairs] + ([f"{x[0]} AS x"] if x else [])
+            sel.append(f"GROUPING({', '.join([*x, *(exprs[jv] for jv in pairs)])}) AS gid")
+            self._exec(f"CREATE OR REPLACE TEMP TABLE jfs_batch AS SELECT {', '.join(sel)}, CAST(sum(n) AS BIGINT) AS n FROM jbot b {joins} "
+                       f"GROUP BY GROUPING SETS ({sets})")  # fmt: skip
+            width = len(pairs)
+            self._batch = {(a, lv): sum(1 << (width - 1 - i) for i, jv in enumerate(pairs) if jv not in set(zip(a, lv)))
+                           for a, lv in todo}  # fmt: skip
+            self._batch_cols, self._batch_table = names, "jfs_batch"
+            self.engine_jobs = getattr(self, "engine_jobs", 0) + 1
+
+    def finish_frequency_sets(self) -> None:
+        import threading
+
+        with self.__dict__.setdefault("_fs_lock", threading.Lock()):
+            self._finish_batch()
+
+    def _finish_batch(self) -> None:
+        if self._batch_table:
+            self.sq._exec(f"DROP TABLE IF EXISTS {self._batch_table}")
+        self._batch, self._batch_table = {}, None
+
+    def base_frequencies(self) -> list[np.ndarray]:
+        """Tuples per base code of every attribute (selection by loss bounds its candidates with them)."""
+        out = []
+        for j, d in enumerate(self.dims):
+            tab = self._arrow(f"SELECT c{j} AS c, CAST(sum(n) AS BIGINT) AS n FROM jbot GROUP BY ALL")
+            out.append(np.bincount(tab.column("c").to_numpy().astype(np.int64), weights=tab.column("n").to_numpy(),
+                                   minlength=d.n_base).astype(np.int64))  # fmt: skip
+        return out
+
+    # ---- the joint search's metrics and release -------------------------------------------------------
+    def _classes_sql(self, node: Sequence[int]) -> str:
+        """One row per joint class at ``node``: level codes ``g0..``, tuples ``n``, respondents ``r``."""
+        attrs = tuple(range(len(self.dims)))
+        sel, joins = self._levels_sql(attrs, tuple(node), uid=False)
+        gs = ", ".join(f"g{p}" for p in attrs)
+        if self.uid is None:
+            return f"SELECT {', '.join(sel)}, sum(n) AS n, sum(n) AS r FROM jbot b {joins} GROUP BY ALL"
+        return (f"SELECT {gs}, sum(n) AS n, count(*) AS r FROM (SELECT {', '.join(sel)}, b.u, sum(n) AS n FROM jbot b "
+                f"{joins} GROUP BY ALL) x GROUP BY {gs}")  # fmt: skip
+
+    def node_metrics(self, node: Sequence[int], k: int) -> dict:
+        """:func:`tempanon.temporal.joint.node_metrics`' keys for the joint node: respondents per
+        class (distinct ``u``), tuples below ``k``, gen_m / gen_s over the kept classes; by SQL when
+        the bottom set stays in the engine, from its rollup on the driver otherwise."""
+        from tempanon.lattice.freqset import EngineTable
+
+        k = int(k)
+        if not isinstance(self.table, EngineTable):
+            _codes, resp, tuples = self.frequency_set(tuple(node)).classes()
+            small = resp < k
+            kept = resp[~small]
+            return {"suppressed": int(tuples[small].sum()), "gen_m": int(kept.min()) if len(kept) else 0,
+                    "gen_s": int(kept.sum()), "gen_s_all": int(resp.sum()),
+                    "min_respondents": int(resp.min()) if len(resp) else 0, "classes": int(len(resp))}  # fmt: skip
+        row = self._arrow(
+            f"SELECT coalesce(sum(CASE WHEN r < {k} THEN n ELSE 0 END), 0) AS suppressed, "
+            f"min(CASE WHEN r >= {k} THEN r END) AS gen_m, coalesce(sum(CASE WHEN r >= {k} THEN r ELSE 0 END), 0) AS gen_s, "
+            f"coalesce(sum(r), 0) AS gen_s_all, min(r) AS min_r, count(*) AS classes FROM ({self._classes_sql(node)}) c"
+        ).to_pylist()[0]  # fmt: skip
+        return {"suppressed": int(row["suppressed"]), "gen_m": int(row["gen_m"] or 0), "gen_s": int(row["gen_s"]),
+                "gen_s_all": int(row["gen_s_all"]), "min_respondents": int(row["min_r"] or 0),
+                "classes": int(row["classes"])}  # fmt: skip
+
+    def small_classes(self, node: Sequence[int], k: int) -> np.ndarray:
+        """Level codes (one row per class, one column per attribute) of the classes at ``node``
+        with fewer than ``k`` respondents: the classes the release suppresses."""
+        from tempanon.lattice.freqset import EngineTable
+
+        m = len(self.dims)
+        if not isinstance(self.table, EngineTable):
+            codes, resp, _t = self.frequency_set(tuple(node)).classes()
+            return np.asarray(codes, dtype=np.int64)[resp < int(k)].reshape(-1, m)
+        tab = self._arrow(f"SELECT {', '.join(f'g{p}' for p in range(m))} FROM ({self._classes_sql(node)}) c WHERE r < {int(k)}")
+        return np.stack([tab.column(f"g{p}").to_numpy().astype(np.int64) for p in range(m)], axis=1).reshape(-1, m)
+
+    def release(self, node, k, *, uid, drop, out=None, verify=True, max_suppressed=0, l=None, sensitive=None):
+        """What :func:`tempanon.kanon.kanonymize` asks of a source after the search: the counts only
+        (the joint path writes and verifies its own release, by DuckDB, from the file)."""
+        from tempanon.lattice.source import Release
+
+        m = self.node_metrics(node, k)
+        return Release(rows_out=self.n_rows - m["suppressed"], min_class_size=m["gen_m"])
+
+    def describe(self) -> dict:
+        out = super().describe()
+        out.update(engine_queries=self.engine_queries, bottom_rows=self.bottom_rows,
+                   **({"grouping_sets_jobs": self.engine_jobs} if getattr(self, "engine_jobs", 0) else {}),
+                   **({"memory_limit": self.memory_limit} if self.memory_limit else {}))  # fmt: skip
+        return out
+
+    def close(self) -> None:
+        self._finish_batch()
+
+
 def class_key(q: np.ndarray, h: np.ndarray) -> np.ndarray:
     """An int64 per row ordered like (q, h) lexicographically (the order of the numpy path's
     classes; equal exactly when both are): the within-class shuffle depends only on that order."""
@@ -273,4 +561,4 @@ def resolve_time_engine(engine: str, *, joint: bool) -> str:
     return "numpy" if engine == "auto" else engine
 
 
-__all__: Sequence[str] = ["DuckDBJointSource", "DuckDBTimeSource", "class_key", "resolve_time_engine"]
+__all__: Sequence[str] = ["DuckDBJointFileSource", "DuckDBJointSource", "DuckDBTimeSource", "class_key", "resolve_time_engine"]
