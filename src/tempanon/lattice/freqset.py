@@ -66,6 +66,14 @@ def _same_dtype(cols: Sequence[np.ndarray]) -> tuple:
     return tuple(np.ascontiguousarray(c) for c in cols)
 
 
+def _dense_cells_fit(size: int, m: int, bound: int) -> bool:
+    """Whether ``size`` count cells for ``m`` input rows (``bound`` tuples in all) take at most the
+    memory of numpy's dense path (``4 m`` 8-byte cells): int32 cells up to ``8 m``, int64 up to ``4 m``
+    (the count array must not outgrow what the hashed path would hold, e.g. for the engine path's
+    root frequency sets of tens of millions of rows)."""
+    return size <= (_KERNEL_DENSE if bound < 2**31 else 4) * m + 4096
+
+
 def _counts_array(size: int, bound: int) -> np.ndarray:
     """Zeroed count cells, int32 when every count stays below 2**31 (half the memory to fault in)."""
     return np.zeros(size, dtype=np.int32 if bound < 2**31 else np.int64)
@@ -276,21 +284,24 @@ def group_rows(
         size *= c
     size_u = size * max(n_uid, 1)
     if m >= _KERNEL_MIN_ROWS and not n_uid and cols and size_u <= _KERNEL_DENSE * m + 4096 and _kernels() is not None:
-        kern = _kernels()
-        tup, radix = _same_dtype(cols), np.asarray(cards, dtype=np.int64)
-        if weights is None:
-            extra = None if multi is None else np.asarray(multi[1], dtype=np.int64)
-            cnt = _counts_array(size_u, m + (0 if extra is None else int(extra.sum())))
-            kern.count_rows(tup, radix, cnt)
-            if extra is not None:
-                kern.add_rows(tup, radix, np.asarray(multi[0], dtype=np.int64), extra, cnt)
-        else:
+        extra = None if multi is None else np.asarray(multi[1], dtype=np.int64)
+        w = None
+        if weights is not None:
             w = np.asarray(weights)
             if w.dtype != np.int64:
                 w = w.astype(np.int64)  # tuple counts (float64 for bincount), integral
-            cnt = np.zeros(size_u, dtype=np.int64)
-            kern.count_weighted(tup, radix, w, cnt)
-        return _compiled_frequency_set(attrs, levels, cards, cnt, sensitive)
+        bound = (m + (0 if extra is None else int(extra.sum()))) if w is None else int(w.sum())
+        if _dense_cells_fit(size_u, m, bound):
+            kern = _kernels()
+            tup, radix = _same_dtype(cols), np.asarray(cards, dtype=np.int64)
+            cnt = _counts_array(size_u, bound)
+            if w is None:
+                kern.count_rows(tup, radix, cnt)
+                if extra is not None:
+                    kern.add_rows(tup, radix, np.asarray(multi[0], dtype=np.int64), extra, cnt)
+            else:
+                kern.count_weighted(tup, radix, w, cnt)
+            return _compiled_frequency_set(attrs, levels, cards, cnt, sensitive)
     if size_u < _MAX_KEY:
         dense = size_u <= 4 * m + 4096
         if multi is not None and not dense and m < _HASH_MIN_ROWS:
@@ -525,10 +536,11 @@ def rollup(fs: FrequencySet, dims: Sequence[Dimension], levels: Sequence[int]) -
         size = 1
         for c in cards:
             size *= max(int(c), 1)
-        if size <= _KERNEL_DENSE * m + 4096:
+        bound = int(fs.counts.sum()) if size <= _KERNEL_DENSE * m + 4096 else 0
+        if size <= _KERNEL_DENSE * m + 4096 and _dense_cells_fit(size, m, bound):
             # the maps to the coarser levels are applied inside the counting pass (no mapped copies)
             maps = tuple(dims[j].up(old, new) for j, old, new in zip(fs.attrs, fs.levels, levels))
-            cnt = np.zeros(size, dtype=np.int64)
+            cnt = _counts_array(size, bound)
             radix = np.asarray([max(int(c), 1) for c in cards], dtype=np.int64)
             _kernels().count_mapped(_same_dtype(fs.cols), maps, radix, np.asarray(fs.counts, dtype=np.int64), cnt)
             return _compiled_frequency_set(fs.attrs, levels, tuple(int(x) for x in radix), cnt, fs.sensitive)
