@@ -611,3 +611,28 @@ def test_procedure2_previous_tuple_link_matches_numpy():
                        (b.k_anonymous, b.suppressed, b.gen_m, b.gen_s, b.classes, b.min_respondents, b.gen_s_all), (name, k)
     finally:
         src.close()
+
+
+@pytest.mark.parametrize("max_driver_rows", [None, 0])
+def test_file_joint_empty_text_and_missing_are_one_hierarchy_value(tmp_path, max_driver_rows):
+    """A Parquet hierarchy column holding both '' and a missing value: the hierarchy reads both as
+    the text '' (one base value), so the time-only candidates (nodes ``(v, 0, ..)``) count them as
+    one class on both paths; in memory they were counted apart from the search's own level 0."""
+    from tempanon.hierarchy import Hierarchy
+
+    rng = np.random.default_rng(0)
+    n = 48
+    cls = rng.choice(np.array(["a", "b", "", None], dtype=object), n)
+    df = pd.DataFrame({"uid": [f"u{i}" for i in rng.integers(0, 20, n)],
+                       "t": pd.to_datetime(1672531200 + rng.integers(0, 86400 * 20, n), unit="s").astype(str),
+                       "cls": cls})  # fmt: skip
+    hier = {"cls": Hierarchy.from_rows("cls", [["", "blank", "*"], ["a", "ab", "*"], ["b", "ab", "*"]])}
+    res = _same_file(df, tmp_path, suffix=".parquet", time="t", qi=["cls"], uid="uid", k=2, max_suppression=0.1,
+                     hierarchies=hier, granularities="hour,day,week,month", max_driver_rows=max_driver_rows,
+                     _numpy_drop=("max_driver_rows",))  # fmt: skip
+    day = next(c for c in res.summary["candidates"] if c["granularity"] == "day")
+    codes = np.where(pd.isna(cls), "", cls)  # '' and missing: one value
+    t = pd.to_datetime(df["t"]).dt.floor("D")
+    resp = pd.DataFrame({"c": codes, "t": t, "u": df["uid"]}).groupby(["c", "t"])["u"].nunique()
+    assert day["suppressed"] == int(pd.DataFrame({"c": codes, "t": t}).merge(
+        resp[resp < 2].rename("r").reset_index(), on=["c", "t"]).shape[0])  # brute force: tuples in small classes

@@ -338,7 +338,10 @@ def joint_anonymize(df: pd.DataFrame, *, time: str, qi: Sequence[str], k: int, u
         first = ~pairs.astype(object).where(pairs.notna(), "\x00<NA>").duplicated()
         check_generalization(df, out.loc[first[first].index], mapping)
         report["qi_generalization"] = "checked against the hierarchy files"
-    candidates = _time_candidates(df, qi, dag, instants, missing, z0, uid_codes, int(k), max_sup, engine=engine,
+    # the quasi-identifiers at level 0 of the joint lattice, as the search and the release see them
+    # (a hierarchy reads a missing value as its text "": '' and a missing value are one base value)
+    base = pd.DataFrame({q: c for q, c in zip(qi, cols[1:])}, index=df.index)
+    candidates = _time_candidates(base, qi, dag, instants, missing, z0, uid_codes, int(k), max_sup, engine=engine,
                                   memory_limit=memory_limit)
     summary = joint_summary(res, attrs, dims, dag, chosen, m, metrics, bounded, k=int(k), uid=uid, time=time, qi=qi,
                             metric=metric, max_suppression=max_suppression, max_sup=max_sup, n=n,
@@ -492,7 +495,9 @@ class _Check:
 def _time_candidates(df, qi, dag, instants, missing, z0, uid_codes, k, max_sup, *, engine: str = "numpy",
                      memory_limit: str | None = None) -> list[dict]:  # fmt: skip
     """Every granularity of G with the other quasi-identifiers unchanged (Procedure 2 on each;
-    ``engine="duckdb"``: as ``GROUP BY`` in DuckDB, :class:`~tempanon.lattice.source_temporal.DuckDBTimeSource`)."""
+    ``engine="duckdb"``: as ``GROUP BY`` in DuckDB, :class:`~tempanon.lattice.source_temporal.DuckDBTimeSource`).
+    ``df[qi]`` holds the quasi-identifiers' base codes of the joint lattice, i.e. the nodes
+    ``(v, 0, ..., 0)``, as the out-of-core joint search computes them."""
     from tempanon.temporal.api import encode_columns
     from tempanon.temporal.least import check_granularity, prepare
 
