@@ -235,6 +235,16 @@ class _Ctx:
         if full:
             self.stats.full_lattice_checks += 1
 
+    def tick_many(self, n: int, full: bool) -> None:
+        """``n`` checks at once (as many :meth:`tick` calls; the budget may stop the search)."""
+        if self.budget is not None:
+            for _ in range(n):
+                self.tick(full)
+            return
+        self.stats.nodes_checked += n
+        if full:
+            self.stats.full_lattice_checks += n
+
     def check(self, fs: FrequencySet) -> bool:
         self.tick(len(fs.attrs) == len(self.dims))
         if self.l is None:
@@ -273,17 +283,26 @@ def _heights_grid(dims: Sequence[Dimension], attrs: Sequence[int]) -> np.ndarray
     return h
 
 
+_SHIFTS: dict[tuple[int, int], tuple[tuple, tuple]] = {}
+
+
+def _shift(ndim: int, ax: int) -> tuple[tuple, tuple]:
+    """Index tuples of the cells above level 0 on axis ``ax`` and of the cells one level below them."""
+    sl = _SHIFTS.get((ndim, ax))
+    if sl is None:
+        pre = (slice(None),) * ax
+        sl = _SHIFTS[(ndim, ax)] = (pre + (slice(1, None),), pre + (slice(None, -1),))
+    return sl
+
+
 def _has_member_below(grid: np.ndarray, dims: Sequence[Dimension], attrs: Sequence[int]) -> np.ndarray:
     """For each cell: does ``grid`` hold a direct specialization of it?"""
     out = np.zeros(grid.shape, dtype=bool)
     for ax, j in enumerate(attrs):
         d = dims[j]
         if d.is_chain:
-            sl_dst = [slice(None)] * grid.ndim
-            sl_src = [slice(None)] * grid.ndim
-            sl_dst[ax] = slice(1, None)
-            sl_src[ax] = slice(None, -1)
-            out[tuple(sl_dst)] |= grid[tuple(sl_src)]
+            dst, src = _shift(grid.ndim, ax)
+            out[dst] |= grid[src]
         else:
             for v in range(d.n_levels):
                 ch = d.children[v]
@@ -525,7 +544,7 @@ def _graph_generation(S: dict[tuple[int, ...], np.ndarray], dims: Sequence[Dimen
                 if sub is None:
                     cand = None
                     break
-                cand = cand & np.expand_dims(sub, idx)
+                cand = cand & sub.reshape(sub.shape[:idx] + (1,) + sub.shape[idx:])
             if cand is not None and cand.any():
                 C[fam] = cand
     return C
@@ -688,20 +707,32 @@ def _search_family(
     dims = ctx.dims
     full = len(family) == len(dims)
     shape = cand.shape
-    # heights of the grid's cells and cells with an attribute at a one-value level, by broadcasting
-    hg: np.ndarray | int = 0
+    roots_grid = cand & ~_has_member_below(cand, dims, family)
+    # cells with an attribute at a one-value level, by broadcasting
     one: np.ndarray | bool = False
+    for ax, j in enumerate(family):
+        sh = [1] * len(family)
+        sh[ax] = shape[ax]
+        one = one | ctx.dim_arrays[j][1].reshape(sh)
+    if len(family) > 1 and not (roots_grid & ~one).any():
+        # every root is decided by projection (anonymous), so every candidate -- each generalizes
+        # a root -- is marked anonymous: the walk below would check the roots and nothing else
+        n_roots = int(np.count_nonzero(roots_grid))
+        ctx.tick_many(n_roots, full)
+        ctx.stats.by_projection += n_roots
+        ctx.stats.marked += int(np.count_nonzero(cand)) - n_roots
+        return cand.copy()
+    # heights of the grid's cells, by broadcasting
+    hg: np.ndarray | int = 0
     max_gain = 1
     for ax, j in enumerate(family):
         sh = [1] * len(family)
         sh[ax] = shape[ax]
-        hj, oj, gain = ctx.dim_arrays[j]
+        hj, _oj, gain = ctx.dim_arrays[j]
         hg = hg + hj.reshape(sh)
-        one = one | oj.reshape(sh)
         max_gain = max(max_gain, gain)
     hg = np.broadcast_to(hg, shape)
     heights = hg.astype(np.uint8).tobytes() if hg.size and hg.max() < 256 else hg.ravel().tolist()
-    roots_grid = cand & ~_has_member_below(cand, dims, family)
     steps = _generalization_steps(dims, family, shape)
     is_cand = cand.tobytes()  # one byte per cell, C order
     anon = cand.copy()
