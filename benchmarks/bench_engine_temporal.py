@@ -12,6 +12,13 @@ default granularities: parse, search, release, independent verification). Report
 (Algorithm 1's Procedure 2 calls: numpy ``prepare`` + checks, or the DuckDB queries), peak RSS
 after reading and at the end. Printed as Markdown rows.
 
+``--joint``: the joint search of time and the quasi-identifiers (:mod:`tempanon.temporal.joint`)
+with hierarchies for both (region: R0-R3 / R4-R7 / *; sex: * ), the default granularities, k = 5,
+1% suppression; ``duckdb-file`` is then the out-of-core joint path
+(:mod:`tempanon.temporal.outofcore_joint`: frequency sets from DuckDB) and its plan's path
+(bottom set fetched or frequency sets in the engine) is printed; ``TEMPANON_MAX_DRIVER_ROWS=0``
+forces the engine path.
+
 ``duckdb-file`` is the out-of-core path (:func:`tempanon.temporal.outofcore.anonymize_timestamped_file`):
 the Parquet read in place by DuckDB (no pandas table), the release written by DuckDB as Parquet
 beside it and verified by SQL on the written file; its CPU of the release COPY and of the
@@ -67,7 +74,30 @@ def generate(path: Path, rows: int, seed: int = 5, chunk: int = 5_000_000) -> No
             writer.close()
 
 
-def child_file(path: str, memory_limit: str | None) -> None:
+def hierarchies() -> dict:
+    from tempanon.hierarchy import Hierarchy
+
+    return {"region": Hierarchy.from_rows("region", [[f"R{i}", "R0-R3" if i < 4 else "R4-R7", "*"] for i in range(8)]),
+            "sex": Hierarchy.from_rows("sex", [["F", "*"], ["M", "*"]])}
+
+
+def _timed_kanonymize(search: list) -> None:
+    """Count the joint search's Incognito call (kanonymize) as its search CPU."""
+    import tempanon.kanon.api as kapi
+
+    orig = kapi.kanonymize
+
+    def timed(*a, **kw):
+        c = time.process_time()
+        try:
+            return orig(*a, **kw)
+        finally:
+            search[0] += time.process_time() - c
+
+    kapi.kanonymize = timed
+
+
+def child_file(path: str, memory_limit: str | None, joint: bool = False) -> None:
     """The out-of-core path: the Parquet read in place by DuckDB, the release written by DuckDB
     (Parquet, beside the input) and verified by SQL on the written file."""
     import tempanon.temporal.outofcore as ooc
@@ -83,6 +113,8 @@ def child_file(path: str, memory_limit: str | None) -> None:
             search[0] += time.process_time() - c
 
     ooc.least_generalization = timed
+    if joint:
+        _timed_kanonymize(search)
     phase = {"write": 0.0, "verify": 0.0}
 
     def timed_phase(name, fn):
@@ -99,7 +131,8 @@ def child_file(path: str, memory_limit: str | None) -> None:
     out = Path(path).parent / "release.parquet"
     c0, w0 = time.process_time(), time.perf_counter()
     res = ooc.anonymize_timestamped_file(path, out=out, time="t", qi=["sex", "region"], uid="uid", k=5,
-                                         max_suppression=0.01, memory_limit=memory_limit)  # fmt: skip
+                                         max_suppression=0.01, memory_limit=memory_limit,
+                                         hierarchies=hierarchies() if joint else None)  # fmt: skip
     cpu, wall = time.process_time() - c0, time.perf_counter() - w0
     s = res.summary
     print(json.dumps({
@@ -107,15 +140,15 @@ def child_file(path: str, memory_limit: str | None) -> None:
         "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "granularity": s["granularity"],
         "gen_m": s["gen_m"], "gen_s": s["gen_s"], "suppressed": s["suppressed"], "respondents": s["respondents"],
         "verified": bool(s["verification"].get("verified_file")), "out_mb": out.stat().st_size / 2**20,
-        "write_cpu": phase["write"], "verify_cpu": phase["verify"],
+        "write_cpu": phase["write"], "verify_cpu": phase["verify"], "path": s["plan"]["path"],
     }))  # fmt: skip
 
 
-def child(path: str, engine: str, memory_limit: str | None) -> None:
+def child(path: str, engine: str, memory_limit: str | None, joint: bool = False) -> None:
     import pandas as pd
 
     if engine == "duckdb-file":
-        return child_file(path, memory_limit)
+        return child_file(path, memory_limit, joint)
 
     import tempanon.temporal.least as least
     from tempanon.temporal.api import anonymize_timestamped
@@ -145,9 +178,12 @@ def child(path: str, engine: str, memory_limit: str | None) -> None:
             search[0] += time.process_time() - c
 
     api.prepare = timed_prepare
+    if joint:
+        _timed_kanonymize(search)
     c0, w0 = time.process_time(), time.perf_counter()
     res = anonymize_timestamped(df, time="t", qi=["sex", "region"], uid="uid", k=5, max_suppression=0.01,
-                                engine=engine, memory_limit=memory_limit, shuffle_seed=1)  # fmt: skip
+                                engine=engine, memory_limit=memory_limit, shuffle_seed=1,
+                                hierarchies=hierarchies() if joint else None)  # fmt: skip
     cpu, wall = time.process_time() - c0, time.perf_counter() - w0
     s = res.summary
     print(json.dumps({
@@ -164,10 +200,11 @@ def main() -> None:
     ap.add_argument("--engines", default="numpy,duckdb")
     ap.add_argument("--memory-limit", default=None)
     ap.add_argument("--tmpdir", default="/tmp", help="where the generated Parquet (and the duckdb-file release) go")
+    ap.add_argument("--joint", action="store_true", help="the joint search (hierarchies for sex and region)")
     ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
-        child(a.child[0], a.child[1], a.memory_limit)
+        child(a.child[0], a.child[1], a.memory_limit, a.joint)
         return
     tmp = Path(tempfile.mkdtemp(prefix="tempanon-bench-ts-", dir=a.tmpdir))
     try:
@@ -182,6 +219,8 @@ def main() -> None:
             cmd = [sys.executable, __file__, "--child", str(path), eng]
             if a.memory_limit:
                 cmd += ["--memory-limit", a.memory_limit]
+            if a.joint:
+                cmd += ["--joint"]
             w1 = time.perf_counter()
             out = subprocess.run(cmd, capture_output=True, text=True)
             print(f"# {eng}: finished {time.strftime('%H:%M UTC', time.gmtime())} after {time.perf_counter() - w1:.0f} s; "
@@ -192,9 +231,9 @@ def main() -> None:
             r = json.loads(out.stdout.strip().splitlines()[-1])
             if "write_cpu" in r:
                 print(f"# {eng}: CPU s of the release COPY {r['write_cpu']:.1f}, of the SQL verification {r['verify_cpu']:.1f}; "
-                      f"release {r['out_mb']:,.0f} MiB Parquet", flush=True)
+                      f"release {r['out_mb']:,.0f} MiB Parquet; frequency sets: {r['path']}", flush=True)
             print(f"| {a.rows:,} | {eng}{', `--memory-limit ' + a.memory_limit + '`' if a.memory_limit and eng != 'numpy' else ''} | {r['cpu']:.1f} | {r['search_cpu']:.1f} | {r['wall']:.1f} | {r['rss_read_mb']:,.0f} | "
-                  f"{r['rss_mb']:,.0f} | {r['granularity']} | {r['gen_m']} | {r['gen_s']:,} | {r['suppressed']:,} |", flush=True)
+                  f"{r['rss_mb']:,.0f} | {r['granularity'] if isinstance(r['granularity'], str) else ', '.join(f'{x}: {y}' for x, y in r['granularity'].items())} | {r['gen_m']} | {r['gen_s']:,} | {r['suppressed']:,} |", flush=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -301,6 +301,7 @@ def landsend_cell(algorithm: str, n_rows: int, n_qi: int, k: int, seed: int, bud
             "checks": st.nodes_checked, "full_lattice_checks": st.full_lattice_checks, "search_space": st.search_space,
             "by_projection": st.by_projection, "table_scans": st.table_scans, "rollups": st.rollups,
             "cube_cuboids": st.cube_cuboids, "cube_spilled": st.cube_spilled, "marked": st.marked,
+            "cache_peak": getattr(st, "cache_peak", None), "cache_spilled": getattr(st, "cache_spilled", None),
             "anonymous": len(res.anonymous_nodes), "minimal": len(res.minimal_nodes), "complete": res.complete,
             "minimal_height": (min(sum(dims[j].heights[v] for j, v in enumerate(nd)) for nd in res.minimal_nodes)
                                if res.minimal_nodes else None),

@@ -17,6 +17,17 @@ Prints Markdown tables (times are CPU seconds, ``time.process_time``, of the who
 * ``--compare``: Figures 6-10 with the four schemes of Section 7.3 (``--algorithms``, default
   ``naive,kapra,tga,bfp2ka``; k = P): Naive, KAPRA and TGA on Walk and Motion, Naive, KAPRA and
   BFP2KA on String (Motion's SAX words at level 20);
+  ``--compare-data`` picks the data (``walk01``: each Walk series scaled to [0, 1] on its own);
+* ``--walk-envelopes``: why KAPRA's range and complex errors on Walk differ from Naive's and TGA's
+  (k-group envelope widths, the share of the series' level the k-groups keep, median and summed
+  errors, complex-query errors split into pattern and envelope parts);
+  ``--complex-split walk01,motion`` prints the complex-query split on other data,
+  ``--kapra-presplit`` the level KAPRA's P-subgroups keep before and after Algorithm 3's
+  preprocessing, ``--range-estimators`` the range errors under three readings of the estimate,
+  ``--maximize-reading`` KAPRA's PL under two readings of Algorithm 1's maximize-level;
+* ``--tga-motion``: Figure 6's TGA-on-Motion hypothesis (TGA's envelope width relative to a
+  series' own range and its PL, keeping every m-th Motion frame; ``motion01``: every channel
+  scaled to [0, 1]);
 * ``--scalability``: Figure 11 (CPU s of the four algorithms, k = P = 10) on Uniform and on
   generated Walk series standing in for Motion, 10k-100k series;
 * ``--cdp-scale``: Figure 12(b) (CPU s of the Section 6 estimation) at the same sizes.
@@ -63,6 +74,25 @@ def load(name: str):
         pick = list(np.random.default_rng(0).permutation(ch))
         df.insert(0, "id", [f"f{i}" for i in range(len(df))])
         return df, "id", sorted(pick[:10], key=ch.index), [pick[10]]
+    if name == "walk01":  # the Walk file with every series scaled to [0, 1] on its own
+        d = load("walk")
+        if d is None:
+            return None
+        df = d[0].copy()
+        X = df[QI].to_numpy(dtype=float)
+        mn, mx = X.min(axis=1, keepdims=True), X.max(axis=1, keepdims=True)
+        df[QI] = (X - mn) / np.where(mx > mn, mx - mn, 1.0)
+        return df, "id", QI, ["S"]
+    if name == "motion01":  # Motion with every channel (column) scaled to [0, 1]
+        d = load("motion")
+        if d is None:
+            return None
+        df, idc, qi, sens = d
+        df = df.copy()
+        X = df[qi].to_numpy(dtype=float)
+        mn, mx = X.min(axis=0), X.max(axis=0)
+        df[qi] = (X - mn) / np.where(mx > mn, mx - mn, 1.0)
+        return df, idc, qi, sens
     if name == "sales":
         p = DATA / "sales_transactions_dataset_weekly.csv"
         return (pd.read_csv(p), "Product_Code", [f"W{i}" for i in range(52)], []) if p.exists() else None
@@ -269,6 +299,31 @@ def cdp(n_series: int, reps: int, n_queries: int):
 ALL_SCHEMES = ("naive", "kapra", "tga", "bfp2ka")
 
 
+def release_arrays(scheme, df, idc, qi, sens, k, P):
+    """A verified Naive, KAPRA or TGA release of ``df`` as arrays: original series ``X`` in release
+    order, envelopes ``lo``/``hi``, reconstructed normalized series ``rec``, the k-group of every
+    row, CPU s of the verified run, ``PL`` and ``VL`` (sums)."""
+    from tempanon.timeseries.queries import released_arrays
+    from tempanon.timeseries.sax import znormalize
+
+    X0 = df[qi].to_numpy(dtype=float)
+    cpu0 = time.process_time()
+    if scheme in ("naive", "kapra"):
+        r = kp_anonymize(df, id_col=idc, qi=qi, sensitive=sens, k=k, P=P, algorithm=scheme, shuffle_seed=0)
+        cpu = time.process_time() - cpu0
+        lo, hi, rec = released_arrays(r.released, qi, len(qi))
+    elif scheme == "tga":
+        r = bl.tga_release(df, id_col=idc, qi=qi, k=k, sensitive=sens, seed=0, shuffle_seed=0)
+        cpu = time.process_time() - cpu0
+        lo = r.released[[f"{c}_lo" for c in qi]].to_numpy(dtype=float)
+        hi = r.released[[f"{c}_hi" for c in qi]].to_numpy(dtype=float)
+        rec = znormalize(r.released[[f"{c}_rec" for c in qi]].to_numpy(dtype=float))
+    else:
+        raise ValueError(scheme)
+    return {"X": X0[released_source_rows(r.audit)], "lo": lo, "hi": hi, "rec": rec, "cpu": cpu,
+            "kgroup": r.released["kgroup"].to_numpy(), "PL": r.summary["pattern_loss"], "VL": r.summary["value_loss"]}
+
+
 def _scheme_run(scheme, df, idc, qi, sens, k, P, unit=None, n_queries=1000, string_levels=None):
     """One scheme on one data set at (k, P): the verified output and the Section 7.1 measures.
     Returns ``(row dict, psq unit)``. ``string_levels``: alphabet size when ``df`` holds String codes."""
@@ -278,20 +333,9 @@ def _scheme_run(scheme, df, idc, qi, sens, k, P, unit=None, n_queries=1000, stri
 
     X0 = df[qi].to_numpy(dtype=float)
     cpu0 = time.process_time()
-    if scheme in ("naive", "kapra"):
-        r = kp_anonymize(df, id_col=idc, qi=qi, sensitive=sens, k=k, P=P, algorithm=scheme, shuffle_seed=0)
-        cpu = time.process_time() - cpu0
-        X = X0[released_source_rows(r.audit)]
-        lo, hi, rec = released_arrays(r.released, qi, len(qi))
-        pl, vl = r.summary["pattern_loss"], r.summary["value_loss"]
-    elif scheme == "tga":
-        r = bl.tga_release(df, id_col=idc, qi=qi, k=k, sensitive=sens, seed=0, shuffle_seed=0)
-        cpu = time.process_time() - cpu0
-        X = X0[released_source_rows(r.audit)]
-        lo = r.released[[f"{c}_lo" for c in qi]].to_numpy(dtype=float)
-        hi = r.released[[f"{c}_hi" for c in qi]].to_numpy(dtype=float)
-        rec = znormalize(r.released[[f"{c}_rec" for c in qi]].to_numpy(dtype=float))
-        pl, vl = r.summary["pattern_loss"], r.summary["value_loss"]
+    if scheme in ("naive", "kapra", "tga"):
+        rel = release_arrays(scheme, df, idc, qi, sens, k, P)
+        X, lo, hi, rec, cpu, pl, vl = rel["X"], rel["lo"], rel["hi"], rel["rec"], rel["cpu"], rel["PL"], rel["VL"]
     elif scheme == "bfp2ka":
         if string_levels is None:
             return None, unit
@@ -309,6 +353,7 @@ def _scheme_run(scheme, df, idc, qi, sens, k, P, unit=None, n_queries=1000, stri
     unit = q["psq_avg_distance"] if unit is None else unit
     row = {"scheme": scheme, "VL": vl, "PL": pl, "PLm": pl / len(X), "psq": q["psq_precision"], "prq": q["prq_precision"],
            "range": q["range_relative_error"], "complex": q["complex_relative_error"], "cpu": cpu,
+           "range_med": q["range_relative_error_median"], "complex_med": q["complex_relative_error_median"],
            "undef": f"{q['psq_undefined']}/{q['prq_undefined']}/{q['range_undefined']}/{q['complex_undefined']}"}
     return row, unit
 
@@ -324,22 +369,25 @@ def string_frame(d):
     return out, idc, qi, sens
 
 
-def compare(n_queries: int, schemes, kps=(2, 5, 10, 20)):
-    """Figures 6-10 with the four schemes of Section 7.3, k = P."""
+def compare(n_queries: int, schemes, kps=(2, 5, 10, 20), data=("walk", "motion", "string")):
+    """Figures 6-10 with the four schemes of Section 7.3, k = P. ``data``: any of walk, walk01
+    (each Walk series scaled to [0, 1] on its own), motion, string."""
     sets = []
-    for name in ("walk", "motion"):
+    for name in data:
+        if name == "string":
+            continue
         d = load(name)
         if d is not None:
             sets.append((name, d, None, [s for s in schemes if s in ("naive", "kapra", "tga")]))
-    d = load("motion")
+    d = load("motion") if "string" in data else None
     if d is not None:
         sets.append(("string (motion, SAX level 20)", string_frame(d), bl.STRING_LEVEL,
                      [s for s in schemes if s in ("naive", "kapra", "bfp2ka")]))
     for name, (df, idc, qi, sens), lv, sch in sets:
         print(f"\n### Figures 6-10 with {', '.join(sch)} on {name} ({len(df):,} series, k = P, {n_queries} queries)\n")
         print("| k = P | scheme | VL(T) | PL(T) | PL per series | PSQ precision | PRQ precision | range rel. error | "
-              "complex rel. error | CPU s | undefined (PSQ/PRQ/range/complex) |")
-        print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+              "(median) | complex rel. error | (median) | CPU s | undefined (PSQ/PRQ/range/complex) |")
+        print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
         for kp in kps:
             unit = None
             order = (["kapra"] if "kapra" in sch else []) + [s for s in sch if s != "kapra"]
@@ -348,7 +396,288 @@ def compare(n_queries: int, schemes, kps=(2, 5, 10, 20)):
                 if row is None:
                     continue
                 print(f"| {kp} | {scheme} | {row['VL']:.0f} | {row['PL']:.0f} | {row['PLm']:.3f} | {row['psq']:.3f} | "
-                      f"{row['prq']:.3f} | {row['range']:.3f} | {row['complex']:.3f} | {row['cpu']:.2f} | {row['undef']} |")
+                      f"{row['prq']:.3f} | {row['range']:.3f} | {row['range_med']:.3f} | {row['complex']:.3f} | "
+                      f"{row['complex_med']:.3f} | {row['cpu']:.2f} | {row['undef']} |")
+                sys.stdout.flush()
+
+
+def _kgroup_first_rows(kgroup):
+    return np.unique(kgroup, return_index=True)[1]
+
+
+def level_share(X, kgroup):
+    """R^2 of the series' mean level explained by their k-group (1: the k-groups separate levels,
+    0: they ignore them)."""
+    lev = X.mean(axis=1)
+    g = np.unique(kgroup, return_inverse=True)[1]
+    gm = np.bincount(g, lev) / np.bincount(g)
+    return 1.0 - float(((lev - gm[g]) ** 2).sum() / ((lev - lev.mean()) ** 2).sum())
+
+
+def complex_parts(X, lo, hi, rec, n_queries, unit, seed=0):
+    """The complex-query workload of ``queries.evaluate_arrays`` (same seeds), split by the kind of
+    pattern predicate (even queries: one similarity predicate, odd: PRQ predicates), with two
+    partial estimates beside the full one: *pattern only* counts the series whose published
+    pattern satisfies the pattern predicates and whose true values satisfy the ranges; *envelope
+    only* sums the envelope fractions of the series whose true pattern satisfies them. Returns
+    ``{kind: (n defined, mean rel. error full, pattern only, envelope only, sum est / sum act,
+    pattern-only sum / sum act)}``."""
+    from tempanon.timeseries import queries as Q
+    from tempanon.timeseries.sax import znormalize
+
+    Zn = znormalize(X)
+    rq = Q.range_workload(X, n_queries, 3, 0.1, seed)
+    pq = Q.pattern_workload(X, n_queries, unit, seed + 1)
+    prq = Q.pattern_range_workload(X, n_queries, 2, 0.1, seed + 2)
+    rows = {"similarity": [], "PRQ": []}
+    for t, (q, ps, pr) in enumerate(zip(rq, pq, prq)):
+        if t % 2 == 0:
+            kind, po, pp = "similarity", Q.psq_answer(Zn, ps), Q.psq_answer(rec, ps)
+        else:
+            kind, po, pp = "PRQ", Q.prq_answer(Zn, pr), Q.prq_answer(rec, pr)
+        inr = ((X[:, q.cols] >= q.lo) & (X[:, q.cols] <= q.hi)).all(axis=1)
+        act = int(inr[po].sum())
+        if not act:
+            continue
+        full = Q._fraction(lo[pp][:, q.cols], hi[pp][:, q.cols], q.lo, q.hi).prod(axis=1).sum()
+        env = Q._fraction(lo[po][:, q.cols], hi[po][:, q.cols], q.lo, q.hi).prod(axis=1).sum()
+        rows[kind].append((act, full, float(inr[pp].sum()), env))
+    out = {}
+    for kind, v in rows.items():
+        v = np.array(v, dtype=float)
+        a = v[:, 0]
+        rel = [float(np.mean(np.abs(v[:, j] - a) / a)) for j in (1, 2, 3)]
+        out[kind] = (len(v), *rel, float(v[:, 1].sum() / a.sum()), float(v[:, 2].sum() / a.sum()))
+    return out
+
+
+def walk_envelopes(n_queries: int, kps=(2, 5, 10, 20)):
+    """Why KAPRA's range and complex errors on Walk are far above Naive's and TGA's (Figures 9-10):
+    the k-group envelopes, the share of the series' level they keep, the spread of the relative
+    errors, and the complex-query error split into its pattern and envelope parts."""
+    from tempanon.timeseries.queries import evaluate_arrays
+
+    print("\n### The data: within-series range against the spread of the series' levels\n")
+    print("| data | series | mean within-series range (max - min) | std of the series' means | ratio |")
+    print("|---|---:|---:|---:|---:|")
+    for name in ("walk", "walk01", "motion", "motion01"):
+        d = load(name)
+        if d is None:
+            continue
+        X = d[0][d[2]].to_numpy(dtype=float)
+        w, sd = float((X.max(1) - X.min(1)).mean()), float(X.mean(1).std())
+        print(f"| {name} | {len(X):,} | {w:.4f} | {sd:.4f} | {sd / w:.1f} |")
+    d = load("walk")
+    if d is None:
+        return
+    df, idc, qi, sens = d
+    print(f"\n### Walk: k-group envelopes and relative errors (k = P, {n_queries} queries, the --compare workload)\n")
+    print("| k = P | scheme | k-groups | mean envelope width per k-group | x Naive | level R^2 | "
+          "range rel. error mean | median | sum est / sum act | complex rel. error mean | median | sum est / sum act |")
+    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    parts = []
+    for kp in kps:
+        unit, lines = None, {}
+        for scheme in ("kapra", "naive", "tga"):
+            r = release_arrays(scheme, df, idc, qi, sens, kp, kp)
+            X, lo, hi, rec, kg = r["X"], r["lo"], r["hi"], r["rec"], r["kgroup"]
+            q = evaluate_arrays(X, lo, hi, rec, n_queries=n_queries, seed=0, psq_avg_distance=unit)
+            unit = q["psq_avg_distance"] if unit is None else unit
+            f = _kgroup_first_rows(kg)
+            width = float((hi[f] - lo[f]).mean())
+            if scheme == "kapra":
+                kap = r
+            parts.append((kp, scheme, complex_parts(X, lo, hi, rec, n_queries, unit)))
+            lines[scheme] = (width, lambda base, scheme=scheme, f=f, width=width, q=q, X=X, kg=kg: (
+                f"| {kp} | {scheme} | {f.size:,} | {width:.4f} | {width / base:.1f} | {level_share(X, kg):.3f} | "
+                f"{q['range_relative_error']:.3f} | {q['range_relative_error_median']:.3f} | {q['range_est_over_act']:.3f} | "
+                f"{q['complex_relative_error']:.3f} | {q['complex_relative_error_median']:.3f} | {q['complex_est_over_act']:.3f} |"))
+        base = lines["naive"][0]
+        for scheme in ("kapra", "naive", "tga"):
+            print(lines[scheme][1](base))
+        sys.stdout.flush()
+        # KAPRA's k-group sizes filled with random series: what grouping that ignores the level gives
+        sizes = np.bincount(np.unique(kap["kgroup"], return_inverse=True)[1])
+        perm = np.random.default_rng(kp).permutation(len(kap["X"]))
+        glo, ghi = envelopes_of(kap["X"][perm], np.repeat(np.arange(sizes.size), sizes))
+        print(f"| {kp} | random groups of KAPRA's sizes | {sizes.size:,} | {float((ghi - glo).mean()):.4f} | "
+              f"{float((ghi - glo).mean()) / base:.1f} | | | | | | | |")
+    print("\n### Walk: complex queries split by pattern predicate (mean relative errors; estimates with the "
+          "published pattern and true values, or true pattern and published envelope)\n")
+    print("| k = P | scheme | predicate | queries | full | pattern only | envelope only | sum est / sum act | pattern only: sum est / sum act |")
+    print("|---:|---|---|---:|---:|---:|---:|---:|---:|")
+    for kp, scheme, cp in parts:
+        for kind, (n, full, pat, env, ratio, pratio) in cp.items():
+            print(f"| {kp} | {scheme} | {kind} | {n} | {full:.3f} | {pat:.3f} | {env:.3f} | {ratio:.3f} | {pratio:.3f} |")
+
+
+def complex_split(n_queries: int, data=("walk01", "motion"), kps=(2, 5, 10, 20)):
+    """The complex-query split of :func:`walk_envelopes` on other data (KAPRA, Naive, TGA)."""
+    for name in data:
+        d = load(name)
+        if d is None:
+            continue
+        df, idc, qi, sens = d
+        print(f"\n### {name}: complex queries split by pattern predicate (k = P, {n_queries} queries)\n")
+        print("| k = P | scheme | predicate | queries | full | pattern only | envelope only | sum est / sum act | pattern only: sum est / sum act |")
+        print("|---:|---|---|---:|---:|---:|---:|---:|---:|")
+        for kp in kps:
+            unit = None
+            for scheme in ("kapra", "naive", "tga"):
+                r = release_arrays(scheme, df, idc, qi, sens, kp, kp)
+                if unit is None:
+                    from tempanon.timeseries.queries import paired_feature_distance
+                    from tempanon.timeseries.sax import znormalize
+
+                    unit = float(paired_feature_distance(znormalize(r["X"]), r["rec"]).mean())
+                cp = complex_parts(r["X"], r["lo"], r["hi"], r["rec"], n_queries, unit)
+                for kind, (n, full, pat, env, ratio, pratio) in cp.items():
+                    print(f"| {kp} | {scheme} | {kind} | {n} | {full:.3f} | {pat:.3f} | {env:.3f} | {ratio:.3f} | {pratio:.3f} |")
+                sys.stdout.flush()
+
+
+def kapra_presplit(kps=(2, 5, 10, 20)):
+    """Walk, KAPRA with k = P: how much of the series' level its P-subgroups keep before and after
+    Algorithm 3's preprocessing (top-down splitting of P-subgroups of >= 2P series by value)."""
+    d = load("walk")
+    if d is None:
+        return
+    df, idc, qi, sens = d
+    X = df[qi].to_numpy(dtype=float)
+    box, orig = {}, alg.top_down_partition
+
+    def spy(Xs, labels, m):
+        box["X"], box["labels"] = Xs.copy(), labels.copy()
+        return orig(Xs, labels, m)
+
+    print("\n### Walk, KAPRA (k = P): the level kept by P-subgroups before and after Algorithm 3's preprocessing\n")
+    print("| k = P | P-subgroups from create-tree + recycling | share of series in P-subgroups of >= 2P | level R^2 before | level R^2 after (the k-groups) |")
+    print("|---:|---:|---:|---:|---:|")
+    alg.top_down_partition = spy
+    try:
+        for kp in kps:
+            g = alg.kapra(X, kp, kp, 5)
+            lab = np.unique(box["labels"], return_inverse=True)[1]
+            sizes = np.bincount(lab)
+            pub = g.kgroup >= 0
+            print(f"| {kp} | {sizes.size:,} | {float((sizes[lab] >= 2 * kp).mean()):.3f} | "
+                  f"{level_share(box['X'], lab):.3f} | {level_share(X[pub], g.kgroup[pub]):.3f} |")
+    finally:
+        alg.top_down_partition = orig
+
+
+def range_estimators(n_queries: int, kps=(2, 5, 10, 20)):
+    """Walk: the range-query relative error (mean / median) of KAPRA, Naive and TGA under three
+    readings of the estimate from envelopes (Section 7.1 does not say): uniform spread (tempanon's),
+    count the envelopes contained in the query, count the envelopes intersecting it."""
+    from tempanon.timeseries import queries as Q
+
+    d = load("walk")
+    if d is None:
+        return
+    df, idc, qi, sens = d
+    print(f"\n### Walk: range-query relative error under three estimates (mean / median, {n_queries} queries)\n")
+    print("| k = P | scheme | uniform spread | contained | intersecting |")
+    print("|---:|---|---:|---:|---:|")
+    for kp in kps:
+        for scheme in ("kapra", "naive", "tga"):
+            r = release_arrays(scheme, df, idc, qi, sens, kp, kp)
+            X, lo, hi = r["X"], r["lo"], r["hi"]
+            errs = {"uniform": [], "contained": [], "intersecting": []}
+            for q in Q.range_workload(X, n_queries, 3, 0.1, 0):
+                act = Q.range_count(X, q)
+                if not act:
+                    continue
+                L, H = lo[:, q.cols], hi[:, q.cols]
+                for key, est in (("uniform", Q.range_count_estimate(lo, hi, q)),
+                                 ("contained", float(((L >= q.lo) & (H <= q.hi)).all(axis=1).sum())),
+                                 ("intersecting", float(((H >= q.lo) & (L <= q.hi)).all(axis=1).sum()))):
+                    errs[key].append(abs(est - act) / act)
+            cells = " | ".join(f"{np.mean(v):.3f} / {np.median(v):.3f}" for v in errs.values())
+            print(f"| {kp} | {scheme} | {cells} |")
+            sys.stdout.flush()
+
+
+def _maximize_first_failure(pid, members, group, level, max_level):
+    """Algorithm 1's maximize-level read as "raise the level while all members share a word": stop
+    at the first level where they differ (tempanon takes the highest level where they agree)."""
+    out = np.asarray(level, dtype=np.int64).copy()
+    if members.size == 0:
+        return out
+    order = np.argsort(group, kind="stable")
+    g, m = group[order], members[order]
+    starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
+    gid = g[starts]
+    active = np.ones(len(gid), dtype=bool)
+    for L in range(2, max_level + 1):
+        ids = pid[L][m]
+        same = np.minimum.reduceat(ids, starts) == np.maximum.reduceat(ids, starts)
+        step = active & (L == out[gid] + 1)
+        out[gid[step & same]] = L
+        active &= ~(step & ~same)
+    return out
+
+
+def maximize_reading(kps=((10, 2), (10, 5))):
+    """KAPRA's PL(T) and mean level with the two readings of Algorithm 1's maximize-level."""
+    from tempanon.timeseries import tree
+    from tempanon.timeseries.model import pattern_loss
+    from tempanon.timeseries.sax import reconstruct, znormalize
+
+    print("\n### Algorithm 1's maximize-level: highest common level (tempanon) vs stop at the first difference\n")
+    print("| data | k | P | PL(T) highest | PL(T) first difference | mean level highest | mean level first difference |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    orig = tree.maximize_level
+    for name in ("walk", "motion"):
+        d = load(name)
+        if d is None:
+            continue
+        X = d[0][d[2]].to_numpy(dtype=float)
+        Z = znormalize(X)
+        for k, P in kps:
+            res = []
+            for f in (orig, _maximize_first_failure):
+                tree.maximize_level = f
+                try:
+                    g = alg.kapra(X, k, P, 5)
+                finally:
+                    tree.maximize_level = orig
+                pub = g.kgroup >= 0
+                res.append((float(pattern_loss(Z[pub], reconstruct(g.words[pub], g.level[pub])).sum()),
+                            float(g.level[pub].mean())))
+            print(f"| {name} | {k} | {P} | {res[0][0]:.1f} | {res[1][0]:.1f} | {res[0][1]:.3f} | {res[1][1]:.3f} |")
+
+
+def envelopes_of(X, labels):
+    from tempanon.timeseries.partition import envelopes
+
+    return envelopes(X, labels)
+
+
+def tga_motion(kps=(2, 5), steps=(1, 2, 4, 8)):
+    """Figure 6 on Motion: tempanon's TGA has a lower PL than KAPRA there. Hypothesis: consecutive
+    frames are near copies, so TGA's k nearest neighbours give envelopes much narrower than a
+    series' own range and a random series inside keeps the shape. Test: keep every ``m``-th frame
+    (fewer near copies) and watch TGA's relative envelope width and PL against KAPRA's."""
+    print("\n### Figure 6 on Motion: TGA's envelopes relative to the series' own range (every m-th frame kept)\n")
+    print("| data | m | series | k = P | TGA envelope width / own range | TGA PL per series | KAPRA PL per series | Naive PL per series |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for name in ("motion", "motion01", "walk"):
+        d = load(name)
+        if d is None:
+            continue
+        df0, idc, qi, sens = d
+        for m in (steps if name == "motion" else (1,)):
+            df = df0.iloc[::m].reset_index(drop=True)
+            for kp in kps:
+                pl = {}
+                for scheme in ("tga", "kapra", "naive"):
+                    r = release_arrays(scheme, df, idc, qi, sens, kp, kp)
+                    pl[scheme] = r["PL"] / len(r["X"])
+                    if scheme == "tga":
+                        own = r["X"].max(1) - r["X"].min(1)
+                        relw = float(np.median((r["hi"] - r["lo"]).mean(1) / np.maximum(own, 1e-12)))
+                print(f"| {name} | {m} | {len(df):,} | {kp} | {relw:.3f} | {pl['tga']:.3f} | {pl['kapra']:.3f} | {pl['naive']:.3f} |")
                 sys.stdout.flush()
 
 
@@ -422,6 +751,19 @@ def main(argv=None):
     ap.add_argument("--cdp-reps", type=int, default=2)
     ap.add_argument("--figure-data", default="walk,motion,sales,italy", help="data sets of --figures")
     ap.add_argument("--compare", action="store_true", help="Figures 6-10 with Naive, KAPRA, TGA, BFP2KA")
+    ap.add_argument("--compare-data", default="walk,motion,string",
+                    help="data of --compare: walk, walk01 (each series scaled to [0,1]), motion, string")
+    ap.add_argument("--walk-envelopes", action="store_true",
+                    help="Figures 9-10 on Walk: k-group envelopes, error spread, complex-query parts")
+    ap.add_argument("--complex-split", default="",
+                    help="data (e.g. walk01,motion) for the complex-query split of --walk-envelopes")
+    ap.add_argument("--kapra-presplit", action="store_true",
+                    help="Walk: level kept by KAPRA's P-subgroups before/after Algorithm 3's preprocessing")
+    ap.add_argument("--range-estimators", action="store_true",
+                    help="Walk: range-query errors under uniform / contained / intersecting estimates")
+    ap.add_argument("--maximize-reading", action="store_true",
+                    help="KAPRA PL with the two readings of Algorithm 1's maximize-level")
+    ap.add_argument("--tga-motion", action="store_true", help="Figure 6: TGA's PL on thinned Motion")
     ap.add_argument("--scalability", action="store_true", help="Figure 11")
     ap.add_argument("--cdp-scale", action="store_true", help="Figure 12(b)")
     ap.add_argument("--algorithms", default=",".join(ALL_SCHEMES),
@@ -448,7 +790,19 @@ def main(argv=None):
     if args.cdp:
         cdp(args.cdp_series, args.cdp_reps, args.n_queries)
     if args.compare:
-        compare(args.n_queries, schemes)
+        compare(args.n_queries, schemes, data=tuple(args.compare_data.split(",")))
+    if args.walk_envelopes:
+        walk_envelopes(args.n_queries)
+    if args.complex_split:
+        complex_split(args.n_queries, tuple(args.complex_split.split(",")))
+    if args.kapra_presplit:
+        kapra_presplit()
+    if args.range_estimators:
+        range_estimators(args.n_queries)
+    if args.maximize_reading:
+        maximize_reading()
+    if args.tga_motion:
+        tga_motion()
     if args.scalability:
         scalability(schemes, sizes)
     if args.cdp_scale:

@@ -223,7 +223,8 @@ def test_joint_random_relations_same_as_numpy(df, k, ms, with_uid, metric, seed,
 
 
 def test_cli_engine_duckdb_joint_same_files(tmp_path):
-    """``timestamped --hierarchies --engine duckdb``: the same release file and summary as numpy."""
+    """``timestamped --hierarchies --engine duckdb`` runs out of core (the joint search's frequency
+    sets in DuckDB): the same released rows and summary as numpy."""
     import json
 
     (tmp_path / "h").mkdir()
@@ -236,10 +237,14 @@ def test_cli_engine_duckdb_joint_same_files(tmp_path):
                   "--shuffle-seed", "5", "-q", "--engine", eng])  # fmt: skip
         assert r.exit_code == 0, r.output
         outs[eng] = ((tmp_path / f"{eng}.csv").read_text(), json.loads((tmp_path / f"{eng}.json").read_text()))
-    assert outs["numpy"][0] == outs["duckdb"][0]
+    pd.testing.assert_frame_equal(_sorted_text(outs["numpy"][0]), _sorted_text(outs["duckdb"][0]))  # same rows
     sn, sd = outs["numpy"][1], outs["duckdb"][1]
-    assert sd.pop("plan")["engine"] == "duckdb"
-    sn.pop("search_seconds"), sd.pop("search_seconds")
+    plan = sd.pop("plan")
+    assert plan["engine"] == "duckdb" and "out of core" in plan["input"]  # the file read in place
+    for key in ("search_seconds", "row_order"):
+        sn.pop(key), sd.pop(key)
+    vn, vd = sn.pop("verification"), sd.pop("verification")
+    assert vd["verified_file"] and vd["classes"] == vn["classes"] and vd["qi_generalization"] == vn["qi_generalization"]
     assert sn == sd
 
 
@@ -283,7 +288,7 @@ def test_job_engine_key_timestamped(tmp_path):
 
 
 # ---- out of core: the file read in place by DuckDB, the release written and verified by SQL ----------
-def _same_file(df_or_path, tmp_path, suffix=".csv", **kw):
+def _same_file(df_or_path, tmp_path, suffix=".csv", _numpy_drop=(), **kw):
     """The out-of-core file path against the in-memory numpy path: same summary (but its plan,
     verifier report and row order) and the same released rows after sorting."""
     from tempanon.data.io import read_table
@@ -298,7 +303,7 @@ def _same_file(df_or_path, tmp_path, suffix=".csv", **kw):
     out.unlink(missing_ok=True)
     df = read_table(path, as_text=True)
     try:
-        a = anonymize_timestamped(df, engine="numpy", shuffle_seed=1, **kw)
+        a = anonymize_timestamped(df, engine="numpy", shuffle_seed=1, **{x: v for x, v in kw.items() if x not in _numpy_drop})
     except (NoSolutionError, InputError) as exc:
         with pytest.raises(type(exc)) as info:
             anonymize_timestamped_file(path, out=out, **kw)
@@ -311,6 +316,7 @@ def _same_file(df_or_path, tmp_path, suffix=".csv", **kw):
     va, vb = sa.pop("verification"), sb.pop("verification")
     assert vb["verified_file"] and vb["rows_out"] == sa["released_tuples"] and vb["classes"] == va["classes"]
     sa.pop("row_order"), sb.pop("row_order")
+    sa.pop("search_seconds", None), sb.pop("search_seconds", None)  # (joint search: wall time)
     assert sa == sb
     got = pd.read_parquet(out) if suffix == ".parquet" else pd.read_csv(out, dtype=str, keep_default_na=False)
     got = got.astype(object).where(got.notna(), "").astype(str)
@@ -405,20 +411,75 @@ def test_file_verification_refuses_a_corrupted_release(tmp_path, monkeypatch):
     assert out.exists() and (tmp_path / "s.json").exists()
 
 
-def test_cli_engine_duckdb_audit_stays_in_memory(tmp_path):
-    """--audit needs the table in memory: --engine duckdb then runs the in-memory DuckDB search,
-    says so, and writes the same release and audit as numpy (same seed)."""
+def _audited(release_text, audit_path):
+    """Released rows keyed by their input line, from a release and its steward audit."""
+    import io
+
+    from tempanon.temporal.api import read_audit
+
+    rel = pd.read_csv(io.StringIO(release_text), dtype=str, keep_default_na=False)
+    aud = read_audit(audit_path)
+    assert list(aud["release_row"]) == [str(i) for i in range(1, len(rel) + 1)]
+    rel.index = pd.MultiIndex.from_arrays([aud["input_line"], aud["respondent"]])
+    return rel.sort_index()
+
+
+@pytest.mark.parametrize("joint", [False, True])
+def test_cli_engine_duckdb_audit_out_of_core(tmp_path, joint):
+    """--audit with --engine duckdb: written by DuckDB beside the out-of-core release, and checked
+    row by row; each input line is released as the same row, for the same respondent, as numpy's."""
+    if joint:
+        (tmp_path / "h").mkdir()
+        (tmp_path / "h" / "ENCOUNTERCLASS.csv").write_text("\n".join(";".join(r) for r in ENC_ROWS) + "\n")
     outs = {}
     for eng in ("numpy", "duckdb"):
         (tmp_path / eng).mkdir()
         r = _cli(["timestamped", str(SAMPLE), "--time", "START", "--uid", "PATIENT", "--k", "3", "--max-suppression", "0.06",
                   "--qi", "ENCOUNTERCLASS", "--out", str(tmp_path / eng / "o.csv"), "--audit", str(tmp_path / f"{eng}-audit.csv"),
-                  "--shuffle-seed", "3", "--engine", eng])  # fmt: skip
+                  "--engine", eng, "--summary", str(tmp_path / f"{eng}.json"),
+                  *(["--hierarchies", str(tmp_path / "h"), "--granularities", "day,week,month,year"] if joint else [])])  # fmt: skip
         assert r.exit_code == 0, r.output
-        outs[eng] = ((tmp_path / eng / "o.csv").read_text(), (tmp_path / f"{eng}-audit.csv").read_text())
-        if eng == "duckdb":
-            assert "reads the table into memory with --audit" in " ".join(r.output.split())
-    assert outs["numpy"] == outs["duckdb"]
+        assert "into memory" not in " ".join(r.output.split())
+        outs[eng] = _audited((tmp_path / eng / "o.csv").read_text(), tmp_path / f"{eng}-audit.csv")
+    pd.testing.assert_frame_equal(outs["numpy"], outs["duckdb"])
+    import json
+
+    s = json.loads((tmp_path / "duckdb.json").read_text())
+    assert "out of core" in s["plan"]["input"] and s["verification"]["audit"].startswith("checked row by row")
+    assert "recorded in the steward audit only" in s["row_order"]
+
+
+def test_file_audit_refused_when_it_does_not_match_the_release(tmp_path, monkeypatch):
+    """A release written in another order than the audit's (classes intact, so the class check
+    passes): the row-by-row audit check refuses, and neither the release nor the audit is written."""
+    import tempanon.temporal.outofcore as ooc
+    from tempanon.errors import VerificationError
+
+    orig = ooc._write
+
+    def reversed_rows(sq, query, path, parquet):
+        orig(sq, f"SELECT * EXCLUDE (z) FROM (SELECT *, row_number() OVER () AS z FROM ({query})) ORDER BY z DESC",
+             path, parquet)  # fmt: skip
+
+    monkeypatch.setattr(ooc, "_write", reversed_rows)
+    small = _small_csv(tmp_path)
+    (tmp_path / "rel").mkdir()
+    (tmp_path / "st").mkdir()
+    with pytest.raises(VerificationError, match="audit row"):
+        ooc.anonymize_timestamped_file(small, out=tmp_path / "rel" / "o.csv", audit=tmp_path / "st" / "a.csv",
+                                       time="START", qi=["CLS"], k=3, uid="PATIENT", max_suppression=0.06)  # fmt: skip
+    assert list((tmp_path / "rel").iterdir()) == [] and list((tmp_path / "st").iterdir()) == []
+    with pytest.raises(InputError, match="inside the release's folder"):
+        ooc.anonymize_timestamped_file(small, out=tmp_path / "rel" / "o.csv", audit=tmp_path / "rel" / "a.csv",
+                                       time="START", k=3, uid="PATIENT")  # fmt: skip
+
+
+def test_cli_engine_duckdb_report_reads_into_memory_and_says_so(tmp_path):
+    r = _cli(["timestamped", str(SAMPLE), "--time", "START", "--uid", "PATIENT", "--k", "3", "--max-suppression", "0.06",
+              "--out", str(tmp_path / "o.csv"), "--report", str(tmp_path / "r.html"), "--engine", "duckdb"])  # fmt: skip
+    assert r.exit_code == 0, r.output
+    assert "reads the table into memory with --report" in " ".join(r.output.split())
+    assert (tmp_path / "r.html").exists()
 
 
 def test_file_shuffle_seed_reproducible(tmp_path):
@@ -449,3 +510,129 @@ def test_file_refuses_to_overwrite_its_input(tmp_path):
     with pytest.raises(InputError, match="is the input"):
         anonymize_timestamped_file(small, out=link, time="START", uid="PATIENT", k=3)
     assert small.read_text() == before
+
+
+# ---- joint search out of core: frequency sets, metrics and the release from DuckDB ----------------------
+@pytest.mark.parametrize("max_driver_rows", [None, 0])  # bottom set fetched / frequency sets in the engine
+@pytest.mark.parametrize("k,ms,metric", [(3, 0.02, "gen_c"), (5, 0.05, "gen_m"), (2, 0.05, "loss"), (3, 0.02, "height"),
+                                         (3, 0.0, "gen_c")])
+def test_file_joint_sample_same_as_numpy(tmp_path, k, ms, metric, max_driver_rows):
+    from tempanon.hierarchy import Hierarchy
+
+    hier = {"ENCOUNTERCLASS": Hierarchy.from_rows("ENCOUNTERCLASS", ENC_ROWS)}
+    res = _same_file(SAMPLE, tmp_path, time="START", qi=["ENCOUNTERCLASS"], k=k, uid="PATIENT", max_suppression=ms,
+                     hierarchies=hier, metric=metric, granularities="day,week,month,quarter,year", keep=["DESCRIPTION"],
+                     max_driver_rows=max_driver_rows, _numpy_drop=("max_driver_rows",))  # fmt: skip
+    if ms > 0:
+        plan = res.summary["plan"]
+        assert res.summary["mode"] == "joint"
+        assert plan["path"] == ("frequency sets in engine" if max_driver_rows == 0 else "bottom on driver")
+        assert (plan.get("grouping_sets_jobs", 0) > 0) == (max_driver_rows == 0)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(df=relations(), k=st.integers(2, 4), ms=st.sampled_from([0.0, 0.1, 0.4]), with_uid=st.booleans(),
+       metric=st.sampled_from(["gen_c", "gen_m", "height", "discernibility"]), seed=st.integers(0, 2**16),
+       grans=st.sampled_from(["hour,day,week,month,year", "day,business-day,month"]),
+       max_driver_rows=st.sampled_from([None, 0]), missing_age=st.booleans())  # fmt: skip
+def test_file_joint_random_relations_same_as_numpy(tmp_path, df, k, ms, with_uid, metric, seed, grans, max_driver_rows,
+                                                   missing_age):  # fmt: skip
+    from tempanon.hierarchy import Hierarchy
+
+    rng = np.random.default_rng(seed)
+    age = rng.integers(20, 60, len(df)).astype(str).astype(object)
+    if missing_age:
+        age[rng.random(len(df)) < 0.2] = None
+    df = df.assign(age=age)
+    hier = {"age": Hierarchy.from_rows("age", AGE_ROWS)}
+    _same_file(df, tmp_path, time="t", qi=["sex", "age"], k=k, uid="uid" if with_uid else None, max_suppression=ms,
+               metric=metric, granularities=grans, hierarchies=hier, max_driver_rows=max_driver_rows,
+               _numpy_drop=("max_driver_rows",))  # fmt: skip
+
+
+def test_file_joint_value_missing_from_hierarchy_names_the_line(tmp_path):
+    from tempanon.errors import HierarchyError
+    from tempanon.hierarchy import Hierarchy
+    from tempanon.temporal.outofcore import anonymize_timestamped_file
+
+    df = pd.DataFrame({"uid": ["a", "b", "c", "d"], "t": ["2023-01-01"] * 4, "age": ["20", "21", "99", "22"]})
+    df.to_csv(tmp_path / "in.csv", index=False)
+    with pytest.raises(HierarchyError, match=r"'99' \(line 4\)"):
+        anonymize_timestamped_file(tmp_path / "in.csv", out=tmp_path / "o.csv", time="t", qi=["age"], uid="uid", k=2,
+                                   hierarchies={"age": Hierarchy.from_rows("age", AGE_ROWS)})  # fmt: skip
+    assert not (tmp_path / "o.csv").exists()
+
+
+def test_file_joint_verification_refuses_a_wrong_generalization(tmp_path, monkeypatch):
+    """A writer that releases one row's generalized quasi-identifier at another level: the check of
+    the written file against the hierarchy's mapping refuses; nothing is written."""
+    import tempanon.temporal.outofcore as ooc
+    from tempanon.errors import VerificationError
+    from tempanon.hierarchy import Hierarchy
+
+    orig = ooc._write
+    small = _small_csv(tmp_path)
+    hier = {"CLS": Hierarchy.from_rows("CLS", [["a", "*"], ["b", "*"]])}
+
+    def relabel(sq, query, path, parquet):
+        orig(sq, f"SELECT * REPLACE (CASE WHEN row_number() OVER () = 3 THEN 'a' ELSE CLS END AS CLS) FROM ({query})",
+             path, parquet)  # fmt: skip
+
+    monkeypatch.setattr(ooc, "_write", relabel)
+    out = tmp_path / "rel" / "out.csv"
+    with pytest.raises(VerificationError, match="not the generalization|rows generalizing"):
+        ooc.anonymize_timestamped_file(small, out=out, time="START", qi=["CLS"], k=6, uid="PATIENT",
+                                       max_suppression=0.05, hierarchies=hier, granularities="day,week,month")  # fmt: skip
+    assert not out.exists() and list(out.parent.iterdir()) == []
+
+
+def test_procedure2_previous_tuple_link_matches_numpy():
+    """DuckDB's Procedure 2 by the previous-tuple link (lag over respondent and QI values, a new
+    respondent of a class when the previous tuple lies before the granule's first instant):
+    duplicates, missing times between present ones, one respondent in many classes."""
+    from tempanon.lattice.source_temporal import DuckDBTimeSource
+    from tempanon.temporal.granularity import parse_granularity
+    from tempanon.temporal.least import check_granularity, prepare
+
+    rng = np.random.default_rng(11)
+    n = 3000
+    t = (pd.Timestamp("2023-01-01").value // 10**9 + rng.integers(0, 90 * 86400 // 3600, n) * 3600).astype(np.int64)
+    t[::7] = t[::7][0]  # many duplicates of one instant
+    miss = rng.random(n) < 0.1
+    q, u = rng.integers(0, 3, n), rng.integers(0, 40, n)
+    prep = prepare(q, t, miss, u)
+    src = DuckDBTimeSource(q, t, miss, u)
+    try:
+        for name in ("hour", "day", "week", "month", "quarter"):
+            g = parse_granularity(name)
+            for k, ms in ((2, 0), (5, 50), (12, 400)):
+                a, b = check_granularity(prep, g, k, ms), src.check(g, k, ms)
+                assert (a.k_anonymous, a.suppressed, a.gen_m, a.gen_s, a.classes, a.min_respondents, a.gen_s_all) == \
+                       (b.k_anonymous, b.suppressed, b.gen_m, b.gen_s, b.classes, b.min_respondents, b.gen_s_all), (name, k)
+    finally:
+        src.close()
+
+
+@pytest.mark.parametrize("max_driver_rows", [None, 0])
+def test_file_joint_empty_text_and_missing_are_one_hierarchy_value(tmp_path, max_driver_rows):
+    """A Parquet hierarchy column holding both '' and a missing value: the hierarchy reads both as
+    the text '' (one base value), so the time-only candidates (nodes ``(v, 0, ..)``) count them as
+    one class on both paths; in memory they were counted apart from the search's own level 0."""
+    from tempanon.hierarchy import Hierarchy
+
+    rng = np.random.default_rng(0)
+    n = 48
+    cls = rng.choice(np.array(["a", "b", "", None], dtype=object), n)
+    df = pd.DataFrame({"uid": [f"u{i}" for i in rng.integers(0, 20, n)],
+                       "t": pd.to_datetime(1672531200 + rng.integers(0, 86400 * 20, n), unit="s").astype(str),
+                       "cls": cls})  # fmt: skip
+    hier = {"cls": Hierarchy.from_rows("cls", [["", "blank", "*"], ["a", "ab", "*"], ["b", "ab", "*"]])}
+    res = _same_file(df, tmp_path, suffix=".parquet", time="t", qi=["cls"], uid="uid", k=2, max_suppression=0.1,
+                     hierarchies=hier, granularities="hour,day,week,month", max_driver_rows=max_driver_rows,
+                     _numpy_drop=("max_driver_rows",))  # fmt: skip
+    day = next(c for c in res.summary["candidates"] if c["granularity"] == "day")
+    codes = np.where(pd.isna(cls), "", cls)  # '' and missing: one value
+    t = pd.to_datetime(df["t"]).dt.floor("D")
+    resp = pd.DataFrame({"c": codes, "t": t, "u": df["uid"]}).groupby(["c", "t"])["u"].nunique()
+    assert day["suppressed"] == int(pd.DataFrame({"c": codes, "t": t}).merge(
+        resp[resp < 2].rename("r").reset_index(), on=["c", "t"]).shape[0])  # brute force: tuples in small classes

@@ -6,6 +6,7 @@ each step is tested in test_stream_oracle.py (``test_fast_step_against_ilp_optim
 
 import numpy as np
 import pandas as pd
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -94,3 +95,94 @@ def test_kernel_surplus_cap_equals_model_and_brute_force(counts, l):
     c = np.array(counts, dtype=np.int64)
     brute = max(k for k in range(int(c.max()) + 1) if l * k <= int(np.minimum(c, k).sum()))
     assert fast.kernel().surplus_cap(c, l) == eligible_cap(c, l) == brute
+
+
+# Small streams where one of the local search's optional parts is needed for the last step to reach
+# the optimum of its step problem (found by a random search over small streams; defer 0, beta 10):
+# with every part on, the last step's IL equals the per-record ILP's optimum; without that part, the
+# same stream's last step ends above it.
+MOVE_CASES = [
+    # (part, l, w, cost, snapshots (one value per record), IL with the part = the optimum, IL without)
+    ("SWAPS", 3, 2, "quadratic", ["ccc", "aa", "aabda", "daaa"], 85.0, 86.0),
+    ("EMPTY", 3, 3, "quadratic", ["acadcb", "bd", "d", "bbcacaa"], 7.0, 17.0),
+    ("SHED", 2, 2, "linear", ["aadd", "bc", "c"], 3.0, 10.0),
+]
+
+
+def _last_step(l, w, cost_kind, snapshots, moves):
+    """The last step's IL (defer 0: every suppression costs beta) and the ILP optimum of its step problem."""
+    from stream_active import active_records
+
+    from tempanon.stream import fast
+
+    cost = CostModel.linear(w, 1.0, 10.0) if cost_kind == "linear" else CostModel.quadratic(w, 10.0)
+    saved = fast.MOVES
+    fast.MOVES = moves
+    try:
+        pub = StreamPublisher(l, w, sensitive="s", qi=["q"], cost=cost, defer=0.0, step="fast")
+        rid = 0
+        before = None
+        for t, vals in enumerate(snapshots):
+            before = pub.record_table()
+            snap = pd.DataFrame({"q": [0] * len(vals), "s": list(vals)}, index=np.arange(rid, rid + len(vals)))
+            rid += len(vals)
+            pub.push(snap, label=str(t))
+    finally:
+        fast.MOVES = saved
+    T = len(snapshots) - 1
+    oldest = max(0, T - w)
+    act = active_records(before, oldest, w)
+    rows = list(act["row"]) + list(snap.index)
+    tab = pub.record_table().set_index("row").loc[rows]
+    home, code, placed = tab.home.to_numpy(), tab.code.to_numpy(), tab.placed.to_numpy()
+    mu = cost.mu
+    got = float(sum(10.0 if p < 0 else mu[p - h] for h, p in zip(home, placed)))
+    want = _per_record_ilp(home, code, oldest, T, w, l, mu, np.full(len(rows), 10.0))
+    _check_release(pub.record_table(), l, w)
+    return got, want
+
+
+def _per_record_ilp(home, code, oldest, t, w, l, mu, beta):
+    """The step problem as an ILP (as test_stream_oracle.py's oracle): ``x[r, j]`` record ``r`` at pending
+    snapshot ``j`` in its reach, ``z[r]`` suppressed; each record once; per snapshot and value
+    ``(l - 1) x_same - x_other <= 0`` (l-eligible)."""
+    from scipy import sparse
+    from scipy.optimize import Bounds, LinearConstraint, milp
+
+    R = len(home)
+    cols = [(r, j) for r in range(R) for j in range(max(home[r], oldest), min(home[r] + w, t) + 1)]
+    V = len(cols)
+    c = np.array([mu[j - home[r]] for r, j in cols] + list(beta), float)
+    A = np.zeros((R, V + R))
+    for k, (r, _) in enumerate(cols):
+        A[r, k] = 1
+    A[np.arange(R), V + np.arange(R)] = 1
+    rows, lb, ub = [A], [np.ones(R)], [np.ones(R)]
+    for j in range(oldest, t + 1):
+        for s in set(code.tolist()):
+            row = np.zeros(V + R)
+            for k, (r, jj) in enumerate(cols):
+                if jj == j:
+                    row[k] = (l - 1) if code[r] == s else -1
+            if row.any():
+                rows.append(row[None, :])
+                lb.append(np.array([-np.inf]))
+                ub.append(np.array([0.0]))
+    res = milp(c, constraints=LinearConstraint(sparse.csr_array(np.vstack(rows)), np.concatenate(lb), np.concatenate(ub)),
+               integrality=np.ones(V + R), bounds=Bounds(0, 1))
+    assert res.status == 0
+    return float(res.fun)
+
+
+@pytest.mark.parametrize("part,l,w,cost_kind,snapshots,il_with,il_without", MOVE_CASES)
+def test_each_move_is_needed_for_the_optimum_somewhere(part, l, w, cost_kind, snapshots, il_with, il_without):
+    """Swaps (off by default), emptying a snapshot and the shedding lift each reach the ILP optimum of a
+    step that the search without them misses (the fast step is never below the optimum:
+    test_stream_oracle.py)."""
+    from tempanon.stream import fast
+
+    got, want = _last_step(l, w, cost_kind, snapshots, fast.ALL_MOVES)
+    assert got == pytest.approx(want) == il_with
+    got_without, want2 = _last_step(l, w, cost_kind, snapshots, fast.ALL_MOVES & ~getattr(fast, part))
+    assert want2 == pytest.approx(want)
+    assert got_without == il_without > want

@@ -115,3 +115,33 @@ def test_algorithm3_seed_rule_on_the_10k_walk(k, P, expected):
     df = pd.read_csv(WALK)
     r = kp_anonymize(df, id_col="id", qi=[f"A{i}" for i in range(10)], k=k, P=P, shuffle_seed=0)
     assert round(r.summary["value_loss"]) == expected
+
+
+def test_kapra_at_k_equal_P_groups_by_shape_not_level():
+    """Section 5.3 with k = P (the setting of Section 7.3): KAPRA's P-subgroups share one SAX word
+    (z-normalized shape, blind to the level), and Algorithm 3 step 1 makes every P-subgroup of
+    >= k series a k-group, so the published envelope (Definition 3) spans the levels of series of
+    one shape. Naive's top-down clustering groups by value instead. Hand-computed on four series:
+    an increasing ramp at levels 0 and 100 and a decreasing one at 0.5 and 100.5. This is why
+    KAPRA's envelopes on Walk (cuts of one walk: levels independent of shapes) are wide
+    (docs/benchmarks.md, Figures 9-10)."""
+    from tempanon.timeseries.algorithms import kapra, naive
+    from tempanon.timeseries.model import instant_value_loss
+
+    up = np.arange(6.0)
+    X = np.array([up, up + 100, up[::-1] + 0.5, up[::-1] + 100.5])
+    g = kapra(X, 2, 2, 5)
+    assert g.kgroup[0] == g.kgroup[1] != g.kgroup[2] == g.kgroup[3]
+    assert (g.psubgroup == g.kgroup).all()  # k = P: the k-groups are the P-subgroups
+    assert (g.words[0] == g.words[1]).all() and (g.level == 5).all()
+    lo, hi = envelopes(X, g.kgroup)
+    # every envelope is 100 wide at every instant: VL = 100 per series, 400 in all (Eq. 2)
+    assert np.allclose(hi - lo, 100.0)
+    assert np.isclose(instant_value_loss(lo[g.kgroup], hi[g.kgroup]).sum(), 400.0)
+    n = naive(X, 2, 2, 5)
+    assert n.kgroup[0] == n.kgroup[2] != n.kgroup[1] == n.kgroup[3]
+    lo, hi = envelopes(X, n.kgroup)
+    # {0..5, 5.5..0.5}: widths 5.5, 3.5, 1.5, 0.5, 2.5, 4.5 -> VL sqrt(71.5 / 6) per series (Eq. 2)
+    assert np.allclose(hi[n.kgroup[0]] - lo[n.kgroup[0]], [5.5, 3.5, 1.5, 0.5, 2.5, 4.5])
+    assert np.isclose(instant_value_loss(lo[n.kgroup], hi[n.kgroup]).sum(), 4 * np.sqrt(71.5 / 6))
+    assert (n.level == 1).all()  # the two shapes of a k-group share no word above level 1

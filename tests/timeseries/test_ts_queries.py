@@ -100,3 +100,72 @@ def test_evaluate_on_release_shape():
     assert res["kapra"]["prq_precision"] > res["naive"]["prq_precision"]
     # the PSQ tolerance unit is the mean pattern loss (cosine distance of p and p*)
     assert np.isclose(res["kapra"]["psq_avg_distance"], r_kapra_pl_mean[0])
+
+
+def test_relative_error_mean_median_and_sum_ratio_match_bruteforce():
+    """The range and complex relative errors of evaluate_arrays (mean as in Section 7.3; median and
+    summed-estimate ratio as diagnostics) against a per-row, per-predicate brute force of the
+    uniform-in-envelope estimate on the same workload."""
+    from tempanon.timeseries.partition import envelopes
+    from tempanon.timeseries.queries import evaluate_arrays
+
+    rng = np.random.default_rng(7)
+    X = np.cumsum(rng.standard_normal((90, 5)), axis=1)
+    X[:, 2] = np.round(X[:, 2])  # ties and point envelopes
+    lab = np.repeat(np.arange(30), 3)
+    lo, hi = envelopes(X, lab)
+    lo, hi = lo[lab], hi[lab]
+    lo[:3], hi[:3] = X[:3], X[:3]  # some point envelopes
+    Zn = znormalize(X)
+    rec = znormalize(X + 0.4 * rng.standard_normal(X.shape))  # published patterns differ
+    out = evaluate_arrays(X, lo, hi, rec, n_queries=30, seed=4, range_cols=2)
+    errs, A, E = [], [], []
+    for q in range_workload(X, 30, 2, 0.1, 4):
+        act = sum(all(q.lo[t] <= X[r, c] <= q.hi[t] for t, c in enumerate(q.cols)) for r in range(len(X)))
+        est = 0.0
+        for r in range(len(X)):
+            p = 1.0
+            for t, c in enumerate(q.cols):
+                a, b = lo[r, c], hi[r, c]
+                if b == a:
+                    p *= 1.0 if q.lo[t] <= a <= q.hi[t] else 0.0
+                else:
+                    p *= max(0.0, min(b, q.hi[t]) - max(a, q.lo[t])) / (b - a)
+            est += p
+        if act:
+            errs.append(abs(est - act) / act)
+            A.append(act)
+            E.append(est)
+    assert out["range_undefined"] == 30 - len(errs)
+    assert np.isclose(out["range_relative_error"], np.mean(errs))
+    assert np.isclose(out["range_relative_error_median"], np.median(errs))
+    assert np.isclose(out["range_est_over_act"], sum(E) / sum(A))
+    # complex queries (Section 7.1): even queries one similarity predicate, odd ones PRQ predicates,
+    # counted over the rows whose original / published pattern satisfies them
+    from tempanon.timeseries.queries import pattern_range_workload
+
+    pq = pattern_workload(X, 30, out["psq_avg_distance"], 5)
+    prq = pattern_range_workload(X, 30, 2, 0.1, 6)
+    errs, A, E = [], [], []
+    for t, q in enumerate(range_workload(X, 30, 2, 0.1, 4)):
+        if t % 2 == 0:
+            po, pp = psq_answer(Zn, pq[t]), psq_answer(rec, pq[t])
+        else:
+            po, pp = prq_answer(Zn, prq[t]), prq_answer(rec, prq[t])
+        act = sum(all(q.lo[u] <= X[r, c] <= q.hi[u] for u, c in enumerate(q.cols)) for r in po)
+        est = 0.0
+        for r in pp:
+            p = 1.0
+            for u, c in enumerate(q.cols):
+                a, b = lo[r, c], hi[r, c]
+                p *= (1.0 if q.lo[u] <= a <= q.hi[u] else 0.0) if b == a else \
+                    max(0.0, min(b, q.hi[u]) - max(a, q.lo[u])) / (b - a)
+            est += p
+        if act:
+            errs.append(abs(est - act) / act)
+            A.append(act)
+            E.append(est)
+    assert len(errs) > 5 and out["complex_undefined"] == 30 - len(errs)
+    assert np.isclose(out["complex_relative_error"], np.mean(errs))
+    assert np.isclose(out["complex_relative_error_median"], np.median(errs))
+    assert np.isclose(out["complex_est_over_act"], sum(E) / sum(A))

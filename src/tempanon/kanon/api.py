@@ -440,6 +440,7 @@ def _kanonymize(src, qi, hierarchies, k, t0, *, uid, identifying, max_suppressio
     if screen:  # quasi-identifiers left at level 0 are released unchanged: screened before any release
         overrides += _screen(src, [q for q, v in zip(qi, node) if v == 0], allow_identifier, uid)
     fs = src.frequency_set(node)
+    table.drop_caches()  # the search's level columns: not needed by the release
     check = None
     if src.engine != "numpy":
         # the engine writes the release (temp path), verifies it by an independent query on the
@@ -455,7 +456,10 @@ def _kanonymize(src, qi, hierarchies, k, t0, *, uid, identifying, max_suppressio
             released, kept, min_size = _suppress_not_l_diverse(src, dims, node, lsup, sensitive, released, kept)
     shuffle_seed = None
     if shuffle and isinstance(released, pd.DataFrame):
-        released, shuffle_seed = _shuffle_within_classes(released, qi, seed)
+        # the released level codes give the class order without re-reading the released text
+        # (not after the l-diversity suppression above, which removes rows)
+        labels = None if rel.codes is None or lsup is not None else [(c, d.labels[v]) for c, d, v in zip(rel.codes, dims, node)]
+        released, shuffle_seed = _shuffle_within_classes(released, qi, seed, labels)
     rows_out = int(kept.sum()) if kept is not None else rel.rows_out
     suppressed = int(n - rows_out)
     data = getattr(src, "data", None)
@@ -531,10 +535,30 @@ def _screen(src, columns: Sequence[str], allow: Sequence[str], uid: str | None) 
     return refuse_findings(found, allow=allow)
 
 
-def _shuffle_within_classes(released: pd.DataFrame, qi: Sequence[str], seed: int | None) -> tuple[pd.DataFrame, int]:
+def _published_order(values: pd.Series) -> np.ndarray:
+    """Rank of every value by its published text (missing first), equal texts equal ranks."""
+    return pd.factorize(values.astype(object).where(values.notna(), "\x00<NA>").astype(str), sort=True)[0]
+
+
+def _label_order(labels: np.ndarray) -> np.ndarray:
+    """:func:`_published_order` of a level's labels (texts: sorted in Python, as pandas sorts them)."""
+    if all(type(x) is str for x in labels):
+        uniq = sorted(set(labels))
+        pos = {t: i for i, t in enumerate(uniq)}
+        return np.fromiter((pos[t] for t in labels), dtype=np.int64, count=len(labels))
+    return _published_order(pd.Series(labels, dtype=object))
+
+
+def _shuffle_within_classes(
+    released: pd.DataFrame, qi: Sequence[str], seed: int | None, codes: Sequence[tuple[np.ndarray, np.ndarray]] | None = None
+) -> tuple[pd.DataFrame, int]:
     """Rows ordered by class (classes in order of their published values) and in random order
     inside each class; index labels (input rows) are kept. Returns the table and the seed used
-    (a secret random one when ``seed`` is None)."""
+    (a secret random one when ``seed`` is None).
+
+    ``codes``: per quasi-identifier, the released level code of every row and the labels of those
+    codes; the published order is then ranked once per label instead of once per row (same ranks'
+    order, so the same permutation)."""
     if seed is None:
         import secrets
 
@@ -542,8 +566,17 @@ def _shuffle_within_classes(released: pd.DataFrame, qi: Sequence[str], seed: int
     if len(released) == 0:
         return released, int(seed)
     rng = np.random.default_rng(seed)
-    keys = [pd.factorize(released[q].astype(object).where(released[q].notna(), "\x00<NA>").astype(str), sort=True)[0]
-            for q in qi]  # fmt: skip
+    if codes is not None:
+        keys = [_label_order(labels)[c] for c, labels in codes]
+    else:
+        keys = [_published_order(released[q]) for q in qi]
+    radix = [int(k.max(initial=0)) + 1 for k in keys]
+    if math.prod(radix) < 2**62:  # the ranks packed in one key (same lexicographic order): a 2-key sort
+        packed = np.zeros(len(released), dtype=np.int64)
+        for k, r in zip(keys, radix):
+            packed *= r
+            packed += k
+        keys = [packed]
     order = np.lexsort([rng.random(len(released)), *reversed(keys)])
     return released.iloc[order], int(seed)
 

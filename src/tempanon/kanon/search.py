@@ -62,6 +62,7 @@ from tempanon.lattice.freqset import (
     EngineTable,
     FrequencySet,
     Table,
+    _code_dtype,
     project,
     rollup,
     small_class_tuples,
@@ -109,6 +110,8 @@ class SearchStats:
     full_lattice_checks: int = 0  # checks of nodes of the full lattice (every quasi-identifier)
     search_space: int = 0  # nodes of the lattices the algorithm searches (Incognito: all subset lattices)
     cube_spilled: int = 0  # cube cuboids kept on disk (over the memory budget) until their iteration
+    cache_peak: int = 0  # bottom-up with rollup: most frequency sets held at once (in memory or on disk)
+    cache_spilled: int = 0  # bottom-up with rollup: frequency sets written to disk (over the memory budget)
     stopped: str | None = None  # why a budgeted search stopped early (None: it ran to the end)
 
     def add(self, other: SearchStats) -> None:
@@ -122,6 +125,8 @@ class SearchStats:
         self.by_projection += other.by_projection
         self.full_lattice_checks += other.full_lattice_checks
         self.cube_spilled += other.cube_spilled
+        self.cache_peak = max(self.cache_peak, other.cache_peak)
+        self.cache_spilled += other.cache_spilled
 
 
 @dataclass
@@ -230,6 +235,16 @@ class _Ctx:
         if full:
             self.stats.full_lattice_checks += 1
 
+    def tick_many(self, n: int, full: bool) -> None:
+        """``n`` checks at once (as many :meth:`tick` calls; the budget may stop the search)."""
+        if self.budget is not None:
+            for _ in range(n):
+                self.tick(full)
+            return
+        self.stats.nodes_checked += n
+        if full:
+            self.stats.full_lattice_checks += n
+
     def check(self, fs: FrequencySet) -> bool:
         self.tick(len(fs.attrs) == len(self.dims))
         if self.l is None:
@@ -268,17 +283,26 @@ def _heights_grid(dims: Sequence[Dimension], attrs: Sequence[int]) -> np.ndarray
     return h
 
 
+_SHIFTS: dict[tuple[int, int], tuple[tuple, tuple]] = {}
+
+
+def _shift(ndim: int, ax: int) -> tuple[tuple, tuple]:
+    """Index tuples of the cells above level 0 on axis ``ax`` and of the cells one level below them."""
+    sl = _SHIFTS.get((ndim, ax))
+    if sl is None:
+        pre = (slice(None),) * ax
+        sl = _SHIFTS[(ndim, ax)] = (pre + (slice(1, None),), pre + (slice(None, -1),))
+    return sl
+
+
 def _has_member_below(grid: np.ndarray, dims: Sequence[Dimension], attrs: Sequence[int]) -> np.ndarray:
     """For each cell: does ``grid`` hold a direct specialization of it?"""
     out = np.zeros(grid.shape, dtype=bool)
     for ax, j in enumerate(attrs):
         d = dims[j]
         if d.is_chain:
-            sl_dst = [slice(None)] * grid.ndim
-            sl_src = [slice(None)] * grid.ndim
-            sl_dst[ax] = slice(1, None)
-            sl_src[ax] = slice(None, -1)
-            out[tuple(sl_dst)] |= grid[tuple(sl_src)]
+            dst, src = _shift(grid.ndim, ax)
+            out[dst] |= grid[src]
         else:
             for v in range(d.n_levels):
                 ch = d.children[v]
@@ -520,7 +544,7 @@ def _graph_generation(S: dict[tuple[int, ...], np.ndarray], dims: Sequence[Dimen
                 if sub is None:
                     cand = None
                     break
-                cand = cand & np.expand_dims(sub, idx)
+                cand = cand & sub.reshape(sub.shape[:idx] + (1,) + sub.shape[idx:])
             if cand is not None and cand.any():
                 C[fam] = cand
     return C
@@ -683,20 +707,32 @@ def _search_family(
     dims = ctx.dims
     full = len(family) == len(dims)
     shape = cand.shape
-    # heights of the grid's cells and cells with an attribute at a one-value level, by broadcasting
-    hg: np.ndarray | int = 0
+    roots_grid = cand & ~_has_member_below(cand, dims, family)
+    # cells with an attribute at a one-value level, by broadcasting
     one: np.ndarray | bool = False
+    for ax, j in enumerate(family):
+        sh = [1] * len(family)
+        sh[ax] = shape[ax]
+        one = one | ctx.dim_arrays[j][1].reshape(sh)
+    if len(family) > 1 and not (roots_grid & ~one).any():
+        # every root is decided by projection (anonymous), so every candidate -- each generalizes
+        # a root -- is marked anonymous: the walk below would check the roots and nothing else
+        n_roots = int(np.count_nonzero(roots_grid))
+        ctx.tick_many(n_roots, full)
+        ctx.stats.by_projection += n_roots
+        ctx.stats.marked += int(np.count_nonzero(cand)) - n_roots
+        return cand.copy()
+    # heights of the grid's cells, by broadcasting
+    hg: np.ndarray | int = 0
     max_gain = 1
     for ax, j in enumerate(family):
         sh = [1] * len(family)
         sh[ax] = shape[ax]
-        hj, oj, gain = ctx.dim_arrays[j]
+        hj, _oj, gain = ctx.dim_arrays[j]
         hg = hg + hj.reshape(sh)
-        one = one | oj.reshape(sh)
         max_gain = max(max_gain, gain)
     hg = np.broadcast_to(hg, shape)
     heights = hg.astype(np.uint8).tobytes() if hg.size and hg.max() < 256 else hg.ravel().tolist()
-    roots_grid = cand & ~_has_member_below(cand, dims, family)
     steps = _generalization_steps(dims, family, shape)
     is_cand = cand.tobytes()  # one byte per cell, C order
     anon = cand.copy()
@@ -917,6 +953,9 @@ def binary_search(
     return res
 
 
+ROLLUP_CACHE_BYTES = 1 << 30  # bottom-up with rollup: frequency sets held in memory; the rest wait on disk
+
+
 def bottom_up(
     dims: Sequence[Dimension],
     table: Table,
@@ -927,13 +966,24 @@ def bottom_up(
     progress: ProgressFn | None = None,
     l: LDiversity | int | None = None,
     budget: Budget | None = None,
+    cache_memory: int | None = None,
 ) -> SearchResult:
     """Bottom-up breadth-first search over the whole lattice (Section 2.2).
 
     Nodes are visited by height; the generalizations of a k-anonymous node are marked anonymous
     without a check. Without rollup every checked node's frequency set is computed from T; with
     rollup it is rolled up from a direct specialization (all of which were checked and found not
-    anonymous, or the node would be marked).
+    anonymous, or the node would be marked). The paper rolls up from "(one of)" them; tempanon
+    takes the one with the fewest rows (first in :meth:`Lattice.direct_specializations` order).
+
+    With rollup the frequency sets wait in a :class:`_RollupCache`: a set is kept only while one
+    of its direct generalizations may still be rolled up from it (not marked, and not yet
+    committed to a smaller specialization once all its specializations are known), held as code
+    columns in the narrowest integer type and tuple counts, and those beyond ``cache_memory``
+    bytes (default :data:`ROLLUP_CACHE_BYTES`) are written to a temporary directory (Section 4.1:
+    "all frequency sets were implemented as un-logged temporary tables" in DB2). The checks, scans, rollups and results are those of
+    keeping every set in memory; ``stats.cache_peak`` / ``stats.cache_spilled`` count the sets held
+    at once and those written to disk.
     """
     t0 = time.perf_counter()
     ctx = _Ctx(dims, table, k, max_suppressed, progress, l, budget)
@@ -943,39 +993,170 @@ def bottom_up(
     ctx.stats.search_space = int(heights.size)
     anon = np.zeros(heights.shape, dtype=bool)
     order = _sorted_nodes(np.ones(heights.shape, dtype=bool), heights)
-    cache: dict[Node, FrequencySet] = {}
-    max_gain = lat.max_edge_height
-    last_h = 0
     name = "bottom-up-rollup" if use_rollup else "bottom-up"
+    cache = _RollupCache(lat, anon, ctx.stats, ROLLUP_CACHE_BYTES if cache_memory is None else cache_memory) if use_rollup else None
     try:
         for i, node in enumerate(order):
+            gens = lat.direct_generalizations(node)
             if anon[node]:
-                for g in lat.direct_generalizations(node):
+                for g in gens:
                     anon[g] = True
+                if cache is not None:
+                    cache.done(gens)
                 continue
-            h = int(heights[node])
-            if use_rollup and h != last_h:
-                for nd in [nd for nd in cache if heights[nd] + max_gain < h]:
-                    del cache[nd]
-                last_h = h
-            if use_rollup and node != lat.bottom:
-                specs = lat.direct_specializations(node)
-                parent = min(specs, key=lambda s: len(cache[s]))
-                fs = ctx.roll(cache[parent], node)
+            if cache is not None and node != lat.bottom:
+                fs = cache.roll(ctx, node)
             else:
                 fs = ctx.scan(attrs, node)
             if ctx.check(fs):
                 anon[node] = True
-                for g in lat.direct_generalizations(node):
+                for g in gens:
                     anon[g] = True
-            elif use_rollup:
-                cache[node] = fs
+            elif cache is not None:
+                cache.put(node, fs, gens)
+            del fs
+            if cache is not None:
+                cache.done(gens)
             if progress is not None and i % 256 == 0:
                 progress("bottom-up search", i + 1, len(order))
     except BudgetExhausted as exc:
         ctx.stats.stopped = str(exc)
         return _result(ctx, name, _upward_closure(anon, dims), t0, complete=False)
+    finally:
+        if cache is not None:
+            cache.close()
     return _result(ctx, name, anon, t0)
+
+
+class _RollupCache:
+    """The frequency sets bottom-up with rollup may still roll up from (Section 2.2, "Bottom-Up
+    Breadth-First Search with rollup"), bounded.
+
+    A checked, non-anonymous node ``s`` is kept while it has a *pending* direct generalization
+    ``g``: one not marked anonymous and not yet rolled up, and -- once every direct
+    specialization of ``g`` has been visited, when ``g``'s parent is fixed as the specialization
+    with the fewest rows -- one that chose ``s``. Marks and choices are final by then (a node is
+    marked only from its direct specializations), so dropping a set never changes a later
+    rollup. Sets are held as code columns in the narrowest integer type (what a rollup reads)
+    and tuple counts; beyond ``memory`` bytes they are written to a temporary directory and read
+    back for each rollup (``stats.cache_spilled``)."""
+
+    def __init__(self, lat: Lattice, anon: np.ndarray, stats: SearchStats, memory: int) -> None:
+        self.lat = lat
+        self.anon = anon
+        self.stats = stats
+        self.memory = int(memory)
+        self.used = 0
+        self.mem: dict[Node, tuple[FrequencySet, int]] = {}
+        self.disk: dict[Node, tuple[tuple, str, int]] = {}
+        self.pending: dict[Node, set[Node]] = {}
+        # per node: direct specializations not yet visited (sum over attributes of the level's children)
+        self.left = np.zeros(anon.shape, dtype=np.int64)
+        for p, j in enumerate(lat.attrs):
+            n_children = np.array([len(c) for c in lat.dims[j].children], dtype=np.int64)
+            self.left += n_children.reshape([-1 if q == p else 1 for q in range(anon.ndim)])
+        self.choice: dict[Node, Node] = {}
+        self.dir: str | None = None
+
+    def __len__(self) -> int:
+        return len(self.mem) + len(self.disk)
+
+    def _rows(self, node: Node) -> int:
+        return self.mem[node][0].counts.shape[0] if node in self.mem else self.disk[node][2]
+
+    def put(self, node: Node, fs: FrequencySet, gens: list[Node]) -> None:
+        """Keep ``fs`` (of a checked, non-anonymous node with direct generalizations ``gens``) if
+        one of them may roll up from it."""
+        wait = {g for g in gens if not self.anon[g]}
+        if not wait:
+            return
+        self.pending[node] = wait
+        cols = [np.asarray(c).astype(_code_dtype(card), copy=False) for c, card in zip(fs.cols, fs.cards)]
+        counts = fs.counts
+        if len(counts) and int(counts.sum()) < 2**31:
+            counts = counts.astype(np.int32)
+        uid = fs.uid
+        arrays = {"counts": counts, **{f"c{i}": c for i, c in enumerate(cols)}}
+        if uid is not None:
+            arrays["uid"] = uid.astype(_code_dtype(fs.n_uid), copy=False)
+        meta = (fs.attrs, fs.levels, fs.cards, fs.n_uid, fs.sensitive)
+        nbytes = sum(a.nbytes for a in arrays.values())
+        if self.used + nbytes <= self.memory:
+            self.mem[node] = (self._make(meta, arrays), nbytes)
+            self.used += nbytes
+        else:
+            if self.dir is None:
+                self.dir = tempfile.mkdtemp(prefix="tempanon-rollup-")
+            path = os.path.join(self.dir, "_".join(map(str, node)) + ".npz")
+            np.savez(path, **arrays)
+            self.disk[node] = (meta, path, len(counts))
+            self.stats.cache_spilled += 1
+        self.stats.cache_peak = max(self.stats.cache_peak, len(self))
+
+    @staticmethod
+    def _make(meta: tuple, arrays: dict[str, np.ndarray]) -> FrequencySet:
+        attrs, levels, cards, n_uid, sensitive = meta
+        fs = FrequencySet(attrs, levels, cards, arrays["counts"], None, n_uid, sensitive)
+        fs._cols = [arrays[f"c{i}"] for i in range(len(attrs))]
+        if n_uid:
+            fs._uid = arrays["uid"]
+        return fs
+
+    def _get(self, node: Node) -> FrequencySet:
+        if node in self.mem:
+            return self.mem[node][0]
+        meta, path, _ = self.disk[node]
+        with np.load(path) as z:
+            return self._make(meta, {name: z[name] for name in z.files})
+
+    def _release(self, s: Node, g: Node) -> None:
+        """``g`` will not roll up from ``s``: drop ``s`` once nothing waits on it."""
+        wait = self.pending.get(s)
+        if wait is None:
+            return
+        wait.discard(g)
+        if wait:
+            return
+        del self.pending[s]
+        if s in self.mem:
+            self.used -= self.mem.pop(s)[1]
+        elif s in self.disk:
+            os.remove(self.disk.pop(s)[1])
+
+    def done(self, gens: list[Node]) -> None:
+        """A node has been visited (``gens``: its direct generalizations): those whose
+        specializations are now all visited fix their parent (or, marked, need none) and release
+        the others."""
+        left = self.left
+        for g in gens:
+            n = left[g] = left[g] - 1
+            if n:
+                continue
+            specs = self.lat.direct_specializations(g)
+            if self.anon[g]:
+                for s in specs:
+                    self._release(s, g)
+                continue
+            best = min(specs, key=self._rows)
+            self.choice[g] = best
+            for s in specs:
+                if s != best:
+                    self._release(s, g)
+
+    def roll(self, ctx: _Ctx, node: Node) -> FrequencySet:
+        """``node``'s frequency set, rolled up from its chosen specialization."""
+        parent = self.choice.pop(node)
+        fs = ctx.roll(self._get(parent), node)
+        self._release(parent, node)
+        return fs
+
+    def close(self) -> None:
+        self.mem.clear()
+        self.disk.clear()
+        self.pending.clear()
+        if self.dir is not None:
+            shutil.rmtree(self.dir, ignore_errors=True)
+            self.dir = None
 
 
 def _upward_closure(anon: np.ndarray, dims: Sequence[Dimension]) -> np.ndarray:

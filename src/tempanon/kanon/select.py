@@ -152,11 +152,24 @@ def _loss_lower_bounds(pool: Sequence[Node], dims: Sequence[Dimension], table: T
         if any(len(lv) and not (np.isfinite(lv).all() and lv.min() >= 0 and lv.max() <= 1) for lv in map(np.asarray, d.loss)):
             return None
     freqs = freq() if isinstance(table, EngineTable) else None
+    if freqs is None:
+        # tuple counts: rows counted without weights, plus the extra tuples of the rows that repeat
+        # (few on a near-unique table); else one float conversion for every attribute (the sums
+        # are integers either way, exact in float64)
+        w = table.counts
+        rows = np.flatnonzero(w != 1)
+        few = 16 * len(rows) <= len(w)
+        extra = (w[rows] - 1).astype(np.float64) if few else None
+        wf = None if few else w.astype(np.float64)
     for j, d in enumerate(dims):
         if freqs is not None:
             f = np.asarray(freqs[j], dtype=np.float64)
+        elif few:
+            f = np.bincount(table.columns[j], minlength=d.n_base).astype(np.float64)
+            if len(rows):
+                f += np.bincount(table.columns[j][rows], weights=extra, minlength=d.n_base)
         else:
-            f = np.bincount(table.columns[j], weights=table.counts, minlength=d.n_base)
+            f = np.bincount(table.columns[j], weights=wf, minlength=d.n_base)
         per.append(np.array([float(f @ np.asarray(d.loss[v], dtype=np.float64)[d.codes[v]]) for v in range(d.n_levels)]))
     nodes = np.asarray(pool, dtype=np.intp).reshape(len(pool), q)
     total = np.zeros(len(pool), dtype=np.float64)

@@ -5,7 +5,9 @@ generalization level) maps every combination of generalized values to the number
 that carry it. Here it is held as numpy arrays: a code matrix (one row per combination, one column
 per attribute of the node) and the tuple counts. Grouping packs the codes into one int64 key per
 row (mixed radix over the node's cardinalities) and counts with ``bincount`` when that key space
-is small, with a sort otherwise.
+is small, with a sort otherwise. From :data:`_KERNEL_MIN_ROWS` rows on, dense key spaces are
+counted by compiled kernels (:mod:`tempanon.lattice._scankernel`, numba): one pass over the rows
+per table scan or rollup, with the same keys and counts.
 
 Respondent-level k-anonymity (Mascetti et al., Definitions 1-3)
 -----------------------------------------------------------------
@@ -34,6 +36,52 @@ from tempanon.lattice.dimension import Dimension
 _MAX_KEY = 2**62
 _HASH_MIN_ROWS = 32_768  # from this many input rows a hash group-by beats sorting them all
 _INTP_MIN_ROWS = 1 << 20  # from this many input rows dense keys are packed in intp (see group_rows)
+_KERNEL_MIN_ROWS = 1 << 20
+"""From this many input rows, dense frequency sets are counted by the compiled kernels of
+:mod:`tempanon.lattice._scankernel` (one pass per scan instead of numpy's pack-and-bincount; below
+it numba's import and dispatch would cost more than they save)."""
+_KERNEL_DENSE = 8  # compiled counting stays dense (no hashing) up to this many key cells per input row
+_kernels_mod = None
+
+
+def _kernels():
+    """The compiled kernels module, or ``None`` when numba is not importable."""
+    global _kernels_mod
+    if _kernels_mod is None:
+        try:
+            from tempanon.lattice import _scankernel
+        except ImportError:  # pragma: no cover - numba is a dependency
+            _scankernel = False
+        _kernels_mod = _scankernel
+    return _kernels_mod or None
+
+
+def _same_dtype(cols: Sequence[np.ndarray]) -> tuple:
+    """The columns as one tuple of a single dtype (the kernels take homogeneous tuples)."""
+    cols = [np.asarray(c) for c in cols]
+    dt = cols[0].dtype
+    if any(c.dtype != dt for c in cols):
+        dt = np.result_type(*[c.dtype for c in cols])
+        cols = [c.astype(dt, copy=False) for c in cols]
+    return tuple(np.ascontiguousarray(c) for c in cols)
+
+
+def _dense_cells_fit(size: int, m: int, bound: int) -> bool:
+    """Whether ``size`` count cells for ``m`` input rows (``bound`` tuples in all) take at most the
+    memory of numpy's dense path (``4 m`` 8-byte cells): int32 cells up to ``8 m``, int64 up to ``4 m``
+    (the count array must not outgrow what the hashed path would hold, e.g. for the engine path's
+    root frequency sets of tens of millions of rows)."""
+    return size <= (_KERNEL_DENSE if bound < 2**31 else 4) * m + 4096
+
+
+def _counts_array(size: int, bound: int) -> np.ndarray:
+    """Zeroed count cells, int32 when every count stays below 2**31 (half the memory to fault in)."""
+    return np.zeros(size, dtype=np.int32 if bound < 2**31 else np.int64)
+
+
+def _compiled_frequency_set(attrs, levels, cards, cnt: np.ndarray, sensitive: bool = False) -> FrequencySet:
+    keys, counts = _kernels().compact(cnt)
+    return FrequencySet(tuple(attrs), tuple(levels), cards, counts, keys, 0, sensitive)
 
 
 @dataclass(eq=False)
@@ -81,6 +129,11 @@ class FrequencySet:
                     rows = rows()
                 self._cols = [c[rows] for c in src_cols]
                 self._src = None
+            elif not self.n_uid and len(self.cards) > 1 and len(self.keys) >= _KERNEL_MIN_ROWS // 4 and _kernels() is not None:
+                top = max(self.cards)
+                out = np.empty((len(self.cards), len(self.keys)), dtype=np.uint16 if top <= 2**16 else np.int64)
+                _kernels().decode(self.keys, np.asarray(self.cards, dtype=np.int64), out)
+                self._cols = list(out)
             else:
                 rest = self.keys // self.n_uid if self.n_uid else self.keys
                 cols: list = [None] * len(self.cards)
@@ -230,6 +283,25 @@ def group_rows(
     for c in cards:
         size *= c
     size_u = size * max(n_uid, 1)
+    if m >= _KERNEL_MIN_ROWS and not n_uid and cols and size_u <= _KERNEL_DENSE * m + 4096 and _kernels() is not None:
+        extra = None if multi is None else np.asarray(multi[1], dtype=np.int64)
+        w = None
+        if weights is not None:
+            w = np.asarray(weights)
+            if w.dtype != np.int64:
+                w = w.astype(np.int64)  # tuple counts (float64 for bincount), integral
+        bound = (m + (0 if extra is None else int(extra.sum()))) if w is None else int(w.sum())
+        if _dense_cells_fit(size_u, m, bound):
+            kern = _kernels()
+            tup, radix = _same_dtype(cols), np.asarray(cards, dtype=np.int64)
+            cnt = _counts_array(size_u, bound)
+            if w is None:
+                kern.count_rows(tup, radix, cnt)
+                if extra is not None:
+                    kern.add_rows(tup, radix, np.asarray(multi[0], dtype=np.int64), extra, cnt)
+            else:
+                kern.count_weighted(tup, radix, w, cnt)
+            return _compiled_frequency_set(attrs, levels, cards, cnt, sensitive)
     if size_u < _MAX_KEY:
         dense = size_u <= 4 * m + 4096
         if multi is not None and not dense and m < _HASH_MIN_ROWS:
@@ -353,6 +425,11 @@ class Table:
             self._unit = bool((self.counts == 1).all())
         return None if self._unit else self.counts
 
+    def drop_caches(self) -> None:
+        """Free the cached level columns (after the search: at 10M rows they are ~0.5 GB that the
+        release would otherwise carry)."""
+        self._level_cols.clear()
+
     def level_column(self, dims: Sequence[Dimension], j: int, level: int) -> np.ndarray:
         """Attribute ``j``'s codes at ``level`` for every row of T, computed once and cached
         (a table scan then only packs and counts)."""
@@ -361,7 +438,15 @@ class Table:
             # the narrowest unsigned type holding the level's codes (uint16 for every Lands End
             # attribute: a quarter of the int64 column, half of int32, and fewer bytes to pack);
             # the code map is narrowed first so no int64 column is ever built
-            col = dims[j].codes[level].astype(_code_dtype(dims[j].cardinality(level)))[self.columns[j]]
+            base = self.columns[j]
+            if len(base) >= _KERNEL_MIN_ROWS and _kernels() is not None:
+                # one dtype for every attribute (the compiled scans take homogeneous tuples)
+                top = max(d.cardinality(0) for d in dims)
+                dt = np.uint16 if top <= 2**16 else (np.int32 if top < 2**31 else np.int64)
+                col = np.empty(len(base), dtype=dt)
+                _kernels().gather(dims[j].codes[level].astype(dt), base, col)
+            else:
+                col = dims[j].codes[level].astype(_code_dtype(dims[j].cardinality(level)))[base]
             self._level_cols[(j, level)] = col
         return col
 
@@ -430,6 +515,8 @@ def table_frequency_set(
         multi = table._level_cols["multi"]
         if multi is not None:
             w = None
+        elif len(w) >= _KERNEL_MIN_ROWS and _kernels() is not None:
+            pass  # the compiled scans count int64 tuple counts as they are
         else:  # bincount counts in float64: convert the tuple counts once per table, not per scan
             wf = table._level_cols.get("float weights")
             if wf is None:
@@ -446,8 +533,21 @@ def rollup(fs: FrequencySet, dims: Sequence[Dimension], levels: Sequence[int]) -
     engine = getattr(fs, "engine_rollup", None)
     if engine is not None:  # a set too large for the driver, rolled up in its engine (source_duckdb)
         return engine(dims, levels)
-    cols = [c if old == new else dims[j].up(old, new)[c] for c, j, old, new in zip(fs.cols, fs.attrs, fs.levels, levels)]
     cards = [dims[j].cardinality(lv) for j, lv in zip(fs.attrs, levels)]
+    m = len(fs)
+    if m >= _KERNEL_MIN_ROWS and not fs.n_uid and fs.attrs and _kernels() is not None:
+        size = 1
+        for c in cards:
+            size *= max(int(c), 1)
+        bound = int(fs.counts.sum()) if size <= _KERNEL_DENSE * m + 4096 else 0
+        if size <= _KERNEL_DENSE * m + 4096 and _dense_cells_fit(size, m, bound):
+            # the maps to the coarser levels are applied inside the counting pass (no mapped copies)
+            maps = tuple(dims[j].up(old, new) for j, old, new in zip(fs.attrs, fs.levels, levels))
+            cnt = _counts_array(size, bound)
+            radix = np.asarray([max(int(c), 1) for c in cards], dtype=np.int64)
+            _kernels().count_mapped(_same_dtype(fs.cols), maps, radix, np.asarray(fs.counts, dtype=np.int64), cnt)
+            return _compiled_frequency_set(fs.attrs, levels, tuple(int(x) for x in radix), cnt, fs.sensitive)
+    cols = [c if old == new else dims[j].up(old, new)[c] for c, j, old, new in zip(fs.cols, fs.attrs, fs.levels, levels)]
     return group_rows(fs.attrs, levels, cols, cards, fs.counts, fs.uid, fs.n_uid, fs.sensitive)
 
 

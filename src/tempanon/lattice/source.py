@@ -85,6 +85,9 @@ class Release:
     kept: np.ndarray | None = None
     path: str | None = None
     checks: dict = field(default_factory=dict)
+    codes: list | None = None
+    """Per quasi-identifier, the released level code of every released row (in-memory release:
+    what orders rows by class without re-reading the released text)."""
 
 
 def encode_distinct(encoder: Any, series: pd.Series) -> tuple[Dimension, np.ndarray]:
@@ -262,23 +265,33 @@ class NumpySource(FrequencySource):
         data, dims = self.data, self.dims
         level_codes = [d.codes[v][c] for d, v, c in zip(dims, node, self.base_codes)]
         key = np.zeros(len(data), dtype=np.int64)
+        space = 1
         for d, v, c in zip(dims, node, level_codes):
             key = key * d.cardinality(v) + c
-        cls, inv = np.unique(key, return_inverse=True)
+            space *= max(d.cardinality(v), 1)
         if uid is None:
-            sizes = np.bincount(inv, minlength=len(cls))
+            # class sizes without sorting the rows: counted by class key (dense) or hashed
+            if space <= 4 * len(key) + 4096:
+                inv = key
+            else:
+                inv, uniq = pd.factorize(key)
+                space = len(uniq)
+            sizes = np.bincount(inv, minlength=space)
         else:
+            cls, inv = np.unique(key, return_inverse=True)
             u = pd.factorize(data[uid])[0]
             pairs = np.unique(inv.astype(np.int64) * (int(u.max()) + 1) + u)
             sizes = np.bincount(pairs // (int(u.max()) + 1), minlength=len(cls))
         kept = sizes[inv] >= k
         out_df = data.drop(columns=[c for c in [*drop, *([uid] if uid else [])] if c in data.columns])
-        out_df = out_df.copy()
         for q, d, v, c in zip(self.qi, dims, node, level_codes):
             out_df[q] = pd.Series(d.labels[v][c], index=data.index, dtype=object)
-        released = out_df.loc[kept]
-        min_size = int(sizes[sizes >= k].min()) if (sizes >= k).any() else 0
-        return Release(rows_out=int(kept.sum()), min_class_size=min_size, table=released, kept=kept)
+        every = bool(kept.all())
+        released = out_df if every else out_df.loc[kept]
+        big = sizes[sizes >= k]  # (empty cells of a dense count are below k)
+        min_size = int(big.min()) if len(big) else 0
+        return Release(rows_out=int(kept.sum()), min_class_size=min_size, table=released, kept=kept,
+                       codes=level_codes if every else [c[kept] for c in level_codes])  # fmt: skip
 
 
 def file_size(path: Any) -> int | None:

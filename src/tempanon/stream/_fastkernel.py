@@ -10,11 +10,18 @@ try:
     def jit(fn):
         return njit(cache=True, nogil=True)(fn)
 
+    def jit_inline(fn):
+        # inlined into the caller at numba's IR level: a call of a compiled function with array
+        # arguments costs an atomic reference count increment and decrement per array, which numba
+        # removes only when the body is inlined (measured: most of the kernel's time before)
+        return njit(cache=True, nogil=True, inline="always")(fn)
+
     HAVE_NUMBA = True
 except ImportError:  # pragma: no cover - numba is a dependency
     def jit(fn):
         return fn
 
+    jit_inline = jit
     HAVE_NUMBA = False
 
 METHOD_INITIAL, METHOD_FAST = 0, 1
@@ -30,7 +37,7 @@ def eligible_row(n, N, p, mv, l):
             mx = n[p, u]
     return l * mx <= N[p]
 
-@jit
+@jit_inline
 def refresh(n, M, cM, p, mv):
     mx = 0
     c = 0
@@ -44,38 +51,67 @@ def refresh(n, M, cM, p, mv):
     M[p] = mx
     cM[p] = c
 
-@jit
+@jit_inline
+def inc(n, N, M, cM, H, p, u):
+    """One more record of value ``u`` in snapshot ``p``: counts, the largest count ``M[p]`` and how many
+    values reach it ``cM[p]`` kept up to date in O(1) through ``H[p, k]``, the number of values with
+    ``k`` records in ``p`` (instead of a scan over the values)."""
+    x = n[p, u] + 1
+    n[p, u] = x
+    N[p] += 1
+    H[p, x - 1] -= 1
+    H[p, x] += 1
+    if x > M[p]:
+        M[p] = x
+        cM[p] = 1
+    elif x == M[p]:
+        cM[p] += 1
+
+
+@jit_inline
+def dec(n, N, M, cM, H, p, u):
+    """One record of value ``u`` less in snapshot ``p`` (see :func:`inc`)."""
+    x = n[p, u]
+    n[p, u] = x - 1
+    N[p] -= 1
+    H[p, x] -= 1
+    H[p, x - 1] += 1
+    if x == M[p]:
+        if cM[p] > 1:
+            cM[p] -= 1
+        else:
+            M[p] = x - 1
+            cM[p] = H[p, x - 1] if x > 1 else 0
+
+
+@jit_inline
 def removal_ok(n, N, M, cM, p, u, l):
     nm = M[p]
     if n[p, u] == M[p] and cM[p] == 1:
         nm = M[p] - 1
     return l * nm <= N[p] - 1
 
-@jit
+@jit_inline
 def add_ok(n, N, M, p, u, l):
     mx = M[p]
     if n[p, u] + 1 > mx:
         mx = n[p, u] + 1
     return l * mx <= N[p] + 1
 
-@jit
+@jit_inline
 def cost_of(i, opt, P, pr, hh, oldest, mu):
     if opt == P:
         return pr[i]
     return mu[oldest + opt - hh[i]]
 
 @jit
-def move(n, N, M, cM, o, v, i, b, P, mv):
+def move(n, N, M, cM, H, o, v, i, b, P, mv):
     a = o[i]
     u = v[i]
     if a < P:
-        n[a, u] -= 1
-        N[a] -= 1
-        refresh(n, M, cM, a, mv)
+        dec(n, N, M, cM, H, a, u)
     if b < P:
-        n[b, u] += 1
-        N[b] += 1
-        refresh(n, M, cM, b, mv)
+        inc(n, N, M, cM, H, b, u)
     o[i] = b
 
 @jit
@@ -166,12 +202,17 @@ def pair_ok(n, N, M, cM, o, v, i, b, j, d, P, mv, l):
 
 
 @jit
-def lift(n, N, M, cM, o, v, order, ogain, nc, p, K, P, mv, l, strict, taken, prev, dst, keep, pr, hh, oldest, mu, lo, hi, na):
+def lift(n, N, M, cM, H, o, v, order, ogain, nc, p, K, P, mv, l, mode, taken, prev, dst, keep, pr, hh, oldest, mu, lo, hi, na, vidx, vstart, info, scr):
     """Fill snapshot ``p`` up to ``|D'[p]| >= l K`` with at most ``K`` records per value, candidates in
     ``order`` (gains ``ogain``): every positive gain, then the least negative ones while too small.
-    ``strict``: a record is taken only if its source stays l-eligible; otherwise sources may break on
-    the way and every touched snapshot is checked at the end. Applied and its gain returned when it
-    gains and every touched snapshot is l-eligible; else rolled back (returns 0)."""
+    ``mode`` 0 (strict): a record is taken only if its source stays l-eligible; otherwise sources may
+    break on the way, are repaired (exchange with a record taken from suppression; then mode 1 drains,
+    mode 2 sheds, see :mod:`tempanon.stream.fast`) and every touched snapshot is checked at the end. Applied and its gain returned when it
+    gains and every touched snapshot is l-eligible; else rolled back (returns 0). ``info[0]``: did the
+    strict variant pass over a record because its source would break (if not, the other variants take
+    the same records, break no source and gain the same)?"""
+    strict = mode == 0
+    info[0] = 0
     total = 0.0
     nt = 0
     for k in range(nc):
@@ -184,27 +225,26 @@ def lift(n, N, M, cM, o, v, order, ogain, nc, p, K, P, mv, l, strict, taken, pre
             continue
         c = o[j]
         if strict and c < P and not removal_ok(n, N, M, cM, c, u, l):
+            info[0] = 1
             continue
         prev[nt] = c
         taken[nt] = j
         dst[nt] = p
         nt += 1
         if c < P:
-            n[c, u] -= 1
-            N[c] -= 1
-            refresh(n, M, cM, c, mv)
-        n[p, u] += 1
-        N[p] += 1
+            dec(n, N, M, cM, H, c, u)
+        inc(n, N, M, cM, H, p, u)
         o[j] = p
         total += gj
-    refresh(n, M, cM, p, mv)
     if not strict:
         # repair a source left with too many records of its largest value: a record of that value taken
         # from suppression goes back, one of the same value placed in the source takes its place in p
+        seen_c = np.zeros(P, dtype=np.bool_)
         for k in range(nt):
             c = prev[k]
-            if c >= P:
-                continue
+            if c >= P or seen_c[c]:
+                continue  # (a source once: a second pass would find no more exchanges)
+            seen_c[c] = True
             while l * M[c] > N[c]:
                 done = False
                 for k2 in range(nt):
@@ -212,16 +252,15 @@ def lift(n, N, M, cM, o, v, order, ogain, nc, p, K, P, mv, l, strict, taken, pre
                     u = v[j]
                     if prev[k2] != P or n[c, u] != M[c]:
                         continue
-                    for j2 in range(na):
-                        if o[j2] == c and v[j2] == u and lo[j2] <= p and p <= hi[j2]:
+                    for a2 in range(vstart[u], vstart[u + 1]):  # the records of value u, input order
+                        j2 = vidx[a2]
+                        if o[j2] == c and lo[j2] <= p and p <= hi[j2]:
                             # j back to suppression, j2 from c to p
                             g1 = cost_of(j, P, P, pr, hh, oldest, mu) - cost_of(j, p, P, pr, hh, oldest, mu)
                             g2 = cost_of(j2, c, P, pr, hh, oldest, mu) - cost_of(j2, p, P, pr, hh, oldest, mu)
                             o[j] = P
                             o[j2] = p
-                            n[c, u] -= 1
-                            N[c] -= 1
-                            refresh(n, M, cM, c, mv)
+                            dec(n, N, M, cM, H, c, u)
                             taken[k2] = j2
                             prev[k2] = c
                             total += g2 - g1
@@ -231,6 +270,58 @@ def lift(n, N, M, cM, o, v, order, ogain, nc, p, K, P, mv, l, strict, taken, pre
                         break
                 if not done:
                     break
+        if mode == 2:
+            # still broken: shed records of the source's largest value, each to its best option that
+            # stays l-eligible (or suppression), the cheapest loss first, until the source is l-eligible
+            n_taken = nt
+            for k in range(n_taken):
+                c = prev[k]
+                if c >= P:
+                    continue
+                if l * M[c] <= N[c]:
+                    continue
+                # the source's records, by value then input order (the order of vidx)
+                ns = 0
+                for a2 in range(na):
+                    j2 = vidx[a2]
+                    if o[j2] == c:
+                        scr[ns] = j2
+                        ns += 1
+                while l * M[c] > N[c] and nt < na:
+                    sj = -1
+                    sd = P
+                    sg = -1e300
+                    for a2 in range(ns):
+                        j2 = scr[a2]
+                        u = v[j2]
+                        if o[j2] != c or n[c, u] != M[c]:
+                            continue
+                        cc = cost_of(j2, c, P, pr, hh, oldest, mu)
+                        g = cc - cost_of(j2, P, P, pr, hh, oldest, mu)
+                        if g > sg:
+                            sg = g
+                            sj = j2
+                            sd = P
+                        for d in range(lo[j2], hi[j2] + 1):
+                            if d == c or not add_ok(n, N, M, d, u, l):
+                                continue
+                            g = cc - cost_of(j2, d, P, pr, hh, oldest, mu)
+                            if g > sg:
+                                sg = g
+                                sj = j2
+                                sd = d
+                    if sj < 0:
+                        break
+                    u = v[sj]
+                    taken[nt] = sj
+                    prev[nt] = c
+                    dst[nt] = sd
+                    nt += 1
+                    dec(n, N, M, cM, H, c, u)
+                    if sd < P:
+                        inc(n, N, M, cM, H, sd, u)
+                    o[sj] = sd
+                    total += sg
         # still broken: drain the source, each of its records to its best other option (a snapshot that
         # stays l-eligible, or suppression); an empty snapshot is l-eligible
         n_taken = nt
@@ -256,15 +347,11 @@ def lift(n, N, M, cM, o, v, order, ogain, nc, p, K, P, mv, l, strict, taken, pre
                 prev[nt] = c
                 dst[nt] = bd
                 nt += 1
-                n[c, u] -= 1
-                N[c] -= 1
+                dec(n, N, M, cM, H, c, u)
                 if bd < P:
-                    n[bd, u] += 1
-                    N[bd] += 1
-                    refresh(n, M, cM, bd, mv)
+                    inc(n, N, M, cM, H, bd, u)
                 o[j2] = bd
                 total += bg
-            refresh(n, M, cM, c, mv)
     ok = total > _EPS and l * M[p] <= N[p]
     if ok and not strict:
         for k in range(nt):
@@ -286,16 +373,83 @@ def lift(n, N, M, cM, o, v, order, ogain, nc, p, K, P, mv, l, strict, taken, pre
         d = dst[k]
         u = v[j]
         if d < P:
-            n[d, u] -= 1
-            N[d] -= 1
-            refresh(n, M, cM, d, mv)
+            dec(n, N, M, cM, H, d, u)
         if c < P:
-            n[c, u] += 1
-            N[c] += 1
-            refresh(n, M, cM, c, mv)
+            inc(n, N, M, cM, H, c, u)
         o[j] = c
-    refresh(n, M, cM, p, mv)
     return total
+
+
+@jit
+def empty(n, N, M, cM, H, o, v, q, P, mv, l, taken, prev, dst, keep, pr, hh, oldest, mu, lo, hi, na):
+    """Empty snapshot ``q``: each of its records (input order) to its best other option, a pending
+    snapshot that stays l-eligible or suppression (an empty snapshot is l-eligible: Definition 1).
+    Applied when ``keep`` and it gains; returns the gain (rolled back otherwise)."""
+    total = 0.0
+    nt = 0
+    for i in range(na):
+        if o[i] != q:
+            continue
+        u = v[i]
+        cc = cost_of(i, q, P, pr, hh, oldest, mu)
+        bd = P
+        bg = cc - pr[i]
+        for d in range(lo[i], hi[i] + 1):
+            if d == q or not add_ok(n, N, M, d, u, l):
+                continue
+            g = cc - cost_of(i, d, P, pr, hh, oldest, mu)
+            if g > bg:
+                bg = g
+                bd = d
+        taken[nt] = i
+        dst[nt] = bd
+        nt += 1
+        dec(n, N, M, cM, H, q, u)
+        if bd < P:
+            inc(n, N, M, cM, H, bd, u)
+        o[i] = bd
+        total += bg
+    if keep and total > _EPS:
+        return total
+    for k in range(nt - 1, -1, -1):
+        i = taken[k]
+        d = dst[k]
+        u = v[i]
+        if d < P:
+            dec(n, N, M, cM, H, d, u)
+        inc(n, N, M, cM, H, q, u)
+        o[i] = q
+    return total
+
+
+@jit
+def fill_bound(n, N, p, K, l, v, order, ogain, nc, tk, tv):
+    """The most a selection of the candidates (``order``, gains ``ogain``) into snapshot ``p`` can
+    gain with at most ``K`` records per value in ``p`` and ``|D'[p]| >= l K`` (sources' eligibility
+    ignored): every positive gain within the caps, then the least negative ones until ``p`` is large
+    enough; ``-inf`` when the candidates cannot fill it. ``tk`` (zeros, per value) is left zeroed."""
+    need = l * K - N[p]
+    cnt = 0
+    g = 0.0
+    nv = 0
+    for k in range(nc):
+        gk = ogain[k]
+        if gk <= _EPS and cnt >= need:
+            break
+        u = v[order[k]]
+        if n[p, u] + tk[u] >= K:
+            continue
+        if tk[u] == 0:
+            tv[nv] = u
+            nv += 1
+        tk[u] += 1
+        cnt += 1
+        g += gk
+    for k in range(nv):
+        tk[tv[k]] = 0
+    if cnt < need:
+        return -1e300
+    return g
 
 
 @jit
@@ -320,7 +474,7 @@ def fill_candidates(p, na, P, o, v, lo, hi, n, pr, hh, oldest, mu, gain, key, ca
 
 
 @jit
-def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, lo, hi, lb, max_rounds, pair_budget, lift_levels):
+def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, lo, hi, lb, max_rounds, pair_budget, lift_levels, stats, flags):
     """Best-improvement local search (single moves, repaired pairs, lifts). Returns the IL."""
     il = 0.0
     for i in range(na):
@@ -333,6 +487,20 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, lo, 
     order = np.empty(na, dtype=np.int64)
     taken = np.empty(na, dtype=np.int64)
     prev = np.empty(na, dtype=np.int64)
+    # records by value (the swaps' pairs)
+    vstart = np.zeros(mv + 1, dtype=np.int64)
+    for i in range(na):
+        vstart[v[i] + 1] += 1
+    for u in range(mv):
+        vstart[u + 1] += vstart[u]
+    vidx = np.empty(na, dtype=np.int64)
+    fillp = vstart[:mv].copy()
+    for i in range(na):
+        vidx[fillp[v[i]]] = i
+        fillp[v[i]] += 1
+    info = np.zeros(1, dtype=np.int64)
+    tk = np.zeros(mv, dtype=np.int64)
+    tv = np.empty(mv, dtype=np.int64)
     rounds = 0
     while il > lb + _EPS and rounds < max_rounds:
         rounds += 1
@@ -357,24 +525,75 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, lo, 
                     best = dlt
                     bi = i
                     bb = b
+        stats[0] += 1
         if bi >= 0:
-            move(n, N, M, cM, o, v, bi, bb, P, mv)
+            stats[1] += 1
+            move(n, N, M, cM, H, o, v, bi, bb, P, mv)
             il += best
             continue
+        # 1b. swaps: two records of the same value exchange their places (counts unchanged: always
+        # l-eligible)
+        best = _EPS
+        bi = -1
+        bj = -1
+        for u in range(mv if flags & 1 else 0):
+            for a1 in range(vstart[u], vstart[u + 1]):
+                i = vidx[a1]
+                oi = o[i]
+                ci = cost_of(i, oi, P, pr, hh, oldest, mu)
+                for a2 in range(a1 + 1, vstart[u + 1]):
+                    j = vidx[a2]
+                    oj = o[j]
+                    if oj == oi:
+                        continue
+                    if oj < P and (oj < lo[i] or oj > hi[i]):
+                        continue
+                    if oi < P and (oi < lo[j] or oi > hi[j]):
+                        continue
+                    g = ci + cost_of(j, oj, P, pr, hh, oldest, mu) - cost_of(i, oj, P, pr, hh, oldest, mu) - cost_of(j, oi, P, pr, hh, oldest, mu)
+                    if g > best:
+                        best = g
+                        bi = i
+                        bj = j
+        if bi >= 0:
+            stats[33] += 1
+            oi = o[bi]
+            o[bi] = o[bj]
+            o[bj] = oi
+            il -= best
+            continue
+        # 1c. empty a snapshot: each of its records to its best other option (a pending snapshot that
+        # stays l-eligible, or suppression), the records in input order; the best such move that gains
+        bt = _EPS
+        bq = -1
+        for q in range(P if flags & 2 else 0):
+            if N[q] == 0:
+                continue
+            total = empty(n, N, M, cM, H, o, v, q, P, mv, l, taken, prev, dst, False, pr, hh, oldest, mu, lo, hi, na)
+            if total > bt:
+                bt = total
+                bq = q
+        if bq >= 0:
+            stats[34] += 1
+            il -= empty(n, N, M, cM, H, o, v, bq, P, mv, l, taken, prev, dst, True, pr, hh, oldest, mu, lo, hi, na)
+            continue
+        stats[2] += 1
         # 2. lifts: raise the largest count of snapshot p to K and fill it with the best records; the
-        # best lift over every pending snapshot p, level K and both variants is applied
+        # best lift over every pending snapshot p, level K and the two variants (strict; shed, or drain
+        # without SHED) is applied
         bt = _EPS
         bp = -1
         bK = -1
-        bs = False
+        bs = 0
         for p in range(P):
             # candidates: records that can reach p and are elsewhere, by decreasing gain; among equal
             # gains, first those whose value is the most frequent in their source (it stays l-eligible)
             nc = fill_candidates(p, na, P, o, v, lo, hi, n, pr, hh, oldest, mu, gain, key, cand, order, ogain)
             if nc == 0:
                 continue
-            # pruning (heuristic, drains ignored): skip p when its candidates' positive gains cannot beat
-            # the best lift found so far
+            # pruning (heuristic, drains and sheds ignored): skip p when its candidates' positive gains
+            # cannot beat the best lift found so far; likewise a level K whose best filling selection
+            # (fill_bound) cannot
             ub = 0.0
             for k in range(nc):
                 if ogain[k] > 0.0:
@@ -384,16 +603,26 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, lo, 
             for K in range(M[p] + 1, M[p] + 1 + lift_levels):
                 if N[p] + nc < l * K:
                     break
-                for strict in (True, False):
-                    total = lift(n, N, M, cM, o, v, order, ogain, nc, p, K, P, mv, l, strict, taken, prev, dst, False, pr, hh, oldest, mu, lo, hi, na)
+                if flags & 8 and fill_bound(n, N, p, K, l, v, order, ogain, nc, tk, tv) <= bt:
+                    stats[35] += 1
+                    continue
+                for mode in (0, 2 if flags & 4 else 1):
+                    total = lift(n, N, M, cM, H, o, v, order, ogain, nc, p, K, P, mv, l, mode, taken, prev, dst, False, pr, hh, oldest, mu, lo, hi, na, vidx, vstart, info, cand)
+                    stats[3] += 1
                     if total > bt:
                         bt = total
                         bp = p
                         bK = K
-                        bs = strict
+                        bs = mode
+                    if mode == 0 and info[0] == 0:
+                        break  # the strict variant broke no source: the other takes the same records
         if bp >= 0:
+            stats[4] += 1
+            stats[10 + min(P - 1 - bp, 9)] += 1
+            stats[20 + min(bK - M[bp], 9)] += 1
+            stats[30 + bs] += 1
             nc = fill_candidates(bp, na, P, o, v, lo, hi, n, pr, hh, oldest, mu, gain, key, cand, order, ogain)
-            il -= lift(n, N, M, cM, o, v, order, ogain, nc, bp, bK, P, mv, l, bs, taken, prev, dst, True, pr, hh, oldest, mu, lo, hi, na)
+            il -= lift(n, N, M, cM, H, o, v, order, ogain, nc, bp, bK, P, mv, l, bs, taken, prev, dst, True, pr, hh, oldest, mu, lo, hi, na, vidx, vstart, info, cand)
             continue
         # 3. repaired pairs (only when no single move and no lift improves): a gaining move that breaks a snapshot, and a repair entering or leaving it
         best = -_EPS
@@ -456,9 +685,11 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, lo, 
                                 bb = b
                                 bj = j
                                 bd = d
+        stats[5] += 1
         if bi >= 0:
-            move(n, N, M, cM, o, v, bi, bb, P, mv)
-            move(n, N, M, cM, o, v, bj, bd, P, mv)
+            stats[6] += 1
+            move(n, N, M, cM, H, o, v, bi, bb, P, mv)
+            move(n, N, M, cM, H, o, v, bj, bd, P, mv)
             il += best
             continue
         break
@@ -490,7 +721,7 @@ def surplus_cap(seen, l):
 
 @jit
 def steps(codes, place, starts, base, t_from, t_to, l, w, mu, beta, defer, round_prices, seen, pub_max,
-          final_oldest, out_method, out_cert, out_active, out_lb_gap, max_rounds, pair_budget, lift_levels):
+          final_oldest, out_method, out_cert, out_active, out_lb_gap, max_rounds, pair_budget, lift_levels, stats, flags):
     """Steps ``t_from .. t_to - 1`` on the records of snapshots ``base .. t_to - 1`` (snapshot ``k``
     is ``codes[starts[k - base]:starts[k - base + 1]]``, ``place`` absolute snapshot or -1).
     ``seen``: records per value of ``D[0..t_from - 1]`` (updated); ``pub_max``: per value the latest
@@ -586,14 +817,21 @@ def steps(codes, place, starts, base, t_from, t_to, l, w, mu, beta, defer, round
                     if o[i] < P:
                         n[o[i], v[i]] += 1
                         N[o[i]] += 1
+                # H[p, k]: values with k records in p (inc / dec keep M and cM in O(1))
+                H = np.zeros((P + 1, na + 2), dtype=np.int64)
                 for p in range(P):
                     refresh(n, M, cM, p, mv)
+                    for u in range(mv):
+                        H[p, n[p, u]] += 1
                 lb = 0.0
                 for i in range(na):
                     c0 = pr[i]
                     c1 = mu[oldest + lo[i] - hh[i]]
                     lb += c1 if c1 < c0 else c0
-                il = local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, lo, hi, lb, max_rounds, pair_budget, lift_levels)
+                il = local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, lo, hi, lb, max_rounds, pair_budget, lift_levels, stats, flags)
+                stats[7] += 1
+                if il <= lb + _EPS:
+                    stats[8] += 1
                 out_method[k] = METHOD_FAST
                 out_cert[k] = CERT_BOUND if il <= lb + _EPS else CERT_NONE
                 out_active[k] = na

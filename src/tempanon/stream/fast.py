@@ -16,18 +16,29 @@ One step ``t`` over the pending snapshots ``D'[oldest..t]`` (records, not counts
 
    * *single moves* (the paper's LP-Repositions, Section V.A), best first: one record to another option
      (a pending snapshot in its reach, or suppression) with both touched snapshots still l-eligible;
+   * when none improves, the best *swap* (``SWAPS``, off by default: :data:`MOVES`): two records of the
+     same value exchange places (one of them may be suppressed); the counts do not change, so every
+     snapshot stays l-eligible;
+   * when none improves, the best *emptying* of a pending snapshot (``EMPTY``): each of its records,
+     in input order, to its best other option (a pending snapshot that stays l-eligible, or
+     suppression; an empty snapshot is l-eligible: Definition 1);
    * when none improves, the best *lift* (Figure 4's level lift, generalized to every pending
      snapshot): raise snapshot ``p``'s largest value count to ``K`` (1 .. :data:`LIFT_LEVELS` above the
      current one) by pulling in the records that gain most (un-suppressing, recycling, moving from other
      snapshots), best gain first (ties: the value most frequent in its source first), at most ``K`` per
      value, until ``|D'[p]| >= l K``. Two variants: every source must stay l-eligible at each record
-     taken; or sources may break on the way (emptying a snapshot into a later one) and are repaired at
-     the end (a record taken from suppression is exchanged for one of the same value placed in the
-     broken source), every touched snapshot then checked. Sources that cannot be repaired so are drained (each of their records to its
-     best other option; an empty snapshot is l-eligible: Definition 1), every touched snapshot then
-     checked. The best lift over ``p``, ``K`` and both variants is applied when it gains (a snapshot
-     whose candidates' positive gains cannot beat the best lift so far is skipped: a heuristic pruning,
-     drains ignored);
+     taken (*strict*); or sources may break on the way (emptying a snapshot into a later one) and are
+     repaired at the end (a record taken from suppression is exchanged for one of the same value placed
+     in the broken source), and sources still broken are then made l-eligible by *shedding* (``SHED``:
+     records of the source's largest value leave one at a time, each to its best option that stays
+     l-eligible or suppression, the cheapest loss first: the "send the others home" half of an
+     ejection chain; without ``SHED``, as before 2026-11-25 evening, they are *drained*: each of their
+     records to its best other option); every touched snapshot is then checked. The second variant is
+     skipped when the strict one passed over no record (it would take the same records). The best lift
+     over ``p``, ``K`` and the variants is applied when it gains. Pruning (heuristic: gains of drains and sheds ignored): a snapshot whose candidates'
+     positive gains cannot beat the best lift so far is skipped, and so is a level ``K`` whose best
+     filling selection (``LIFT_BOUND``: every positive gain within the caps of ``K`` per value, then the
+     least negative ones until ``|D'[p]| >= l K``, sources' eligibility ignored) cannot;
    * when neither improves, *repaired pairs* (LL-Reposition + repair, relays included), best first: a
      move that gains but breaks one or two snapshots, with the second move entering or leaving a broken
      snapshot that makes every snapshot l-eligible again. This scan is the expensive part and gains
@@ -69,6 +80,31 @@ deterministic."""
 LIFT_LEVELS = 6
 """A lift raises a snapshot's largest value count by 1 .. LIFT_LEVELS."""
 
+SWAPS, EMPTY, SHED, LIFT_BOUND = 1, 2, 4, 8
+ALL_MOVES = SWAPS | EMPTY | SHED | LIFT_BOUND
+MOVES = EMPTY | SHED | LIFT_BOUND
+"""The local search's optional parts (bits; switched off only to measure what each one does, and in
+the tests that show a case each is needed for): ``SWAPS`` two records of one value exchange places
+(**off by default**: its scan is quadratic in the records of a value, and on the stops stream, daily,
+``l = 5``, ``w = 2``, it took the step from 0.27 to 3.7 CPU-s and raised the IL from 162,207 to 162,825;
+on daily use-of-force it changed the IL by -0.6% to +0.1%); ``EMPTY`` a snapshot emptied into its records' best other options; ``SHED`` the lift
+variant that repairs a broken source by moving out records of its largest value; ``LIFT_BOUND`` a lift
+to level ``K`` is tried only when the best selection that fills ``p`` to ``l K`` could beat the best lift
+so far (:func:`_fastkernel.fill_bound`)."""
+
+STATS = np.zeros(40, dtype=np.int64)
+"""Counters of the kernel's work, added to by every run in this process (diagnostics for benchmarks,
+never read by the step): 0 rounds, 1 single moves applied, 2 lift scans, 3 lifts tried, 4 lifts
+applied, 5 pair scans, 6 pairs applied, 7 steps searched, 8 steps ended by the bound, 10-19 applied lifts
+by snapshot (0 = newest), 20-29 by levels raised, 30-32 by variant (strict, drain, shed), 33 swaps, 34
+snapshots emptied, 35 lift levels skipped by the bound.
+
+Measured (2026-11-25, shared 2-core machine, perf): before the small helpers (``cost_of``, ``add_ok``,
+``removal_ok``, ``inc``/``dec``) were inlined at numba's IR level, about half of the kernel's time was
+in numba's atomic reference counting of the array arguments of each call; inlining them cut the step
+CPU by 10-15% and raised the cold compile from ~36 to ~54 CPU-s (load 10-12); inlining every helper
+cut ~7% more but took ~98 CPU-s to compile, and ``lift`` cannot be inlined (numba refuses)."""
+
 _kernel = None
 
 
@@ -104,5 +140,5 @@ def run_steps(k, codes, place, starts, base, t_from, t_to, l, mu, beta, defer, s
     w = len(mu) - 1
     round_prices = bool(np.all(mu == np.round(mu)) and np.all(beta == np.round(beta)))
     k.steps(codes, place, starts, base, t_from, t_to, l, w, mu, beta, float(defer), round_prices, seen, pub_max,
-            final_oldest, out_method, out_cert, out_active, out_gap, MAX_ROUNDS, PAIR_BUDGET, LIFT_LEVELS)
+            final_oldest, out_method, out_cert, out_active, out_gap, MAX_ROUNDS, PAIR_BUDGET, LIFT_LEVELS, STATS, MOVES)
     return out_method, out_cert, out_active, out_gap

@@ -78,7 +78,7 @@ def timestamped(
     drop: Annotated[Optional[str], typer.Option("--drop", help="Identifying columns, removed from the release.")] = None,
     sensitive: Annotated[Optional[str], typer.Option("--sensitive", help="Sensitive columns, released as they are.")] = None,
     allow_identifier: Annotated[Optional[str], typer.Option("--allow-identifier", help="Release these columns unchanged although identifier screening flags them (reported).")] = None,
-    engine: Annotated[str, typer.Option("--engine", help="auto|numpy|duckdb: who computes the time-granularity search's frequency sets (auto: numpy; duckdb: GROUP BY in DuckDB, same results, the file read in place and the release written and verified by DuckDB unless --hierarchies, --audit or --report need the table in memory; spark: not supported for timestamped yet).")] = "auto",
+    engine: Annotated[str, typer.Option("--engine", help="auto|numpy|duckdb: who computes the time-granularity search's frequency sets (auto: numpy; duckdb: GROUP BY in DuckDB, same results, the file read in place and the release written and verified by DuckDB (with --hierarchies too: the joint search's frequency sets in DuckDB; --audit written by DuckDB too) unless --report needs the table in memory; spark: not supported for timestamped yet).")] = "auto",
     memory_limit: Annotated[Optional[str], typer.Option("--memory-limit", help="DuckDB memory limit with --engine duckdb, e.g. 4GB (spills to a temporary directory beyond it).")] = None,
 ) -> None:
     """Least k-anonymous generalization of timestamps over time granularities (many tuples per
@@ -105,11 +105,11 @@ def timestamped(
             from tempanon.temporal.api import check_audit_path
 
             check_audit_path(audit, out, [input, summary, report])
-        if engine == "duckdb" and hierarchies is None and audit is None and report is None:
-            return _out_of_core(outs, phases, t0)  # the file read in place, the release written by DuckDB
-        if engine == "duckdb":
-            info("note: --engine duckdb reads the table into memory with "
-                 + ("--hierarchies" if hierarchies is not None else "--audit" if audit is not None else "--report"), quiet)
+        if engine == "duckdb" and report is None:
+            return _out_of_core(outs, phases, t0)  # the file read in place, the release (and audit) written by DuckDB
+        if engine == "duckdb":  # the report re-measures the release against the input rows in pandas
+            info("note: --engine duckdb reads the table into memory with --report (the HTML report is built in memory)",
+                 quiet)
         df = read_table(input, as_text=True)
         qis = parse_column_list(qi, list(df.columns))
         cols = list(df.columns)
@@ -168,10 +168,11 @@ def timestamped(
                 max_suppression=max_suppression, data_granularity=data_granularity, country=country,
                 parts=parse_parts(day_parts), timezone=timezone, time_limit=time_limit, progress=progress,
                 announce=lambda m: info(m, quiet), keep=keep, drop=drop, allow_identifier=allow_identifier,
-                sensitive=sensitive, memory_limit=memory_limit, shuffle_seed=shuffle_seed,
+                sensitive=sensitive, memory_limit=memory_limit, shuffle_seed=shuffle_seed, hierarchies=hierarchies,
+                audit=audit,
             )  # fmt: skip
         phases["read, search, write and verify (DuckDB, out of core)"] = _time.perf_counter() - t0
-        if summary is not None:  # the release is in place (verified); the summary is staged and committed
+        if summary is not None:  # the release (and audit) are in place (verified); the summary is staged and committed
             t1 = _time.perf_counter()
             with outs:
                 outs.json(res.summary, summary, "--summary")

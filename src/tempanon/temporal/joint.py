@@ -269,7 +269,6 @@ def joint_anonymize(df: pd.DataFrame, *, time: str, qi: Sequence[str], k: int, u
     driver; the result is identical to ``"numpy"``."""
     from tempanon.kanon.api import kanonymize
     from tempanon.temporal.api import TimestampedResult, encode_uid
-    from tempanon.temporal.least import sort_key
     from tempanon.verify import check_generalization, check_timestamped_release
 
     t0 = _time.perf_counter()
@@ -310,43 +309,8 @@ def joint_anonymize(df: pd.DataFrame, *, time: str, qi: Sequence[str], k: int, u
     n = len(df)
     max_sup = int(np.floor(max_suppression * n + 1e-9))
     zkey = dense(np.where(missing, np.iinfo(np.int64).min, z0))[0]
-    metrics = {}
-    # Without suppression gen_c is monotone along the lattice (Theorem 4), so the least node is
-    # minimal; with suppression it is not (gen_m counts the released classes only), so every
-    # anonymous node is a candidate.
-    pool = res.minimal_nodes if max_sup == 0 or metric in INCOGNITO_CRITERIA else res.anonymous_nodes
-    height = lambda nd: sum(d.heights[v] for d, v in zip(dims, nd))  # noqa: E731
-
-    order = metric if metric not in INCOGNITO_CRITERIA else "gen_c"  # the engine selects by the Incognito criteria
-
-    def key(nd):
-        m = metrics[nd]
-        return (*sort_key(_Check(m), order, 0)[:-1], height(nd), tuple(nd))
-
-    reach = [_reachability(d) for d in dims]
-    bounded = 0
-    best = None
-    for node in sorted(map(tuple, pool), key=lambda nd: (height(nd), nd)):  # finer first
-        if best is not None and max_sup > 0 and metric not in INCOGNITO_CRITERIA:  # (the bound is on gen_c's order)
-            # a node cannot beat the best if gen_m >= k and gen_s <= the respondents of all classes of a
-            # computed node below it (each of its classes is a union of theirs): skip it
-            below = [metrics[a]["gen_s_all"] for a in metrics
-                     if a != node and all(r[x, y] for r, x, y in zip(reach, a, node))]  # fmt: skip
-            if below:
-                ub = min(below)
-                lb = (*sort_key(_Check({"gen_m": int(k), "gen_s": ub}), metric, 0)[:-1], height(node), node)
-                if key(best) < lb:
-                    bounded += 1
-                    continue
-        metrics[node] = _metrics(dims, cols, node, uid_codes, zkey, int(k))
-        if best is None or key(node) < key(best):
-            best = node
-
-    if metric in INCOGNITO_CRITERIA:  # the Incognito issue's criteria, selected by the engine
-        chosen = tuple(res.selected_node)
-        metrics[chosen] = _metrics(dims, cols, chosen, uid_codes, zkey, int(k))
-    else:
-        chosen = min(metrics, key=key)
+    chosen, metrics, bounded = select_joint(res, dims, metric, int(k), max_sup,
+                                            lambda nd: _metrics(dims, cols, nd, uid_codes, zkey, int(k)))
     m = node_metrics(node_classes(dims, cols, chosen), uid_codes, zkey, int(k))
     if m["suppressed"] > max_sup:  # cannot happen: minimal nodes are anonymous within the limit
         raise InputError("internal: selected node exceeds the suppression limit")
@@ -374,12 +338,101 @@ def joint_anonymize(df: pd.DataFrame, *, time: str, qi: Sequence[str], k: int, u
         first = ~pairs.astype(object).where(pairs.notna(), "\x00<NA>").duplicated()
         check_generalization(df, out.loc[first[first].index], mapping)
         report["qi_generalization"] = "checked against the hierarchy files"
+    # the quasi-identifiers at level 0 of the joint lattice, as the search and the release see them
+    # (a hierarchy reads a missing value as its text "": '' and a missing value are one base value)
+    base = pd.DataFrame({q: c for q, c in zip(qi, cols[1:])}, index=df.index)
+    candidates = _time_candidates(base, qi, dag, instants, missing, z0, uid_codes, int(k), max_sup, engine=engine,
+                                  memory_limit=memory_limit)
+    summary = joint_summary(res, attrs, dims, dag, chosen, m, metrics, bounded, k=int(k), uid=uid, time=time, qi=qi,
+                            metric=metric, max_suppression=max_suppression, max_sup=max_sup, n=n,
+                            respondents=int(np.count_nonzero(np.bincount(uid_codes))), released=int(keep.sum()),
+                            candidates=candidates, tinfo=tinfo, search_seconds=search_seconds, report=report,
+                            stopped=stopped, plan=plan)  # fmt: skip
+    node_desc = summary["granularity"]
+    result = TimestampedResult(out, summary, dag, str(node_desc))
+    result._class_key = cls[keep]  # joint classes of the released rows, for the within-class shuffle
+    return result
+
+
+INCOGNITO_CRITERIA = ("height", "loss", "discernibility")
+
+
+def select_joint(res, dims: Sequence[Dimension], metric: str, k: int, max_sup: int,
+                 metrics_of: Callable[[tuple], dict]) -> tuple[tuple, dict, int]:  # fmt: skip
+    """The released node of a joint search (see the module docstring) and the metrics computed on
+    the way: ``(chosen, {node: metrics}, nodes skipped by the bound)``. ``metrics_of(node)`` gives
+    :func:`node_metrics`' keys (the driver's codes in memory, the engine's ``GROUP BY`` out of
+    core), so both paths visit and skip the same nodes."""
+    from tempanon.temporal.least import sort_key
+
+    metrics: dict = {}
+    # Without suppression gen_c is monotone along the lattice (Theorem 4), so the least node is
+    # minimal; with suppression it is not (gen_m counts the released classes only), so every
+    # anonymous node is a candidate.
+    pool = res.minimal_nodes if max_sup == 0 or metric in INCOGNITO_CRITERIA else res.anonymous_nodes
+    height = lambda nd: sum(d.heights[v] for d, v in zip(dims, nd))  # noqa: E731
+    order = metric if metric not in INCOGNITO_CRITERIA else "gen_c"  # the engine selects by the Incognito criteria
+
+    def key(nd):
+        m = metrics[nd]
+        return (*sort_key(_Check(m), order, 0)[:-1], height(nd), tuple(nd))
+
+    reach = [_reachability(d) for d in dims]
+    bounded = 0
+    best = None
+    for node in sorted(map(tuple, pool), key=lambda nd: (height(nd), nd)):  # finer first
+        if best is not None and max_sup > 0 and metric not in INCOGNITO_CRITERIA:  # (the bound is on gen_c's order)
+            # a node cannot beat the best if gen_m >= k and gen_s <= the respondents of all classes of a
+            # computed node below it (each of its classes is a union of theirs): skip it
+            below = [metrics[a]["gen_s_all"] for a in metrics
+                     if a != node and all(r[x, y] for r, x, y in zip(reach, a, node))]  # fmt: skip
+            if below:
+                ub = min(below)
+                lb = (*sort_key(_Check({"gen_m": int(k), "gen_s": ub}), metric, 0)[:-1], height(node), node)
+                if key(best) < lb:
+                    bounded += 1
+                    continue
+        metrics[node] = metrics_of(node)
+        if best is None or key(node) < key(best):
+            best = node
+    if metric in INCOGNITO_CRITERIA:  # the Incognito issue's criteria, selected by the engine
+        chosen = tuple(res.selected_node)
+        metrics[chosen] = metrics_of(chosen)
+    else:
+        chosen = min(metrics, key=key)
+    return chosen, metrics, bounded
+
+
+def candidate_entries(dag: GranularityDAG, checks: Sequence) -> list[dict]:
+    """The summary's ``candidates`` of a joint search: every granularity of G with the other
+    quasi-identifiers unchanged (``checks[v]``: Procedure 2's :class:`~tempanon.temporal.least.Check`
+    of ``dag.nodes[v]``, or the metrics of the joint node ``(v, 0, ..., 0)``)."""
+    out = []
+    for v, g in enumerate(dag.nodes):
+        c = checks[v]
+        out.append({"granularity": g.name, "compatible": True, "k_anonymous": c.k_anonymous, "gen_m": c.gen_m,
+                    "gen_s": c.gen_s, "suppressed": c.suppressed, "min_respondents": c.min_respondents,
+                    "directly_coarser": [dag.nodes[p].name for p in dag.parents[v]],
+                    "other_qi": "unchanged"})  # fmt: skip
+    for name, why in dag.disregarded.items():
+        out.append({"granularity": name, "compatible": False, "reason": why, "k_anonymous": None,
+                    "gen_m": None, "gen_s": None})  # fmt: skip
+    for name, same in dag.equivalent.items():
+        out.append({"granularity": name, "compatible": True, "equivalent_to": same})
+    return out
+
+
+def joint_summary(res, attrs: Sequence[str], dims: Sequence[Dimension], dag: GranularityDAG, chosen: tuple, m: dict,
+                  metrics: dict, bounded: int, *, k: int, uid: str | None, time: str, qi: Sequence[str], metric: str,
+                  max_suppression: float, max_sup: int, n: int, respondents: int, released: int, candidates: list,
+                  tinfo: dict, search_seconds: float, report: dict, stopped=None, plan: dict | None = None) -> dict:  # fmt: skip
+    """The summary of a joint search (the in-memory and the out-of-core paths write the same keys)."""
     node_desc = {a: d.level_names[v] for a, d, v in zip(attrs, dims, chosen)}
     summary = {
         "k": int(k),
-        "respondents": int(np.count_nonzero(np.bincount(uid_codes))),
-        "tuples": n,
-        "released_tuples": int(keep.sum()),
+        "respondents": int(respondents),
+        "tuples": int(n),
+        "released_tuples": int(released),
         "uid": uid,
         "time": time,
         "qi": list(qi),
@@ -393,7 +446,7 @@ def joint_anonymize(df: pd.DataFrame, *, time: str, qi: Sequence[str], k: int, u
         "gen_c": [m["gen_m"], m["gen_s"]],
         "suppressed": m["suppressed"],
         "max_suppression": float(max_suppression),
-        "max_suppressed_tuples": max_sup,
+        "max_suppressed_tuples": int(max_sup),
         "lattice_size": res.lattice_size,
         "nodes_checked": res.nodes_checked,
         "anonymous_nodes": len(res.anonymous_nodes),
@@ -404,8 +457,7 @@ def joint_anonymize(df: pd.DataFrame, *, time: str, qi: Sequence[str], k: int, u
              "gen_m": metrics[tuple(nd)]["gen_m"], "gen_s": metrics[tuple(nd)]["gen_s"]}
             for nd in res.minimal_nodes
         ],  # fmt: skip
-        "candidates": _time_candidates(df, qi, dag, instants, missing, z0, uid_codes, int(k), max_sup, engine=engine,
-                                       memory_limit=memory_limit),
+        "candidates": candidates,
         "messages": list(dag.messages),
         "timestamps": tinfo,
         "search_seconds": search_seconds,
@@ -418,12 +470,7 @@ def joint_anonymize(df: pd.DataFrame, *, time: str, qi: Sequence[str], k: int, u
         summary["messages"].append(summary["budget"]["note"])
     if plan is not None:
         summary["plan"] = plan
-    result = TimestampedResult(out, summary, dag, str(node_desc))
-    result._class_key = cls[keep]  # joint classes of the released rows, for the within-class shuffle
-    return result
-
-
-INCOGNITO_CRITERIA = ("height", "loss", "discernibility")
+    return summary
 
 
 def _reachability(d: Dimension) -> np.ndarray:
@@ -448,7 +495,9 @@ class _Check:
 def _time_candidates(df, qi, dag, instants, missing, z0, uid_codes, k, max_sup, *, engine: str = "numpy",
                      memory_limit: str | None = None) -> list[dict]:  # fmt: skip
     """Every granularity of G with the other quasi-identifiers unchanged (Procedure 2 on each;
-    ``engine="duckdb"``: as ``GROUP BY`` in DuckDB, :class:`~tempanon.lattice.source_temporal.DuckDBTimeSource`)."""
+    ``engine="duckdb"``: as ``GROUP BY`` in DuckDB, :class:`~tempanon.lattice.source_temporal.DuckDBTimeSource`).
+    ``df[qi]`` holds the quasi-identifiers' base codes of the joint lattice, i.e. the nodes
+    ``(v, 0, ..., 0)``, as the out-of-core joint search computes them."""
     from tempanon.temporal.api import encode_columns
     from tempanon.temporal.least import check_granularity, prepare
 
@@ -464,16 +513,4 @@ def _time_candidates(df, qi, dag, instants, missing, z0, uid_codes, k, max_sup, 
     else:
         prep = prepare(q, instants, missing, uid_codes, np.where(missing, 0, z0))
         checks = [check_granularity(prep, g, k, max_sup) for g in dag.nodes]
-    out = []
-    for v, g in enumerate(dag.nodes):
-        c = checks[v]
-        out.append({"granularity": g.name, "compatible": True, "k_anonymous": c.k_anonymous, "gen_m": c.gen_m,
-                    "gen_s": c.gen_s, "suppressed": c.suppressed, "min_respondents": c.min_respondents,
-                    "directly_coarser": [dag.nodes[p].name for p in dag.parents[v]],
-                    "other_qi": "unchanged"})  # fmt: skip
-    for name, why in dag.disregarded.items():
-        out.append({"granularity": name, "compatible": False, "reason": why, "k_anonymous": None,
-                    "gen_m": None, "gen_s": None})  # fmt: skip
-    for name, same in dag.equivalent.items():
-        out.append({"granularity": name, "compatible": True, "equivalent_to": same})
-    return out
+    return candidate_entries(dag, checks)

@@ -24,6 +24,9 @@ DuckDB**: no pandas copy of the table is made, the driver holds only per-distinc
 
 No steward audit is produced on this path (it links release rows to input lines; the command
 reads the table into memory when ``--audit`` or ``--report`` is given).
+
+With ``hierarchies`` the joint search of time and quasi-identifiers runs here too
+(:mod:`tempanon.temporal.outofcore_joint`).
 """
 
 from __future__ import annotations
@@ -58,6 +61,75 @@ def _write(sq, query: str, path: str, parquet: bool) -> None:
     sq._copy(query, path, parquet)
 
 
+
+RN = "__tempanon_rn"  # the input row number (0-based, file order) of the numbered source
+
+
+def write_release(sq, *, select: Sequence[str], body: str, order: Sequence[str], out, verify: Callable,
+                  audit=None, uid: str | None = None, seed: int = 0) -> dict:  # fmt: skip
+    """Write ``SELECT select body ORDER BY order`` (``body`` starts with ``FROM src s``) to a temporary
+    file beside ``out`` with DuckDB, ``verify(tmp, parquet, audit_tmp)`` it, then rename it (and the
+    audit) into place; on any failure nothing is left. Returns ``verify``'s report.
+
+    With ``audit`` (the steward's audit, issue 12: release row -> input line and respondent, never
+    published) the source is numbered in file order, the row number is the order's last key (the
+    order is total, so the release and the audit list the rows in the same order), and the audit is
+    written by a second ``COPY`` of the same rows: two comment lines (steward-only label, the salt
+    of the row order as the shuffle seed), then ``release_row,input_line,respondent`` as the
+    in-memory path's (:func:`tempanon.temporal.api.audit_text`); ``verify`` checks it too."""
+    from tempanon.lattice.source_duckdb import _is_parquet, _umask
+    from tempanon.lattice.source_duckdb import qident as Q
+
+    target = Path(out)
+    parquet = _is_parquet(target)
+    order = list(order)
+    if audit is not None:
+        body = body.replace("FROM src s", f"FROM (SELECT *, {sq.row_number} AS {RN} FROM src) s", 1)
+        order.append(f"s.{RN}")
+    query = f"SELECT {', '.join(select)} {body} ORDER BY {', '.join(order)}"
+    tmps: list[str] = []
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = sq._new_temp_path(target)
+        tmps.append(tmp)
+        atmp = None
+        if audit is not None:
+            atarget = Path(audit)
+            atarget.parent.mkdir(parents=True, exist_ok=True)
+            atmp = sq._new_temp_path(atarget)
+            tmps.append(atmp)
+            tmps.append(atmp + ".rows")
+    except OSError as exc:
+        from tempanon.data.io import write_error
+
+        for t in tmps:
+            Path(t).unlink(missing_ok=True)
+        raise write_error(out, exc) from exc
+    try:
+        _write(sq, query, tmp, parquet)
+        if atmp is not None:
+            from tempanon.temporal.api import AUDIT_HEADER
+
+            resp = f"s.{Q(uid)}" if uid is not None else f"s.{RN} + 2"
+            sq._copy(f"SELECT row_number() OVER (ORDER BY {', '.join(order)}) AS release_row, s.{RN} + 2 AS input_line, "
+                     f"{resp} AS respondent {body} ORDER BY release_row", atmp + ".rows", False)  # fmt: skip
+            with open(atmp, "w", encoding="utf-8") as fh, open(atmp + ".rows", encoding="utf-8") as rows:
+                fh.write(AUDIT_HEADER + "\n" + f"# shuffle seed: {seed}; respondent column: "
+                         f"{uid or '(none: each row is a respondent, identified by its input line)'}\n")  # fmt: skip
+                shutil.copyfileobj(rows, fh, 1 << 20)
+            Path(atmp + ".rows").unlink()
+        report = verify(tmp, parquet, atmp)
+        for t, dest in ((atmp, audit), (tmp, target)):  # the audit first: a release is never left without it
+            if t is not None:
+                os.chmod(t, 0o666 & ~_umask())
+                os.replace(t, dest)
+    except BaseException:
+        for t in tmps:
+            Path(t).unlink(missing_ok=True)
+        raise
+    return report
+
+
 def anonymize_timestamped_file(
     path: str | os.PathLike,
     *,
@@ -84,12 +156,26 @@ def anonymize_timestamped_file(
     delimiter: str | None = None,
     threads: int | None = None,
     shuffle_seed: int | None = None,
+    hierarchies: dict | None = None,
+    max_driver_rows: int | None = None,
+    audit: str | os.PathLike | None = None,
 ):
     """Least respondent-level k-anonymous granularity of ``time`` for the table in the file
     ``path``, released to ``out`` (CSV, or Parquet by suffix) by DuckDB out of core; see the module
     docstring. Returns a :class:`~tempanon.temporal.api.TimestampedResult` whose ``released`` is
     ``None`` (the release is the file) and whose summary has the keys of the in-memory path, with
-    ``plan`` saying how it ran."""
+    ``plan`` saying how it ran.
+
+    ``audit``: the steward-only audit (release row -> input line and respondent, the salt of the
+    row order as the shuffle seed; refused inside the release's folder), written by DuckDB and
+    checked row by row against the written release and the input before both are renamed into
+    place (:func:`write_release`).
+
+    With ``hierarchies`` (quasi-identifier -> :class:`~tempanon.hierarchy.Hierarchy` or ARX file)
+    time and those quasi-identifiers are generalized jointly (:mod:`tempanon.temporal.joint`), the
+    search's frequency sets computed by DuckDB
+    (:class:`~tempanon.lattice.source_temporal.DuckDBJointFileSource`; in the engine when the
+    bottom set has more than ``max_driver_rows`` rows, default from the machine's memory)."""
     import duckdb
 
     from tempanon.data.io import same_file
@@ -99,6 +185,12 @@ def anonymize_timestamped_file(
         raise InputError(f"input file not found: {path}")
     if same_file(out, path):
         raise InputError(f"the output {out} is the input: refusing to overwrite an input (nothing was read or written)")
+    if audit is not None:
+        from tempanon.temporal.api import check_audit_path
+
+        if same_file(audit, path):
+            raise InputError(f"the audit {audit} is the input: refusing to overwrite an input (nothing was read or written)")
+        check_audit_path(audit, out, [path])
     workdir = tempfile.mkdtemp(prefix="tempanon-ts-")
     try:
         try:
@@ -111,7 +203,8 @@ def anonymize_timestamped_file(
                         max_suppression=max_suppression, data_granularity=data_granularity, country=country,
                         parts=parts, timezone=timezone, time_limit=time_limit, progress=progress, announce=announce,
                         keep=keep, drop=drop, allow_identifier=allow_identifier, sensitive=sensitive,
-                        memory_limit=memory_limit, shuffle_seed=shuffle_seed)  # fmt: skip
+                        memory_limit=memory_limit, shuffle_seed=shuffle_seed, hierarchies=hierarchies,
+                        max_driver_rows=max_driver_rows, audit=audit)  # fmt: skip
         except duckdb.Error as exc:
             raise InputError(f"DuckDB engine: {exc}") from exc
         finally:
@@ -122,7 +215,7 @@ def anonymize_timestamped_file(
 
 def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, data_granularity, country, parts,
          timezone, time_limit, progress, announce, keep, drop, allow_identifier, sensitive, memory_limit,
-         shuffle_seed=None):  # fmt: skip
+         shuffle_seed=None, hierarchies=None, max_driver_rows=None, audit=None):  # fmt: skip
     import pyarrow as pa
 
     from tempanon.data.roles import parse_column_list, plan_release, require_columns_list
@@ -137,7 +230,15 @@ def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, d
     # column lists may be given as the command line's text ("a,b" or ranges "A0:A9", in file order)
     qi, keep, drop, allow_identifier, sensitive = (parse_column_list(x, cols) for x in (qi, keep, drop, allow_identifier,
                                                                                        sensitive))  # fmt: skip
-    _validate(pd.DataFrame(columns=cols, index=[0]), time, qi, uid, k, metric, max_suppression, False)
+    _validate(pd.DataFrame(columns=cols, index=[0]), time, qi, uid, k, metric, max_suppression, bool(hierarchies))
+    if isinstance(hierarchies, (str, os.PathLike)):  # a folder of <column>.csv (the command's --hierarchies)
+        from tempanon.temporal.joint import load_hierarchies
+
+        hierarchies = load_hierarchies(hierarchies, qi)
+    hierarchies = dict(hierarchies or {})
+    unknown = [h for h in hierarchies if h not in qi]
+    if unknown:
+        raise InputError(f"hierarchy given for {', '.join(map(repr, unknown))}, which is not a quasi-identifier")
     n = sq.n_rows
     if n == 0:
         raise InputError("the input table has no rows")
@@ -154,8 +255,9 @@ def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, d
         row = sq.first_missing_row(uid)
         if row is not None:
             raise InputError(f"column {uid!r}, line {int(row) + 2}: the respondent identifier is missing")
-    # identifier screening of the columns released unchanged (all quasi-identifiers here), before the search
-    overrides = _screen(sq, [*keep, *qi], allow_identifier, uid)
+    # identifier screening of the columns released unchanged (the quasi-identifiers without a
+    # hierarchy; those with one if the search leaves them at level 0, after it), before the search
+    overrides = _screen(sq, [*keep, *(q for q in qi if q not in hierarchies)], allow_identifier, uid)
 
     # ---- timestamps, per distinct value -----------------------------------------------------------
     tq = f"s.{Q(time)}"
@@ -188,9 +290,23 @@ def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, d
     cands = parse_granularities(granularities, country=country, parts=parts)
     dag = build_dag(g0, cands, span_of(instants[~missing]))
     max_suppressed = int(np.floor(float(max_suppression) * n + 1e-9))
+    if hierarchies:
+        from tempanon.temporal.outofcore_joint import run_joint
+
+        return run_joint(sq, out=out, time=time, qi=qi, uid=uid, k=int(k), hierarchies=hierarchies, dag=dag,
+                         vcol=vcol, values=values, instants=instants, missing=missing, z0=z0, tinfo=tinfo,
+                         metric=metric, max_suppression=max_suppression, max_suppressed=max_suppressed,
+                         time_limit=time_limit, progress=progress, announce=announce, keep=keep, drop=drop,
+                         sensitive=sensitive, left_out=left_out, release_cols=release_cols,
+                         allow_identifier=allow_identifier, overrides=overrides, memory_limit=memory_limit,
+                         shuffle_seed=shuffle_seed, timezone=timezone, max_driver_rows=max_driver_rows,
+                         audit=audit)  # fmt: skip
 
     # ---- the relation rel(q, t, u) in DuckDB ------------------------------------------------------
-    sq._register("tval", pa.table({"v": vcol, "t": pa.array(instants, mask=missing)}))
+    distinct, inv = np.unique(instants[~missing], return_inverse=True)  # one sort of the distinct values
+    ti = np.zeros(len(instants), dtype=np.int32)
+    ti[~missing] = inv.ravel()
+    sq._register("tval", pa.table({"v": vcol, "ti": pa.array(ti, mask=missing)}))
     if qi:
         qsel = ", ".join(f"s.{Q(c)} AS a{j}" for j, c in enumerate(qi))
         sq._exec(f"CREATE TEMP TABLE qdim AS SELECT *, (row_number() OVER ()) - 1 AS q FROM (SELECT DISTINCT {qsel} FROM src s) x")
@@ -199,10 +315,17 @@ def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, d
     else:
         qjoin, qexpr = "", "0"
     uexpr = f"s.{Q(uid)}" if uid is not None else sq.row_number
-    sq._exec(f"CREATE TABLE rel AS SELECT {qexpr} AS q, tv.t AS t, {uexpr} AS u FROM src s {qjoin} "
-             f"JOIN tval tv ON {tq} IS NOT DISTINCT FROM tv.v")  # fmt: skip
-    n_respondents = int(sq._rows("SELECT count(DISTINCT u) AS n FROM rel")[0][0])
-    distinct = np.unique(instants[~missing])
+    # Procedure 2's relation, prepared once (DuckDBTimeSource.PREPARE: dense time index, the same
+    # respondent's previous tuple with the same QI values)
+    sq._exec(f"CREATE TABLE rel AS SELECT q, ti, lag(ti) OVER w AS tpi, row_number() OVER w = 1 AS first FROM "
+             f"(SELECT {qexpr} AS q, tv.ti AS ti, {uexpr} AS u FROM src s {qjoin} JOIN tval tv ON {tq} IS NOT DISTINCT "
+             "FROM tv.v) x WINDOW w AS (PARTITION BY q, u ORDER BY ti NULLS FIRST)")  # fmt: skip
+    if uid is None:
+        n_respondents = n
+    elif not qi:  # one QI combination: each respondent's first tuple is counted once
+        n_respondents = int(sq._rows("SELECT count(*) FILTER (WHERE first) AS n FROM rel")[0][0])
+    else:
+        n_respondents = int(sq._rows(f"SELECT count(DISTINCT s.{Q(uid)}) AS n FROM src s")[0][0])
 
     def gap_error(g, bad):
         v2, w2, r2 = first_rows()
@@ -221,9 +344,7 @@ def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, d
     final = src.check(chosen, k, max_suppressed)
 
     # ---- the release, written by DuckDB -----------------------------------------------------------
-    src._dimension(chosen)
-    sq._exec(f"CREATE OR REPLACE TEMP TABLE small AS SELECT q, g FROM ({src._CLASSES}) x GROUP BY q, g "
-             f"HAVING count(*) < {int(k)}")  # fmt: skip
+    sq._exec(f"CREATE OR REPLACE TEMP TABLE small AS {src.small_classes_sql(chosen, k)}")
     g_val = np.where(missing, 0, chosen.index(np.where(missing, instants[~missing][0] if (~missing).any() else 0, instants)))
     labels = np.empty(len(instants), dtype=object)
     labels[~missing] = chosen.labels_of(instants[~missing])
@@ -242,33 +363,17 @@ def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, d
     salt = secrets.randbelow(2**62) if shuffle_seed is None else int(shuffle_seed) % 2**62
     row_hash = "hash(" + ", ".join([*(f"CAST(s.{Q(c)} AS VARCHAR)" for c in out_cols if c != time), "tl.label",
                                     str(salt)]) + ")"  # fmt: skip
-    query = (f"SELECT {', '.join(sel)} FROM src s {qjoin} JOIN tlab tl ON {tq} IS NOT DISTINCT FROM tl.v "
-             f"ANTI JOIN small m ON {qexpr} = m.q AND tl.g IS NOT DISTINCT FROM m.g "
-             f"ORDER BY {qexpr + ', ' if qi else ''}tl.g, {row_hash}")  # fmt: skip
-    from tempanon.lattice.source_duckdb import _is_parquet
+    body = (f"FROM src s {qjoin} JOIN tlab tl ON {tq} IS NOT DISTINCT FROM tl.v "
+            f"ANTI JOIN small m ON {qexpr} = m.q AND tl.g IS NOT DISTINCT FROM m.g")  # fmt: skip
 
-    target = Path(out)
-    parquet = _is_parquet(target)
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = sq._new_temp_path(target)
-    except OSError as exc:
-        from tempanon.data.io import write_error
+    def verify(tmp, parquet, audit_tmp):
+        return verify_written(sq, tmp, parquet, time=time, qi=qi, uid=uid, k=int(k), out_cols=out_cols, values=values,
+                              vcol=vcol, instants=instants, missing=missing, granularity=chosen, timezone=timezone,
+                              n_input=n, max_suppressed=max_suppressed, expected_rows=n - final.suppressed,
+                              audit=audit_tmp)  # fmt: skip
 
-        raise write_error(out, exc) from exc
-    try:
-        _write(sq, query, tmp, parquet)
-        report = verify_written(sq, tmp, parquet, time=time, qi=qi, uid=uid, k=int(k), out_cols=out_cols,
-                                values=values, vcol=vcol, instants=instants, missing=missing, granularity=chosen,
-                                timezone=timezone, n_input=n, max_suppressed=max_suppressed,
-                                expected_rows=n - final.suppressed)  # fmt: skip
-        from tempanon.lattice.source_duckdb import _umask
-
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    report = write_release(sq, select=sel, body=body, order=[*([qexpr] if qi else []), "tl.g", row_hash], out=out,
+                           verify=verify, audit=audit, uid=uid, seed=salt)  # fmt: skip
 
     # ---- summary, as the in-memory path's ----------------------------------------------------------
     from tempanon.data.roles import verification_statement
@@ -287,9 +392,7 @@ def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, d
         "UTC (converted)" if "converted" in tinfo.get("timezone", "") else "none (naive wall clock as given)")
     if tinfo.get("note"):
         summary["messages"].append(tinfo["note"])
-    summary["row_order"] = ("grouped by class, ordered within classes by a hash of the row salted with "
-                            + ("a fresh secret (not recorded; no audit on the out-of-core path)" if shuffle_seed is None
-                               else "the given --shuffle-seed"))  # fmt: skip
+    summary["row_order"] = row_order(shuffle_seed, audit)
     if getattr(res, "budget_exhausted", False):
         summary["budget"] = {"exhausted": True, "checked": len(res.checks), "not_reached": len(res.not_reached),
                              "note": "the time limit stopped the search: the release is the best verified among the "
@@ -301,10 +404,18 @@ def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, d
     return TimestampedResult(None, summary, dag, chosen.name)  # type: ignore[arg-type]
 
 
+def row_order(shuffle_seed, audit) -> str:
+    """The summary's ``row_order`` of an out-of-core release."""
+    return ("grouped by class, ordered within classes by a hash of the row salted with "
+            + ("the given --shuffle-seed" if shuffle_seed is not None else
+               "a fresh secret (recorded in the steward audit only)" if audit is not None else
+               "a fresh secret (not recorded: no --audit)"))  # fmt: skip
+
+
 def verify_written(sq, path: str, parquet: bool, *, time: str, qi: Sequence[str], uid: str | None, k: int,
                    out_cols: Sequence[str], values: pd.Series, vcol, instants: np.ndarray, missing: np.ndarray,
                    granularity: Granularity, timezone: str | None, n_input: int, max_suppressed: int,
-                   expected_rows: int) -> dict:  # fmt: skip
+                   expected_rows: int, qi_maps: dict | None = None, audit: str | None = None) -> dict:  # fmt: skip
     """Independent check of the written release (Definition 4), by SQL on the file and the input.
 
     Uses neither the search's relation, codes nor frequency sets: each input row's expected time
@@ -316,7 +427,12 @@ def verify_written(sq, path: str, parquet: bool, *, time: str, qi: Sequence[str]
     release's (no respondent id); every released class is a whole input class (same row count and
     same rows by fingerprint: other columns unchanged, labels right, missing times missing) with
     at least ``k`` distinct respondents; at most ``max_suppressed`` rows are missing; the row count
-    is the search's. Raises :class:`~tempanon.errors.VerificationError`."""
+    is the search's. ``qi_maps`` (joint search): quasi-identifier -> ``{value text: released
+    text}`` from the hierarchy file (:meth:`Hierarchy.mapping` at the released level); those
+    quasi-identifiers' expected values come from it, text to text (a value it lacks is refused).
+    ``audit`` (a written steward audit, :func:`write_release`): its rows are the release's rows
+    1..N in order, each naming a distinct input line whose respondent it states and whose expected
+    generalized row is exactly the release's row. Raises :class:`~tempanon.errors.VerificationError`."""
     import pyarrow as pa
 
     from tempanon.lattice.source_duckdb import qident as Q
@@ -350,15 +466,26 @@ def verify_written(sq, path: str, parquet: bool, *, time: str, qi: Sequence[str]
         how = "contiguous"
     sq._register("vlab", pa.table({"v": vcol, "label": pa.array(lab.tolist(), pa.string())}))
     txt = lambda e: f"coalesce(CAST({e} AS VARCHAR), '')"  # noqa: E731
-    keys_in = [txt(f"s.{Q(c)}") for c in qi] + ["coalesce(vl.label, '')"]
+    qi_maps = dict(qi_maps or {})
+    expect = {c: txt(f"s.{Q(c)}") for c in out_cols}
+    expect[time] = "coalesce(vl.label, '')"
+    mjoin = ""
+    for i, (c, mp) in enumerate(qi_maps.items()):
+        sq._register(f"vmap{i}", pa.table({"t": pa.array(list(mp), pa.string()), "label": pa.array(list(mp.values()), pa.string())}))
+        bad = sq._rows(f"SELECT {txt(f's.{Q(c)}')} AS v FROM src s ANTI JOIN vmap{i} m ON {txt(f's.{Q(c)}')} = m.t LIMIT 1")
+        if bad:
+            raise VerificationError(f"column {c!r}: the input value {bad[0][0]!r} has no generalization in its hierarchy")
+        mjoin += f" JOIN vmap{i} vm{i} ON {txt(f's.{Q(c)}')} = vm{i}.t"
+        expect[c] = f"coalesce(vm{i}.label, '')"
+    keys_in = [expect[c] for c in qi] + ["coalesce(vl.label, '')"]
     keys_out = [txt(f"f.{Q(c)}") for c in qi] + [txt(f"f.{Q(time)}")]
-    fp_in = "hash(" + ", ".join("coalesce(vl.label, '')" if c == time else txt(f"s.{Q(c)}") for c in out_cols) + ")"
+    fp_in = "hash(" + ", ".join(expect[c] for c in out_cols) + ")"
     fp_out = "hash(" + ", ".join(txt(f"f.{Q(c)}") for c in out_cols) + ")"
     resp = f"count(DISTINCT s.{Q(uid)})" if uid is not None else "count(*)"
     names = [f"k{j}" for j in range(len(keys_in))]
     sq._exec(f"CREATE OR REPLACE TEMP TABLE v_expected AS SELECT {', '.join(f'{e} AS {n}' for e, n in zip(keys_in, names))}, "
-             f"count(*) AS n, {resp} AS sz, sum({fp_in}) AS h FROM src s JOIN vlab vl ON s.{Q(time)} IS NOT DISTINCT FROM vl.v "
-             "GROUP BY ALL")  # fmt: skip
+             f"count(*) AS n, {resp} AS sz, sum({fp_in}) AS h FROM src s JOIN vlab vl ON s.{Q(time)} IS NOT DISTINCT FROM vl.v"
+             f"{mjoin} GROUP BY ALL")  # fmt: skip
     sq._exec(f"CREATE OR REPLACE TEMP TABLE v_released AS SELECT {', '.join(f'{e} AS {n}' for e, n in zip(keys_out, names))}, "
              f"count(*) AS n, sum({fp_out}) AS h FROM {read} f GROUP BY ALL")  # fmt: skip
     on = " AND ".join(f"r.{c} = e.{c}" for c in names)
@@ -386,9 +513,48 @@ def verify_written(sq, path: str, parquet: bool, *, time: str, qi: Sequence[str]
         raise VerificationError(f"output suppresses {suppressed} rows, more than the allowed {max_suppressed}")
     if rows_out != int(expected_rows):
         raise VerificationError(f"the written file has {rows_out} rows; the search released {expected_rows}")
+    if audit is not None:
+        _verify_audit(sq, audit, read, rows_out, out_cols=out_cols, expect=expect, joins=f"JOIN vlab vl ON s.{Q(time)} "
+                      f"IS NOT DISTINCT FROM vl.v{mjoin}", uid=uid)  # fmt: skip
     return {"k": int(k), "classes": int(classes), "min_class_size": None if min_sz is None else int(min_sz),
             "rows_out": rows_out, "suppressed_rows": suppressed, "time_labels": how, "verified_file": True,
-            "respondent_level": uid is not None}  # fmt: skip
+            "respondent_level": uid is not None,
+            **({"qi_generalization": "checked against the hierarchy files"} if qi_maps else {}),
+            **({"audit": "checked row by row against the written release and the input"} if audit is not None else {})}  # fmt: skip
+
+
+def _verify_audit(sq, audit: str, read: str, rows_out: int, *, out_cols, expect: dict, joins: str, uid) -> None:
+    """The audit against the written release (``read``) and the input, by SQL (see :func:`verify_written`)."""
+    from tempanon.lattice.source_duckdb import qident as Q
+    from tempanon.lattice.source_duckdb import qstr
+
+    a = (f"read_csv({qstr(audit)}, skip = 2, header = true, all_varchar = true, delim = ',', quote = '\"', "
+         "escape = '\"', nullstr = '')")  # fmt: skip
+    names = [f.name for f in sq._arrow(f"SELECT * FROM {a} LIMIT 0").schema]
+    if names != ["release_row", "input_line", "respondent"]:
+        raise VerificationError(f"the audit's columns are {names}, not release_row, input_line, respondent")
+    n, lo, hi, rows, lines = sq._rows(f"SELECT count(*), min(CAST(release_row AS BIGINT)), max(CAST(release_row AS BIGINT)), "
+                                      f"count(DISTINCT release_row), count(DISTINCT input_line) FROM {a}")[0]  # fmt: skip
+    if not (n == rows == lines == rows_out and (n == 0 or (lo, hi) == (1, rows_out))):
+        raise VerificationError(f"the audit lists {n} rows ({rows} distinct release rows, {lines} distinct input lines); "
+                                f"the release has {rows_out}")  # fmt: skip
+    txt = lambda e: f"coalesce(CAST({e} AS VARCHAR), '')"  # noqa: E731
+    exp = "hash(" + ", ".join(expect[c] for c in out_cols) + ")"
+    got = "hash(" + ", ".join(txt(f"f.{Q(c)}") for c in out_cols) + ")"
+    resp = txt(f"s.{Q(uid)}") if uid is not None else f"CAST(s.{RN} + 2 AS VARCHAR)"
+    bad = sq._rows(
+        f"SELECT x.release_row FROM {a} x "
+        f"JOIN (SELECT {RN} + 1 AS rr, * FROM (SELECT *, {sq.row_number} AS {RN} FROM {read}) y) f ON CAST(x.release_row AS BIGINT) = f.rr "
+        f"JOIN (SELECT *, {sq.row_number} AS {RN} FROM src) s ON CAST(x.input_line AS BIGINT) - 2 = s.{RN} {joins} "
+        f"WHERE {exp} <> {got} OR coalesce(x.respondent, '') <> {resp} LIMIT 1"
+    )  # fmt: skip
+    if bad:
+        raise VerificationError(f"audit row for release row {bad[0][0]}: its input line's generalized row or respondent "
+                                "is not that release row's")
+    matched = sq._rows(f"SELECT count(*) FROM {a} x JOIN (SELECT *, {sq.row_number} AS {RN} FROM src) s "
+                       f"ON CAST(x.input_line AS BIGINT) - 2 = s.{RN}")[0][0]  # fmt: skip
+    if matched != rows_out:
+        raise VerificationError("the audit names input lines that are not in the input")
 
 
 __all__ = ["anonymize_timestamped_file", "verify_written"]

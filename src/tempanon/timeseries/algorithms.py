@@ -57,7 +57,14 @@ def kapra(X: np.ndarray, k: int, P: int, max_level: int, paa_segments: int | Non
     k-groups, start every other k-group from the remaining P-subgroup with the lowest value loss,
     add the P-subgroups minimizing VL of the union, and assign the leftovers
     (:func:`~tempanon.timeseries.partition.group_formation`). ``recycle=False`` skips Algorithm 2
-    and suppresses every series of a bad leaf (Table 4's "NR" rows; the API never does)."""
+    and suppresses every series of a bad leaf (Table 4's "NR" rows; the API never does).
+
+    The P-subgroups are formed from SAX words of z-normalized series (Section 5.1), which ignore a
+    series' level; only the preprocessing of Algorithm 3 (splitting P-subgroups of ``>= 2P``) and
+    steps 2-5 look at values. With ``k = P`` (Section 7.3) step 1 makes every P-subgroup a k-group,
+    so the published envelope is that of series sharing one word, whatever their levels: on data
+    whose levels vary far more than each series does (cuts of one random walk) the envelopes are
+    wide (docs/benchmarks.md, "Why KAPRA's range errors on Walk are large")."""
     X = np.asarray(X, dtype=float)
     n = X.shape[0]
     step = (lambda d, i: progress(d, i, 4)) if progress else (lambda d, i: None)

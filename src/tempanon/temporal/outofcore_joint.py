@@ -1,0 +1,193 @@
+"""Out-of-core joint search of time and quasi-identifiers on DuckDB (issue 15; the joint search of
+:mod:`tempanon.temporal.joint`, Mascetti et al. TIME 2006 Section 6's future work, run as
+Incognito over the product of the granularity DAG and the hierarchies).
+
+:func:`run_joint` is the ``hierarchies`` branch of
+:func:`tempanon.temporal.outofcore.anonymize_timestamped_file`: the file is read in place by
+DuckDB, the driver holds per-distinct-value tables and dimensions only.
+
+* Dimensions are built from **distinct values**: the granularity DAG's dimension from the distinct
+  timestamps (already parsed per distinct value by the caller,
+  :class:`~tempanon.temporal.joint.GranularityHierarchy`), each hierarchy from its column's
+  distinct texts (a value missing from the hierarchy is named with its first file line), the
+  quasi-identifiers without a hierarchy as they are (:class:`~tempanon.temporal.joint.Unchanged`).
+* The frequency sets of the search, the selection's metrics (respondents per joint class, gen_m,
+  gen_s, suppressed tuples) and the time-only candidates (nodes ``(v, 0, ..., 0)``) come from
+  :class:`~tempanon.lattice.source_temporal.DuckDBJointFileSource` (``GROUP BY`` over the
+  bottom set kept in DuckDB, fetched only when it fits the driver).
+* The release is written by ``COPY`` to a temporary file beside the output (rows grouped by joint
+  class, ordered within a class by a salted hash), verified by
+  :func:`~tempanon.temporal.outofcore.verify_written` on the written file (time labels recomputed
+  by pandas' calendar code, generalized quasi-identifiers by the hierarchy files' text mappings,
+  respondents counted in SQL), then renamed into place.
+
+Results (node, metrics, candidates, minimal nodes, released rows) are those of the in-memory numpy
+joint search (tests/engine/test_engine_temporal.py).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import time as _time
+from pathlib import Path
+
+import numpy as np
+
+from tempanon.errors import InputError
+
+
+def run_joint(sq, *, out, time, qi, uid, k, hierarchies, dag, vcol, values, instants, missing, z0, tinfo, metric,
+              max_suppression, max_suppressed, time_limit, progress, announce, keep, drop, sensitive, left_out,
+              release_cols, allow_identifier, overrides, memory_limit, shuffle_seed, timezone,
+              max_driver_rows=None, audit=None):  # fmt: skip
+    import pyarrow as pa
+
+    from tempanon.errors import HierarchyError
+    from tempanon.hierarchy.core import Hierarchy
+    from tempanon.kanon.api import _screen, kanonymize
+    from tempanon.lattice.source_duckdb import _is_parquet
+    from tempanon.lattice.source_duckdb import qident as Q
+    from tempanon.lattice.source_temporal import DuckDBJointFileSource
+    from tempanon.temporal.api import TimestampedResult
+    from tempanon.temporal.joint import (INCOGNITO_CRITERIA, GranularityHierarchy, Unchanged, candidate_entries,
+                                         joint_summary, select_joint)  # fmt: skip
+    from tempanon.temporal.least import Check
+    from tempanon.temporal.outofcore import row_order, verify_written, write_release
+
+    if shuffle_seed is not None and (isinstance(shuffle_seed, bool) or not isinstance(shuffle_seed, (int, np.integer))
+                                     or shuffle_seed < 0):
+        raise InputError(f"the shuffle seed must be a non-negative integer (got {shuffle_seed!r})")
+    t0 = _time.perf_counter()
+    n = sq.n_rows
+    encoders: dict = {}
+    for q in qi:
+        h = hierarchies.get(q, Unchanged())
+        encoders[q] = Hierarchy.from_csv(h, name=q) if isinstance(h, (str, os.PathLike)) else h
+
+    # ---- dimensions from distinct values ----------------------------------------------------------
+    gh = GranularityHierarchy(dag, instants, missing, z0, name=time)
+    tdim, tbase = gh.dimension_and_codes()
+    dims = [tdim]
+    keys = [f"s.{Q(time)}"]
+    key_tables = [pa.table({"v": vcol, "c": pa.array(tbase, pa.int64())})]
+    for q in qi:
+        enc = encoders[q]
+        if isinstance(enc, Unchanged):  # the value as it is (a missing value is a value of its own)
+            col = sq._arrow(f"SELECT DISTINCT s.{Q(q)} AS v FROM src s").column("v").combine_chunks()
+            d, c = enc.encode(col.to_pandas().rename(q))
+            keys.append(f"s.{Q(q)}")
+            key_tables.append(pa.table({"v": col, "c": pa.array(np.asarray(c, dtype=np.int64))}))
+        else:  # hierarchies see the text, a missing value as "" (as Hierarchy.encode does in memory)
+            vals = sq.distinct_values(q).rename(q)
+            try:
+                d, c = enc.encode(vals)
+            except HierarchyError:
+                sq._raise_missing(q, enc, vals)  # the values with the file lines of their first rows
+                raise
+            keys.append(sq.text_expr(q))
+            key_tables.append(pa.table({"v": pa.array(vals.tolist(), pa.string()), "c": pa.array(np.asarray(c, dtype=np.int64))}))
+        d.name = q
+        dims.append(d)
+    attrs = [time, *qi]
+    encoders[time] = gh
+
+    if announce is not None:
+        announce(f"joint search: {len(dag.nodes)} time granularities x the hierarchies of {', '.join(hierarchies)} "
+                 "(Incognito, pruned by the generalization property) on DuckDB, the file read in place"
+                 f"{'; at most ' + format(time_limit, 'g') + ' s (--time-limit)' if time_limit else ''}")  # fmt: skip
+    src = DuckDBJointFileSource(sq, dims, keys, key_tables, uid=uid, max_driver_rows=max_driver_rows,
+                                memory_limit=memory_limit)  # fmt: skip
+    try:
+        engine_criterion = metric if metric in INCOGNITO_CRITERIA else "height"
+        budget = {"time_limit": time_limit} if time_limit is not None else {}
+        res = kanonymize(src, attrs, encoders, int(k), uid=uid, max_suppression=max_suppression, algorithm="incognito",
+                         criterion=engine_criterion, progress=progress, notice=announce, screen=False, **budget)  # fmt: skip
+        stopped = getattr(getattr(getattr(res, "search", None), "stats", None), "stopped", None)
+        search_seconds = _time.perf_counter() - t0
+        chosen, metrics, bounded = select_joint(res, dims, metric, int(k), max_suppressed,
+                                                lambda nd: src.node_metrics(nd, k))  # fmt: skip
+        m = src.node_metrics(chosen, k)
+        if m["suppressed"] > max_suppressed:  # cannot happen: minimal nodes are anonymous within the limit
+            raise InputError("internal: selected node exceeds the suppression limit")
+        zero = (0,) * len(qi)
+        checks = []
+        for v, g in enumerate(dag.nodes):  # time alone, the other quasi-identifiers unchanged (Procedure 2)
+            c = src.node_metrics((v, *zero), k)
+            checks.append(Check(g.name, c["suppressed"] <= max_suppressed, c["suppressed"], c["gen_m"], c["gen_s"],
+                                c["classes"], c["min_respondents"]))  # fmt: skip
+        small = src.small_classes(chosen, k)
+        plan = src.describe()
+    finally:
+        src.close()
+    # quasi-identifiers with a hierarchy that the search left at level 0 are released unchanged: screened now
+    overrides = list(overrides) + _screen(sq, [q for q, v in zip(qi, chosen[1:]) if v == 0 and q in hierarchies],
+                                          allow_identifier, uid)  # fmt: skip
+
+    # ---- the release, written by DuckDB -------------------------------------------------------------
+    for j, (d, v, kt) in enumerate(zip(dims, chosen, key_tables)):
+        base = kt.column("c").to_numpy().astype(np.int64)
+        g = d.codes[v][base]
+        lab = d.labels[v][g]
+        sq._register(f"jrdim{j}", pa.table({"v": kt.column("v"), "g": pa.array(g, pa.int64()),
+                                            "label": pa.array([None if x is None else str(x) for x in lab], pa.string())}))  # fmt: skip
+    if len(small):
+        sq._register("jsmall", pa.table({f"g{j}": pa.array(small[:, j], pa.int64()) for j in range(len(dims))}))
+    out_cols = [c for c in sq.columns if c in set(release_cols)]
+    pos = {a: j for j, a in enumerate(attrs)}
+    generalized = {time} | {q for q in qi if not isinstance(encoders[q], Unchanged)}
+    single_csv = len(out_cols) == 1 and not _is_parquet(Path(out))  # an empty line would be skipped by readers
+    exprs = {c: (f"r{pos[c]}.label" if c in generalized else f"s.{Q(c)}") for c in out_cols}
+    sel = [f"coalesce({e}, '') AS {Q(c)}" if single_csv and c in generalized else
+           (f"{e} AS {Q(c)}" if c in generalized else e) for c, e in exprs.items()]  # fmt: skip
+    joins = " ".join(f"JOIN jrdim{j} r{j} ON {e} IS NOT DISTINCT FROM r{j}.v" for j, e in enumerate(keys))
+    anti = ""
+    if len(small):
+        anti = " ANTI JOIN jsmall m ON " + " AND ".join(f"r{j}.g = m.g{j}" for j in range(len(dims)))
+    salt = secrets.randbelow(2**62) if shuffle_seed is None else int(shuffle_seed) % 2**62
+    cards = [max(int(d.cardinality(v)), 1) for d, v in zip(dims, chosen)]
+    if float(np.prod(np.asarray(cards, dtype=np.float64))) < 2**62:
+        ck = "r0.g"
+        for j in range(1, len(dims)):
+            ck = f"({ck}) * {cards[j]} + r{j}.g"
+        class_key = [f"CAST({ck} AS BIGINT)"]
+    else:
+        class_key = [f"r{j}.g" for j in range(len(dims))]
+    texts = [f"CAST({e} AS VARCHAR)" for e in exprs.values()]
+    order = [*class_key, f"hash({', '.join([*texts, str(salt)])})"]
+    qi_maps = {q: encoders[q].mapping(v) for q, v in zip(qi, chosen[1:]) if hasattr(encoders[q], "mapping")}
+
+    def verify(tmp, parquet, audit_tmp):
+        return verify_written(sq, tmp, parquet, time=time, qi=qi, uid=uid, k=int(k), out_cols=out_cols, values=values,
+                              vcol=vcol, instants=instants, missing=missing, granularity=dag.nodes[chosen[0]],
+                              timezone=timezone, n_input=n, max_suppressed=max_suppressed,
+                              expected_rows=n - m["suppressed"], qi_maps=qi_maps, audit=audit_tmp)  # fmt: skip
+
+    report = write_release(sq, select=sel, body=f"FROM src s {joins}{anti}", order=order, out=out, verify=verify,
+                           audit=audit, uid=uid, seed=salt)  # fmt: skip
+
+    # ---- summary, as the in-memory joint search's ------------------------------------------------------
+    from tempanon.data.roles import verification_statement
+
+    summary = joint_summary(res, attrs, dims, dag, chosen, m, metrics, bounded, k=int(k), uid=uid, time=time, qi=qi,
+                            metric=metric, max_suppression=max_suppression, max_sup=max_suppressed, n=n,
+                            respondents=src.n_uid, released=n - m["suppressed"],
+                            candidates=candidate_entries(dag, checks), tinfo=tinfo, search_seconds=search_seconds,
+                            report=report, stopped=stopped)  # fmt: skip
+    g = f"respondent-level {int(k)}-anonymity" + (f" ({uid!r})" if uid else "")
+    statement = verification_statement(g, [*qi, time], insensitive=keep, overrides=overrides, left_out=left_out,
+                                       dropped=drop)  # fmt: skip
+    summary["verification"] = {**report, **statement}
+    summary["keep"], summary["sensitive"], summary["left_out"] = list(keep), list(sensitive), list(left_out)
+    summary["timezone"] = tinfo.get("calendar_timezone") or (
+        "UTC (converted)" if "converted" in tinfo.get("timezone", "") else "none (naive wall clock as given)")
+    if tinfo.get("note"):
+        summary["messages"].append(tinfo["note"])
+    summary["row_order"] = row_order(shuffle_seed, audit)
+    summary["plan"] = {**plan, "input": f"{sq.input} read in place by DuckDB (out of core)",
+                       "release": "written by DuckDB (COPY) to a temporary file, verified by SQL on the written file, "
+                                  "renamed into place"}  # fmt: skip
+    return TimestampedResult(None, summary, dag, str(summary["granularity"]))  # type: ignore[arg-type]
+
+
+__all__ = ["run_joint"]
