@@ -376,13 +376,32 @@ def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, d
                            verify=verify, audit=audit, uid=uid, seed=salt)  # fmt: skip
 
     # ---- summary, as the in-memory path's ----------------------------------------------------------
-    from tempanon.data.roles import verification_statement
     from tempanon.temporal.api import TimestampedResult
 
     all_checks = [res.checks.get(v) for v in range(len(dag.nodes))]
     summary = _summary(_Rows(n), dag, res, all_checks, final, k=k, uid=uid, time=time, qi=qi, metric=metric,
                        max_suppression=max_suppression, max_suppressed=max_suppressed, tinfo=tinfo,
                        respondents=n_respondents, report=report)  # fmt: skip
+    finish_summary(summary, report, k=k, uid=uid, time=time, qi=qi, keep=keep, sensitive=sensitive,
+                   left_out=left_out, drop=drop, overrides=overrides, tinfo=tinfo, shuffle_seed=shuffle_seed,
+                   audit=audit)  # fmt: skip
+    if getattr(res, "budget_exhausted", False):
+        summary["budget"] = {"exhausted": True, "checked": len(res.checks), "not_reached": len(res.not_reached),
+                             "note": "the time limit stopped the search: the release is the best verified among the "
+                                     "granularities checked, not necessarily the least"}  # fmt: skip
+        summary["messages"].append(summary["budget"]["note"])
+    summary["plan"] = {**src.describe(), "input": f"{sq.input} read in place by DuckDB (out of core)",
+                       "release": "written by DuckDB (COPY) to a temporary file, verified by SQL on the written file, "
+                                  "renamed into place"}  # fmt: skip
+    return TimestampedResult(None, summary, dag, chosen.name)  # type: ignore[arg-type]
+
+
+def finish_summary(summary: dict, report: dict, *, k, uid, time, qi, keep, sensitive, left_out, drop, overrides,
+                   tinfo, shuffle_seed, audit) -> None:  # fmt: skip
+    """The entries every out-of-core summary (time alone or joint) adds to the search's: what was
+    verified and the roles, the calendar time zone, the row order."""
+    from tempanon.data.roles import verification_statement
+
     g = f"respondent-level {int(k)}-anonymity" + (f" ({uid!r})" if uid else "")
     statement = verification_statement(g, [*qi, time], insensitive=keep, overrides=overrides, left_out=left_out,
                                        dropped=drop)  # fmt: skip
@@ -393,15 +412,6 @@ def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, d
     if tinfo.get("note"):
         summary["messages"].append(tinfo["note"])
     summary["row_order"] = row_order(shuffle_seed, audit)
-    if getattr(res, "budget_exhausted", False):
-        summary["budget"] = {"exhausted": True, "checked": len(res.checks), "not_reached": len(res.not_reached),
-                             "note": "the time limit stopped the search: the release is the best verified among the "
-                                     "granularities checked, not necessarily the least"}  # fmt: skip
-        summary["messages"].append(summary["budget"]["note"])
-    summary["plan"] = {**src.describe(), "input": f"{sq.input} read in place by DuckDB (out of core)",
-                       "release": "written by DuckDB (COPY) to a temporary file, verified by SQL on the written file, "
-                                  "renamed into place"}  # fmt: skip
-    return TimestampedResult(None, summary, dag, chosen.name)  # type: ignore[arg-type]
 
 
 def row_order(shuffle_seed, audit) -> str:

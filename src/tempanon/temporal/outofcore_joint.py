@@ -53,7 +53,7 @@ def run_joint(sq, *, out, time, qi, uid, k, hierarchies, dag, vcol, values, inst
     from tempanon.temporal.joint import (INCOGNITO_CRITERIA, GranularityHierarchy, Unchanged, candidate_entries,
                                          joint_summary, select_joint)  # fmt: skip
     from tempanon.temporal.least import Check
-    from tempanon.temporal.outofcore import row_order, verify_written, write_release
+    from tempanon.temporal.outofcore import finish_summary, verify_written, write_release
 
     if shuffle_seed is not None and (isinstance(shuffle_seed, bool) or not isinstance(shuffle_seed, (int, np.integer))
                                      or shuffle_seed < 0):
@@ -167,23 +167,14 @@ def run_joint(sq, *, out, time, qi, uid, k, hierarchies, dag, vcol, values, inst
                            audit=audit, uid=uid, seed=salt)  # fmt: skip
 
     # ---- summary, as the in-memory joint search's ------------------------------------------------------
-    from tempanon.data.roles import verification_statement
-
     summary = joint_summary(res, attrs, dims, dag, chosen, m, metrics, bounded, k=int(k), uid=uid, time=time, qi=qi,
                             metric=metric, max_suppression=max_suppression, max_sup=max_suppressed, n=n,
                             respondents=src.n_uid, released=n - m["suppressed"],
                             candidates=candidate_entries(dag, checks), tinfo=tinfo, search_seconds=search_seconds,
                             report=report, stopped=stopped)  # fmt: skip
-    g = f"respondent-level {int(k)}-anonymity" + (f" ({uid!r})" if uid else "")
-    statement = verification_statement(g, [*qi, time], insensitive=keep, overrides=overrides, left_out=left_out,
-                                       dropped=drop)  # fmt: skip
-    summary["verification"] = {**report, **statement}
-    summary["keep"], summary["sensitive"], summary["left_out"] = list(keep), list(sensitive), list(left_out)
-    summary["timezone"] = tinfo.get("calendar_timezone") or (
-        "UTC (converted)" if "converted" in tinfo.get("timezone", "") else "none (naive wall clock as given)")
-    if tinfo.get("note"):
-        summary["messages"].append(tinfo["note"])
-    summary["row_order"] = row_order(shuffle_seed, audit)
+    finish_summary(summary, report, k=k, uid=uid, time=time, qi=qi, keep=keep, sensitive=sensitive,
+                   left_out=left_out, drop=drop, overrides=overrides, tinfo=tinfo, shuffle_seed=shuffle_seed,
+                   audit=audit)  # fmt: skip
     summary["plan"] = {**plan, "input": f"{sq.input} read in place by DuckDB (out of core)",
                        "release": "written by DuckDB (COPY) to a temporary file, verified by SQL on the written file, "
                                   "renamed into place"}  # fmt: skip
