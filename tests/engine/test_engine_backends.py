@@ -541,3 +541,40 @@ def test_engine_screens_kept_columns_for_per_row_uniqueness(backend, tmp_path):
     res, t = run(backend, df, ["g"], hier, 5, tmp_path, as_file=True, keep=["token"], allow_identifier=["token"])
     assert sorted(t["token"]) == sorted(df["token"])
     assert [o["column"] for o in res.verification["identifier_overrides"]] == ["token"]
+
+
+@pytest.mark.parametrize("var", ["TEMPANON_MAX_DRIVER_ROWS", "TEMPANON_MAX_FETCH_ROWS"])
+def test_row_limits_from_the_environment(monkeypatch, tmp_path, var):
+    """The driver's row limits: a number from the environment is used as given; anything else is
+    refused naming the variable and the value (exit 2 on the command line, no traceback)."""
+    from typer.testing import CliRunner
+
+    from tempanon.cli import app
+    from tempanon.errors import InputError
+    from tempanon.lattice.source import max_driver_rows
+    from tempanon.lattice.source_duckdb import max_fetch_rows
+
+    limit = max_driver_rows if var == "TEMPANON_MAX_DRIVER_ROWS" else max_fetch_rows
+    monkeypatch.setenv(var, "1234")
+    assert limit() == 1234
+    monkeypatch.delenv(var)
+    assert limit() > 1000  # from physical memory
+    for bad in ("4GB", "-1"):
+        monkeypatch.setenv(var, bad)
+        with pytest.raises(InputError, match=f"{var}={bad!r}"):
+            limit()
+    monkeypatch.setenv(var, "lots")
+    enc, hier = synthea_like()
+    src = tmp_path / "enc.parquet"
+    enc.to_parquet(src, index=False)
+    hdir = tmp_path / "h"
+    hdir.mkdir()
+    for q, h in hier.items():
+        h.to_csv(hdir / f"{q}.csv")
+    out = tmp_path / "o.parquet"
+    if var == "TEMPANON_MAX_FETCH_ROWS":  # the engine path, which asks for the fetch limit
+        monkeypatch.setenv("TEMPANON_MAX_DRIVER_ROWS", "0")
+    r = CliRunner().invoke(app, ["kanon", str(src), "--qi", "birth_year,gender,race,zip", "--hierarchies", str(hdir),
+                                 "--k", "4", "--uid", "patient", "--out", str(out), "--engine", "duckdb", "-q"])  # fmt: skip
+    assert r.exit_code == 2, r.output
+    assert var in r.output and "Traceback" not in r.output and not out.exists()

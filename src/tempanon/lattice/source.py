@@ -59,11 +59,23 @@ the level columns narrowed)."""
 def max_driver_rows(fraction: float = 0.5) -> int:
     """Rows of a bottom frequency set the driver can hold: ``fraction`` of physical memory over
     :data:`BYTES_PER_DRIVER_ROW` (``TEMPANON_MAX_DRIVER_ROWS`` overrides)."""
+    return rows_in_memory("TEMPANON_MAX_DRIVER_ROWS", fraction)
+
+
+def rows_in_memory(env_var: str, fraction: float) -> int:
+    """Rows at :data:`BYTES_PER_DRIVER_ROW` a row in ``fraction`` of physical memory (8 GiB where
+    the platform does not say), unless the environment variable ``env_var`` gives the number."""
     import os
 
-    env = os.environ.get("TEMPANON_MAX_DRIVER_ROWS")
+    env = os.environ.get(env_var, "").strip()
     if env:
-        return int(env)
+        try:
+            rows = int(env)
+        except ValueError:
+            raise InputError(f"environment variable {env_var}={env!r}: expected a whole number of rows") from None
+        if rows < 0:
+            raise InputError(f"environment variable {env_var}={env!r}: expected a whole number of rows >= 0")
+        return rows
     try:
         mem = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):

@@ -40,7 +40,7 @@ import pandas as pd
 from tempanon.errors import HierarchyError, InputError, VerificationError
 from tempanon.lattice.dimension import Dimension
 from tempanon.lattice.freqset import FrequencySet, Table, group_rows, table_frequency_set
-from tempanon.lattice.source import BYTES_PER_DRIVER_ROW, FrequencySource, Release
+from tempanon.lattice.source import BYTES_PER_DRIVER_ROW, FrequencySource, Release, rows_in_memory
 
 
 _CACHE_ROWS = 1 << 22
@@ -762,14 +762,7 @@ def max_fetch_rows() -> int:
     memory at :data:`~tempanon.lattice.source.BYTES_PER_DRIVER_ROW` a row (the driver holds a few
     such sets and their rollups at once; 4.7M rows on a 24 GB machine); ``TEMPANON_MAX_FETCH_ROWS``
     overrides. (Not derived from ``TEMPANON_MAX_DRIVER_ROWS``, which only decides the path.)"""
-    env = os.environ.get("TEMPANON_MAX_FETCH_ROWS")
-    if env:
-        return int(env)
-    try:
-        mem = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        mem = 8 * 2**30
-    return max(int(mem / 16 / BYTES_PER_DRIVER_ROW), 1)
+    return max(rows_in_memory("TEMPANON_MAX_FETCH_ROWS", 1 / 16), 1)
 
 
 class EngineFrequencySet(FrequencySet):
