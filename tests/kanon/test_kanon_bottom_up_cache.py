@@ -5,6 +5,8 @@ the search checks at one height, and the same again when every set waits on disk
 
 from __future__ import annotations
 
+import tempfile
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -155,7 +157,7 @@ def test_cache_holds_fewer_sets_than_two_heights_and_what_one_height_checks():
 
 def test_cache_over_its_memory_budget_waits_on_disk_and_is_removed(tmp_path, monkeypatch):
     dims, table = _near_unique_problem(n=300, seed=5)
-    monkeypatch.setattr(S.tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     small, pairs_small = _run(dims, table, 2, 0, 20_000)
     full, pairs_full = _run(dims, table, 2, 0, None)
     assert small.stats.cache_spilled > 0 and full.stats.cache_spilled == 0
@@ -166,7 +168,7 @@ def test_cache_over_its_memory_budget_waits_on_disk_and_is_removed(tmp_path, mon
 
 def test_budget_stop_removes_the_spilled_sets(tmp_path, monkeypatch):
     dims, table = _near_unique_problem(n=300, seed=5)
-    monkeypatch.setattr(S.tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     res = S.bottom_up(dims, table, 2, 0, use_rollup=True, cache_memory=0, budget=S.Budget(max_nodes=60))
     assert not res.complete and res.stats.cache_spilled > 0
     assert list(tmp_path.iterdir()) == []

@@ -47,7 +47,6 @@ import itertools
 import math
 import os
 import shutil
-import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -56,6 +55,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from tempanon.data.scratch import scratch_dir
 from tempanon.errors import InputError
 from tempanon.lattice.dimension import Dimension
 from tempanon.lattice.freqset import (
@@ -624,7 +624,7 @@ class _CubeStore:
             self.used += nbytes
             return
         if self.dir is None:
-            self.dir = tempfile.mkdtemp(prefix="tempanon-cube-")
+            self.dir = scratch_dir("cube")
         path = os.path.join(self.dir, "_".join(map(str, sub)) + ".npz")
         np.savez(path, **arrays)
         self.disk[sub] = (meta, path)
@@ -1086,7 +1086,7 @@ class _RollupCache:
             self.used += nbytes
         else:
             if self.dir is None:
-                self.dir = tempfile.mkdtemp(prefix="tempanon-rollup-")
+                self.dir = scratch_dir("rollup")
             path = os.path.join(self.dir, "_".join(map(str, node)) + ".npz")
             np.savez(path, **arrays)
             self.disk[node] = (meta, path, len(counts))

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tempanon.data.scratch import scratch_dir
 from tempanon.errors import HierarchyError, InputError, VerificationError
 from tempanon.lattice.dimension import Dimension
 from tempanon.lattice.freqset import FrequencySet, Table, group_rows, table_frequency_set
@@ -63,7 +64,7 @@ def open_duckdb(*, memory_limit: str | None = None, threads: int | None = None, 
     setting closes both and raises :class:`InputError`."""
     import duckdb
 
-    tmpdir = tempfile.mkdtemp(prefix="tempanon-duckdb-")
+    tmpdir = scratch_dir("duckdb")
     con = connection if connection is not None else duckdb.connect(":memory:")
     try:
         con.execute(f"SET temp_directory = {qstr(tmpdir)}")

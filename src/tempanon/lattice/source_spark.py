@@ -14,13 +14,13 @@ the target, verified, and renamed to the target path (a directory named like the
 from __future__ import annotations
 
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from tempanon.errors import InputError
+from tempanon.data.scratch import scratch_dir
 from tempanon.lattice.source_duckdb import SQLSource, _is_parquet, check_header
 
 
@@ -55,7 +55,7 @@ class SparkSource(SQLSource):
     def __init__(self, df: Any, *, input_name: str = "Spark DataFrame"):
         super().__init__()
         self.spark = df.sparkSession
-        self._tmpdir = tempfile.mkdtemp(prefix="tempanon-spark-")
+        self._tmpdir = scratch_dir("spark")
         self.input = input_name
         df.createOrReplaceTempView("tempanon_input")
         self._init_view("tempanon_input")
