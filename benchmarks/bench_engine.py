@@ -9,7 +9,9 @@ plus two non-QI columns, into a temporary directory under /tmp (deleted afterwar
 each engine, in a fresh subprocess (so peak RSS is that run's): k = 5, basic Incognito (all
 anonymous nodes), selection by loss, the release written to Parquet and verified. Reported: wall
 seconds, CPU seconds of the process (all threads; ``time.process_time``) and peak RSS
-(``ru_maxrss``), end to end from the input path to the verified output file.
+(``ru_maxrss``), end to end from the input path to the verified output file. For ``spark`` (local
+session started by the run) the JVM's CPU seconds are added and its peak RSS is added to the
+driver's (an upper bound of the joint peak), read from ``/proc`` before the session stops.
 
 ``adult`` runs :func:`tempanon.kanon.kanonymize` in memory on the bundled Adult sample (9 QIs,
 k = 5) at 0% and 2% suppression, end to end (encode, search, selection, release, verification),
@@ -76,6 +78,31 @@ def generate_landsend(n_rows: int, directory: Path, seed: int = 0, chunk: int = 
     return path, hdir
 
 
+def descendants_cpu_and_peak() -> tuple[float, float]:
+    """CPU seconds (user + system, with their reaped children) and the sum of the peak RSS (MB,
+    ``VmHWM``) of every live descendant process of this one (Linux ``/proc``): the Spark JVM. The
+    summed peaks are an upper bound of the joint peak."""
+    tick = os.sysconf("SC_CLK_TCK")
+    todo, cpu, peak = [os.getpid()], 0.0, 0.0
+    while todo:
+        pid = todo.pop()
+        for task in Path(f"/proc/{pid}/task").glob("*"):
+            try:
+                todo += [int(c) for c in (task / "children").read_text().split()]
+            except OSError:
+                pass
+        if pid == os.getpid():
+            continue
+        try:
+            f = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            cpu += sum(int(x) for x in f[11:15]) / tick  # utime, stime, cutime, cstime
+            hwm = [ln for ln in Path(f"/proc/{pid}/status").read_text().splitlines() if ln.startswith("VmHWM:")]
+            peak += int(hwm[0].split()[1]) / 1024 if hwm else 0.0
+        except OSError:
+            pass
+    return cpu, peak
+
+
 def run_one(engine: str, table: str, hdir: str, out: str, memory_limit: str | None, k: int) -> dict:
     """One end-to-end run in this process: path in, verified Parquet out."""
     from bench_incognito import LANDSEND
@@ -88,12 +115,15 @@ def run_one(engine: str, table: str, hdir: str, out: str, memory_limit: str | No
     t0, c0 = time.perf_counter(), time.process_time()
     hier = load_hierarchies(hdir, qi)
     src = open_source(table, engine, memory_limit=memory_limit)
+    jvm_cpu = jvm_peak = 0.0
     try:
         res = kanonymize(src, qi, hier, k, algorithm="incognito", out=out)
+        if engine == "spark":  # the JVM is a child process: its CPU and peak RSS, read before it stops
+            jvm_cpu, jvm_peak = descendants_cpu_and_peak()
     finally:
         src.close()
-    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0 + jvm_cpu
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 + jvm_peak
     return {
         "engine": engine, "rows": res.rows_in, "distinct_rows": (getattr(res, "plan", None) or {}).get("distinct_rows"),
         "wall_s": wall, "cpu_s": cpu, "peak_rss_mb": peak, "search_s": res.search.stats.seconds,
@@ -132,7 +162,7 @@ def bench_landsend(rows: int, engines: list[str], memory_limit: str | None, k: i
                 flush=True,
             )
             print("<!-- " + json.dumps(r) + " -->", flush=True)
-            out.unlink(missing_ok=True)
+            shutil.rmtree(out, ignore_errors=True) if out.is_dir() else out.unlink(missing_ok=True)  # spark: a directory
     finally:
         if not keep:
             shutil.rmtree(tmp, ignore_errors=True)
