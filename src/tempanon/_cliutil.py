@@ -44,7 +44,21 @@ def run_api(fn: Callable[[], T]) -> T:
         fail(_escape(str(exc)), exc.exit_code)
     except KeyboardInterrupt:
         fail("interrupted; nothing was written", 130)
+    except MemoryError:
+        fail("out of memory; nothing was written (for data larger than memory: --engine duckdb --memory-limit 4GB)",
+             ENGINE_FAILED)  # fmt: skip
+    except Exception as exc:
+        if not type(exc).__module__.startswith(("py4j", "pyspark")):
+            raise
+        first = next((ln.strip() for ln in str(exc).splitlines() if ln.strip()), type(exc).__name__)
+        hint = (" (the Spark driver's memory: e.g. PYSPARK_SUBMIT_ARGS='--driver-memory 4g pyspark-shell' for a local "
+                "session, or --engine duckdb)") if "OutOfMemory" in str(exc) or "Java heap" in str(exc) else ""  # fmt: skip
+        fail(_escape(f"the Spark engine failed: {first[:300]}{hint}; nothing was written"), ENGINE_FAILED)
     raise AssertionError("unreachable")
+
+
+#: exit code of a run the engine could not finish (out of memory, a Spark job failed)
+ENGINE_FAILED = 4
 
 
 def _escape(text: str) -> str:

@@ -1,7 +1,8 @@
 """The ``tempanon`` command line: one Typer app, each command a thin layer over the Python API.
 
 Exit status: 0 success, 1 no anonymization satisfies the request, 2 bad usage or bad input,
-3 the independent verifier rejected the output (nothing written).
+3 the independent verifier rejected the output (nothing written), 4 the engine could not finish
+(out of memory, a failed Spark job; nothing written).
 """
 
 from __future__ import annotations

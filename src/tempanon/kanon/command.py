@@ -235,7 +235,8 @@ def kanon(
 ) -> None:
     """k-anonymize a table by full-domain generalization (Incognito, SIGMOD 2005).
 
-    Exit status: 0 written, 1 no generalization satisfies k, 2 bad input.
+    Exit status: 0 written, 1 no generalization satisfies k, 2 bad input, 3 verification failed,
+    4 the engine could not finish (out of memory, a failed Spark job).
     """
     summ = run_api(
         lambda: _run(input, qi, hierarchies, k, max_suppression, algorithm, criterion, weights, uid, drop, out, summary, quiet, delimiter, report, verbose, sensitive, l,
