@@ -77,3 +77,15 @@ def test_selection_by_loss_with_l_diversity_suppression_equals_scoring_every_nod
     anonymous = list(Lattice(dims).nodes())  # selection does not need the pool to be anonymous
     node, value, _ = _score_all(anonymous, dims, table, k, ldiv)
     assert select_node(anonymous, [], dims, table, k, "loss", suppression=True, ldiv=ldiv) == (node, value)
+
+
+def test_equal_losses_in_other_rounding_tie_by_height():
+    """Two losses equal but for the order of summation (0.1 + 0.2 against 0.3, as an engine's
+    GROUP BY in another row order gives): the lower node wins, as for an exact tie; a real
+    difference still decides."""
+    from tempanon.kanon.select import _least
+
+    assert 0.1 + 0.2 != 0.3
+    assert _least([(0.1 + 0.2, 5, (2, 0, 1, 2)), (0.3, 6, (2, 0, 1, 3))], 1e-9)[2] == (2, 0, 1, 2)
+    assert _least([(0.3, 6, (2, 0, 1, 3)), (0.1 + 0.2, 5, (2, 0, 1, 2))], 1e-9)[2] == (2, 0, 1, 2)
+    assert _least([(0.31, 5, (2, 0, 1, 2)), (0.3, 6, (2, 0, 1, 3))], 1e-9)[2] == (2, 0, 1, 3)

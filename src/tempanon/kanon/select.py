@@ -120,8 +120,17 @@ def select_node(
             scores = [generalization_loss(fss[n], dims, k, table.n_rows, ldiv) for n in pool]
         else:
             scores = [float(criterion(n, fss[n])) for n in pool]  # type: ignore[operator]
-    best = min(range(len(pool)), key=lambda i: (scores[i], lat.height(pool[i]), pool[i]))
-    return pool[best], scores[best]
+    tol = _LOSS_TOL if name == "loss" else 0.0
+    best = _least(list(zip(scores, (lat.height(n) for n in pool), map(tuple, pool))), tol)
+    return best[2], best[0]
+
+
+def _least(keys: list[tuple], tol: float) -> tuple:
+    """The least ``(score, height, node)``, scores within ``tol`` of the least score counting as
+    equal (then lower height, then smaller levels): a loss summed in another row order (an engine's
+    GROUP BY returns rows in no fixed order) differs in its last bits, which must not decide."""
+    low = min(k[0] for k in keys)
+    return min((k for k in keys if k[0] <= low + tol), key=lambda k: (k[1], k[2]))
 
 
 _LOSS_TOL = 1e-9  # far above the rounding of either sum (losses are in [0, 1])
@@ -185,16 +194,17 @@ def _best_by_loss(pool, bounds, dims, table, k, lat, ldiv) -> tuple[Node, float]
     node (tests/kanon/test_kanon_select_bound.py checks this against scoring all nodes).
     The frequency set of a visited node is computed from T (few nodes are visited)."""
     attrs = tuple(range(len(dims)))
-    best: tuple | None = None
+    low: float | None = None
+    seen = []
     for i in np.argsort(bounds, kind="stable").tolist():
-        if best is not None and bounds[i] > best[0] + _LOSS_TOL:
-            break
+        if low is not None and bounds[i] > low + _LOSS_TOL:
+            break  # every node within the tolerance of the least loss has its bound below this one
         node = pool[i]
         score = generalization_loss(table_frequency_set(table, dims, attrs, node), dims, k, table.n_rows, ldiv)
-        key = (score, lat.height(node), tuple(node))
-        if best is None or key < best:
-            best = key
-    return tuple(best[2]), best[0]
+        seen.append((score, lat.height(node), tuple(node)))
+        low = score if low is None else min(low, score)
+    best = _least(seen, _LOSS_TOL)
+    return best[2], best[0]
 
 
 def _frequency_sets(nodes: Sequence[Node], dims: Sequence[Dimension], table: Table) -> dict[Node, FrequencySet]:
