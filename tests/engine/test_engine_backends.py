@@ -28,6 +28,19 @@ def _text(df: pd.DataFrame) -> pd.DataFrame:
     return out[cols].sort_values(cols).reset_index(drop=True)
 
 
+
+def synthea_files(tmp_path: Path, suffix: str) -> tuple[Path, Path]:
+    """The Synthea-like table written as ``enc<suffix>`` (CSV or Parquet) and its hierarchies as
+    one CSV file per quasi-identifier in ``h/``."""
+    enc, hier = synthea_like()
+    src = tmp_path / f"enc{suffix}"
+    enc.to_parquet(src, index=False) if suffix == ".parquet" else enc.to_csv(src, index=False)
+    hdir = tmp_path / "h"
+    hdir.mkdir()
+    for q, h in hier.items():
+        h.to_csv(hdir / f"{q}.csv")
+    return src, hdir
+
 def run(backend: str, df: pd.DataFrame, qi, hier, k, tmp_path: Path, *, as_file: bool = False, **kw):
     """kanonymize on ``backend``; returns (result, released table)."""
     if backend == "numpy":
@@ -267,13 +280,7 @@ def test_cli_engine_duckdb_parquet_in_and_out(tmp_path):
 
     from tempanon.cli import app
 
-    enc, hier = synthea_like()
-    src = tmp_path / "enc.parquet"
-    enc.to_parquet(src, index=False)
-    hdir = tmp_path / "h"
-    hdir.mkdir()
-    for q, h in hier.items():
-        h.to_csv(hdir / f"{q}.csv")
+    src, hdir = synthea_files(tmp_path, ".parquet")
     runner = CliRunner()
     outs = {}
     for eng in ("numpy", "duckdb"):
@@ -347,13 +354,8 @@ def test_cli_engine_spark_with_master(spark_session, tmp_path):
 
     from tempanon.cli import app
 
-    enc, hier = synthea_like()
-    src = tmp_path / "enc.csv"
-    enc.to_csv(src, index=False)
-    hdir = tmp_path / "h"
-    hdir.mkdir()
-    for q, h in hier.items():
-        h.to_csv(hdir / f"{q}.csv")
+    src, hdir = synthea_files(tmp_path, ".csv")
+    hier = synthea_like()[1]
     out = tmp_path / "spark.parquet"
     r = CliRunner().invoke(app, ["kanon", str(src), "--qi", "birth_year,gender,race,zip", "--hierarchies", str(hdir), "--k", "4",
                                  "--uid", "patient", "--out", str(out), "--engine", "spark", "--spark-master", "local[2]", "-q"])  # fmt: skip
@@ -564,13 +566,7 @@ def test_row_limits_from_the_environment(monkeypatch, tmp_path, var):
         with pytest.raises(InputError, match=f"{var}={bad!r}"):
             limit()
     monkeypatch.setenv(var, "lots")
-    enc, hier = synthea_like()
-    src = tmp_path / "enc.parquet"
-    enc.to_parquet(src, index=False)
-    hdir = tmp_path / "h"
-    hdir.mkdir()
-    for q, h in hier.items():
-        h.to_csv(hdir / f"{q}.csv")
+    src, hdir = synthea_files(tmp_path, ".parquet")
     out = tmp_path / "o.parquet"
     if var == "TEMPANON_MAX_FETCH_ROWS":  # the engine path, which asks for the fetch limit
         monkeypatch.setenv("TEMPANON_MAX_DRIVER_ROWS", "0")
