@@ -202,7 +202,7 @@ def pair_ok(n, N, M, cM, o, v, i, b, j, d, P, mv, l):
 
 
 @jit
-def lift(n, N, M, cM, H, o, v, order, ogain, nc, p, K, P, mv, l, mode, taken, prev, dst, keep, pr, hh, oldest, mu, lo, hi, na, vidx, vstart, info, scr):
+def lift(n, N, M, cM, H, o, v, order, ogain, nc, p, K, P, mv, l, mode, taken, prev, dst, keep, pr, hh, oldest, mu, lo, hi, na, vidx, vstart, info, scr, rng):
     """Fill snapshot ``p`` up to ``|D'[p]| >= l K`` with at most ``K`` records per value, candidates in
     ``order`` (gains ``ogain``): every positive gain, then the least negative ones while too small.
     ``mode`` 0 (strict): a record is taken only if its source stays l-eligible; otherwise sources may
@@ -280,10 +280,10 @@ def lift(n, N, M, cM, H, o, v, order, ogain, nc, p, K, P, mv, l, mode, taken, pr
                     continue
                 if l * M[c] <= N[c]:
                     continue
-                # the source's records, by value then input order (the order of vidx)
+                # the source's records in input order (only the records whose reach holds c: a range,
+                # ``rng``)
                 ns = 0
-                for a2 in range(na):
-                    j2 = vidx[a2]
+                for j2 in range(rng[0, c], rng[1, c]):
                     if o[j2] == c:
                         scr[ns] = j2
                         ns += 1
@@ -329,7 +329,7 @@ def lift(n, N, M, cM, H, o, v, order, ogain, nc, p, K, P, mv, l, mode, taken, pr
             c = prev[k]
             if c >= P or l * M[c] <= N[c]:
                 continue
-            for j2 in range(na):
+            for j2 in range(rng[0, c], rng[1, c]):
                 if o[j2] != c or nt >= na:
                     continue
                 u = v[j2]
@@ -381,13 +381,13 @@ def lift(n, N, M, cM, H, o, v, order, ogain, nc, p, K, P, mv, l, mode, taken, pr
 
 
 @jit
-def empty(n, N, M, cM, H, o, v, q, P, mv, l, taken, prev, dst, keep, pr, hh, oldest, mu, lo, hi, na):
+def empty(n, N, M, cM, H, o, v, q, P, mv, l, taken, prev, dst, keep, pr, hh, oldest, mu, lo, hi, na, rng):
     """Empty snapshot ``q``: each of its records (input order) to its best other option, a pending
     snapshot that stays l-eligible or suppression (an empty snapshot is l-eligible: Definition 1).
     Applied when ``keep`` and it gains; returns the gain (rolled back otherwise)."""
     total = 0.0
     nt = 0
-    for i in range(na):
+    for i in range(rng[0, q], rng[1, q]):
         if o[i] != q:
             continue
         u = v[i]
@@ -453,12 +453,12 @@ def fill_bound(n, N, p, K, l, v, order, ogain, nc, tk, tv):
 
 
 @jit
-def fill_candidates(p, na, P, o, v, lo, hi, n, pr, hh, oldest, mu, gain, key, cand, order, ogain):
+def fill_candidates(p, na, P, o, v, lo, hi, n, pr, hh, oldest, mu, gain, key, cand, order, ogain, rng):
     """The records that can reach snapshot ``p`` and are elsewhere, in ``order`` (gains ``ogain``): by
     decreasing gain, among equal gains first those whose value is the most frequent in their source."""
     nc = 0
-    for j in range(na):
-        if o[j] != p and lo[j] <= p and p <= hi[j]:
+    for j in range(rng[0, p], rng[1, p]):
+        if o[j] != p:
             g = cost_of(j, o[j], P, pr, hh, oldest, mu) - cost_of(j, p, P, pr, hh, oldest, mu)
             c = o[j]
             gain[nc] = g
@@ -500,6 +500,18 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
         fillp[v[i]] += 1
     info = np.zeros(1, dtype=np.int64)
     tk = np.zeros(mv, dtype=np.int64)
+    # rng[:, c]: the records whose reach holds snapshot c, ``lo <= c <= hi``: a range, because the
+    # records come sorted by home (``steps``), so lo and hi do not decrease
+    rng = np.zeros((2, P), dtype=np.int64)
+    a = 0
+    b = 0
+    for c in range(P):
+        while a < na and hi[a] < c:
+            a += 1
+        while b < na and lo[b] <= c:
+            b += 1
+        rng[0, c] = a
+        rng[1, c] = b
     tv = np.empty(mv, dtype=np.int64)
     rounds = 0
     while il > lb + _EPS and rounds < max_rounds:
@@ -569,13 +581,13 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
         for q in range(P if flags & 2 else 0):
             if N[q] == 0:
                 continue
-            total = empty(n, N, M, cM, H, o, v, q, P, mv, l, taken, prev, dst, False, pr, hh, oldest, mu, lo, hi, na)
+            total = empty(n, N, M, cM, H, o, v, q, P, mv, l, taken, prev, dst, False, pr, hh, oldest, mu, lo, hi, na, rng)
             if total > bt:
                 bt = total
                 bq = q
         if bq >= 0:
             stats[34] += 1
-            il -= empty(n, N, M, cM, H, o, v, bq, P, mv, l, taken, prev, dst, True, pr, hh, oldest, mu, lo, hi, na)
+            il -= empty(n, N, M, cM, H, o, v, bq, P, mv, l, taken, prev, dst, True, pr, hh, oldest, mu, lo, hi, na, rng)
             continue
         stats[2] += 1
         # 2. lifts: raise the largest count of snapshot p to K and fill it with the best records; the
@@ -588,7 +600,7 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
         for p in range(P):
             # candidates: records that can reach p and are elsewhere, by decreasing gain; among equal
             # gains, first those whose value is the most frequent in their source (it stays l-eligible)
-            nc = fill_candidates(p, na, P, o, v, lo, hi, n, pr, hh, oldest, mu, gain, key, cand, order, ogain)
+            nc = fill_candidates(p, na, P, o, v, lo, hi, n, pr, hh, oldest, mu, gain, key, cand, order, ogain, rng)
             if nc == 0:
                 continue
             # pruning (heuristic, drains and sheds ignored): skip p when its candidates' positive gains
@@ -607,7 +619,7 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
                     stats[35] += 1
                     continue
                 for mode in (0, 2 if flags & 4 else 1):
-                    total = lift(n, N, M, cM, H, o, v, order, ogain, nc, p, K, P, mv, l, mode, taken, prev, dst, False, pr, hh, oldest, mu, lo, hi, na, vidx, vstart, info, cand)
+                    total = lift(n, N, M, cM, H, o, v, order, ogain, nc, p, K, P, mv, l, mode, taken, prev, dst, False, pr, hh, oldest, mu, lo, hi, na, vidx, vstart, info, cand, rng)
                     stats[3] += 1
                     if total > bt:
                         bt = total
@@ -621,8 +633,8 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
             stats[10 + min(P - 1 - bp, 9)] += 1
             stats[20 + min(bK - M[bp], 9)] += 1
             stats[30 + bs] += 1
-            nc = fill_candidates(bp, na, P, o, v, lo, hi, n, pr, hh, oldest, mu, gain, key, cand, order, ogain)
-            il -= lift(n, N, M, cM, H, o, v, order, ogain, nc, bp, bK, P, mv, l, bs, taken, prev, dst, True, pr, hh, oldest, mu, lo, hi, na, vidx, vstart, info, cand)
+            nc = fill_candidates(bp, na, P, o, v, lo, hi, n, pr, hh, oldest, mu, gain, key, cand, order, ogain, rng)
+            il -= lift(n, N, M, cM, H, o, v, order, ogain, nc, bp, bK, P, mv, l, bs, taken, prev, dst, True, pr, hh, oldest, mu, lo, hi, na, vidx, vstart, info, cand, rng)
             continue
         # 3. repaired pairs (only when no single move and no lift improves): a gaining move that breaks a snapshot, and a repair entering or leaving it
         best = -_EPS
@@ -696,6 +708,21 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
     return il
 
 @jit
+def tie_costs(mu, w, na, tie):
+    """The reposition costs the search sees (``TIE``, integer costs only): ``mu(d) + tie * eps *
+    (mu(d) / mu(w))^2`` with ``eps = 1 / (2 (na + 1))``, so that the perturbations of ``na`` records
+    together stay below 1/2, less than the smallest IL difference between two placements (1 with
+    integer costs): a secondary objective that prefers evenly spread delays among placements of equal
+    IL and never ranks a placement of higher IL first (``0 <= tie <= 1``)."""
+    mud = mu.copy()
+    if tie != 0.0 and mu[w] > 0.0:
+        eps = 0.5 / (na + 1)
+        for d in range(w + 1):
+            mud[d] = mu[d] + tie * eps * (mu[d] / mu[w]) ** 2
+    return mud
+
+
+@jit
 def surplus_cap(seen, l):
     """model.eligible_cap of ``seen``."""
     m = len(seen)
@@ -721,7 +748,7 @@ def surplus_cap(seen, l):
 
 @jit
 def steps(codes, place, starts, base, t_from, t_to, l, w, mu, beta, defer, round_prices, seen, pub_max,
-          final_oldest, out_method, out_cert, out_active, out_lb_gap, max_rounds, pair_budget, lift_levels, stats, flags):
+          final_oldest, out_method, out_cert, out_active, out_lb_gap, max_rounds, pair_budget, lift_levels, stats, flags, tie):
     """Steps ``t_from .. t_to - 1`` on the records of snapshots ``base .. t_to - 1`` (snapshot ``k``
     is ``codes[starts[k - base]:starts[k - base + 1]]``, ``place`` absolute snapshot or -1).
     ``seen``: records per value of ``D[0..t_from - 1]`` (updated); ``pub_max``: per value the latest
@@ -823,13 +850,21 @@ def steps(codes, place, starts, base, t_from, t_to, l, w, mu, beta, defer, round
                     refresh(n, M, cM, p, mv)
                     for u in range(mv):
                         H[p, n[p, u]] += 1
+                mud = tie_costs(mu, w, na, tie if round_prices else 0.0)
                 lb = 0.0
                 for i in range(na):
                     c0 = pr[i]
-                    c1 = mu[oldest + lo[i] - hh[i]]
+                    c1 = mud[oldest + lo[i] - hh[i]]
                     lb += c1 if c1 < c0 else c0
-                il = local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, lo, hi, lb, max_rounds, pair_budget, lift_levels, stats, flags)
+                il = local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mud, n, N, M, cM, H, lo, hi, lb, max_rounds, pair_budget, lift_levels, stats, flags)
                 stats[7] += 1
+                # the certificate and the gap with the true costs (the search saw ``mud``)
+                il = 0.0
+                lb = 0.0
+                for i in range(na):
+                    il += cost_of(i, o[i], P, pr, hh, oldest, mu)
+                    c1 = mu[oldest + lo[i] - hh[i]]
+                    lb += c1 if c1 < pr[i] else pr[i]
                 if il <= lb + _EPS:
                     stats[8] += 1
                 out_method[k] = METHOD_FAST

@@ -83,6 +83,14 @@ LIFT_LEVELS = 6
 SWAPS, EMPTY, SHED, LIFT_BOUND = 1, 2, 4, 8
 ALL_MOVES = SWAPS | EMPTY | SHED | LIFT_BOUND
 MOVES = EMPTY | SHED | LIFT_BOUND
+TIE = 1.0
+"""Ties between placements of equal IL (integer costs only; 0 switches it off): the search prices a
+delay ``d`` at ``mu(d) + TIE * eps * (mu(d) / mu(w))^2`` (:func:`_fastkernel.tie_costs`; all records'
+perturbations together below 1/2, so a placement of lower IL always ranks first): among equal-IL
+placements it prefers evenly spread delays. Measured on daily use-of-force (docs/benchmarks.md, 2026-11-25
+night): linear ``mu`` has many ties (a record delayed 2 = two records delayed 1) and which one the search
+keeps changes the stream's IL by several percent (``l = 2``, ``w = 2``: 3,537 -> 3,398; the exact step
+3,397)."""
 """The local search's optional parts (bits; switched off only to measure what each one does, and in
 the tests that show a case each is needed for): ``SWAPS`` two records of one value exchange places
 (**off by default**: its scan is quadratic in the records of a value, and on the stops stream, daily,
@@ -140,5 +148,6 @@ def run_steps(k, codes, place, starts, base, t_from, t_to, l, mu, beta, defer, s
     w = len(mu) - 1
     round_prices = bool(np.all(mu == np.round(mu)) and np.all(beta == np.round(beta)))
     k.steps(codes, place, starts, base, t_from, t_to, l, w, mu, beta, float(defer), round_prices, seen, pub_max,
-            final_oldest, out_method, out_cert, out_active, out_gap, MAX_ROUNDS, PAIR_BUDGET, LIFT_LEVELS, STATS, MOVES)
+            final_oldest, out_method, out_cert, out_active, out_gap, MAX_ROUNDS, PAIR_BUDGET, LIFT_LEVELS, STATS, MOVES,
+            TIE)
     return out_method, out_cert, out_active, out_gap
