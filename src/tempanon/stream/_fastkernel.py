@@ -473,6 +473,165 @@ def fill_candidates(p, na, P, o, v, lo, hi, n, pr, hh, oldest, mu, gain, key, ca
     return nc
 
 
+_BIG = 1e7  # penalty of a violated cap or size bound in the flow network (far above any IL change)
+
+
+@jit
+def cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, ea, eb, ec, er, ed, dist, par, onpath, cyc, max_cancel):
+    """Min-cost flow for fixed caps ``k[p]`` by cancelling negative cycles (Klein), from the current
+    placements. The network of the exact step's cap form (docs/stream.md): record ``i`` to a slot
+    ``(p, v_i)`` at ``mu`` or to suppression at ``pr_i``; slot ``(p, u)`` to snapshot ``p`` with
+    capacity ``k[p]``; snapshot ``p`` to the sink with at least ``l k[p]``. Violations are allowed at a
+    penalty ``_BIG`` per unit (a record beyond a cap; a record missing below the size bound), so every
+    placement is a flow and a flow without a negative cycle is optimal for the penalized problem: with
+    no penalty left it is the optimum for caps ``k`` (every snapshot l-eligible). Records are arcs
+    between slots (``(a, u) -> (b, u)``, cost ``c_i(b) - c_i(a)``); a simple cycle moves each record
+    at most once (Section V's LP- and LL-Repositions and every chain of them are such cycles). Returns
+    the number of cycles cancelled."""
+    X = P * mv
+    Yb = X
+    S = X + P
+    T = S + 1
+    V = T + 1
+    cancelled = 0
+    while cancelled < max_cancel:
+        # residual arcs of the current placements
+        E = 0
+        nsup = 0
+        for i in range(na):
+            a = o[i]
+            u = v[i]
+            A = S if a == P else a * mv + u
+            ca = pr[i] if a == P else mu[oldest + a - hh[i]]
+            if a == P:
+                nsup += 1
+            else:
+                ea[E] = A
+                eb[E] = S
+                ec[E] = pr[i] - ca
+                er[E] = i
+                ed[E] = P
+                E += 1
+            for b in range(lo[i], hi[i] + 1):
+                if b == a:
+                    continue
+                ea[E] = A
+                eb[E] = b * mv + u
+                ec[E] = mu[oldest + b - hh[i]] - ca
+                er[E] = i
+                ed[E] = b
+                E += 1
+        for p in range(P):
+            for u in range(mv):
+                x = n[p, u]
+                ea[E] = p * mv + u
+                eb[E] = Yb + p
+                ec[E] = 0.0 if x < k[p] else _BIG
+                er[E] = -1
+                E += 1
+                if x > 0:
+                    ea[E] = Yb + p
+                    eb[E] = p * mv + u
+                    ec[E] = -_BIG if x > k[p] else 0.0
+                    er[E] = -1
+                    E += 1
+            ea[E] = Yb + p
+            eb[E] = T
+            ec[E] = -_BIG if N[p] < l * k[p] else 0.0
+            er[E] = -1
+            E += 1
+            if N[p] > 0:
+                ea[E] = T
+                eb[E] = Yb + p
+                ec[E] = 0.0 if N[p] > l * k[p] else _BIG
+                er[E] = -1
+                E += 1
+        ea[E] = S
+        eb[E] = T
+        ec[E] = 0.0
+        er[E] = -1
+        E += 1
+        if nsup > 0:
+            ea[E] = T
+            eb[E] = S
+            ec[E] = 0.0
+            er[E] = -1
+            E += 1
+        # Bellman-Ford from a virtual source (every distance 0), parent graph checked for a cycle
+        for x in range(V):
+            dist[x] = 0.0
+            par[x] = -1
+        found = -1
+        for it in range(V):
+            changed = False
+            last = -1
+            for e in range(E):
+                d = dist[ea[e]] + ec[e]
+                if d < dist[eb[e]] - _EPS:
+                    dist[eb[e]] = d
+                    par[eb[e]] = e
+                    changed = True
+                    last = eb[e]
+            if not changed:
+                break
+            # a cycle in the parent graph through the last relaxed node's ancestors?
+            for x in range(V):
+                onpath[x] = 0
+            x = last
+            steps = 0
+            while x >= 0 and onpath[x] == 0 and steps <= V:
+                onpath[x] = 1
+                e = par[x]
+                x = ea[e] if e >= 0 else -1
+                steps += 1
+            if x >= 0 and onpath[x] == 1:
+                found = x
+                break
+        if found < 0:
+            break
+        # the cycle's arcs (parent pointers from found back to found); its cost must be negative
+        nc = 0
+        x = found
+        tot = 0.0
+        while True:
+            e = par[x]
+            cyc[nc] = e
+            nc += 1
+            tot += ec[e]
+            x = ea[e]
+            if x == found or nc > V:
+                break
+        if tot >= -_EPS or nc > V:
+            break
+        for z in range(nc):
+            e = cyc[z]
+            if er[e] >= 0:
+                move(n, N, M, cM, H, o, v, er[e], ed[e], P, mv)
+        cancelled += 1
+    return cancelled
+
+
+@jit
+def flow_polish(na, P, mv, l, w, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H):
+    """The ``FLOW`` part of the local search: the min-cost flow for the current levels (caps ``k[p] =
+    M[p]``, :func:`cancel_cycles`) from the current placements, which are a flow without penalty for
+    these caps, so the result has none either (every snapshot stays l-eligible) and its IL is not
+    higher. Returns the number of cycles cancelled."""
+    emax = na * (w + 3) + 2 * P * mv + 2 * P + 4
+    V = P * mv + P + 2
+    ea = np.empty(emax, dtype=np.int64)
+    eb = np.empty(emax, dtype=np.int64)
+    ec = np.empty(emax)
+    er = np.empty(emax, dtype=np.int64)
+    ed = np.empty(emax, dtype=np.int64)
+    dist = np.empty(V)
+    par = np.empty(V, dtype=np.int64)
+    onpath = np.empty(V, dtype=np.int64)
+    cyc = np.empty(V + 2, dtype=np.int64)
+    k = M[:P].copy()
+    return cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, ea, eb, ec, er, ed, dist, par, onpath, cyc, 4 * na + 10)
+
+
 @jit
 def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, lo, hi, lb, max_rounds, pair_budget, lift_levels, stats, flags):
     """Best-improvement local search (single moves, repaired pairs, lifts). Returns the IL."""
@@ -704,6 +863,17 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
             move(n, N, M, cM, H, o, v, bj, bd, P, mv)
             il += best
             continue
+        # 4. the min-cost flow for the current levels (only when nothing else improves): chains of
+        # moves of any length that keep every level
+        if flags & 16 and flow_polish(na, P, mv, l, w, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H) > 0:
+            stats[9] += 1
+            il2 = 0.0
+            for i in range(na):
+                il2 += cost_of(i, o[i], P, pr, hh, oldest, mu)
+            if il2 < il - _EPS:
+                il = il2
+                continue
+            il = il2
         break
     return il
 

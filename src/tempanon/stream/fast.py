@@ -43,7 +43,20 @@ One step ``t`` over the pending snapshots ``D'[oldest..t]`` (records, not counts
      move that gains but breaks one or two snapshots, with the second move entering or leaving a broken
      snapshot that makes every snapshot l-eligible again. This scan is the expensive part and gains
      little on real data (measured: docs/benchmarks.md), so its work is bounded (:data:`PAIR_BUDGET`
-     first-move x repair candidates per scan, the same in every run).
+     first-move x repair candidates per scan, the same in every run);
+   * when nothing of the above improves, the *flow polish* (``FLOW``, since 2026-11-25 night): with
+     every snapshot's level ``M[p]`` kept as a cap, the rest of the step problem is a min-cost flow (the
+     exact step's cap form, docs/stream.md); negative cycles of its residual network are cancelled from
+     the current placements (:func:`_fastkernel.cancel_cycles`: Bellman-Ford on slots ``(p, value)``,
+     records as arcs, violations priced by a large penalty), so any chain of moves that keeps the levels
+     is found, not only the pairs above. The result is optimal for those levels (tested against an ILP
+     with fixed caps); the search goes on from it when the IL fell.
+
+**Ties** (:data:`TIE`, integer costs): the search prices a delay ``d`` at ``mu(d)`` plus a perturbation
+so small that all records' perturbations together stay below 1/2, growing with ``mu(d)^2``: among
+placements of equal IL it keeps the one with evenly spread delays, and it never ranks a placement of
+higher IL first. Linear ``mu`` has many such ties and the one kept changes the stream's later steps
+(docs/benchmarks.md). Certificates and gaps are computed with the true costs.
 
 4. **Timestamp order** (Theorem 1): per value, the earliest records (by home, then input order) take the
    earliest places, and inside a (home, value) group the earliest records are the ones placed (the swap
@@ -80,9 +93,9 @@ deterministic."""
 LIFT_LEVELS = 6
 """A lift raises a snapshot's largest value count by 1 .. LIFT_LEVELS."""
 
-SWAPS, EMPTY, SHED, LIFT_BOUND = 1, 2, 4, 8
-ALL_MOVES = SWAPS | EMPTY | SHED | LIFT_BOUND
-MOVES = EMPTY | SHED | LIFT_BOUND
+SWAPS, EMPTY, SHED, LIFT_BOUND, FLOW = 1, 2, 4, 8, 16
+ALL_MOVES = SWAPS | EMPTY | SHED | LIFT_BOUND | FLOW
+MOVES = EMPTY | SHED | LIFT_BOUND | FLOW
 TIE = 1.0
 """Ties between placements of equal IL (integer costs only; 0 switches it off): the search prices a
 delay ``d`` at ``mu(d) + TIE * eps * (mu(d) / mu(w))^2`` (:func:`_fastkernel.tie_costs`; all records'
@@ -98,14 +111,15 @@ the tests that show a case each is needed for): ``SWAPS`` two records of one val
 on daily use-of-force it changed the IL by -0.6% to +0.1%); ``EMPTY`` a snapshot emptied into its records' best other options; ``SHED`` the lift
 variant that repairs a broken source by moving out records of its largest value; ``LIFT_BOUND`` a lift
 to level ``K`` is tried only when the best selection that fills ``p`` to ``l K`` could beat the best lift
-so far (:func:`_fastkernel.fill_bound`)."""
+so far (:func:`_fastkernel.fill_bound`); ``FLOW`` when nothing else improves, the min-cost flow for the
+current levels (:func:`_fastkernel.flow_polish`)."""
 
 STATS = np.zeros(40, dtype=np.int64)
 """Counters of the kernel's work, added to by every run in this process (diagnostics for benchmarks,
 never read by the step): 0 rounds, 1 single moves applied, 2 lift scans, 3 lifts tried, 4 lifts
 applied, 5 pair scans, 6 pairs applied, 7 steps searched, 8 steps ended by the bound, 10-19 applied lifts
 by snapshot (0 = newest), 20-29 by levels raised, 30-32 by variant (strict, drain, shed), 33 swaps, 34
-snapshots emptied, 35 lift levels skipped by the bound.
+snapshots emptied, 35 lift levels skipped by the bound, 9 flow polishes that cancelled a cycle.
 
 Measured (2026-11-25, shared 2-core machine, perf): before the small helpers (``cost_of``, ``add_ok``,
 ``removal_ok``, ``inc``/``dec``) were inlined at numba's IR level, about half of the kernel's time was
