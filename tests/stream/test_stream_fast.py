@@ -109,7 +109,7 @@ MOVE_CASES = [
     # 7 vs 17, reaches the optimum without EMPTY since; this one was found again with fast.TIE on)
     ("EMPTY", 2, 3, "linear", ["aabbbca", "cca", "cc", "bdd"], 3.0, 4.0),
     ("SHED", 2, 2, "linear", ["aadd", "bc", "c"], 3.0, 10.0),
-    ("FLOW", 3, 3, "quadratic", ["ba", "bc", "db", "ddd", "aada"], 42.0, 59.0),
+    ("FLOW", 3, 3, "linear", ["cdabd", "dca", "ccbacbd", "cdcdbd"], 7.0, 28.0),
 ]
 
 

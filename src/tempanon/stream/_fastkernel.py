@@ -521,8 +521,18 @@ def cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM
                 er[E] = i
                 ed[E] = b
                 E += 1
+        # slot arcs only for the slots a record is in or can enter (the others carry no flow and no
+        # cycle passes through them): marked in ``dist`` (reset below)
+        for x in range(P * mv):
+            dist[x] = 0.0
+        for i in range(na):
+            u = v[i]
+            for b in range(lo[i], hi[i] + 1):
+                dist[b * mv + u] = 1.0
         for p in range(P):
             for u in range(mv):
+                if dist[p * mv + u] == 0.0:
+                    continue
                 x = n[p, u]
                 ea[E] = p * mv + u
                 eb[E] = Yb + p
@@ -574,17 +584,17 @@ def cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM
                     last = eb[e]
             if not changed:
                 break
-            # a cycle in the parent graph through the last relaxed node's ancestors?
-            for x in range(V):
-                onpath[x] = 0
+            # a cycle in the parent graph through the last relaxed node's ancestors? (``onpath`` holds
+            # the pass that visited a node: no reset)
+            mark = cancelled * (V + 1) + it + 1
             x = last
             steps = 0
-            while x >= 0 and onpath[x] == 0 and steps <= V:
-                onpath[x] = 1
+            while x >= 0 and onpath[x] != mark and steps <= V:
+                onpath[x] = mark
                 e = par[x]
                 x = ea[e] if e >= 0 else -1
                 steps += 1
-            if x >= 0 and onpath[x] == 1:
+            if x >= 0 and onpath[x] == mark:
                 found = x
                 break
         if found < 0:
@@ -626,7 +636,7 @@ def flow_polish(na, P, mv, l, w, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, 
     ed = np.empty(emax, dtype=np.int64)
     dist = np.empty(V)
     par = np.empty(V, dtype=np.int64)
-    onpath = np.empty(V, dtype=np.int64)
+    onpath = np.zeros(V, dtype=np.int64)
     cyc = np.empty(V + 2, dtype=np.int64)
     k = M[:P].copy()
     return cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, ea, eb, ec, er, ed, dist, par, onpath, cyc, 4 * na + 10)
@@ -863,17 +873,13 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
             move(n, N, M, cM, H, o, v, bj, bd, P, mv)
             il += best
             continue
-        # 4. the min-cost flow for the current levels (only when nothing else improves): chains of
-        # moves of any length that keep every level
+        # 4. when nothing else improves: the min-cost flow for the current levels (chains of moves of
+        # any length that keep every level); the search ends with it
         if flags & 16 and flow_polish(na, P, mv, l, w, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H) > 0:
             stats[9] += 1
-            il2 = 0.0
+            il = 0.0
             for i in range(na):
-                il2 += cost_of(i, o[i], P, pr, hh, oldest, mu)
-            if il2 < il - _EPS:
-                il = il2
-                continue
-            il = il2
+                il += cost_of(i, o[i], P, pr, hh, oldest, mu)
         break
     return il
 

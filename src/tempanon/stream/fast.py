@@ -50,7 +50,8 @@ One step ``t`` over the pending snapshots ``D'[oldest..t]`` (records, not counts
      the current placements (:func:`_fastkernel.cancel_cycles`: Bellman-Ford on slots ``(p, value)``,
      records as arcs, violations priced by a large penalty), so any chain of moves that keeps the levels
      is found, not only the pairs above. The result is optimal for those levels (tested against an ILP
-     with fixed caps); the search goes on from it when the IL fell.
+     with fixed caps) and the step ends with it (going on with more rounds from it gained at most 0.03%
+     IL on daily use-of-force at 10-30% more step CPU: the extra rounds are mostly failing lift scans).
 
 **Ties** (:data:`TIE`, integer costs): the search prices a delay ``d`` at ``mu(d)`` plus a perturbation
 so small that all records' perturbations together stay below 1/2, growing with ``mu(d)^2``: among
