@@ -22,9 +22,9 @@ pending snapshot) and tries candidate repairs that all start from the fast step'
 * ``dive``: from the LP relaxation, fix the most fractional cap to its nearest integer and re-solve
   the LP, until the caps are integral (no backtracking; a branch-and-bound dive);
 * ``dive_climb2``: ``climb2`` started from the dive's levels (and from the fast step's);
-* ``xfer`` / ``xfer_all``: hill climbing whose neighbours are one snapshot's level +-1 or a *level
-  transfer*: one snapshot's level +1 and another's -1 (``xfer``: snapshots at most 2 apart;
-  ``xfer_all``: any two);
+* ``xfer1`` / ``xfer`` / ``xfer_all``: hill climbing whose neighbours are one snapshot's level +-1 or a
+  *level transfer*: one snapshot's level +1 and another's -1 (``xfer1``: adjacent snapshots;
+  ``xfer``: snapshots at most 2 apart; ``xfer_all``: any two);
 * ``dive_xfer``: ``xfer`` started from the dive's levels and from the fast step's.
 
 ``--mode`` selects the trajectory: ``fast`` (analysis only), ``opt`` (every step replaced by the
@@ -64,7 +64,7 @@ DATA = next(
     Path(__file__).resolve().parents[2] / "shared" / "data" / "snapshots",
 )
 EPS = 1e-6
-REPAIRS = ("flow", "pm1", "any1", "pm1x2", "climb1", "climb2", "climb3", "lpround", "dive", "dive_climb2", "xfer", "xfer_all", "dive_xfer")
+REPAIRS = ("flow", "pm1", "any1", "pm1x2", "climb1", "climb2", "climb3", "lpround", "dive", "dive_climb2", "xfer1", "xfer", "xfer_all", "dive_xfer")
 
 _LAST: dict = {}
 _run_steps = fastmod.run_steps
@@ -209,10 +209,10 @@ class Step:
                         c = caps.copy()
                         c[p] = v
                         yield c
-        if kind in ("xfer", "xfer_all"):
+        if kind in ("xfer1", "xfer", "xfer_all"):
             yield from self.neighbours(caps, "pm1")
             for p, q in itertools.combinations(range(P), 2):
-                if kind == "xfer" and q - p > 2:
+                if q - p > {"xfer1": 1, "xfer": 2, "xfer_all": P}[kind]:
                     continue
                 for d in (-1, 1):
                     c = caps.copy()
@@ -309,7 +309,7 @@ class Step:
                         if x is not None:
                             best, best_x = il, x
             return best, best_x, self.calls - n0
-        il, x, _ = self.climb(caps, {"climb1": ("pm1",), "climb2": ("pm1x2",), "climb3": ("pm1x2", "pm1x3"), "xfer": ("xfer",),
+        il, x, _ = self.climb(caps, {"climb1": ("pm1",), "climb2": ("pm1x2",), "climb3": ("pm1x2", "pm1x3"), "xfer1": ("xfer1",), "xfer": ("xfer",),
                                    "xfer_all": ("xfer_all",)}[kind], best)
         if x is not None:
             best, best_x = il, x
@@ -339,6 +339,7 @@ class GapPublisher(StreamPublisher):
         super().__init__(*a, **kw)
         self.mode = mode
         self.all_repairs = all_repairs
+        self.dump: set = set()
         self.analyse_upto = analyse_upto
         self.rows: list[dict] = []
         self.mismatch = 0
@@ -376,6 +377,14 @@ class GapPublisher(StreamPublisher):
         if il_o > il_f + EPS:
             raise AssertionError(f"step {t}: the 'optimum' {il_o} is above the fast step's {il_f}")
         new = None
+        if t in self.dump:
+            print(f"step {t}: oldest {st.oldest}, P {st.P}, l {self.l}; groups (home, value code, count, reach, "
+                  f"suppression price); then per group the records in D'[oldest..t] and suppressed (fast | optimum)")
+            for g in range(st.G):
+                print(f"  g{g}: home {st.ghome[g]} value {st.gcode[g]} count {st.problem.count[g]} reach "
+                      f"{st.problem.lo[g]}..{st.problem.hi[g]} price {st.gbeta[g]:g} | fast {xf[g].tolist()} | opt {xo[g].tolist()}")
+            print(f"  IL fast {il_f:g}, optimum {il_o:g}, cheapest-option bound {st.lb:g}; levels fast "
+                  f"{st.levels(xf).tolist()}, optimum {st.levels(xo).tolist()}")
         if il_f > il_o + EPS:
             mf, mo = st.levels(xf), st.levels(xo)
             row.update(
@@ -413,6 +422,7 @@ def run(args, step: str = "fast", mode: str = "fast"):
     pub = cls(args.l, args.w, sensitive="problem", qi=[], cost=cm, verify=True, step=step, **kw, **extra)
     pub.set_values(values)
     if step == "fast":
+        pub.dump = {int(x) for x in getattr(args, "dump", "").split(",") if x.strip()}
         pub._fast_kernel()  # compile / cache load outside the timing
     c0 = time.process_time()
     for k in range(K):
@@ -487,6 +497,7 @@ def main(argv=None) -> int:
     ap.add_argument("--defer", type=float, default=None)
     ap.add_argument("--mode", default="fast", choices=["fast", "opt", *REPAIRS])
     ap.add_argument("--all-repairs", action="store_true", help="with a repair --mode: still evaluate every repair at each gap step")
+    ap.add_argument("--dump", default="", help="comma-separated steps whose problem and solutions are printed")
     ap.add_argument("--exact", action="store_true", help="also run the exact step on the same snapshots")
     ap.add_argument("--jsonl", type=Path, default=None, help="append the summary as one JSON line")
     ap.add_argument("--rows-out", type=Path, default=None, help="write the per-step rows (JSON lines)")
