@@ -239,12 +239,17 @@ def lift(n, N, M, cM, H, o, v, order, ogain, nc, p, K, P, mv, l, mode, taken, pr
     if not strict:
         # repair a source left with too many records of its largest value: a record of that value taken
         # from suppression goes back, one of the same value placed in the source takes its place in p
-        seen_c = np.zeros(P, dtype=np.bool_)
         for k in range(nt):
             c = prev[k]
-            if c >= P or seen_c[c]:
+            if c >= P:
+                continue
+            first = True
+            for k3 in range(k):
+                if prev[k3] == c:
+                    first = False
+                    break
+            if not first:
                 continue  # (a source once: a second pass would find no more exchanges)
-            seen_c[c] = True
             while l * M[c] > N[c]:
                 done = False
                 for k2 in range(nt):
@@ -465,11 +470,24 @@ def fill_candidates(p, na, P, o, v, lo, hi, n, pr, hh, oldest, mu, gain, key, ca
             key[nc] = -g - (1e-6 * n[c, v[j]] if c < P else 0.0)
             cand[nc] = j
             nc += 1
-    if nc > 0:
+    if nc > 32:
         srt = np.argsort(key[:nc], kind="mergesort")
         for k in range(nc):
             order[k] = cand[srt[k]]
             ogain[k] = gain[srt[k]]
+    else:
+        # insertion sort (stable, as the mergesort; no allocation for the small candidate lists)
+        for k in range(nc):
+            kk = key[k]
+            q = k
+            while q > 0 and key[q - 1] > kk:
+                key[q] = key[q - 1]
+                order[q] = order[q - 1]
+                ogain[q] = ogain[q - 1]
+                q -= 1
+            key[q] = kk
+            order[q] = cand[k]
+            ogain[q] = gain[k]
     return nc
 
 
@@ -643,32 +661,40 @@ def flow_polish(na, P, mv, l, w, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, 
 
 
 @jit
-def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, lo, hi, lb, max_rounds, pair_budget, lift_levels, stats, flags):
-    """Best-improvement local search (single moves, repaired pairs, lifts). Returns the IL."""
+def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, lo, hi, lb, max_rounds, pair_budget, lift_levels, stats, flags, ws_i, ws_f):
+    """Best-improvement local search (single moves, repaired pairs, lifts). Returns the IL. ``ws_i``
+    (10 rows) and ``ws_f`` (3 rows) are scratch rows of at least ``na + 2`` entries (allocated once per
+    batch by ``steps``, not per step)."""
     il = 0.0
     for i in range(na):
         il += cost_of(i, o[i], P, pr, hh, oldest, mu)
-    gain = np.empty(na)
-    ogain = np.empty(na)
-    key = np.empty(na)
-    cand = np.empty(na, dtype=np.int64)
-    dst = np.empty(na, dtype=np.int64)
-    order = np.empty(na, dtype=np.int64)
-    taken = np.empty(na, dtype=np.int64)
-    prev = np.empty(na, dtype=np.int64)
+    gain = ws_f[0]
+    ogain = ws_f[1]
+    key = ws_f[2]
+    cand = ws_i[0]
+    dst = ws_i[1]
+    order = ws_i[2]
+    taken = ws_i[3]
+    prev = ws_i[4]
     # records by value (the swaps' pairs)
-    vstart = np.zeros(mv + 1, dtype=np.int64)
+    vstart = ws_i[5]
+    for u in range(mv + 1):
+        vstart[u] = 0
     for i in range(na):
         vstart[v[i] + 1] += 1
     for u in range(mv):
         vstart[u + 1] += vstart[u]
-    vidx = np.empty(na, dtype=np.int64)
-    fillp = vstart[:mv].copy()
+    vidx = ws_i[6]
+    fillp = ws_i[7]
+    for u in range(mv):
+        fillp[u] = vstart[u]
     for i in range(na):
         vidx[fillp[v[i]]] = i
         fillp[v[i]] += 1
     info = np.zeros(1, dtype=np.int64)
-    tk = np.zeros(mv, dtype=np.int64)
+    tk = ws_i[8]
+    for u in range(mv):
+        tk[u] = 0
     # rng[:, c]: the records whose reach holds snapshot c, ``lo <= c <= hi``: a range, because the
     # records come sorted by home (``steps``), so lo and hi do not decrease
     rng = np.zeros((2, P), dtype=np.int64)
@@ -681,7 +707,7 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
             b += 1
         rng[0, c] = a
         rng[1, c] = b
-    tv = np.empty(mv, dtype=np.int64)
+    tv = ws_i[9]
     rounds = 0
     while il > lb + _EPS and rounds < max_rounds:
         rounds += 1
@@ -946,6 +972,11 @@ def steps(codes, place, starts, base, t_from, t_to, l, w, mu, beta, defer, round
     N = np.zeros(w + 2, dtype=np.int64)
     M = np.zeros(w + 2, dtype=np.int64)
     cM = np.zeros(w + 2, dtype=np.int64)
+    # scratch of the local search and of H, grown when a step needs more (not allocated per step)
+    wcap = 0
+    ws_i = np.zeros((10, 1), dtype=np.int64)
+    ws_f = np.zeros((3, 1))
+    Hbuf = np.zeros((w + 3, 1), dtype=np.int64)
     for t in range(t_from, t_to):
         k = t - t_from
         oldest = final_oldest if final else max(0, t - w)
@@ -1021,7 +1052,15 @@ def steps(codes, place, starts, base, t_from, t_to, l, w, mu, beta, defer, round
                         n[o[i], v[i]] += 1
                         N[o[i]] += 1
                 # H[p, k]: values with k records in p (inc / dec keep M and cM in O(1))
-                H = np.zeros((P + 1, na + 2), dtype=np.int64)
+                if na + 2 > wcap:
+                    wcap = 2 * (na + 2)
+                    ws_i = np.zeros((10, wcap), dtype=np.int64)
+                    ws_f = np.zeros((3, wcap))
+                    Hbuf = np.zeros((w + 3, wcap), dtype=np.int64)
+                H = Hbuf
+                for p in range(P + 1):
+                    for x in range(na + 2):
+                        H[p, x] = 0
                 for p in range(P):
                     refresh(n, M, cM, p, mv)
                     for u in range(mv):
@@ -1032,7 +1071,7 @@ def steps(codes, place, starts, base, t_from, t_to, l, w, mu, beta, defer, round
                     c0 = pr[i]
                     c1 = mud[oldest + lo[i] - hh[i]]
                     lb += c1 if c1 < c0 else c0
-                il = local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mud, n, N, M, cM, H, lo, hi, lb, max_rounds, pair_budget, lift_levels, stats, flags)
+                il = local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mud, n, N, M, cM, H, lo, hi, lb, max_rounds, pair_budget, lift_levels, stats, flags, ws_i, ws_f)
                 stats[7] += 1
                 # the certificate and the gap with the true costs (the search saw ``mud``)
                 il = 0.0
@@ -1049,12 +1088,12 @@ def steps(codes, place, starts, base, t_from, t_to, l, w, mu, beta, defer, round
                 out_lb_gap[k] = il - lb
                 # Theorem 1: per value, earliest records to the earliest places; inside a (home, value)
                 # group the earliest records are the placed ones
-                key = np.empty(na, dtype=np.int64)
+                key = ws_i[0]
                 for i in range(na):
                     key[i] = v[i] * nrec + gidx[i]
-                srt = np.argsort(key)
+                srt = np.argsort(key[:na])
                 a = 0
-                pls = np.empty(na, dtype=np.int64)
+                pls = ws_i[1]
                 while a < na:
                     u = v[srt[a]]
                     e = a
@@ -1066,7 +1105,13 @@ def steps(codes, place, starts, base, t_from, t_to, l, w, mu, beta, defer, round
                         if o[srt[q]] < P:
                             pls[npl] = o[srt[q]]
                             npl += 1
-                    pls[:npl] = np.sort(pls[:npl])
+                    for q in range(1, npl):  # insertion sort (a value's few places; no allocation)
+                        x = pls[q]
+                        z = q
+                        while z > 0 and pls[z - 1] > x:
+                            pls[z] = pls[z - 1]
+                            z -= 1
+                        pls[z] = x
                     q = a
                     idx = 0
                     while q < e:
