@@ -110,6 +110,8 @@ MOVE_CASES = [
     ("EMPTY", 2, 3, "linear", ["aabbbca", "cca", "cc", "bdd"], 3.0, 4.0),
     ("SHED", 2, 2, "linear", ["aadd", "bc", "c"], 3.0, 10.0),
     ("FLOW", 3, 3, "linear", ["cdabd", "dca", "ccbacbd", "cdcdbd"], 7.0, 28.0),
+    # (level transfers run only from w = fast.XFER_MIN_W = 4)
+    ("XFER", 3, 4, "linear", ["bcd", "cab", "acb", "aabbb", ""], 26.0, 33.0),
 ]
 
 
@@ -180,8 +182,8 @@ def _per_record_ilp(home, code, oldest, t, w, l, mu, beta):
 
 @pytest.mark.parametrize("part,l,w,cost_kind,snapshots,il_with,il_without", MOVE_CASES)
 def test_each_move_is_needed_for_the_optimum_somewhere(part, l, w, cost_kind, snapshots, il_with, il_without):
-    """Swaps (off by default), emptying a snapshot, the shedding lift and the flow polish each reach the ILP
-    optimum of a step that the search without them misses (the fast step is never below the optimum:
+    """Swaps (off by default), emptying a snapshot, the shedding lift, the flow polish and level transfers
+    each reach the ILP optimum of a step that the search without them misses (the fast step is never below the optimum:
     test_stream_oracle.py)."""
     from tempanon.stream import fast
 

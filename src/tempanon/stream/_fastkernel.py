@@ -661,6 +661,75 @@ def flow_polish(na, P, mv, l, w, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, 
 
 
 @jit
+def xfer_search(na, P, mv, l, w, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, stats):
+    """Level transfers (``XFER``): the levels as caps ``k = M`` with one pending snapshot one level
+    higher and a neighbour one lower; each such candidate solved as the min-cost flow for its caps by
+    :func:`cancel_cycles` from the current placements (without penalty left: optimal for those caps,
+    every snapshot l-eligible); the best candidate that lowers the IL applied, until none does.
+    Returns the IL."""
+    emax = na * (w + 3) + 2 * P * mv + 2 * P + 4
+    V = P * mv + P + 2
+    ea = np.empty(emax, dtype=np.int64)
+    eb = np.empty(emax, dtype=np.int64)
+    ec = np.empty(emax)
+    er = np.empty(emax, dtype=np.int64)
+    ed = np.empty(emax, dtype=np.int64)
+    dist = np.empty(V)
+    par = np.empty(V, dtype=np.int64)
+    onpath = np.zeros(V, dtype=np.int64)
+    cyc = np.empty(V + 2, dtype=np.int64)
+    k = np.empty(P, dtype=np.int64)
+    save = np.empty(na, dtype=np.int64)
+    best_o = np.empty(na, dtype=np.int64)
+    il = 0.0
+    for i in range(na):
+        il += cost_of(i, o[i], P, pr, hh, oldest, mu)
+    while True:
+        for i in range(na):
+            save[i] = o[i]
+        best = il
+        have = False
+        for p in range(P):
+            for q in range(max(0, p - 1), min(P, p + 2)):
+                if q == p or M[q] == 0:
+                    continue
+                for r in range(P):
+                    k[r] = M[r]
+                k[p] += 1
+                k[q] -= 1
+                if l * k[p] > N[p] + na:
+                    continue
+                onpath[:] = 0  # (cancel_cycles marks visits by call-local numbers)
+                cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, ea, eb, ec, er, ed, dist, par, onpath, cyc, 4 * na + 10)
+                stats[36] += 1
+                ok = True
+                for r in range(P):
+                    if l * M[r] > N[r]:
+                        ok = False
+                        break
+                if ok:
+                    il2 = 0.0
+                    for i in range(na):
+                        il2 += cost_of(i, o[i], P, pr, hh, oldest, mu)
+                    if il2 < best - _EPS:
+                        best = il2
+                        have = True
+                        for i in range(na):
+                            best_o[i] = o[i]
+                for i in range(na):
+                    if o[i] != save[i]:
+                        move(n, N, M, cM, H, o, v, i, save[i], P, mv)
+        if not have:
+            break
+        for i in range(na):
+            if o[i] != best_o[i]:
+                move(n, N, M, cM, H, o, v, i, best_o[i], P, mv)
+        stats[37] += 1
+        il = best
+    return il
+
+
+@jit
 def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, lo, hi, lb, max_rounds, pair_budget, lift_levels, stats, flags, ws_i, ws_f):
     """Best-improvement local search (single moves, repaired pairs, lifts). Returns the IL. ``ws_i``
     (10 rows) and ``ws_f`` (3 rows) are scratch rows of at least ``na + 2`` entries (allocated once per
@@ -906,6 +975,9 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
             il = 0.0
             for i in range(na):
                 il += cost_of(i, o[i], P, pr, hh, oldest, mu)
+        # 5. then level transfers (two neighbouring snapshots re-levelled at once, a flow per candidate)
+        if flags & 32:
+            il = xfer_search(na, P, mv, l, w, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, stats)
         break
     return il
 

@@ -94,9 +94,9 @@ deterministic."""
 LIFT_LEVELS = 6
 """A lift raises a snapshot's largest value count by 1 .. LIFT_LEVELS."""
 
-SWAPS, EMPTY, SHED, LIFT_BOUND, FLOW = 1, 2, 4, 8, 16
-ALL_MOVES = SWAPS | EMPTY | SHED | LIFT_BOUND | FLOW
-MOVES = EMPTY | SHED | LIFT_BOUND | FLOW
+SWAPS, EMPTY, SHED, LIFT_BOUND, FLOW, XFER = 1, 2, 4, 8, 16, 32
+ALL_MOVES = SWAPS | EMPTY | SHED | LIFT_BOUND | FLOW | XFER
+MOVES = EMPTY | SHED | LIFT_BOUND | FLOW | XFER
 TIE = 1.0
 """Ties between placements of equal IL (integer costs only; 0 switches it off): the search prices a
 delay ``d`` at ``mu(d) + TIE * eps * (mu(d) / mu(w))^2`` (:func:`_fastkernel.tie_costs`; all records'
@@ -113,14 +113,24 @@ on daily use-of-force it changed the IL by -0.6% to +0.1%); ``EMPTY`` a snapshot
 variant that repairs a broken source by moving out records of its largest value; ``LIFT_BOUND`` a lift
 to level ``K`` is tried only when the best selection that fills ``p`` to ``l K`` could beat the best lift
 so far (:func:`_fastkernel.fill_bound`); ``FLOW`` when nothing else improves, the min-cost flow for the
-current levels (:func:`_fastkernel.flow_polish`)."""
+current levels (:func:`_fastkernel.flow_polish`); ``XFER`` then level transfers between neighbouring
+snapshots, a flow per candidate (:func:`_fastkernel.xfer_search`), only for windows of at least
+:data:`XFER_MIN_W`."""
+
+XFER_MIN_W = 4
+"""Level transfers (``XFER``) run only when ``w >= XFER_MIN_W``. Measured on daily use-of-force
+(docs/benchmarks.md, 2026-11-25 night): at ``w = 4`` they bring every cell within 2% of the exact step
+(IL / exact 1.007-1.014, before up to 1.038) at about half the step rate; at ``w = 2`` they gain 0.0-1.7%
+IL for 25-30% of the rate, where the lifts already come within 2% in 7 of 8 cells and ``l = 10`` meets the
+speed target only without them."""
 
 STATS = np.zeros(40, dtype=np.int64)
 """Counters of the kernel's work, added to by every run in this process (diagnostics for benchmarks,
 never read by the step): 0 rounds, 1 single moves applied, 2 lift scans, 3 lifts tried, 4 lifts
 applied, 5 pair scans, 6 pairs applied, 7 steps searched, 8 steps ended by the bound, 10-19 applied lifts
 by snapshot (0 = newest), 20-29 by levels raised, 30-32 by variant (strict, drain, shed), 33 swaps, 34
-snapshots emptied, 35 lift levels skipped by the bound, 9 flow polishes that cancelled a cycle.
+snapshots emptied, 35 lift levels skipped by the bound, 9 flow polishes that cancelled a cycle, 36
+level-transfer candidates solved, 37 level transfers applied.
 
 Measured (2026-11-25, shared 2-core machine, perf): before the small helpers (``cost_of``, ``add_ok``,
 ``removal_ok``, ``inc``/``dec``) were inlined at numba's IR level, about half of the kernel's time was
@@ -161,8 +171,9 @@ def run_steps(k, codes, place, starts, base, t_from, t_to, l, mu, beta, defer, s
     mu = np.ascontiguousarray(mu, dtype=np.float64)
     beta = np.ascontiguousarray(beta, dtype=np.float64)
     w = len(mu) - 1
+    moves = MOVES if w >= XFER_MIN_W else MOVES & ~XFER
     round_prices = bool(np.all(mu == np.round(mu)) and np.all(beta == np.round(beta)))
     k.steps(codes, place, starts, base, t_from, t_to, l, w, mu, beta, float(defer), round_prices, seen, pub_max,
-            final_oldest, out_method, out_cert, out_active, out_gap, MAX_ROUNDS, PAIR_BUDGET, LIFT_LEVELS, STATS, MOVES,
+            final_oldest, out_method, out_cert, out_active, out_gap, MAX_ROUNDS, PAIR_BUDGET, LIFT_LEVELS, STATS, moves,
             TIE)
     return out_method, out_cert, out_active, out_gap
