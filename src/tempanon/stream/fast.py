@@ -50,8 +50,13 @@ One step ``t`` over the pending snapshots ``D'[oldest..t]`` (records, not counts
      the current placements (:func:`_fastkernel.cancel_cycles`: Bellman-Ford on slots ``(p, value)``,
      records as arcs, violations priced by a large penalty), so any chain of moves that keeps the levels
      is found, not only the pairs above. The result is optimal for those levels (tested against an ILP
-     with fixed caps) and the step ends with it (going on with more rounds from it gained at most 0.03%
-     IL on daily use-of-force at 10-30% more step CPU: the extra rounds are mostly failing lift scans).
+     with fixed caps) and the search ends with it (going on with more rounds from it gained at most 0.03%
+     IL on daily use-of-force at 10-30% more step CPU: the extra rounds are mostly failing lift scans);
+   * then, for ``w >= XFER_MIN_W``, *level transfers* (``XFER``): the levels as caps with one pending
+     snapshot one level higher and a neighbour one lower, each candidate solved as the min-cost flow for
+     its caps (the same cycle cancelling, from the current placements), the best improving one applied
+     until none improves. The step optimum often changes the levels of two or more snapshots at once
+     (docs/benchmarks.md, "Why the fast step is above the exact step"), which no move above does.
 
 **Ties** (:data:`TIE`, integer costs): the search prices a delay ``d`` at ``mu(d)`` plus a perturbation
 so small that all records' perturbations together stay below 1/2, growing with ``mu(d)^2``: among
@@ -115,7 +120,7 @@ to level ``K`` is tried only when the best selection that fills ``p`` to ``l K``
 so far (:func:`_fastkernel.fill_bound`); ``FLOW`` when nothing else improves, the min-cost flow for the
 current levels (:func:`_fastkernel.flow_polish`); ``XFER`` then level transfers between neighbouring
 snapshots, a flow per candidate (:func:`_fastkernel.xfer_search`), only for windows of at least
-:data:`XFER_MIN_W`."""
+:data:`XFER_MIN_W` and steps of at most ``_fastkernel.XFER_MAX_ACTIVE`` active records."""
 
 XFER_MIN_W = 4
 """Level transfers (``XFER``) run only when ``w >= XFER_MIN_W``. Measured on daily use-of-force
