@@ -645,22 +645,23 @@ def cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM
 
 
 @jit
+def flow_workspace(na, P, mv, w):
+    """The arrays :func:`cancel_cycles` works in (arcs: ``ea, eb, ec, er, ed``; nodes: ``dist, par,
+    onpath``; ``cyc``), sized for ``na`` records, ``P`` snapshots, ``mv`` values."""
+    emax = na * (w + 3) + 2 * P * mv + 2 * P + 4
+    V = P * mv + P + 2
+    return (np.empty(emax, dtype=np.int64), np.empty(emax, dtype=np.int64), np.empty(emax), np.empty(emax, dtype=np.int64),
+            np.empty(emax, dtype=np.int64), np.empty(V), np.empty(V, dtype=np.int64), np.zeros(V, dtype=np.int64),
+            np.empty(V + 2, dtype=np.int64))
+
+
+@jit
 def flow_polish(na, P, mv, l, w, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H):
     """The ``FLOW`` part of the local search: the min-cost flow for the current levels (caps ``k[p] =
     M[p]``, :func:`cancel_cycles`) from the current placements, which are a flow without penalty for
     these caps, so the result has none either (every snapshot stays l-eligible) and its IL is not
     higher. Returns the number of cycles cancelled."""
-    emax = na * (w + 3) + 2 * P * mv + 2 * P + 4
-    V = P * mv + P + 2
-    ea = np.empty(emax, dtype=np.int64)
-    eb = np.empty(emax, dtype=np.int64)
-    ec = np.empty(emax)
-    er = np.empty(emax, dtype=np.int64)
-    ed = np.empty(emax, dtype=np.int64)
-    dist = np.empty(V)
-    par = np.empty(V, dtype=np.int64)
-    onpath = np.zeros(V, dtype=np.int64)
-    cyc = np.empty(V + 2, dtype=np.int64)
+    ea, eb, ec, er, ed, dist, par, onpath, cyc = flow_workspace(na, P, mv, w)
     k = M[:P].copy()
     return cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, ea, eb, ec, er, ed, dist, par, onpath, cyc, 4 * na + 10)
 
@@ -672,17 +673,7 @@ def xfer_search(na, P, mv, l, w, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, 
     :func:`cancel_cycles` from the current placements (without penalty left: optimal for those caps,
     every snapshot l-eligible); the best candidate that lowers the IL applied, until none does.
     Returns the IL."""
-    emax = na * (w + 3) + 2 * P * mv + 2 * P + 4
-    V = P * mv + P + 2
-    ea = np.empty(emax, dtype=np.int64)
-    eb = np.empty(emax, dtype=np.int64)
-    ec = np.empty(emax)
-    er = np.empty(emax, dtype=np.int64)
-    ed = np.empty(emax, dtype=np.int64)
-    dist = np.empty(V)
-    par = np.empty(V, dtype=np.int64)
-    onpath = np.zeros(V, dtype=np.int64)
-    cyc = np.empty(V + 2, dtype=np.int64)
+    ea, eb, ec, er, ed, dist, par, onpath, cyc = flow_workspace(na, P, mv, w)
     k = np.empty(P, dtype=np.int64)
     save = np.empty(na, dtype=np.int64)
     best_o = np.empty(na, dtype=np.int64)
