@@ -102,14 +102,6 @@ LIFT_LEVELS = 6
 SWAPS, EMPTY, SHED, LIFT_BOUND, FLOW, XFER = 1, 2, 4, 8, 16, 32
 ALL_MOVES = SWAPS | EMPTY | SHED | LIFT_BOUND | FLOW | XFER
 MOVES = EMPTY | SHED | LIFT_BOUND | FLOW | XFER
-TIE = 1.0
-"""Ties between placements of equal IL (integer costs only; 0 switches it off): the search prices a
-delay ``d`` at ``mu(d) + TIE * eps * (mu(d) / mu(w))^2`` (:func:`_fastkernel.tie_costs`; all records'
-perturbations together below 1/2, so a placement of lower IL always ranks first): among equal-IL
-placements it prefers evenly spread delays. Measured on daily use-of-force (docs/benchmarks.md, 2026-11-25
-night): linear ``mu`` has many ties (a record delayed 2 = two records delayed 1) and which one the search
-keeps changes the stream's IL by several percent (``l = 2``, ``w = 2``: 3,537 -> 3,398; the exact step
-3,397)."""
 """The local search's optional parts (bits; switched off only to measure what each one does, and in
 the tests that show a case each is needed for): ``SWAPS`` two records of one value exchange places
 (**off by default**: its scan is quadratic in the records of a value, and on the stops stream, daily,
@@ -121,6 +113,15 @@ so far (:func:`_fastkernel.fill_bound`); ``FLOW`` when nothing else improves, th
 current levels (:func:`_fastkernel.flow_polish`); ``XFER`` then level transfers between neighbouring
 snapshots, a flow per candidate (:func:`_fastkernel.xfer_search`), only for windows of at least
 :data:`XFER_MIN_W` and steps of at most ``_fastkernel.XFER_MAX_ACTIVE`` active records."""
+
+TIE = 1.0
+"""Ties between placements of equal IL (integer costs only; 0 switches it off): the search prices a
+delay ``d`` at ``mu(d) + TIE * eps * (mu(d) / mu(w))^2`` (:func:`_fastkernel.tie_costs`; all records'
+perturbations together below 1/2, so a placement of lower IL always ranks first): among equal-IL
+placements it prefers evenly spread delays. Measured on daily use-of-force (docs/benchmarks.md, 2026-11-25
+night): linear ``mu`` has many ties (a record delayed 2 = two records delayed 1) and which one the search
+keeps changes the stream's IL by several percent (``l = 2``, ``w = 2``: 3,537 -> 3,394; the exact step
+3,397)."""
 
 XFER_MIN_W = 4
 """Level transfers (``XFER``) run only when ``w >= XFER_MIN_W``. Measured on daily use-of-force
