@@ -680,12 +680,26 @@ def xfer_search(na, P, mv, l, w, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, 
     il = 0.0
     for i in range(na):
         il += cost_of(i, o[i], P, pr, hh, oldest, mu)
+    cnt = np.zeros(mv, dtype=np.int64)
     while True:
         for i in range(na):
             save[i] = o[i]
         best = il
         have = False
         for p in range(P):
+            # a necessary condition for level M[p] + 1 at p: the records that can be in p, at most
+            # M[p] + 1 per value, are at least l (M[p] + 1) (Definition 1)
+            K = M[p] + 1
+            tot = 0
+            for i in range(na):
+                if lo[i] <= p and p <= hi[i]:
+                    if cnt[v[i]] < K:
+                        tot += 1
+                    cnt[v[i]] += 1
+            for i in range(na):
+                cnt[v[i]] = 0
+            if tot < l * K:
+                continue
             for q in range(max(0, p - 1), min(P, p + 2)):
                 if q == p or M[q] == 0:
                     continue
