@@ -34,14 +34,6 @@ CERT_NONE, CERT_FEWER, CERT_IL0, CERT_BOUND = 0, 1, 2, 3
 _EPS = 1e-9
 
 
-@jit
-def eligible_row(n, N, p, mv, l):
-    mx = 0
-    for u in range(mv):
-        if n[p, u] > mx:
-            mx = n[p, u]
-    return l * mx <= N[p]
-
 @jit_inline
 def refresh(n, M, cM, p, mv):
     mx = 0
@@ -108,6 +100,15 @@ def cost_of(i, opt, P, pr, hh, oldest, mu):
     if opt == P:
         return pr[i]
     return mu[oldest + opt - hh[i]]
+
+@jit
+def placement_il(na, P, o, pr, hh, oldest, mu):
+    """The IL of the placements ``o`` (each record at its option's cost)."""
+    il = 0.0
+    for i in range(na):
+        il += cost_of(i, o[i], P, pr, hh, oldest, mu)
+    return il
+
 
 @jit
 def move(n, N, M, cM, H, o, v, i, b, P, mv):
@@ -677,9 +678,7 @@ def xfer_search(na, P, mv, l, w, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, 
     k = np.empty(P, dtype=np.int64)
     save = np.empty(na, dtype=np.int64)
     best_o = np.empty(na, dtype=np.int64)
-    il = 0.0
-    for i in range(na):
-        il += cost_of(i, o[i], P, pr, hh, oldest, mu)
+    il = placement_il(na, P, o, pr, hh, oldest, mu)
     cnt = np.zeros(mv, dtype=np.int64)
     while True:
         for i in range(na):
@@ -718,9 +717,7 @@ def xfer_search(na, P, mv, l, w, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, 
                         ok = False
                         break
                 if ok:
-                    il2 = 0.0
-                    for i in range(na):
-                        il2 += cost_of(i, o[i], P, pr, hh, oldest, mu)
+                    il2 = placement_il(na, P, o, pr, hh, oldest, mu)
                     if il2 < best - _EPS:
                         best = il2
                         have = True
@@ -744,9 +741,7 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
     """Best-improvement local search (single moves, repaired pairs, lifts). Returns the IL. ``ws_i``
     (10 rows) and ``ws_f`` (3 rows) are scratch rows of at least ``na + 2`` entries (allocated once per
     batch by ``steps``, not per step)."""
-    il = 0.0
-    for i in range(na):
-        il += cost_of(i, o[i], P, pr, hh, oldest, mu)
+    il = placement_il(na, P, o, pr, hh, oldest, mu)
     gain = ws_f[0]
     ogain = ws_f[1]
     key = ws_f[2]
@@ -982,9 +977,7 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
         # any length that keep every level); the search ends with it
         if flags & 16 and flow_polish(na, P, mv, l, w, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H) > 0:
             stats[9] += 1
-            il = 0.0
-            for i in range(na):
-                il += cost_of(i, o[i], P, pr, hh, oldest, mu)
+            il = placement_il(na, P, o, pr, hh, oldest, mu)
         # 5. then level transfers (two neighbouring snapshots re-levelled at once, a flow per candidate)
         if flags & 32 and na <= XFER_MAX_ACTIVE:
             il = xfer_search(na, P, mv, l, w, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, stats)
