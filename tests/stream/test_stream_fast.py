@@ -256,6 +256,65 @@ def test_tie_break_keeps_equal_il_and_spreads_delays():
     assert out[1.0][1] < out[0.0][1]
 
 
+from collections import namedtuple
+
+_Window = namedtuple("_Window", "P oldest na home code mv lo hi price mu o n N M cM H")
+
+
+def _random_window(seed, w, start_suppressed):
+    """A random step problem in the kernel's arrays (records sorted by home, 3 values, prices 1..11,
+    linear mu), every record suppressed or at a random option, with the counts the kernel keeps."""
+    rng = np.random.default_rng(seed)
+    P = w + 1
+    oldest = 5
+    na = int(rng.integers(2, 12))
+    home = np.sort(rng.integers(oldest - w, oldest + P, size=na)).astype(np.int64)
+    code = rng.integers(0, 3, size=na).astype(np.int64)
+    mv = int(code.max()) + 1
+    lo = (np.maximum(home, oldest) - oldest).astype(np.int64)
+    hi = (np.minimum(home + w, oldest + P - 1) - oldest).astype(np.int64)
+    price = rng.integers(1, 12, size=na).astype(float)
+    mu = np.arange(w + 1.0)
+    o = np.full(na, P, dtype=np.int64)
+    if not start_suppressed:
+        for i in range(na):
+            o[i] = rng.integers(lo[i], hi[i] + 2)
+            if o[i] > hi[i]:
+                o[i] = P
+    n = np.zeros((P + 1, mv), dtype=np.int64)
+    N = np.zeros(P + 1, dtype=np.int64)
+    for i in range(na):
+        if o[i] < P:
+            n[o[i], code[i]] += 1
+            N[o[i]] += 1
+    M = n.max(axis=1).astype(np.int64)
+    cM = np.array([(n[p] == M[p]).sum() if M[p] > 0 else 0 for p in range(P + 1)], dtype=np.int64)
+    H = np.zeros((P + 1, na + 2), dtype=np.int64)
+    for p in range(P):
+        for u in range(mv):
+            H[p, n[p, u]] += 1
+    return _Window(P, oldest, na, home, code, mv, lo, hi, price, mu, o, n, N, M, cM, H)
+
+
+def _flow_arrays(win, w):
+    emax = win.na * (w + 3) + 2 * win.P * win.mv + 2 * win.P + 4
+    V = win.P * win.mv + win.P + 2
+    ints = lambda m: np.zeros(m, dtype=np.int64)  # noqa: E731
+    return ints(emax), ints(emax), np.zeros(emax), ints(emax), ints(emax), np.zeros(V), ints(V), ints(V), ints(V + 2)
+
+
+def _cancel(k, win, l, caps):
+    """``cancel_cycles`` for caps ``caps`` on the window (placements and counts updated in place)."""
+    ea, eb, ec, er, ed, dist, par, onpath, cyc = _flow_arrays(win, win.P - 1)
+    return k.cancel_cycles(win.na, win.P, win.mv, l, np.asarray(caps, dtype=np.int64), win.o, win.code, win.lo, win.hi,
+                           win.price, win.home, win.oldest, win.mu, win.n, win.N, win.M, win.cM, win.H, ea, eb, ec, er,
+                           ed, dist, par, onpath, cyc, 10_000)
+
+
+def _window_il(win):
+    return float(sum(win.price[i] if win.o[i] == win.P else win.mu[win.oldest + win.o[i] - win.home[i]] for i in range(win.na)))
+
+
 def _fixed_cap_ilp(home, code, lo, hi, price, mu, k, l, oldest):
     """The step problem with fixed caps as an ILP: ``x[r, j]`` record ``r`` at pending snapshot ``j`` (an
     option index in ``lo[r]..hi[r]``), ``z[r]`` suppressed; per snapshot and value at most ``k[j]``, per
@@ -306,42 +365,11 @@ def test_flow_polish_is_the_fixed_cap_optimum(seed, l, w, cost_kind, start_suppr
     from tempanon.stream import fast
 
     k = fast.kernel()
-    rng = np.random.default_rng(seed)
-    P = w + 1
-    oldest = 5
-    na = int(rng.integers(2, 12))
-    home = np.sort(rng.integers(oldest - w, oldest + P, size=na))
-    code = rng.integers(0, 3, size=na)
-    mv = int(code.max()) + 1
-    lo = np.maximum(home, oldest) - oldest
-    hi = np.minimum(home + w, oldest + P - 1) - oldest
-    price = rng.integers(1, 12, size=na).astype(float)
-    mu = np.arange(w + 1.0) if cost_kind == "linear" else np.arange(w + 1.0) ** 2
-    caps = rng.integers(0, 3, size=P)
-    o = np.full(na, P, dtype=np.int64)
-    if not start_suppressed:
-        for i in range(na):
-            o[i] = rng.integers(lo[i], hi[i] + 2)
-            if o[i] > hi[i]:
-                o[i] = P
-    n = np.zeros((P + 1, mv), dtype=np.int64)
-    N = np.zeros(P + 1, dtype=np.int64)
-    for i in range(na):
-        if o[i] < P:
-            n[o[i], code[i]] += 1
-            N[o[i]] += 1
-    M = n.max(axis=1).astype(np.int64)
-    cM = np.array([(n[p] == M[p]).sum() if M[p] > 0 else 0 for p in range(P + 1)], dtype=np.int64)
-    H = np.zeros((P + 1, na + 2), dtype=np.int64)
-    for p in range(P):
-        for u in range(mv):
-            H[p, n[p, u]] += 1
-    emax = na * (w + 3) + 2 * P * mv + 2 * P + 4
-    V = P * mv + P + 2
-    ints = lambda m: np.zeros(m, dtype=np.int64)  # noqa: E731
-    k.cancel_cycles(na, P, mv, l, caps.astype(np.int64), o, code.astype(np.int64), lo.astype(np.int64), hi.astype(np.int64),
-                    price, home.astype(np.int64), oldest, mu, n, N, M, cM, H, ints(emax), ints(emax), np.zeros(emax), ints(emax),
-                    ints(emax), np.zeros(V), ints(V), ints(V), ints(V + 2), 10_000)
+    win = _random_window(seed, w, start_suppressed)
+    P, oldest, na, home, code, mv, lo, hi, price, mu, o, n, N, M, cM, H = win
+    mu = mu if cost_kind == "linear" else np.arange(w + 1.0) ** 2
+    caps = np.random.default_rng(seed + 1).integers(0, 3, size=P)
+    _cancel(k, win._replace(mu=mu), l, caps)
     # the counts the kernel kept up to date are the placements' counts
     n2 = np.zeros_like(n)
     for i in range(na):
@@ -357,3 +385,86 @@ def test_flow_polish_is_the_fixed_cap_optimum(seed, l, w, cost_kind, start_suppr
     else:
         assert feasible
         assert il == pytest.approx(want)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 10_000), st.integers(2, 4), st.integers(1, 4), st.sampled_from(["linear", "quadratic"]), st.data())
+def test_cap_gradient_bounds_the_optimum_of_every_cap_vector(seed, l, w, cost_kind, data):
+    """``_fastkernel.cap_gradient`` (the level transfers' pruning, ``XFER_BOUND``): from the flow optimum
+    for caps ``k``, both of its duals (distances from a virtual source, and to a virtual sink) give
+    ``IL - sum_p (k'_p - k_p) G[p]`` at most the optimum for any other caps ``k'`` (the fixed-cap ILP),
+    equal to it at ``k' = k``."""
+    from hypothesis import assume
+
+    from tempanon.stream import fast
+
+    k = fast.kernel()
+    win = _random_window(seed, w, True)
+    win = win._replace(mu=win.mu if cost_kind == "linear" else np.arange(w + 1.0) ** 2)
+    P = win.P
+    caps = np.array(data.draw(st.lists(st.integers(0, 2), min_size=P, max_size=P)), dtype=np.int64)
+    want = _fixed_cap_ilp(win.home, win.code, win.lo, win.hi, win.price, win.mu, caps, l, win.oldest)
+    assume(want is not None)
+    _cancel(k, win, l, caps)
+    il = _window_il(win)
+    assert il == pytest.approx(want)
+    grads = []
+    for rev in (False, True):
+        ea, eb, ec, er, ed, dist, par, onpath, cyc = _flow_arrays(win, w)
+        G = np.zeros(P)
+        assert k.cap_gradient(win.na, P, win.mv, l, caps, win.o, win.code, win.lo, win.hi, win.price, win.home, win.oldest,
+                              win.mu, win.n, win.N, ea, eb, ec, er, ed, dist, G, rev)
+        grads.append(G)
+    for _ in range(4):
+        k2 = np.array(data.draw(st.lists(st.integers(0, 3), min_size=P, max_size=P)), dtype=np.int64)
+        opt = _fixed_cap_ilp(win.home, win.code, win.lo, win.hi, win.price, win.mu, k2, l, win.oldest)
+        if opt is None:
+            continue
+        for G in grads:
+            assert opt >= il - float(((k2 - caps) * G).sum()) - 1e-6
+
+
+def _stream_release(snapshots, l, w, cost_kind, moves):
+    from tempanon.stream import fast
+
+    cost = CostModel.linear(w, 1.0, 10.0) if cost_kind == "linear" else CostModel.quadratic(w, 10.0)
+    saved = fast.MOVES
+    fast.MOVES = moves
+    try:
+        pub = StreamPublisher(l, w, sensitive="s", qi=["q"], cost=cost, step="fast")
+        rid = 0
+        for t, vals in enumerate(snapshots):
+            snap = pd.DataFrame({"q": [0] * len(vals), "s": list(vals)}, index=np.arange(rid, rid + len(vals)))
+            rid += len(vals)
+            pub.push(snap, label=str(t))
+        pub.flush()
+    finally:
+        fast.MOVES = saved
+    return pub.record_table()
+
+
+def test_xfer_bound_changes_no_placement_and_saves_flows():
+    """Level transfers with the dual bound (``XFER_BOUND``, default) place every record as without it, on
+    random streams at w = 4, 5 (a pruned candidate could not have beaten the best one), and solve fewer
+    candidates' flows."""
+    from tempanon.stream import fast
+
+    rng = np.random.default_rng(7)
+    solved = {True: 0, False: 0}
+    pruned = 0
+    for case in range(24):
+        l = int(rng.integers(2, 4))
+        w = int(rng.integers(4, 6))
+        kind = ["linear", "quadratic"][case % 2]
+        snaps = ["".join(rng.choice(list("abcde"), size=int(rng.integers(0, 8)), p=[0.4, 0.25, 0.15, 0.1, 0.1])) for _ in range(14)]
+        tables = {}
+        for bound in (True, False):
+            moves = fast.MOVES if bound else fast.MOVES & ~fast.XFER_BOUND
+            before = fast.STATS.copy()
+            tables[bound] = _stream_release(snaps, l, w, kind, moves)
+            solved[bound] += int(fast.STATS[36] - before[36])
+            if bound:
+                pruned += int(fast.STATS[38] - before[38])
+        pd.testing.assert_frame_equal(tables[True], tables[False])
+    assert pruned > 0 and solved[True] < solved[False]
+    assert solved[True] + pruned == solved[False]

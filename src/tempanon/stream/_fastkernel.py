@@ -32,6 +32,7 @@ made the fast step slower than the exact step (weekly stops, l = 5, w = 8: 5,909
 CPU-second end to end) for at most 0.1% IL; see :data:`tempanon.stream.fast.XFER_MIN_W`."""
 CERT_NONE, CERT_FEWER, CERT_IL0, CERT_BOUND = 0, 1, 2, 3
 _EPS = 1e-9
+_TOL = 1e-5  # slack for the rounding in a dual bound (distances of size ~_BIG, each within _EPS)
 
 
 @jit_inline
@@ -500,6 +501,89 @@ def fill_candidates(p, na, P, o, v, lo, hi, n, pr, hh, oldest, mu, gain, key, ca
 _BIG = 1e7  # penalty of a violated cap or size bound in the flow network (far above any IL change)
 
 
+@jit_inline
+def residual_arcs(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist):
+    """The residual network of the current placements for caps ``k`` (see :func:`cancel_cycles`):
+    fills the arc arrays, returns the number of arcs."""
+    X = P * mv
+    Yb = X
+    S = X + P
+    T = S + 1
+    # residual arcs of the current placements
+    E = 0
+    nsup = 0
+    for i in range(na):
+        a = o[i]
+        u = v[i]
+        A = S if a == P else a * mv + u
+        ca = pr[i] if a == P else mu[oldest + a - hh[i]]
+        if a == P:
+            nsup += 1
+        else:
+            ea[E] = A
+            eb[E] = S
+            ec[E] = pr[i] - ca
+            er[E] = i
+            ed[E] = P
+            E += 1
+        for b in range(lo[i], hi[i] + 1):
+            if b == a:
+                continue
+            ea[E] = A
+            eb[E] = b * mv + u
+            ec[E] = mu[oldest + b - hh[i]] - ca
+            er[E] = i
+            ed[E] = b
+            E += 1
+    # slot arcs only for the slots a record is in or can enter (the others carry no flow and no
+    # cycle passes through them): marked in ``dist`` (reset below)
+    for x in range(P * mv):
+        dist[x] = 0.0
+    for i in range(na):
+        u = v[i]
+        for b in range(lo[i], hi[i] + 1):
+            dist[b * mv + u] = 1.0
+    for p in range(P):
+        for u in range(mv):
+            if dist[p * mv + u] == 0.0:
+                continue
+            x = n[p, u]
+            ea[E] = p * mv + u
+            eb[E] = Yb + p
+            ec[E] = 0.0 if x < k[p] else _BIG
+            er[E] = -1
+            E += 1
+            if x > 0:
+                ea[E] = Yb + p
+                eb[E] = p * mv + u
+                ec[E] = -_BIG if x > k[p] else 0.0
+                er[E] = -1
+                E += 1
+        ea[E] = Yb + p
+        eb[E] = T
+        ec[E] = -_BIG if N[p] < l * k[p] else 0.0
+        er[E] = -1
+        E += 1
+        if N[p] > 0:
+            ea[E] = T
+            eb[E] = Yb + p
+            ec[E] = 0.0 if N[p] > l * k[p] else _BIG
+            er[E] = -1
+            E += 1
+    ea[E] = S
+    eb[E] = T
+    ec[E] = 0.0
+    er[E] = -1
+    E += 1
+    if nsup > 0:
+        ea[E] = T
+        eb[E] = S
+        ec[E] = 0.0
+        er[E] = -1
+        E += 1
+    return E
+
+
 @jit
 def cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, ea, eb, ec, er, ed, dist, par, onpath, cyc, max_cancel):
     """Min-cost flow for fixed caps ``k[p]`` by cancelling negative cycles (Klein), from the current
@@ -519,78 +603,7 @@ def cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM
     V = T + 1
     cancelled = 0
     while cancelled < max_cancel:
-        # residual arcs of the current placements
-        E = 0
-        nsup = 0
-        for i in range(na):
-            a = o[i]
-            u = v[i]
-            A = S if a == P else a * mv + u
-            ca = pr[i] if a == P else mu[oldest + a - hh[i]]
-            if a == P:
-                nsup += 1
-            else:
-                ea[E] = A
-                eb[E] = S
-                ec[E] = pr[i] - ca
-                er[E] = i
-                ed[E] = P
-                E += 1
-            for b in range(lo[i], hi[i] + 1):
-                if b == a:
-                    continue
-                ea[E] = A
-                eb[E] = b * mv + u
-                ec[E] = mu[oldest + b - hh[i]] - ca
-                er[E] = i
-                ed[E] = b
-                E += 1
-        # slot arcs only for the slots a record is in or can enter (the others carry no flow and no
-        # cycle passes through them): marked in ``dist`` (reset below)
-        for x in range(P * mv):
-            dist[x] = 0.0
-        for i in range(na):
-            u = v[i]
-            for b in range(lo[i], hi[i] + 1):
-                dist[b * mv + u] = 1.0
-        for p in range(P):
-            for u in range(mv):
-                if dist[p * mv + u] == 0.0:
-                    continue
-                x = n[p, u]
-                ea[E] = p * mv + u
-                eb[E] = Yb + p
-                ec[E] = 0.0 if x < k[p] else _BIG
-                er[E] = -1
-                E += 1
-                if x > 0:
-                    ea[E] = Yb + p
-                    eb[E] = p * mv + u
-                    ec[E] = -_BIG if x > k[p] else 0.0
-                    er[E] = -1
-                    E += 1
-            ea[E] = Yb + p
-            eb[E] = T
-            ec[E] = -_BIG if N[p] < l * k[p] else 0.0
-            er[E] = -1
-            E += 1
-            if N[p] > 0:
-                ea[E] = T
-                eb[E] = Yb + p
-                ec[E] = 0.0 if N[p] > l * k[p] else _BIG
-                er[E] = -1
-                E += 1
-        ea[E] = S
-        eb[E] = T
-        ec[E] = 0.0
-        er[E] = -1
-        E += 1
-        if nsup > 0:
-            ea[E] = T
-            eb[E] = S
-            ec[E] = 0.0
-            er[E] = -1
-            E += 1
+        E = residual_arcs(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist)
         # Bellman-Ford from a virtual source (every distance 0), parent graph checked for a cycle
         for x in range(V):
             dist[x] = 0.0
@@ -646,6 +659,56 @@ def cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM
 
 
 @jit
+def cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, G, rev):
+    """A linear bound on what changing the caps can gain (LP duality), for placements that are a
+    min-cost flow for caps ``k`` (no negative cycle): the distances ``d`` of Bellman-Ford on the
+    residual network are a feasible dual, feasible for every cap vector, so by weak duality the optimum
+    for caps ``k'`` is at least ``IL - sum_p (k'_p - k_p) G[p]``, with ``G[p] = sum_u max(0, d[Y_p] -
+    d[(p, u)]) - l (d[Y_p] - d[T])`` (the duals of the slot caps ``(p, u) -> Y_p`` and of the size bound
+    ``Y_p -> T``; the penalty's constant ``_BIG l k_p`` cancels). So a cap change gains at most ``sum_p
+    (k'_p - k_p) G[p]``: a level transfer ``p + 1``, ``q - 1`` at most ``G[p] - G[q]``. Returns False
+    (``G`` unset) when the network has a negative cycle (the placements are not optimal for ``k``)."""
+    X = P * mv
+    Yb = X
+    S = X + P
+    T = S + 1
+    V = T + 1
+    E = residual_arcs(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist)
+    for x in range(V):
+        dist[x] = 0.0
+    conv = False
+    for it in range(V + 1):
+        changed = False
+        if rev:
+            # distances to a virtual sink, negated: d[a] >= d[b] - c
+            for e in range(E):
+                d = dist[eb[e]] - ec[e]
+                if d > dist[ea[e]] + _EPS:
+                    dist[ea[e]] = d
+                    changed = True
+        else:
+            for e in range(E):
+                d = dist[ea[e]] + ec[e]
+                if d < dist[eb[e]] - _EPS:
+                    dist[eb[e]] = d
+                    changed = True
+        if not changed:
+            conv = True
+            break
+    if not conv:
+        return False
+    for p in range(P):
+        G[p] = -l * (dist[Yb + p] - dist[T])
+    for e in range(E):
+        x = ea[e]
+        if er[e] < 0 and x < X and eb[e] == Yb + x // mv:
+            z = dist[eb[e]] - dist[x]
+            if z > 0.0:
+                G[x // mv] += z
+    return True
+
+
+@jit
 def flow_workspace(na, P, mv, w):
     """The arrays :func:`cancel_cycles` works in (arcs: ``ea, eb, ec, er, ed``; nodes: ``dist, par,
     onpath``; ``cyc``), sized for ``na`` records, ``P`` snapshots, ``mv`` values."""
@@ -668,7 +731,7 @@ def flow_polish(na, P, mv, l, w, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, 
 
 
 @jit
-def xfer_search(na, P, mv, l, w, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, stats):
+def xfer_search(na, P, mv, l, w, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, stats, prune):
     """Level transfers (``XFER``): the levels as caps ``k = M`` with one pending snapshot one level
     higher and a neighbour one lower; each such candidate solved as the min-cost flow for its caps by
     :func:`cancel_cycles` from the current placements (without penalty left: optimal for those caps,
@@ -680,11 +743,20 @@ def xfer_search(na, P, mv, l, w, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, 
     best_o = np.empty(na, dtype=np.int64)
     il = placement_il(na, P, o, pr, hh, oldest, mu)
     cnt = np.zeros(mv, dtype=np.int64)
+    G = np.zeros(P)
+    G2 = np.zeros(P)
     while True:
         for i in range(na):
             save[i] = o[i]
         best = il
         have = False
+        for r in range(P):
+            k[r] = M[r]
+        # two duals of the flow for the current levels (XFER_BOUND): a candidate neither says can gain
+        # more than the best one so far is not solved (the results are the same as without)
+        okG = prune and cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, G, False)
+        if okG:
+            okG = cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, G2, True)
         for p in range(P):
             # a necessary condition for level M[p] + 1 at p: the records that can be in p, at most
             # M[p] + 1 per value, are at least l (M[p] + 1) (Definition 1)
@@ -708,12 +780,17 @@ def xfer_search(na, P, mv, l, w, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, 
                 k[q] -= 1
                 if l * k[p] > N[p] + na:
                     continue
+                if okG and min(G[p] - G[q], G2[p] - G2[q]) + _TOL <= il - best + _EPS:
+                    stats[38] += 1
+                    continue
                 onpath[:] = 0  # (cancel_cycles marks visits by call-local numbers)
                 cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, ea, eb, ec, er, ed, dist, par, onpath, cyc, 4 * na + 10)
                 stats[36] += 1
+                # accepted only as the flow optimum for caps k (no penalty left: every count within
+                # its cap, every size at least l k), so that cap_gradient bounds its gain
                 ok = True
                 for r in range(P):
-                    if l * M[r] > N[r]:
+                    if M[r] > k[r] or N[r] < l * k[r]:
                         ok = False
                         break
                 if ok:
@@ -912,7 +989,7 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
         bj = -1
         bd = -1
         work = 0
-        for i in range(na):
+        for i in range(na if flags & 128 else 0):
             if work > pair_budget:
                 break  # a bounded scan (the same in every run: results stay deterministic)
             a = o[i]
@@ -966,7 +1043,8 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
                                 bb = b
                                 bj = j
                                 bd = d
-        stats[5] += 1
+        if flags & 128:
+            stats[5] += 1
         if bi >= 0:
             stats[6] += 1
             move(n, N, M, cM, H, o, v, bi, bb, P, mv)
@@ -980,7 +1058,7 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
             il = placement_il(na, P, o, pr, hh, oldest, mu)
         # 5. then level transfers (two neighbouring snapshots re-levelled at once, a flow per candidate)
         if flags & 32 and na <= XFER_MAX_ACTIVE:
-            il = xfer_search(na, P, mv, l, w, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, stats)
+            il = xfer_search(na, P, mv, l, w, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, stats, flags & 64 != 0)
         break
     return il
 

@@ -39,11 +39,12 @@ One step ``t`` over the pending snapshots ``D'[oldest..t]`` (records, not counts
      positive gains cannot beat the best lift so far is skipped, and so is a level ``K`` whose best
      filling selection (``LIFT_BOUND``: every positive gain within the caps of ``K`` per value, then the
      least negative ones until ``|D'[p]| >= l K``, sources' eligibility ignored) cannot;
-   * when neither improves, *repaired pairs* (LL-Reposition + repair, relays included), best first: a
-     move that gains but breaks one or two snapshots, with the second move entering or leaving a broken
-     snapshot that makes every snapshot l-eligible again. This scan is the expensive part and gains
-     little on real data (measured: docs/benchmarks.md), so its work is bounded (:data:`PAIR_BUDGET`
-     first-move x repair candidates per scan, the same in every run);
+   * when neither improves, *repaired pairs* (``PAIRS``, **off by default** since 2026-11-26: LL-Reposition +
+     repair, relays included), best first: a move that gains but breaks one or two snapshots, with the
+     second move entering or leaving a broken snapshot that makes every snapshot l-eligible again. Its
+     work is bounded (:data:`PAIR_BUDGET` first-move x repair candidates per scan, the same in every
+     run); with the flow polish and the level transfers after it, it changed the IL of daily use-of-force
+     by -0.02% to +0.23% and cost x1.1-2.2 of the step rate (docs/benchmarks.md);
    * when nothing of the above improves, the *flow polish* (``FLOW``, since 2026-11-25 night): with
      every snapshot's level ``M[p]`` kept as a cap, the rest of the step problem is a min-cost flow (the
      exact step's cap form, docs/stream.md); negative cycles of its residual network are cancelled from
@@ -56,7 +57,12 @@ One step ``t`` over the pending snapshots ``D'[oldest..t]`` (records, not counts
      snapshot one level higher and a neighbour one lower, each candidate solved as the min-cost flow for
      its caps (the same cycle cancelling, from the current placements), the best improving one applied
      until none improves. The step optimum often changes the levels of two or more snapshots at once
-     (docs/benchmarks.md, "Why the fast step is above the exact step"), which no move above does.
+     (docs/benchmarks.md, "Why the fast step is above the exact step"), which no move above does. A
+     candidate is solved only when a *dual bound* says it can beat the best one so far (``XFER_BOUND``):
+     the Bellman-Ford distances of the flow for the current levels are a feasible dual of the flow for
+     any caps, so by weak duality a cap change gains at most a linear function of the changes
+     (:func:`_fastkernel.cap_gradient`; two such duals, the smaller bound kept). Same placements as
+     without the bound (tested), about half of the candidates' flows saved.
 
 **Ties** (:data:`TIE`, integer costs): the search prices a delay ``d`` at ``mu(d)`` plus a perturbation
 so small that all records' perturbations together stay below 1/2, growing with ``mu(d)^2``: among
@@ -92,27 +98,31 @@ of a step's time (``step_cpu_seconds``); reported as ``jit_compile_cpu_seconds``
 MAX_ROUNDS = 10_000  # a safety cap on the local search's rounds per step (every applied move lowers the IL)
 
 PAIR_BUDGET = 200
-"""Work bound of one scan of repaired pairs (first moves x candidate repairs examined): the scan is the
-step's most expensive part and gains little on real data (docs/benchmarks.md); bounded, it stays
-deterministic."""
+"""Work bound of one scan of repaired pairs (``PAIRS``, off by default; first moves x candidate repairs
+examined): bounded, it stays deterministic."""
 
 LIFT_LEVELS = 6
 """A lift raises a snapshot's largest value count by 1 .. LIFT_LEVELS."""
 
-SWAPS, EMPTY, SHED, LIFT_BOUND, FLOW, XFER = 1, 2, 4, 8, 16, 32
-ALL_MOVES = SWAPS | EMPTY | SHED | LIFT_BOUND | FLOW | XFER
-MOVES = EMPTY | SHED | LIFT_BOUND | FLOW | XFER
+SWAPS, EMPTY, SHED, LIFT_BOUND, FLOW, XFER, XFER_BOUND, PAIRS = 1, 2, 4, 8, 16, 32, 64, 128
+ALL_MOVES = SWAPS | EMPTY | SHED | LIFT_BOUND | FLOW | XFER | XFER_BOUND | PAIRS
+MOVES = EMPTY | SHED | LIFT_BOUND | FLOW | XFER | XFER_BOUND
 """The local search's optional parts (bits; switched off only to measure what each one does, and in
 the tests that show a case each is needed for): ``SWAPS`` two records of one value exchange places
 (**off by default**: its scan is quadratic in the records of a value, and on the stops stream, daily,
 ``l = 5``, ``w = 2``, it took the step from 0.27 to 3.7 CPU-s and raised the IL from 162,207 to 162,825;
-on daily use-of-force it changed the IL by -0.6% to +0.1%); ``EMPTY`` a snapshot emptied into its records' best other options; ``SHED`` the lift
+on daily use-of-force it changed the IL by -0.6% to +0.1%); ``PAIRS`` the scan of repaired pairs (**off
+by default** since 2026-11-26: after the flow polish and the level transfers it changed the IL by -0.02%
+to +0.23% on daily use-of-force at x1.1-2.2 of the step rate); ``EMPTY`` a snapshot emptied into its records' best other options; ``SHED`` the lift
 variant that repairs a broken source by moving out records of its largest value; ``LIFT_BOUND`` a lift
 to level ``K`` is tried only when the best selection that fills ``p`` to ``l K`` could beat the best lift
 so far (:func:`_fastkernel.fill_bound`); ``FLOW`` when nothing else improves, the min-cost flow for the
 current levels (:func:`_fastkernel.flow_polish`); ``XFER`` then level transfers between neighbouring
 snapshots, a flow per candidate (:func:`_fastkernel.xfer_search`), only for windows of at least
-:data:`XFER_MIN_W` and steps of at most ``_fastkernel.XFER_MAX_ACTIVE`` active records."""
+:data:`XFER_MIN_W` and steps of at most ``_fastkernel.XFER_MAX_ACTIVE`` active records;
+``XFER_BOUND`` a level-transfer candidate is solved only when a dual bound of the flow for the current
+levels says it can beat the best candidate so far (:func:`_fastkernel.cap_gradient`; the same results
+as without it, fewer flows)."""
 
 TIE = 1.0
 """Ties between placements of equal IL (integer costs only; 0 switches it off): the search prices a
@@ -123,12 +133,14 @@ night): linear ``mu`` has many ties (a record delayed 2 = two records delayed 1)
 keeps changes the stream's IL by several percent (``l = 2``, ``w = 2``: 3,537 -> 3,394; the exact step
 3,397)."""
 
-XFER_MIN_W = 4
-"""Level transfers (``XFER``) run only when ``w >= XFER_MIN_W``. Measured on daily use-of-force
-(docs/benchmarks.md, 2026-11-25 night): at ``w = 4`` they bring every cell within 2% of the exact step
-(IL / exact 1.007-1.014, before up to 1.038) at about half the step rate; at ``w = 2`` they gain 0.0-1.7%
-IL for 25-30% of the rate, where the lifts already come within 2% in 7 of 8 cells and ``l = 10`` meets the
-speed target only without them."""
+XFER_MIN_W = 2
+"""Level transfers (``XFER``) run only when ``w >= XFER_MIN_W`` (``w = 1`` is within 2% of the exact step
+without them). Measured on daily use-of-force (docs/benchmarks.md): at ``w = 4`` they bring every cell
+within 2% of the exact step (2026-11-25 night: IL / exact 1.007-1.014, before up to 1.038); from
+2026-11-26, with the dual bound (``XFER_BOUND``) and without the pair scan, also at ``w = 2``: every
+``w = 2`` cell within 1% (0.997-1.010, before up to 1.021) at 106,334-183,534 step records per
+CPU-second (4 was the minimum before: without the bound and with the pair scan they cost 25-30% of the
+rate at ``w = 2``)."""
 
 STATS = np.zeros(40, dtype=np.int64)
 """Counters of the kernel's work, added to by every run in this process (diagnostics for benchmarks,
@@ -136,7 +148,8 @@ never read by the step): 0 rounds, 1 single moves applied, 2 lift scans, 3 lifts
 applied, 5 pair scans, 6 pairs applied, 7 steps searched, 8 steps ended by the bound, 10-19 applied lifts
 by snapshot (0 = newest), 20-29 by levels raised, 30-32 by variant (strict, drain, shed), 33 swaps, 34
 snapshots emptied, 35 lift levels skipped by the bound, 9 flow polishes that cancelled a cycle, 36
-level-transfer candidates solved, 37 level transfers applied.
+level-transfer candidates solved, 37 level transfers applied, 38 level-transfer candidates skipped by
+the dual bound (``XFER_BOUND``).
 
 Measured (2026-11-25, shared 2-core machine, perf): before the small helpers (``cost_of``, ``add_ok``,
 ``removal_ok``, ``inc``/``dec``) were inlined at numba's IR level, about half of the kernel's time was
