@@ -54,7 +54,8 @@ One step ``t`` over the pending snapshots ``D'[oldest..t]`` (records, not counts
      with fixed caps) and the search ends with it (going on with more rounds from it gained at most 0.03%
      IL on daily use-of-force at 10-30% more step CPU: the extra rounds are mostly failing lift scans);
    * then, for ``w >= XFER_MIN_W``, *level transfers* (``XFER``): the levels as caps with one pending
-     snapshot one level higher and a neighbour one lower, each candidate solved as the min-cost flow for
+     snapshot one level higher and another one lower (a neighbour, or up to ``w // XFER_REACH_PER_W``
+     snapshots away), each candidate solved as the min-cost flow for
      its caps (the same cycle cancelling, from the current placements), the best improving one applied
      until none improves. The step optimum often changes the levels of two or more snapshots at once
      (docs/benchmarks.md, "Why the fast step is above the exact step"), which no move above does. A
@@ -157,6 +158,13 @@ in numba's atomic reference counting of the array arguments of each call; inlini
 CPU by 10-15% and raised the cold compile from ~36 to ~54 CPU-s (load 10-12); inlining every helper
 cut ~7% more but took ~98 CPU-s to compile, and ``lift`` cannot be inlined (numba refuses)."""
 
+XFER_REACH_PER_W = 4
+"""A level transfer raises one pending snapshot and lowers another at most ``max(1, w //
+XFER_REACH_PER_W)`` snapshots away (1 up to ``w = 7``, 2 at ``w = 8``). Measured on daily use-of-force
+(docs/benchmarks.md, 2026-11-26): at ``w = 8`` neighbours only left five cells 2.1-2.8% above the exact
+step; two apart brings all eight within 2% (1.006-1.019) at x0.71-0.79 of the step rate; any two
+snapshots (1.005-1.018) cost x0.37-0.44; at ``w = 4`` any two gained at most 0.5% for x0.7-0.77."""
+
 _kernel = None
 
 
@@ -194,5 +202,5 @@ def run_steps(k, codes, place, starts, base, t_from, t_to, l, mu, beta, defer, s
     round_prices = bool(np.all(mu == np.round(mu)) and np.all(beta == np.round(beta)))
     k.steps(codes, place, starts, base, t_from, t_to, l, w, mu, beta, float(defer), round_prices, seen, pub_max,
             final_oldest, out_method, out_cert, out_active, out_gap, MAX_ROUNDS, PAIR_BUDGET, LIFT_LEVELS, STATS, moves,
-            TIE)
+            TIE, max(1, w // XFER_REACH_PER_W))
     return out_method, out_cert, out_active, out_gap
