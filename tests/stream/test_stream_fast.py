@@ -447,7 +447,7 @@ def _stream_release(snapshots, l, w, cost_kind, moves):
 
 def test_xfer_bound_changes_no_placement_and_saves_flows():
     """Level transfers with the dual bound (``XFER_BOUND``, default) place every record as without it, on
-    random streams at w = 4, 5 (a pruned candidate could not have beaten the best one), and solve fewer
+    random streams at w = 4, 5, 8 (a pruned candidate could not have beaten the best one), and solve fewer
     candidates' flows."""
     from tempanon.stream import fast
 
@@ -456,7 +456,7 @@ def test_xfer_bound_changes_no_placement_and_saves_flows():
     pruned = 0
     for case in range(24):
         l = int(rng.integers(2, 4))
-        w = int(rng.integers(4, 6))
+        w = [4, 5, 8][case % 3]  # (w = 8: transfers up to two snapshots apart)
         kind = ["linear", "quadratic"][case % 2]
         snaps = ["".join(rng.choice(list("abcde"), size=int(rng.integers(0, 8)), p=[0.4, 0.25, 0.15, 0.1, 0.1])) for _ in range(14)]
         tables = {}
