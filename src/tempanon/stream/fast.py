@@ -39,7 +39,7 @@ One step ``t`` over the pending snapshots ``D'[oldest..t]`` (records, not counts
      positive gains cannot beat the best lift so far is skipped, and so is a level ``K`` whose best
      filling selection (``LIFT_BOUND``: every positive gain within the caps of ``K`` per value, then the
      least negative ones until ``|D'[p]| >= l K``, sources' eligibility ignored) cannot;
-   * when neither improves, *repaired pairs* (``PAIRS``, **off by default** since 2026-11-26: LL-Reposition +
+   * when neither improves, *repaired pairs* (``PAIRS``, **off by default** since 2026-11-25 night: LL-Reposition +
      repair, relays included), best first: a move that gains but breaks one or two snapshots, with the
      second move entering or leaving a broken snapshot that makes every snapshot l-eligible again. Its
      work is bounded (:data:`PAIR_BUDGET` first-move x repair candidates per scan, the same in every
@@ -113,7 +113,7 @@ the tests that show a case each is needed for): ``SWAPS`` two records of one val
 (**off by default**: its scan is quadratic in the records of a value, and on the stops stream, daily,
 ``l = 5``, ``w = 2``, it took the step from 0.27 to 3.7 CPU-s and raised the IL from 162,207 to 162,825;
 on daily use-of-force it changed the IL by -0.6% to +0.1%); ``PAIRS`` the scan of repaired pairs (**off
-by default** since 2026-11-26: after the flow polish and the level transfers it changed the IL by -0.02%
+by default** since 2026-11-25 night: after the flow polish and the level transfers it changed the IL by -0.02%
 to +0.23% on daily use-of-force at x1.1-2.2 of the step rate); ``EMPTY`` a snapshot emptied into its records' best other options; ``SHED`` the lift
 variant that repairs a broken source by moving out records of its largest value; ``LIFT_BOUND`` a lift
 to level ``K`` is tried only when the best selection that fills ``p`` to ``l K`` could beat the best lift
@@ -138,7 +138,7 @@ XFER_MIN_W = 2
 """Level transfers (``XFER``) run only when ``w >= XFER_MIN_W`` (``w = 1`` is within 2% of the exact step
 without them). Measured on daily use-of-force (docs/benchmarks.md): at ``w = 4`` they bring every cell
 within 2% of the exact step (2026-11-25 night: IL / exact 1.007-1.014, before up to 1.038); from
-2026-11-26, with the dual bound (``XFER_BOUND``) and without the pair scan, also at ``w = 2``: every
+2026-11-25 23:25, with the dual bound (``XFER_BOUND``) and without the pair scan, also at ``w = 2``: every
 ``w = 2`` cell within 1% (0.997-1.010, before up to 1.021) at 106,334-183,534 step records per
 CPU-second (4 was the minimum before: without the bound and with the pair scan they cost 25-30% of the
 rate at ``w = 2``)."""
@@ -161,7 +161,7 @@ cut ~7% more but took ~98 CPU-s to compile, and ``lift`` cannot be inlined (numb
 XFER_REACH_PER_W = 4
 """A level transfer raises one pending snapshot and lowers another at most ``max(1, w //
 XFER_REACH_PER_W)`` snapshots away (1 up to ``w = 7``, 2 at ``w = 8``). Measured on daily use-of-force
-(docs/benchmarks.md, 2026-11-26): at ``w = 8`` neighbours only left five cells 2.1-2.8% above the exact
+(docs/benchmarks.md, 2026-11-25 23:20): at ``w = 8`` neighbours only left five cells 2.1-2.8% above the exact
 step; two apart brings all eight within 2% (1.006-1.019) at x0.71-0.79 of the step rate; any two
 snapshots (1.005-1.018) cost x0.37-0.44; at ``w = 4`` any two gained at most 0.5% for x0.7-0.77."""
 
