@@ -501,7 +501,7 @@ def fill_candidates(p, na, P, o, v, lo, hi, n, pr, hh, oldest, mu, gain, key, ca
 _BIG = 1e7  # penalty of a violated cap or size bound in the flow network (far above any IL change)
 
 
-@jit_inline
+@jit
 def residual_arcs(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist):
     """The residual network of the current placements for caps ``k`` (see :func:`cancel_cycles`):
     fills the arc arrays, returns the number of arcs."""
@@ -536,7 +536,7 @@ def residual_arcs(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, e
             ed[E] = b
             E += 1
     # slot arcs only for the slots a record is in or can enter (the others carry no flow and no
-    # cycle passes through them): marked in ``dist`` (reset below)
+    # cycle passes through them): marked in ``dist`` (the callers reset it)
     for x in range(P * mv):
         dist[x] = 0.0
     for i in range(na):
@@ -733,8 +733,8 @@ def flow_polish(na, P, mv, l, w, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, 
 @jit
 def xfer_search(na, P, mv, l, w, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, stats, prune, reach):
     """Level transfers (``XFER``): the levels as caps ``k = M`` with one pending snapshot one level
-    higher and another at most ``reach`` snapshots away one lower; each such candidate solved as the min-cost flow for its caps by
-    :func:`cancel_cycles` from the current placements (without penalty left: optimal for those caps,
+    higher and another at most ``reach`` snapshots away one lower; each such candidate solved as the
+    min-cost flow for its caps by :func:`cancel_cycles` from the current placements (without penalty left: optimal for those caps,
     every snapshot l-eligible); the best candidate that lowers the IL applied, until none does.
     Returns the IL."""
     ea, eb, ec, er, ed, dist, par, onpath, cyc = flow_workspace(na, P, mv, w)
