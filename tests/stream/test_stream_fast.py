@@ -470,3 +470,23 @@ def test_xfer_bound_changes_no_placement_and_saves_flows():
         pd.testing.assert_frame_equal(tables[True], tables[False])
     assert pruned > 0 and solved[True] < solved[False]
     assert solved[True] + pruned == solved[False]
+
+
+def test_level_transfers_on_large_steps_only_for_small_windows():
+    """Level transfers run in steps with more than ``_fastkernel.XFER_MAX_ACTIVE`` active records only
+    when ``w <= _fastkernel.XFER_ANY_SIZE_MAX_W`` (at most four candidates a round): a stream of large
+    snapshots solves transfer candidates at w = 2 and none at w = 4 (the releases are valid either way)."""
+    from tempanon.stream import _fastkernel as fk
+    from tempanon.stream import fast
+
+    fast.kernel()
+    rng = np.random.default_rng(3)
+    snaps = ["".join(rng.choice(list("abcdef"), size=90, p=[0.3, 0.25, 0.2, 0.1, 0.1, 0.05])) for _ in range(8)]
+    tried = {}
+    for w in (2, 4):
+        before = fast.STATS.copy()
+        table = _stream_release(snaps, 3, w, "linear", fast.MOVES)
+        tried[w] = int(fast.STATS[36] - before[36] + fast.STATS[38] - before[38])
+        _check_release(table, 3, w)
+    assert 2 * 90 > fk.XFER_MAX_ACTIVE and fk.XFER_ANY_SIZE_MAX_W == 2
+    assert tried[2] > 0 and tried[4] == 0

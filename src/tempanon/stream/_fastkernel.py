@@ -29,7 +29,18 @@ XFER_MAX_ACTIVE = 160
 """Level transfers (``XFER``) only in steps with at most this many active records: each candidate is a
 flow over every active record, and on the large snapshots of the stops data (daily w >= 4, weekly) they
 made the fast step slower than the exact step (weekly stops, l = 5, w = 8: 5,909 vs 17,166 records per
-CPU-second end to end) for at most 0.1% IL; see :data:`tempanon.stream.fast.XFER_MIN_W`."""
+CPU-second end to end; with the dual bound, 2026-11-25 23:51, linear mu: 6,420 vs 17,951 step records
+per CPU-second for +0.03% IL). Without this gate, daily and weekly stops at w >= 4 (linear mu): the IL
+changed by -7.5% to +0.1% (daily l = 3, w = 8: 1,113 -> 1,029, the exact step 1,023) at x0.27-0.66 of
+the step rate, below the exact step's in five of the eight l = 3, 5 cells; see
+:data:`tempanon.stream.fast.XFER_MIN_W`, and ..."""
+XFER_ANY_SIZE_MAX_W = 2
+"""... except when ``w <= XFER_ANY_SIZE_MAX_W``: there a round has at most four candidates (``P = w + 1
+<= 3``). Measured (docs/benchmarks.md, 2026-11-25 23:53, the `w = 2` cells of weekly use-of-force and of
+the stops data, where steps have more than 160 active records): the IL of weekly stops, ``l = 3``, from
+96 to 67 (the exact step's; the grid's largest ratio, 1.433, before), daily stops ``l = 3`` -1.7%, the
+other cells -1.1% to +0.1%, at x0.59-1.07 of the step rate (all still above 120,000 records per
+CPU-second)."""
 CERT_NONE, CERT_FEWER, CERT_IL0, CERT_BOUND = 0, 1, 2, 3
 _EPS = 1e-9
 _TOL = 1e-5  # slack for the rounding in a dual bound (distances of size ~_BIG, each within _EPS)
@@ -1057,7 +1068,7 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
             stats[9] += 1
             il = placement_il(na, P, o, pr, hh, oldest, mu)
         # 5. then level transfers (two neighbouring snapshots re-levelled at once, a flow per candidate)
-        if flags & 32 and na <= XFER_MAX_ACTIVE:
+        if flags & 32 and (na <= XFER_MAX_ACTIVE or w <= XFER_ANY_SIZE_MAX_W):
             il = xfer_search(na, P, mv, l, w, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, stats, flags & 64 != 0, xfer_reach)
         break
     return il

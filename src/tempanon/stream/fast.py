@@ -119,8 +119,9 @@ variant that repairs a broken source by moving out records of its largest value;
 to level ``K`` is tried only when the best selection that fills ``p`` to ``l K`` could beat the best lift
 so far (:func:`_fastkernel.fill_bound`); ``FLOW`` when nothing else improves, the min-cost flow for the
 current levels (:func:`_fastkernel.flow_polish`); ``XFER`` then level transfers between neighbouring
-snapshots, a flow per candidate (:func:`_fastkernel.xfer_search`), only for windows of at least
-:data:`XFER_MIN_W` and steps of at most ``_fastkernel.XFER_MAX_ACTIVE`` active records;
+snapshots (or up to :data:`XFER_REACH_PER_W` apart), a flow per candidate (:func:`_fastkernel.xfer_search`), only for windows of at least
+:data:`XFER_MIN_W` and steps of at most ``_fastkernel.XFER_MAX_ACTIVE`` active records (any number
+when ``w <= _fastkernel.XFER_ANY_SIZE_MAX_W``);
 ``XFER_BOUND`` a level-transfer candidate is solved only when a dual bound of the flow for the current
 levels says it can beat the best candidate so far (:func:`_fastkernel.cap_gradient`; the same results
 as without it, fewer flows)."""
