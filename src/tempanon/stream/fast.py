@@ -137,7 +137,8 @@ keeps changes the stream's IL by several percent (``l = 2``, ``w = 2``: 3,537 ->
 
 XFER_MIN_W = 2
 """Level transfers (``XFER``) run only when ``w >= XFER_MIN_W`` (``w = 1`` is within 2% of the exact step
-without them). Measured on daily use-of-force (docs/benchmarks.md): at ``w = 4`` they bring every cell
+without them; with them, 2026-11-25 23:59, the eight ``w = 1`` cells changed by -0.1% to +0.04% IL at
+x0.78-0.82 of the step rate). Measured on daily use-of-force (docs/benchmarks.md): at ``w = 4`` they bring every cell
 within 2% of the exact step (2026-11-25 night: IL / exact 1.007-1.014, before up to 1.038); from
 2026-11-25 23:25, with the dual bound (``XFER_BOUND``) and without the pair scan, also at ``w = 2``: every
 ``w = 2`` cell within 1% (0.997-1.010, before up to 1.021) at 106,334-183,534 step records per
