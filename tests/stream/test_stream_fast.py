@@ -197,6 +197,30 @@ def test_each_move_is_needed_for_the_optimum_somewhere(part, l, w, cost_kind, sn
     assert got_without == il_without > want
 
 
+# found by the same random search (w = 8, where fast.XFER_REACH_PER_W = 4 lets a transfer lower a snapshot
+# two away from the one it raises): the last step reaches the ILP optimum only with that reach
+REACH_CASE = (3, 8, "quadratic", ["", "", "da", "bd", "cb", "bcbb", "ac", ""], 33.0, 34.0)
+
+
+def test_transfers_two_apart_are_needed_for_the_optimum_somewhere():
+    """With transfers up to two snapshots apart (the default at w = 8) the last step of REACH_CASE is at
+    the per-record ILP optimum; with neighbours only it ends above it."""
+    from tempanon.stream import fast
+
+    l, w, cost_kind, snapshots, il_with, il_without = REACH_CASE
+    assert max(1, w // fast.XFER_REACH_PER_W) == 2
+    got, want = _last_step(l, w, cost_kind, snapshots, fast.MOVES)
+    assert got == pytest.approx(want) == il_with
+    saved = fast.XFER_REACH_PER_W
+    fast.XFER_REACH_PER_W = w + 1  # reach 1: neighbours only
+    try:
+        got_without, want2 = _last_step(l, w, cost_kind, snapshots, fast.MOVES)
+    finally:
+        fast.XFER_REACH_PER_W = saved
+    assert want2 == pytest.approx(want)
+    assert got_without == il_without > want
+
+
 @settings(max_examples=300, deadline=None)
 @given(
     st.integers(1, 8),
