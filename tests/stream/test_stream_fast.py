@@ -4,6 +4,8 @@ checked here independently of the publisher's own verification), the final re-so
 it valid, the default step is this one and it never calls an ILP. Its IL against the exact optimum of
 each step is tested in test_stream_oracle.py (``test_fast_step_against_ilp_optimum``)."""
 
+from collections import namedtuple
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -281,8 +283,6 @@ def test_tie_break_keeps_equal_il_and_spreads_delays():
     assert out[1.0][0] == out[0.0][0]
     assert out[1.0][1] < out[0.0][1]
 
-
-from collections import namedtuple
 
 _Window = namedtuple("_Window", "P oldest na home code mv lo hi price mu o n N M cM H")
 
