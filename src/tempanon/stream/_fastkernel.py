@@ -731,24 +731,25 @@ def flow_workspace(na, P, mv, w):
 
 
 @jit
-def flow_polish(na, P, mv, l, w, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H):
+def flow_polish(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, fw):
     """The ``FLOW`` part of the local search: the min-cost flow for the current levels (caps ``k[p] =
     M[p]``, :func:`cancel_cycles`) from the current placements, which are a flow without penalty for
     these caps, so the result has none either (every snapshot stays l-eligible) and its IL is not
-    higher. Returns the number of cycles cancelled."""
-    ea, eb, ec, er, ed, dist, par, onpath, cyc = flow_workspace(na, P, mv, w)
+    higher. ``fw``: :func:`flow_workspace`. Returns the number of cycles cancelled."""
+    ea, eb, ec, er, ed, dist, par, onpath, cyc = fw
+    onpath[:] = 0  # (cancel_cycles marks visits by call-local numbers)
     k = M[:P].copy()
     return cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, ea, eb, ec, er, ed, dist, par, onpath, cyc, 4 * na + 10)
 
 
 @jit
-def xfer_search(na, P, mv, l, w, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, stats, prune, reach):
+def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, stats, prune, reach, fw):
     """Level transfers (``XFER``): the levels as caps ``k = M`` with one pending snapshot one level
     higher and another at most ``reach`` snapshots away one lower; each such candidate solved as the
-    min-cost flow for its caps by :func:`cancel_cycles` from the current placements (without penalty left: optimal for those caps,
-    every snapshot l-eligible); the best candidate that lowers the IL applied, until none does.
-    Returns the IL."""
-    ea, eb, ec, er, ed, dist, par, onpath, cyc = flow_workspace(na, P, mv, w)
+    min-cost flow for its caps by :func:`cancel_cycles` from the current placements (without penalty
+    left: optimal for those caps, every snapshot l-eligible); the best candidate that lowers the IL
+    applied, until none does. ``fw``: :func:`flow_workspace`. Returns the IL."""
+    ea, eb, ec, er, ed, dist, par, onpath, cyc = fw
     k = np.empty(P, dtype=np.int64)
     save = np.empty(na, dtype=np.int64)
     best_o = np.empty(na, dtype=np.int64)
@@ -1063,13 +1064,18 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
             il += best
             continue
         # 4. when nothing else improves: the min-cost flow for the current levels (chains of moves of
-        # any length that keep every level); the search ends with it
-        if flags & 16 and flow_polish(na, P, mv, l, w, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H) > 0:
-            stats[9] += 1
-            il = placement_il(na, P, o, pr, hh, oldest, mu)
-        # 5. then level transfers (two neighbouring snapshots re-levelled at once, a flow per candidate)
-        if flags & 32 and (na <= XFER_MAX_ACTIVE or w <= XFER_ANY_SIZE_MAX_W):
-            il = xfer_search(na, P, mv, l, w, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, stats, flags & 64 != 0, xfer_reach)
+        # any length that keep every level); the search ends with it (one flow workspace for 4 and 5)
+        polish = flags & 16 != 0
+        transfers = flags & 32 != 0 and (na <= XFER_MAX_ACTIVE or w <= XFER_ANY_SIZE_MAX_W)
+        if polish or transfers:
+            fw = flow_workspace(na, P, mv, w)
+            if polish and flow_polish(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, fw) > 0:
+                stats[9] += 1
+                il = placement_il(na, P, o, pr, hh, oldest, mu)
+            # 5. then level transfers (two snapshots up to ``xfer_reach`` apart re-levelled at once, a
+            # flow per candidate)
+            if transfers:
+                il = xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, stats, flags & 64 != 0, xfer_reach, fw)
         break
     return il
 
