@@ -117,26 +117,36 @@ MOVE_CASES = [
 ]
 
 
-def _last_step(l, w, cost_kind, snapshots, moves):
-    """The last step's IL (defer 0: every suppression costs beta) and the ILP optimum of its step problem."""
-    from stream_active import active_records
-
+def _publish(l, w, cost_kind, snapshots, moves, flush, **kw):
+    """Push ``snapshots`` (strings, one value per record) through a fast-step publisher (beta 10) with
+    ``fast.MOVES = moves``; returns the publisher, the record table before the last push, the last
+    snapshot and the cost model."""
     from tempanon.stream import fast
 
     cost = CostModel.linear(w, 1.0, 10.0) if cost_kind == "linear" else CostModel.quadratic(w, 10.0)
     saved = fast.MOVES
     fast.MOVES = moves
     try:
-        pub = StreamPublisher(l, w, sensitive="s", qi=["q"], cost=cost, defer=0.0, step="fast")
+        pub = StreamPublisher(l, w, sensitive="s", qi=["q"], cost=cost, step="fast", **kw)
         rid = 0
-        before = None
+        before = snap = None
         for t, vals in enumerate(snapshots):
             before = pub.record_table()
             snap = pd.DataFrame({"q": [0] * len(vals), "s": list(vals)}, index=np.arange(rid, rid + len(vals)))
             rid += len(vals)
             pub.push(snap, label=str(t))
+        if flush:
+            pub.flush()
     finally:
         fast.MOVES = saved
+    return pub, before, snap, cost
+
+
+def _last_step(l, w, cost_kind, snapshots, moves):
+    """The last step's IL (defer 0: every suppression costs beta) and the ILP optimum of its step problem."""
+    from stream_active import active_records
+
+    pub, before, snap, cost = _publish(l, w, cost_kind, snapshots, moves, flush=False, defer=0.0)
     T = len(snapshots) - 1
     oldest = max(0, T - w)
     act = active_records(before, oldest, w)
@@ -451,22 +461,8 @@ def test_cap_gradient_bounds_the_optimum_of_every_cap_vector(seed, l, w, cost_ki
 
 
 def _stream_release(snapshots, l, w, cost_kind, moves):
-    from tempanon.stream import fast
-
-    cost = CostModel.linear(w, 1.0, 10.0) if cost_kind == "linear" else CostModel.quadratic(w, 10.0)
-    saved = fast.MOVES
-    fast.MOVES = moves
-    try:
-        pub = StreamPublisher(l, w, sensitive="s", qi=["q"], cost=cost, step="fast")
-        rid = 0
-        for t, vals in enumerate(snapshots):
-            snap = pd.DataFrame({"q": [0] * len(vals), "s": list(vals)}, index=np.arange(rid, rid + len(vals)))
-            rid += len(vals)
-            pub.push(snap, label=str(t))
-        pub.flush()
-    finally:
-        fast.MOVES = saved
-    return pub.record_table()
+    """The whole stream's record table (flushed), with ``fast.MOVES = moves``."""
+    return _publish(l, w, cost_kind, snapshots, moves, flush=True)[0].record_table()
 
 
 def test_xfer_bound_changes_no_placement_and_saves_flows():
