@@ -1,6 +1,6 @@
-"""Time-granularity search on DuckDB vs numpy (issue 15): CPU and peak RSS.
+"""Time-granularity search on DuckDB and Spark vs numpy (issue 15): CPU and peak RSS.
 
-    python benchmarks/bench_engine_temporal.py --rows 10000000 --engines numpy,duckdb,duckdb-file [--memory-limit 2GB]
+    python benchmarks/bench_engine_temporal.py --rows 10000000 --engines numpy,duckdb,duckdb-file,spark [--memory-limit 2GB]
 
 Generates ``--rows`` events with respondent ids (one respondent per 10 events on average, Zipf-ish
 activity), two quasi-identifiers (sex: 2 values, region: 8) and a timestamp at minute resolution
@@ -18,6 +18,11 @@ with hierarchies for both (region: R0-R3 / R4-R7 / *; sex: * ), the default gran
 (:mod:`tempanon.temporal.outofcore_joint`: frequency sets from DuckDB) and its plan's path
 (bottom set fetched or frequency sets in the engine) is printed; ``TEMPANON_MAX_DRIVER_ROWS=0``
 forces the engine path.
+
+``spark`` runs the same queries in Spark SQL (``local[2]``; the rows read and encoded on the driver):
+the session is started before the clock, and the JVM's CPU during the run (read from ``/proc`` of
+the descendant processes, as in ``bench_engine.py``) is added to the CPU columns; the peak RSS
+columns are the Python process's only.
 
 ``duckdb-file`` is the out-of-core path (:func:`tempanon.temporal.outofcore.anonymize_timestamped_file`):
 the Parquet read in place by DuckDB (no pandas table), the release written by DuckDB as Parquet
@@ -157,13 +162,23 @@ def child(path: str, engine: str, memory_limit: str | None, joint: bool = False)
     rss_read = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     search = [0.0]
     orig_lg = least.least_generalization
+    jvm = lambda: 0.0  # noqa: E731
+    jvm_start = 0.0
+    if engine == "spark":  # the JVM is a child process: its CPU is read from /proc around each phase
+        from bench_engine import descendants_cpu_and_peak
+
+        from tempanon.lattice.source_spark import local_session
+
+        local_session(None)  # started before the clock (its start-up CPU reported apart)
+        jvm = lambda: descendants_cpu_and_peak()[0]  # noqa: E731
+        jvm_start = jvm()
 
     def timed(*a, **kw):  # the search proper (Procedure 1 + 2)
-        c = time.process_time()
+        c, j = time.process_time(), jvm()
         try:
             return orig_lg(*a, **kw)
         finally:
-            search[0] += time.process_time() - c
+            search[0] += time.process_time() - c + jvm() - j
 
     import tempanon.temporal.api as api
 
@@ -180,14 +195,14 @@ def child(path: str, engine: str, memory_limit: str | None, joint: bool = False)
     api.prepare = timed_prepare
     if joint:
         _timed_kanonymize(search)
-    c0, w0 = time.process_time(), time.perf_counter()
+    c0, w0, j0 = time.process_time(), time.perf_counter(), jvm()
     res = anonymize_timestamped(df, time="t", qi=["sex", "region"], uid="uid", k=5, max_suppression=0.01,
-                                engine=engine, memory_limit=memory_limit, shuffle_seed=1,
+                                engine=engine, memory_limit=None if engine == "spark" else memory_limit, shuffle_seed=1,
                                 hierarchies=hierarchies() if joint else None)  # fmt: skip
-    cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+    cpu, wall = time.process_time() - c0 + jvm() - j0, time.perf_counter() - w0
     s = res.summary
     print(json.dumps({
-        "engine": engine, "cpu": cpu, "wall": wall, "search_cpu": search[0], "rss_read_mb": rss_read,
+        "engine": engine, "cpu": cpu, "jvm_start_cpu": jvm_start, "wall": wall, "search_cpu": search[0], "rss_read_mb": rss_read,
         "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "granularity": s["granularity"],
         "gen_m": s["gen_m"], "gen_s": s["gen_s"], "suppressed": s["suppressed"], "respondents": s["respondents"],
         "verified": bool(s["verification"]),
@@ -229,6 +244,9 @@ def main() -> None:
                 print(f"| {a.rows:,} | {eng} | failed: {out.stderr.strip().splitlines()[-1:]} |")
                 continue
             r = json.loads(out.stdout.strip().splitlines()[-1])
+            if r.get("jvm_start_cpu"):
+                print(f"# {eng}: CPU s of the JVM's start (local[2], before the clock) {r['jvm_start_cpu']:.1f}; the "
+                      "CPU columns include the JVM's CPU during the run (/proc of the descendant processes)", flush=True)
             if "write_cpu" in r:
                 print(f"# {eng}: CPU s of the release COPY {r['write_cpu']:.1f}, of the SQL verification {r['verify_cpu']:.1f}; "
                       f"release {r['out_mb']:,.0f} MiB Parquet; frequency sets: {r['path']}", flush=True)

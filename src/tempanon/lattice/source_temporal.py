@@ -66,12 +66,16 @@ class DuckDBTimeSource:
 
     def __init__(self, q: np.ndarray, instants: np.ndarray, missing: np.ndarray, uid: np.ndarray, *,
                  memory_limit: str | None = None, threads: int | None = None):  # fmt: skip
-        import pyarrow as pa
-
         from tempanon.lattice.source_duckdb import open_duckdb
 
         self.con, self._tmpdir = open_duckdb(memory_limit=memory_limit, threads=threads)
         self.memory_limit = memory_limit
+        self._prepare(q, instants, missing, uid)
+
+    def _prepare(self, q: np.ndarray, instants: np.ndarray, missing: np.ndarray, uid: np.ndarray) -> None:
+        """The relation ``rel`` in the engine (:attr:`PREPARE` over the rows' codes)."""
+        import pyarrow as pa
+
         self.q = np.ascontiguousarray(q, dtype=np.int64)
         self.instants = np.asarray(instants, dtype=np.int64)
         self.missing = np.asarray(missing, dtype=bool)
@@ -80,15 +84,15 @@ class DuckDBTimeSource:
         self._distinct, inv = np.unique(self.instants[~self.missing], return_inverse=True)  # one sort
         ti = np.zeros(n, dtype=np.int32)
         ti[~self.missing] = inv.ravel()
-        self.con.register("rel0", pa.table({
+        self._register("rel0", pa.table({
             "i": pa.array(np.arange(n, dtype=np.int64)),
             "q": pa.array(self.q),
             "ti": pa.array(ti, mask=self.missing),
             "u": pa.array(np.ascontiguousarray(uid, dtype=np.int64)),
         }))  # fmt: skip
         self.engine_queries = 0
-        self._exec(f"CREATE TEMP TABLE rel AS {self.PREPARE}")
-        self.con.unregister("rel0")
+        self._materialize("rel", self.PREPARE)
+        self._unregister("rel0")
         self._dim_of: str | None = None
         self._owns = True
         self._gap_error = None
@@ -126,6 +130,18 @@ class DuckDBTimeSource:
         self.engine_queries += 1
         self.con.execute(sql).fetchall()
 
+    # the engine's dialect and tables (overridden by :class:`SparkTimeSource`)
+    SEMI_JOIN = "SEMI JOIN"
+
+    def _register(self, name: str, table) -> None:
+        self.con.register(name, table)
+
+    def _unregister(self, name: str) -> None:
+        self.con.unregister(name)
+
+    def _materialize(self, name: str, sql: str) -> None:
+        self._exec(f"CREATE TEMP TABLE {name} AS {sql}")
+
     def _dimension(self, g: Granularity) -> None:
         """Register ``gdim(ti, g, s)``: the granule of ``g`` of every distinct instant and the
         time index of its granule's first distinct instant (driver numpy)."""
@@ -147,7 +163,7 @@ class DuckDBTimeSource:
         first = np.r_[True, h[1:] != h[:-1]] if len(h) else np.zeros(0, dtype=bool)
         start = np.maximum.accumulate(np.where(first, np.arange(len(h)), 0)).astype(np.int32)
         self._dim = pa.table({"ti": pa.array(np.arange(len(t), dtype=np.int32)), "g": pa.array(h), "s": pa.array(start)})
-        self.con.register("gdim", self._dim)
+        self._register("gdim", self._dim)
         self._dim_of = g.name
 
     #: one row per class ``(q, g)`` of the granularity in ``gdim``: tuples ``n``, respondents ``r``
@@ -180,7 +196,7 @@ class DuckDBTimeSource:
         """Row numbers of the tuples in classes of ``g`` with fewer than ``k`` respondents."""
         sql = (
             f"WITH c AS ({self.small_classes_sql(g, k)}) "
-            "SELECT r.i FROM rel r LEFT JOIN gdim d ON r.ti = d.ti SEMI JOIN c ON r.q = c.q AND d.g IS NOT DISTINCT FROM c.g"
+            f"SELECT r.i FROM rel r LEFT JOIN gdim d ON r.ti = d.ti {self.SEMI_JOIN} c ON r.q = c.q AND d.g IS NOT DISTINCT FROM c.g"
         )
         return np.sort(self._arrow(sql).column("i").to_numpy().astype(np.int64))
 
@@ -238,7 +254,6 @@ class DuckDBJointSource(NumpySource):
         import pyarrow as pa
 
         from tempanon.lattice.freqset import Table, group_rows
-        from tempanon.lattice.source_duckdb import _query_arrow
 
         if sensitive is not None:  # not used by the joint search
             return super().bottom(uid=uid, sensitive=sensitive)
@@ -248,11 +263,10 @@ class DuckDBJointSource(NumpySource):
             u = pd.factorize(self.data[uid])[0].astype(np.int64)  # missing ids were refused before
             n_uid = int(u.max()) + 1 if len(u) else 0
             cols["u"] = pa.array(u)
-        self.con.register("joint_rel", pa.table(cols))
+        self._register("joint_rel", pa.table(cols))
         keys = ", ".join(cols)
-        tab = _query_arrow(self.con, f"SELECT {keys}, count(*) AS n FROM joint_rel GROUP BY {keys}")
-        self.con.unregister("joint_rel")
-        self.engine_queries += 1
+        tab = self._arrow(f"SELECT {keys}, count(*) AS n FROM joint_rel GROUP BY {keys}")
+        self._unregister("joint_rel")
         codes = [tab.column(f"c{j}").to_numpy().astype(np.int64) for j in range(len(self.dims))]
         counts = tab.column("n").to_numpy().astype(np.int64)
         extra = tab.column("u").to_numpy().astype(np.int64) if uid is not None else None
@@ -260,6 +274,19 @@ class DuckDBJointSource(NumpySource):
                         counts, extra, n_uid, False)  # fmt: skip
         self.table = Table([np.ascontiguousarray(c) for c in fs.cols], fs.counts, fs.uid, n_uid, len(self.data), False)
         return self.table
+
+    # the engine's tables (overridden by :class:`~tempanon.lattice.source_temporal_spark.SparkJointSource`)
+    def _register(self, name: str, table) -> None:
+        self.con.register(name, table)
+
+    def _unregister(self, name: str) -> None:
+        self.con.unregister(name)
+
+    def _arrow(self, sql: str):
+        from tempanon.lattice.source_duckdb import _query_arrow
+
+        self.engine_queries += 1
+        return _query_arrow(self.con, sql)
 
     def release(self, node, k, *, uid, drop, out=None, verify=True, max_suppressed=0, l=None, sensitive=None):
         """The generalized DataFrame (numpy, from the codes); the joint search releases and
@@ -584,16 +611,34 @@ def class_key(q: np.ndarray, h: np.ndarray) -> np.ndarray:
 
 
 def resolve_time_engine(engine: str, *, joint: bool) -> str:
-    """``engine`` for a timestamped search over an in-memory table: auto is numpy; spark is
-    refused (not supported for timestamped yet). ``joint`` (time with hierarchies) runs on both
-    numpy and DuckDB (:class:`DuckDBJointSource`)."""
+    """``engine`` for a timestamped search over an in-memory table: auto is numpy. ``joint`` (time
+    with hierarchies) runs on every engine (:class:`DuckDBJointSource`,
+    :class:`~tempanon.lattice.source_temporal_spark.SparkJointSource`)."""
     from tempanon.lattice.source import ENGINES
 
     if engine not in ENGINES:
         raise InputError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")
-    if engine == "spark":
-        raise InputError("--engine spark is not supported for timestamped data yet; use --engine duckdb or numpy")
     return "numpy" if engine == "auto" else engine
 
 
-__all__: Sequence[str] = ["DuckDBJointFileSource", "DuckDBJointSource", "DuckDBTimeSource", "class_key", "resolve_time_engine"]
+def time_source(engine: str, q: np.ndarray, instants: np.ndarray, missing: np.ndarray, uid: np.ndarray, *,
+                memory_limit: str | None = None, spark_master: str | None = None):  # fmt: skip
+    """Procedure 2's source for ``engine`` (``"duckdb"`` or ``"spark"``) over the rows' codes."""
+    if engine == "spark":
+        from tempanon.lattice.source_temporal_spark import SparkTimeSource
+
+        return SparkTimeSource(q, instants, missing, uid, master=spark_master)
+    return DuckDBTimeSource(q, instants, missing, uid, memory_limit=memory_limit)
+
+
+def joint_source(engine: str, df: pd.DataFrame, *, memory_limit: str | None = None, spark_master: str | None = None):
+    """The joint search's bottom-frequency-set source for ``engine`` (``"duckdb"`` or ``"spark"``)."""
+    if engine == "spark":
+        from tempanon.lattice.source_temporal_spark import SparkJointSource
+
+        return SparkJointSource(df, master=spark_master)
+    return DuckDBJointSource(df, memory_limit=memory_limit)
+
+
+__all__: Sequence[str] = ["DuckDBJointFileSource", "DuckDBJointSource", "DuckDBTimeSource", "class_key", "joint_source",
+                          "resolve_time_engine", "time_source"]

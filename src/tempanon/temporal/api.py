@@ -255,6 +255,7 @@ def anonymize_timestamped(
     sensitive: Sequence[str] = (),
     engine: str = "auto",
     memory_limit: str | None = None,
+    spark_master: str | None = None,
 ) -> TimestampedResult:
     """Least respondent-level k-anonymous generalization of ``time`` (Section 4, Algorithm 1).
 
@@ -276,7 +277,9 @@ def anonymize_timestamped(
     (:mod:`tempanon.lattice.source_temporal`; ``memory_limit`` e.g. ``"4GB"``), with results
     identical to ``"numpy"`` (the default of ``"auto"``); with ``hierarchies`` DuckDB computes the
     joint search's bottom frequency set (rollups on the driver,
-    :class:`~tempanon.lattice.source_temporal.DuckDBJointSource`); ``"spark"`` is refused.
+    :class:`~tempanon.lattice.source_temporal.DuckDBJointSource`); ``"spark"`` runs the same queries
+    in Spark SQL (:mod:`tempanon.lattice.source_temporal_spark`; ``spark_master`` a master URL, default
+    a ``local[2]`` session; the rows are parsed and encoded on the driver, the codes go to Spark).
     """
     qi = list(qi)
     _validate(df, time, qi, uid, k, metric, max_suppression, bool(hierarchies))
@@ -330,7 +333,7 @@ def anonymize_timestamped(
                                z0=z0, hierarchies=hierarchies, metric=metric, criterion=criterion,
                                max_suppression=float(max_suppression), tinfo=tinfo, progress=progress,
                                time_limit=time_limit, notice=announce, engine=engine_name,
-                               memory_limit=memory_limit),
+                               memory_limit=memory_limit, spark_master=spark_master),
                             roles)  # fmt: skip
         return finish(jres, df, time=time, qi=qi, uid=uid, shuffle_seed=shuffle_seed, tinfo=tinfo,
                       class_key=getattr(jres, "_class_key", None))
@@ -339,10 +342,11 @@ def anonymize_timestamped(
                  f"coarser){'; at most ' + format(time_limit, 'g') + ' s (--time-limit)' if time_limit else ''}")
     q = encode_columns(df, qi)
     plan = None
-    if engine_name == "duckdb":  # Procedure 2 as GROUP BY in DuckDB (tempanon.lattice.source_temporal)
-        from tempanon.lattice.source_temporal import DuckDBTimeSource, class_key
+    if engine_name in ("duckdb", "spark"):  # Procedure 2 as GROUP BY in the engine (tempanon.lattice.source_temporal)
+        from tempanon.lattice.source_temporal import class_key, time_source
 
-        src = DuckDBTimeSource(q, instants, missing, uid_codes, memory_limit=memory_limit)
+        src = time_source(engine_name, q, instants, missing, uid_codes, memory_limit=memory_limit,
+                          spark_master=spark_master)  # fmt: skip
         try:
             res = least_generalization(None, dag, k, metric=metric, max_suppressed=max_suppressed,  # type: ignore[arg-type]
                                        time_limit=time_limit, progress=progress, check=src.check)  # fmt: skip

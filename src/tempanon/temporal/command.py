@@ -78,8 +78,9 @@ def timestamped(
     drop: Annotated[Optional[str], typer.Option("--drop", help="Identifying columns, removed from the release.")] = None,
     sensitive: Annotated[Optional[str], typer.Option("--sensitive", help="Sensitive columns, released as they are.")] = None,
     allow_identifier: Annotated[Optional[str], typer.Option("--allow-identifier", help="Release these columns unchanged although identifier screening flags them (reported).")] = None,
-    engine: Annotated[str, typer.Option("--engine", help="auto|numpy|duckdb: who computes the time-granularity search's frequency sets (auto: numpy; duckdb: GROUP BY in DuckDB, same results, the file read in place and the release written and verified by DuckDB (with --hierarchies too: the joint search's frequency sets in DuckDB; --audit written by DuckDB too) unless --report needs the table in memory; spark: not supported for timestamped yet).")] = "auto",
+    engine: Annotated[str, typer.Option("--engine", help="auto|numpy|duckdb|spark: who computes the time-granularity search's frequency sets (auto: numpy; duckdb: GROUP BY in DuckDB, same results, the file read in place and the release written and verified by DuckDB (with --hierarchies too: the joint search's frequency sets in DuckDB; --audit written by DuckDB too) unless --report needs the table in memory; spark: the same frequency sets as GROUP BY in Spark SQL, the rows read and encoded on the driver).")] = "auto",
     memory_limit: Annotated[Optional[str], typer.Option("--memory-limit", help="DuckDB memory limit with --engine duckdb, e.g. 4GB (spills to a temporary directory beyond it).")] = None,
+    spark_master: Annotated[Optional[str], typer.Option("--spark-master", help="Spark master URL for --engine spark (default: a local[2] session).")] = None,
 ) -> None:
     """Least k-anonymous generalization of timestamps over time granularities (many tuples per
     respondent; Mascetti, Bettini, Wang, Jajodia, TIME 2006)."""
@@ -101,6 +102,10 @@ def timestamped(
         from tempanon.lattice.source_temporal import resolve_time_engine
 
         resolve_time_engine(engine, joint=hierarchies is not None)  # refused before the input is read
+        if spark_master is not None and engine != "spark":
+            from tempanon.errors import InputError
+
+            raise InputError("--spark-master needs --engine spark")
         if audit is not None:
             from tempanon.temporal.api import check_audit_path
 
@@ -109,6 +114,9 @@ def timestamped(
             return _out_of_core(outs, phases, t0)  # the file read in place, the release (and audit) written by DuckDB
         if engine == "duckdb":  # the report re-measures the release against the input rows in pandas
             info("note: --engine duckdb reads the table into memory with --report (the HTML report is built in memory)",
+                 quiet)
+        if engine == "spark":
+            info("note: --engine spark reads and encodes the rows on the driver; Spark computes the search's frequency sets",
                  quiet)
         df = read_table(input, as_text=True)
         qis = parse_column_list(qi, list(df.columns))
@@ -126,7 +134,8 @@ def timestamped(
                 df, time=time, qi=qis, k=k, uid=uid, granularities=granularities, metric=metric,
                 max_suppression=max_suppression, data_granularity=data_granularity, country=country,
                 parts=parts, hierarchies=hier, progress=progress, timezone=timezone, time_limit=time_limit,
-                shuffle_seed=shuffle_seed, announce=lambda m: info(m, quiet), engine=engine, memory_limit=memory_limit, **roles,
+                shuffle_seed=shuffle_seed, announce=lambda m: info(m, quiet), engine=engine, memory_limit=memory_limit,
+                spark_master=spark_master, **roles,
             )  # fmt: skip
         phases["read, search, release and verify"] = _time.perf_counter() - t0
         rep = None

@@ -258,7 +258,7 @@ def joint_anonymize(df: pd.DataFrame, *, time: str, qi: Sequence[str], k: int, u
                     hierarchies: Mapping, metric: str, criterion: str, max_suppression: float, tinfo: dict,
                     progress: Callable[[str, int, int], None] | None = None, algorithm: str = "incognito",
                     time_limit: float | None = None, notice: Callable[[str], None] | None = None,
-                    engine: str = "numpy", memory_limit: str | None = None):  # fmt: skip
+                    engine: str = "numpy", memory_limit: str | None = None, spark_master: str | None = None):  # fmt: skip
     """Joint Incognito search over time granularities x the other quasi-identifiers' hierarchies
     (see the module docstring); returns a :class:`tempanon.temporal.api.TimestampedResult`.
 
@@ -266,7 +266,8 @@ def joint_anonymize(df: pd.DataFrame, *, time: str, qi: Sequence[str], k: int, u
     time-only candidates are computed by DuckDB
     (:class:`tempanon.lattice.source_temporal.DuckDBJointSource`,
     :class:`~tempanon.lattice.source_temporal.DuckDBTimeSource`), rollups and the release on the
-    driver; the result is identical to ``"numpy"``."""
+    driver; the result is identical to ``"numpy"``. ``engine="spark"``: the same queries in Spark SQL
+    (:mod:`tempanon.lattice.source_temporal_spark`, ``spark_master``)."""
     from tempanon.kanon.api import kanonymize
     from tempanon.temporal.api import TimestampedResult, encode_uid
     from tempanon.verify import check_generalization, check_timestamped_release
@@ -286,10 +287,10 @@ def joint_anonymize(df: pd.DataFrame, *, time: str, qi: Sequence[str], k: int, u
     engine_criterion = metric if metric in INCOGNITO_CRITERIA else "height"
     budget = {"time_limit": time_limit} if time_limit is not None else {}
     data, jsrc = df, None
-    if engine == "duckdb":
-        from tempanon.lattice.source_temporal import DuckDBJointSource
+    if engine in ("duckdb", "spark"):
+        from tempanon.lattice.source_temporal import joint_source
 
-        data = jsrc = DuckDBJointSource(df, memory_limit=memory_limit)
+        data = jsrc = joint_source(engine, df, memory_limit=memory_limit, spark_master=spark_master)
     try:
         res = kanonymize(data, attrs, encoders, int(k), uid=uid, max_suppression=max_suppression, algorithm=algorithm,
                          criterion=engine_criterion, progress=progress, notice=notice, screen=False, **budget)  # fmt: skip  # screened by the API
@@ -342,7 +343,7 @@ def joint_anonymize(df: pd.DataFrame, *, time: str, qi: Sequence[str], k: int, u
     # (a hierarchy reads a missing value as its text "": '' and a missing value are one base value)
     base = pd.DataFrame({q: c for q, c in zip(qi, cols[1:])}, index=df.index)
     candidates = _time_candidates(base, qi, dag, instants, missing, z0, uid_codes, int(k), max_sup, engine=engine,
-                                  memory_limit=memory_limit)
+                                  memory_limit=memory_limit, spark_master=spark_master)
     summary = joint_summary(res, attrs, dims, dag, chosen, m, metrics, bounded, k=int(k), uid=uid, time=time, qi=qi,
                             metric=metric, max_suppression=max_suppression, max_sup=max_sup, n=n,
                             respondents=int(np.count_nonzero(np.bincount(uid_codes))), released=int(keep.sum()),
@@ -493,19 +494,20 @@ class _Check:
 
 
 def _time_candidates(df, qi, dag, instants, missing, z0, uid_codes, k, max_sup, *, engine: str = "numpy",
-                     memory_limit: str | None = None) -> list[dict]:  # fmt: skip
+                     memory_limit: str | None = None, spark_master: str | None = None) -> list[dict]:  # fmt: skip
     """Every granularity of G with the other quasi-identifiers unchanged (Procedure 2 on each;
-    ``engine="duckdb"``: as ``GROUP BY`` in DuckDB, :class:`~tempanon.lattice.source_temporal.DuckDBTimeSource`).
+    ``engine="duckdb"``: as ``GROUP BY`` in DuckDB, :class:`~tempanon.lattice.source_temporal.DuckDBTimeSource`;
+    ``"spark"``: the same in Spark SQL).
     ``df[qi]`` holds the quasi-identifiers' base codes of the joint lattice, i.e. the nodes
     ``(v, 0, ..., 0)``, as the out-of-core joint search computes them."""
     from tempanon.temporal.api import encode_columns
     from tempanon.temporal.least import check_granularity, prepare
 
     q = encode_columns(df, qi)
-    if engine == "duckdb":
-        from tempanon.lattice.source_temporal import DuckDBTimeSource
+    if engine in ("duckdb", "spark"):
+        from tempanon.lattice.source_temporal import time_source
 
-        src = DuckDBTimeSource(q, instants, missing, uid_codes, memory_limit=memory_limit)
+        src = time_source(engine, q, instants, missing, uid_codes, memory_limit=memory_limit, spark_master=spark_master)
         try:
             checks = [src.check(g, k, max_sup) for g in dag.nodes]
         finally:
