@@ -48,11 +48,21 @@ def run_api(fn: Callable[[], T]) -> T:
         fail("out of memory; nothing was written (for data larger than memory: --engine duckdb --memory-limit 4GB)",
              ENGINE_FAILED)  # fmt: skip
     except Exception as exc:
-        if not type(exc).__module__.startswith(("py4j", "pyspark")):
+        # a Spark failure: an exception of py4j or pyspark, or one raised while handling one (a
+        # driver that stopped leaves a refused connection after py4j's "Answer from Java side is empty")
+        chain, e = [], exc
+        while e is not None and len(chain) < 10:
+            chain.append(e)
+            e = e.__cause__ or e.__context__
+        spark = [x for x in chain if type(x).__module__.startswith(("py4j", "pyspark"))]
+        if not spark:
             raise
-        first = next((ln.strip() for ln in str(exc).splitlines() if ln.strip()), type(exc).__name__)
-        hint = (" (the Spark driver's memory: e.g. PYSPARK_SUBMIT_ARGS='--driver-memory 4g pyspark-shell' for a local "
-                "session, or --engine duckdb)") if "OutOfMemory" in str(exc) or "Java heap" in str(exc) else ""  # fmt: skip
+        first = next((ln.strip() for ln in str(spark[0]).splitlines() if ln.strip()), type(spark[0]).__name__)
+        stopped = any(type(x).__name__ == "Py4JNetworkError" for x in spark)
+        memory = ("the Spark driver's memory: e.g. PYSPARK_SUBMIT_ARGS='--driver-memory 4g pyspark-shell' for a local "
+                  "session, or --engine duckdb")  # fmt: skip
+        hint = f" ({memory})" if any("OutOfMemory" in str(x) or "Java heap" in str(x) for x in spark) else (
+            f" (the Spark driver stopped; if it ran out of memory: {memory})" if stopped else "")  # fmt: skip
         fail(_escape(f"the Spark engine failed: {first[:300]}{hint}; nothing was written"), ENGINE_FAILED)
     raise AssertionError("unreachable")
 

@@ -11,6 +11,19 @@ from tempanon.cli import app
 from tempanon.samples import adult_hierarchies_dir, adult_path
 
 Py4JJavaError = type("Py4JJavaError", (Exception,), {"__module__": "py4j.protocol"})
+Py4JNetworkError = type("Py4JNetworkError", (Exception,), {"__module__": "py4j.protocol"})
+
+
+def _driver_stopped() -> Exception:
+    """What a local Spark driver that stopped (e.g. out of heap) leaves: py4j's network error, and
+    while handling it a refused connection (a builtin exception)."""
+    try:
+        raise Py4JNetworkError("Answer from Java side is empty")
+    except Py4JNetworkError:
+        try:
+            raise ConnectionRefusedError(111, "Connection refused")
+        except ConnectionRefusedError as exc:
+            return exc
 
 
 @pytest.mark.parametrize(
@@ -19,6 +32,7 @@ Py4JJavaError = type("Py4JJavaError", (Exception,), {"__module__": "py4j.protoco
         (MemoryError(), "out of memory"),
         (Py4JJavaError("An error occurred while calling o57.collectToPython.\n: java.lang.OutOfMemoryError: Java heap space"),
          "the Spark engine failed: An error occurred while calling o57.collectToPython."),
+        (_driver_stopped(), "the Spark engine failed: Answer from Java side is empty (the Spark driver stopped"),
         (ValueError("a bug"), None),  # anything else is not hidden
     ],
 )
@@ -37,5 +51,5 @@ def test_engine_failure_is_exit_4(tmp_path, monkeypatch, exc, expect):
     assert r.exit_code == 4, r.output
     text = " ".join(r.output.split())
     assert expect in text and "nothing was written" in text and "Traceback" not in r.output
-    if isinstance(exc, Py4JJavaError):
+    if not isinstance(exc, MemoryError):
         assert "--driver-memory" in text

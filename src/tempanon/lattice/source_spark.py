@@ -37,6 +37,9 @@ def local_session(master: str | None = None) -> Any:
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "8")
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        # a local driver that runs out of heap stops (the Python side gets an error) instead of
+        # leaving the thread that serves a result dead and the caller waiting for ever
+        .config("spark.driver.extraJavaOptions", "-XX:+ExitOnOutOfMemoryError")
     )
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
