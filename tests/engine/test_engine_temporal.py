@@ -287,7 +287,15 @@ def test_job_engine_key_timestamped(tmp_path):
 
 
 # ---- out of core: the file read in place by DuckDB, the release written and verified by SQL ----------
-def _same_file(df_or_path, tmp_path, suffix=".csv", _numpy_drop=(), **kw):
+def _read_release(out, suffix):
+    """A written release: a file (DuckDB) or a directory of part files (Spark)."""
+    if out.is_dir() and suffix != ".parquet":
+        parts = sorted(out.glob("part-*"))
+        return pd.concat([pd.read_csv(p, dtype=str, keep_default_na=False) for p in parts], ignore_index=True)
+    return pd.read_parquet(out) if suffix == ".parquet" else pd.read_csv(out, dtype=str, keep_default_na=False)
+
+
+def _same_file(df_or_path, tmp_path, suffix=".csv", _numpy_drop=(), engine="duckdb", **kw):
     """The out-of-core file path against the in-memory numpy path: same summary (but its plan,
     verifier report and row order) and the same released rows after sorting."""
     from tempanon.data.io import read_table
@@ -301,23 +309,24 @@ def _same_file(df_or_path, tmp_path, suffix=".csv", _numpy_drop=(), **kw):
     out = tmp_path / f"out{suffix}"
     out.unlink(missing_ok=True)
     df = read_table(path, as_text=True)
+    eng = {} if engine == "duckdb" else {"engine": engine}
     try:
         a = anonymize_timestamped(df, engine="numpy", shuffle_seed=1, **{x: v for x, v in kw.items() if x not in _numpy_drop})
     except (NoSolutionError, InputError) as exc:
         with pytest.raises(type(exc)) as info:
-            anonymize_timestamped_file(path, out=out, **kw)
+            anonymize_timestamped_file(path, out=out, **eng, **kw)
         assert str(info.value) == str(exc)
         assert not out.exists()
         return None
-    b = anonymize_timestamped_file(path, out=out, **kw)
+    b = anonymize_timestamped_file(path, out=out, **eng, **kw)
     sa, sb = dict(a.summary), dict(b.summary)
-    assert sb.pop("plan")["engine"] == "duckdb"
+    assert sb.pop("plan")["engine"] == engine
     va, vb = sa.pop("verification"), sb.pop("verification")
     assert vb["verified_file"] and vb["rows_out"] == sa["released_tuples"] and vb["classes"] == va["classes"]
     sa.pop("row_order"), sb.pop("row_order")
     sa.pop("search_seconds", None), sb.pop("search_seconds", None)  # (joint search: wall time)
     assert sa == sb
-    got = pd.read_parquet(out) if suffix == ".parquet" else pd.read_csv(out, dtype=str, keep_default_na=False)
+    got = _read_release(out, suffix)
     got = got.astype(object).where(got.notna(), "").astype(str)
     exp = a.released.astype(object).where(a.released.notna(), "").astype(str)
     key = lambda t: t.sort_values(list(t.columns)).reset_index(drop=True)  # noqa: E731
@@ -675,8 +684,9 @@ def test_spark_random_relations_same_as_numpy(spark_session, df, k, ms, with_uid
 
 @pytest.mark.spark
 def test_cli_and_job_engine_spark_same_files(spark_session, tmp_path):
-    """``timestamped --engine spark --spark-master local[2]`` and a job with ``engine = "spark"``: the
-    same release as numpy's, the summary's plan names Spark."""
+    """``timestamped --engine spark --spark-master local[2]`` (the file read and the release written by
+    Spark) and a job with ``engine = "spark"`` (the table in memory): the same release as numpy's, the
+    summary's plan names Spark."""
     import json
 
     outs = {}
@@ -685,14 +695,73 @@ def test_cli_and_job_engine_spark_same_files(spark_session, tmp_path):
                   "--max-suppression", "0.06", "--keep", "DESCRIPTION", "--out", str(tmp_path / f"{name}.csv"),
                   "--summary", str(tmp_path / f"{name}.json"), "-q", *extra])  # fmt: skip
         assert r.exit_code == 0, r.output
-        t = pd.read_csv(tmp_path / f"{name}.csv", dtype=str, keep_default_na=False)
+        t = _read_release(tmp_path / f"{name}.csv", ".csv")  # (Spark: a directory of part files)
         outs[name] = t.sort_values(list(t.columns)).reset_index(drop=True)
+    assert (tmp_path / "spark.csv").is_dir()
     pd.testing.assert_frame_equal(outs["spark"], outs["numpy"])
     plan = json.loads((tmp_path / "spark.json").read_text())["plan"]
-    assert plan["engine"] == "spark" and plan["engine_queries"] >= 2
+    assert plan["engine"] == "spark" and plan["engine_queries"] >= 2 and "read in place by Spark" in plan["input"]
     job = tmp_path / "spark.toml"
     job.write_text(JOB.replace("SAMPLE", str(SAMPLE)).replace("ENGINE", 'engine = "spark"').replace("NAME", "job"))
     r = _cli(["run", str(job), "-q"])
     assert r.exit_code == 0, r.output
     t = pd.read_csv(tmp_path / "out-job" / "t-anon.csv", dtype=str, keep_default_na=False)
     pd.testing.assert_frame_equal(t.sort_values(list(t.columns)).reset_index(drop=True), outs["numpy"])
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("qi,k,ms,suffix", [([], 3, 0.01, ".csv"), (["ENCOUNTERCLASS"], 5, 0.2, ".parquet")])
+def test_spark_file_sample_same_as_numpy(spark_session, tmp_path, qi, k, ms, suffix):
+    """The file read by Spark, the release written by Spark (a directory of part files) and verified
+    by SQL on it: the same summary and rows as numpy."""
+    res = _same_file(SAMPLE, tmp_path, suffix=suffix, engine="spark", time="START", qi=qi, k=k, uid="PATIENT",
+                     max_suppression=ms, keep=["DESCRIPTION"])  # fmt: skip
+    assert (tmp_path / f"out{suffix}").is_dir()
+    if not qi:
+        assert (res.summary["granularity"], res.summary["suppressed"]) == ("semester", 63)
+
+
+@pytest.mark.spark
+def test_spark_file_verification_refuses_a_corrupted_release(spark_session, tmp_path, monkeypatch):
+    """A release changed after Spark wrote it (one row's time label moved to another granule) is refused
+    by the check of the written files; nothing is left."""
+    import tempanon.temporal.outofcore as ooc
+    from tempanon.errors import VerificationError
+
+    orig = ooc._write
+
+    def corrupt(sq, query, path, parquet):
+        orig(sq, query, path, parquet)
+        part = next(p for p in sorted(Path(path).glob("part-*")) if len(p.read_text().splitlines()) > 2)
+        lines = part.read_text().splitlines()
+        head, row = lines[0].split(","), lines[1].split(",")
+        row[head.index("START")] = "1999S1"
+        part.write_text("\n".join([lines[0], ",".join(row), *lines[2:]]) + "\n")
+        (part.parent / f".{part.name}.crc").unlink(missing_ok=True)  # (a writer's wrong rows, not a damaged file)
+
+    monkeypatch.setattr(ooc, "_write", corrupt)
+    out = tmp_path / "rel" / "out.csv"
+    with pytest.raises(VerificationError, match="not the generalization|rows generalizing"):
+        ooc.anonymize_timestamped_file(SAMPLE, out=out, engine="spark", time="START", uid="PATIENT", k=3,
+                                       max_suppression=0.01)  # fmt: skip
+    assert not out.exists() and list(out.parent.iterdir()) == []
+
+
+def test_spark_file_refusals_before_anything_is_read(tmp_path):
+    """The Spark file path searches time only and writes no audit; it replaces no existing output. All
+    refused before Spark starts (no pyspark needed)."""
+    from tempanon.hierarchy import Hierarchy
+    from tempanon.temporal.outofcore import anonymize_timestamped_file
+
+    kw = dict(time="START", uid="PATIENT", k=3, engine="spark")
+    hier = {"ENCOUNTERCLASS": Hierarchy.from_rows("ENCOUNTERCLASS", ENC_ROWS)}
+    with pytest.raises(InputError, match="time only"):
+        anonymize_timestamped_file(SAMPLE, out=tmp_path / "a.csv", qi=["ENCOUNTERCLASS"], hierarchies=hier, **kw)
+    with pytest.raises(InputError, match="no steward audit"):
+        anonymize_timestamped_file(SAMPLE, out=tmp_path / "rel" / "a.csv", audit=tmp_path / "steward" / "a.csv", **kw)
+    (tmp_path / "old.csv").write_text("x\n")
+    with pytest.raises(InputError, match="exists: Spark writes the release as a directory"):
+        anonymize_timestamped_file(SAMPLE, out=tmp_path / "old.csv", **kw)
+    assert (tmp_path / "old.csv").read_text() == "x\n"
+    with pytest.raises(InputError, match="unknown engine 'polars'"):
+        anonymize_timestamped_file(SAMPLE, out=tmp_path / "a.csv", **{**kw, "engine": "polars"})

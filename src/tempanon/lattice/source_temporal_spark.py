@@ -81,6 +81,16 @@ class SparkTimeSource(_SparkTables, DuckDBTimeSource):
         self._owns = True
         self._prepare(q, instants, missing, uid)
 
+    @classmethod
+    def on_relation(cls, spark: Any, n: int, distinct_instants, *, gap_error=None) -> "SparkTimeSource":
+        """A source over a relation ``rel(q, ti, tpi, first)`` already in the ``spark`` session (the
+        file path, :func:`tempanon.temporal.outofcore.anonymize_timestamped_file` with
+        ``engine="spark"``); ``rel`` stays (its owner drops it)."""
+        self = super().on_relation(None, n, distinct_instants, gap_error=gap_error)
+        self.spark = spark
+        self._views = []
+        return self
+
     def _materialize(self, name: str, sql: str) -> None:
         # CACHE TABLE ... AS is eager: the window (lag, row_number) runs once, its rows stay cached
         self._exec(f"CACHE TABLE {name} AS {sql}")

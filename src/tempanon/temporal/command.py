@@ -78,7 +78,7 @@ def timestamped(
     drop: Annotated[Optional[str], typer.Option("--drop", help="Identifying columns, removed from the release.")] = None,
     sensitive: Annotated[Optional[str], typer.Option("--sensitive", help="Sensitive columns, released as they are.")] = None,
     allow_identifier: Annotated[Optional[str], typer.Option("--allow-identifier", help="Release these columns unchanged although identifier screening flags them (reported).")] = None,
-    engine: Annotated[str, typer.Option("--engine", help="auto|numpy|duckdb|spark: who computes the time-granularity search's frequency sets (auto: numpy; duckdb: GROUP BY in DuckDB, same results, the file read in place and the release written and verified by DuckDB (with --hierarchies too: the joint search's frequency sets in DuckDB; --audit written by DuckDB too) unless --report needs the table in memory; spark: the same frequency sets as GROUP BY in Spark SQL, the rows read and encoded on the driver).")] = "auto",
+    engine: Annotated[str, typer.Option("--engine", help="auto|numpy|duckdb|spark: who computes the time-granularity search's frequency sets (auto: numpy; duckdb: GROUP BY in DuckDB, same results, the file read in place and the release written and verified by DuckDB (with --hierarchies too: the joint search's frequency sets in DuckDB; --audit written by DuckDB too) unless --report needs the table in memory; spark: the same queries in Spark SQL, the file read by Spark and the release written by Spark as a directory of part files named --out, verified by SQL on what was written; with --report, --audit or --hierarchies the rows are read and encoded on the driver and Spark computes the frequency sets).")] = "auto",
     memory_limit: Annotated[Optional[str], typer.Option("--memory-limit", help="DuckDB memory limit with --engine duckdb, e.g. 4GB (spills to a temporary directory beyond it).")] = None,
     spark_master: Annotated[Optional[str], typer.Option("--spark-master", help="Spark master URL for --engine spark (default: a local[2] session).")] = None,
 ) -> None:
@@ -112,12 +112,14 @@ def timestamped(
             check_audit_path(audit, out, [input, summary, report])
         if engine == "duckdb" and report is None:
             return _out_of_core(outs, phases, t0)  # the file read in place, the release (and audit) written by DuckDB
+        if engine == "spark" and report is None and audit is None and hierarchies is None:
+            return _out_of_core(outs, phases, t0)  # the file read by Spark, the release written by Spark
         if engine == "duckdb":  # the report re-measures the release against the input rows in pandas
             info("note: --engine duckdb reads the table into memory with --report (the HTML report is built in memory)",
                  quiet)
         if engine == "spark":
-            info("note: --engine spark reads and encodes the rows on the driver; Spark computes the search's frequency sets",
-                 quiet)
+            info("note: --engine spark with --report, --audit or --hierarchies reads and encodes the rows on the driver; "
+                 "Spark computes the search's frequency sets", quiet)  # fmt: skip
         df = read_table(input, as_text=True)
         qis = parse_column_list(qi, list(df.columns))
         cols = list(df.columns)
@@ -178,9 +180,10 @@ def timestamped(
                 parts=parse_parts(day_parts), timezone=timezone, time_limit=time_limit, progress=progress,
                 announce=lambda m: info(m, quiet), keep=keep, drop=drop, allow_identifier=allow_identifier,
                 sensitive=sensitive, memory_limit=memory_limit, shuffle_seed=shuffle_seed, hierarchies=hierarchies,
-                audit=audit,
+                audit=audit, engine=engine, spark_master=spark_master,
             )  # fmt: skip
-        phases["read, search, write and verify (DuckDB, out of core)"] = _time.perf_counter() - t0
+        phases[f"read, search, write and verify ({'DuckDB, out of core' if engine == 'duckdb' else 'Spark'})"] = \
+            _time.perf_counter() - t0
         if summary is not None:  # the release (and audit) are in place (verified); the summary is staged and committed
             t1 = _time.perf_counter()
             with outs:

@@ -78,8 +78,8 @@ def write_release(sq, *, select: Sequence[str], body: str, order: Sequence[str],
     of the row order as the shuffle seed), then ``release_row,input_line,respondent`` as the
     in-memory path's (:func:`tempanon.temporal.api.audit_text`); ``verify`` checks it too."""
     from tempanon.lattice.source_duckdb import _is_parquet, _umask
-    from tempanon.lattice.source_duckdb import qident as Q
 
+    Q = sq.q  # the engine's identifier quoting
     target = Path(out)
     parquet = _is_parquet(target)
     order = list(order)
@@ -121,11 +121,12 @@ def write_release(sq, *, select: Sequence[str], body: str, order: Sequence[str],
         report = verify(tmp, parquet, atmp)
         for t, dest in ((atmp, audit), (tmp, target)):  # the audit first: a release is never left without it
             if t is not None:
-                os.chmod(t, 0o666 & ~_umask())
+                if not Path(t).is_dir():  # (Spark writes a directory of part files)
+                    os.chmod(t, 0o666 & ~_umask())
                 os.replace(t, dest)
     except BaseException:
         for t in tmps:
-            Path(t).unlink(missing_ok=True)
+            shutil.rmtree(t, ignore_errors=True) if Path(t).is_dir() else Path(t).unlink(missing_ok=True)
         raise
     return report
 
@@ -159,10 +160,15 @@ def anonymize_timestamped_file(
     hierarchies: dict | None = None,
     max_driver_rows: int | None = None,
     audit: str | os.PathLike | None = None,
+    engine: str = "duckdb",
+    spark_master: str | None = None,
 ):
     """Least respondent-level k-anonymous granularity of ``time`` for the table in the file
     ``path``, released to ``out`` (CSV, or Parquet by suffix) by DuckDB out of core; see the module
-    docstring. Returns a :class:`~tempanon.temporal.api.TimestampedResult` whose ``released`` is
+    docstring. ``engine="spark"``: the same queries in Spark SQL, the file read by Spark
+    (``spark_master``, default a ``local[2]`` session) and the release written by Spark as a
+    **directory** of part files named ``out``, verified by SQL on what was written, then renamed; time
+    only (no ``hierarchies``, no ``audit``: those run on DuckDB, or in memory). Returns a :class:`~tempanon.temporal.api.TimestampedResult` whose ``released`` is
     ``None`` (the release is the file) and whose summary has the keys of the in-memory path, with
     ``plan`` saying how it ran.
 
@@ -191,6 +197,38 @@ def anonymize_timestamped_file(
         if same_file(audit, path):
             raise InputError(f"the audit {audit} is the input: refusing to overwrite an input (nothing was read or written)")
         check_audit_path(audit, out, [path])
+    run = dict(out=out, time=time, qi=qi, uid=uid, k=k, granularities=granularities, metric=metric,
+               max_suppression=max_suppression, data_granularity=data_granularity, country=country, parts=parts,
+               timezone=timezone, time_limit=time_limit, progress=progress, announce=announce, keep=keep, drop=drop,
+               allow_identifier=allow_identifier, sensitive=sensitive, memory_limit=memory_limit,
+               shuffle_seed=shuffle_seed, hierarchies=hierarchies, max_driver_rows=max_driver_rows, audit=audit)  # fmt: skip
+    if engine == "spark":
+        if hierarchies:
+            raise InputError("the Spark file path searches time only: with hierarchies use --engine duckdb, or the "
+                             "table in memory (API anonymize_timestamped(df, engine='spark'))")  # fmt: skip
+        if audit is not None:
+            raise InputError("the Spark file path writes no steward audit: use --engine duckdb, or the table in memory")
+        target = Path(out)
+        if target.exists() and not (target.is_dir() and not any(target.iterdir())):
+            raise InputError(f"{out} exists: Spark writes the release as a directory of part files and replaces only "
+                             "an empty directory; remove it or choose another --out (nothing was read or written)")  # fmt: skip
+        from tempanon.lattice.source_spark import SparkSource
+
+        sq = SparkSource.from_path(path, master=spark_master, delimiter=delimiter)
+        try:
+            return _run(sq, **run)
+        finally:
+            # the run's cached tables first (each is re-analysed from the views it reads), then its views
+            for name in ("small", "rel", "qdim"):
+                try:
+                    sq._drop_materialized(name)
+                except Exception:  # pragma: no cover - never created (an early error)
+                    pass
+            for name in ("tval", "tlab", "vlab", "gdim"):
+                sq.spark.catalog.dropTempView(name)
+            sq.close()
+    if engine != "duckdb":
+        raise InputError(f"unknown engine {engine!r} for a file read in place; expected duckdb or spark")
     workdir = tempfile.mkdtemp(prefix="tempanon-ts-")
     try:
         try:
@@ -199,12 +237,7 @@ def anonymize_timestamped_file(
             raise InputError(f"DuckDB engine: cannot open a work database in {workdir}: {exc}") from exc
         sq = DuckDBSource(path, memory_limit=memory_limit, delimiter=delimiter, threads=threads, connection=con)
         try:
-            return _run(sq, out=out, time=time, qi=qi, uid=uid, k=k, granularities=granularities, metric=metric,
-                        max_suppression=max_suppression, data_granularity=data_granularity, country=country,
-                        parts=parts, timezone=timezone, time_limit=time_limit, progress=progress, announce=announce,
-                        keep=keep, drop=drop, allow_identifier=allow_identifier, sensitive=sensitive,
-                        memory_limit=memory_limit, shuffle_seed=shuffle_seed, hierarchies=hierarchies,
-                        max_driver_rows=max_driver_rows, audit=audit)  # fmt: skip
+            return _run(sq, **run)
         except duckdb.Error as exc:
             raise InputError(f"DuckDB engine: {exc}") from exc
         finally:
@@ -220,12 +253,12 @@ def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, d
 
     from tempanon.data.roles import parse_column_list, plan_release, require_columns_list
     from tempanon.kanon.api import _screen
-    from tempanon.lattice.source_duckdb import qident as Q
     from tempanon.lattice.source_temporal import DuckDBTimeSource
     from tempanon.temporal.api import _summary, _validate, parse_granularities
     from tempanon.temporal.parse import data_granularity_of, parse_timestamps
     from tempanon.temporal.relations import build_dag, span_of
 
+    Q = sq.q  # the engine's identifier quoting
     cols = sq.columns
     # column lists may be given as the command line's text ("a,b" or ranges "A0:A9", in file order)
     qi, keep, drop, allow_identifier, sensitive = (parse_column_list(x, cols) for x in (qi, keep, drop, allow_identifier,
@@ -309,7 +342,10 @@ def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, d
     sq._register("tval", pa.table({"v": vcol, "ti": pa.array(ti, mask=missing)}))
     if qi:
         qsel = ", ".join(f"s.{Q(c)} AS a{j}" for j, c in enumerate(qi))
-        sq._exec(f"CREATE TEMP TABLE qdim AS SELECT *, (row_number() OVER ()) - 1 AS q FROM (SELECT DISTINCT {qsel} FROM src s) x")
+        # (Spark numbers the combinations in their own order: a row order it may not keep on a recomputation)
+        qnum = ("row_number() OVER () - 1" if sq.engine == "duckdb" else
+                f"row_number() OVER (ORDER BY {', '.join(f'a{j}' for j in range(len(qi)))}) - 1")  # fmt: skip
+        sq._materialize("qdim", f"SELECT *, {qnum} AS q FROM (SELECT DISTINCT {qsel} FROM src s) x")
         qjoin = "JOIN qdim qd ON " + " AND ".join(f"s.{Q(c)} IS NOT DISTINCT FROM qd.a{j}" for j, c in enumerate(qi))
         qexpr = "qd.q"
     else:
@@ -317,9 +353,13 @@ def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, d
     uexpr = f"s.{Q(uid)}" if uid is not None else sq.row_number
     # Procedure 2's relation, prepared once (DuckDBTimeSource.PREPARE: dense time index, the same
     # respondent's previous tuple with the same QI values)
-    sq._exec(f"CREATE TABLE rel AS SELECT q, ti, lag(ti) OVER w AS tpi, row_number() OVER w = 1 AS first FROM "
-             f"(SELECT {qexpr} AS q, tv.ti AS ti, {uexpr} AS u FROM src s {qjoin} JOIN tval tv ON {tq} IS NOT DISTINCT "
-             "FROM tv.v) x WINDOW w AS (PARTITION BY q, u ORDER BY ti NULLS FIRST)")  # fmt: skip
+    rel = (f"SELECT q, ti, lag(ti) OVER w AS tpi, row_number() OVER w = 1 AS first FROM "
+           f"(SELECT {qexpr} AS q, tv.ti AS ti, {uexpr} AS u FROM src s {qjoin} JOIN tval tv ON {tq} IS NOT DISTINCT "
+           "FROM tv.v) x WINDOW w AS (PARTITION BY q, u ORDER BY ti NULLS FIRST)")  # fmt: skip
+    if sq.engine == "duckdb":
+        sq._exec(f"CREATE TABLE rel AS {rel}")  # in the work database file: buffer-managed, spills
+    else:
+        sq._materialize("rel", rel)
     if uid is None:
         n_respondents = n
     elif not qi:  # one QI combination: each respondent's first tuple is counted once
@@ -333,18 +373,24 @@ def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, d
         j = int(np.nonzero(~m2 & np.isin(i2, bad))[0][0])
         raise InputError(f"timestamp on line {int(r2[j]) + 2} lies in no granule of {g.name}")
 
+    eng = "DuckDB" if sq.engine == "duckdb" else "Spark"
     if announce is not None:
         announce(f"searching {len(dag.nodes)} granularities (the data's {dag.nodes[0].name} and {len(dag.nodes) - 1} "
-                 f"coarser) on DuckDB, the file read in place"
+                 f"coarser) on {eng}, the file read in place"
                  f"{'; at most ' + format(time_limit, 'g') + ' s (--time-limit)' if time_limit else ''}")  # fmt: skip
-    src = DuckDBTimeSource.on_relation(sq.con, n, distinct, memory_limit=memory_limit, gap_error=gap_error)
+    if sq.engine == "duckdb":
+        src = DuckDBTimeSource.on_relation(sq.con, n, distinct, memory_limit=memory_limit, gap_error=gap_error)
+    else:
+        from tempanon.lattice.source_temporal_spark import SparkTimeSource
+
+        src = SparkTimeSource.on_relation(sq.spark, n, distinct, gap_error=gap_error)
     res = least_generalization(None, dag, k, metric=metric, max_suppressed=max_suppressed,  # type: ignore[arg-type]
                                time_limit=time_limit, progress=progress, check=src.check)  # fmt: skip
     chosen = dag.nodes[res.chosen]
     final = src.check(chosen, k, max_suppressed)
 
     # ---- the release, written by DuckDB -----------------------------------------------------------
-    sq._exec(f"CREATE OR REPLACE TEMP TABLE small AS {src.small_classes_sql(chosen, k)}")
+    sq._materialize("small", src.small_classes_sql(chosen, k))
     g_val = np.where(missing, 0, chosen.index(np.where(missing, instants[~missing][0] if (~missing).any() else 0, instants)))
     labels = np.empty(len(instants), dtype=object)
     labels[~missing] = chosen.labels_of(instants[~missing])
@@ -361,10 +407,10 @@ def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, d
                                      or shuffle_seed < 0):
         raise InputError(f"the shuffle seed must be a non-negative integer (got {shuffle_seed!r})")
     salt = secrets.randbelow(2**62) if shuffle_seed is None else int(shuffle_seed) % 2**62
-    row_hash = "hash(" + ", ".join([*(f"CAST(s.{Q(c)} AS VARCHAR)" for c in out_cols if c != time), "tl.label",
+    row_hash = "hash(" + ", ".join([*(f"CAST(s.{Q(c)} AS {sq.text_type})" for c in out_cols if c != time), "tl.label",
                                     str(salt)]) + ")"  # fmt: skip
     body = (f"FROM src s {qjoin} JOIN tlab tl ON {tq} IS NOT DISTINCT FROM tl.v "
-            f"ANTI JOIN small m ON {qexpr} = m.q AND tl.g IS NOT DISTINCT FROM m.g")  # fmt: skip
+            f"{sq.anti_join} small m ON {qexpr} = m.q AND tl.g IS NOT DISTINCT FROM m.g")  # fmt: skip
 
     def verify(tmp, parquet, audit_tmp):
         return verify_written(sq, tmp, parquet, time=time, qi=qi, uid=uid, k=int(k), out_cols=out_cols, values=values,
@@ -390,9 +436,11 @@ def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, d
                              "note": "the time limit stopped the search: the release is the best verified among the "
                                      "granularities checked, not necessarily the least"}  # fmt: skip
         summary["messages"].append(summary["budget"]["note"])
-    summary["plan"] = {**src.describe(), "input": f"{sq.input} read in place by DuckDB (out of core)",
-                       "release": "written by DuckDB (COPY) to a temporary file, verified by SQL on the written file, "
-                                  "renamed into place"}  # fmt: skip
+    summary["plan"] = {**src.describe(), "input": f"{sq.input} read in place by {eng}" + (" (out of core)" if eng == "DuckDB" else ""),
+                       "release": (f"written by {eng} to a temporary " + ("file" if eng == "DuckDB" else "directory of part files")
+                                   + ", verified by SQL on what was written, renamed into place")}  # fmt: skip
+    if eng == "Spark":
+        summary["plan"]["path"] = "the file read by Spark, frequency sets in engine"
     return TimestampedResult(None, summary, dag, chosen.name)  # type: ignore[arg-type]
 
 
@@ -445,10 +493,10 @@ def verify_written(sq, path: str, parquet: bool, *, time: str, qi: Sequence[str]
     generalized row is exactly the release's row. Raises :class:`~tempanon.errors.VerificationError`."""
     import pyarrow as pa
 
-    from tempanon.lattice.source_duckdb import qident as Q
     from tempanon.temporal.api import reference_times
     from tempanon.verify import _expected_time_labels
 
+    Q = sq.q  # the engine's identifier quoting
     read = sq._read_written(path, parquet)
     file_cols = [f.name for f in sq._arrow(f"SELECT * FROM {read} LIMIT 0").schema]
     if uid is not None and uid in file_cols:
@@ -475,14 +523,14 @@ def verify_written(sq, path: str, parquet: bool, *, time: str, qi: Sequence[str]
         lab[present] = own
         how = "contiguous"
     sq._register("vlab", pa.table({"v": vcol, "label": pa.array(lab.tolist(), pa.string())}))
-    txt = lambda e: f"coalesce(CAST({e} AS VARCHAR), '')"  # noqa: E731
+    txt = lambda e: f"coalesce(CAST({e} AS {sq.text_type}), '')"  # noqa: E731
     qi_maps = dict(qi_maps or {})
     expect = {c: txt(f"s.{Q(c)}") for c in out_cols}
     expect[time] = "coalesce(vl.label, '')"
     mjoin = ""
     for i, (c, mp) in enumerate(qi_maps.items()):
         sq._register(f"vmap{i}", pa.table({"t": pa.array(list(mp), pa.string()), "label": pa.array(list(mp.values()), pa.string())}))
-        bad = sq._rows(f"SELECT {txt(f's.{Q(c)}')} AS v FROM src s ANTI JOIN vmap{i} m ON {txt(f's.{Q(c)}')} = m.t LIMIT 1")
+        bad = sq._rows(f"SELECT {txt(f's.{Q(c)}')} AS v FROM src s {sq.anti_join} vmap{i} m ON {txt(f's.{Q(c)}')} = m.t LIMIT 1")
         if bad:
             raise VerificationError(f"column {c!r}: the input value {bad[0][0]!r} has no generalization in its hierarchy")
         mjoin += f" JOIN vmap{i} vm{i} ON {txt(f's.{Q(c)}')} = vm{i}.t"
@@ -493,10 +541,10 @@ def verify_written(sq, path: str, parquet: bool, *, time: str, qi: Sequence[str]
     fp_out = "hash(" + ", ".join(txt(f"f.{Q(c)}") for c in out_cols) + ")"
     resp = f"count(DISTINCT s.{Q(uid)})" if uid is not None else "count(*)"
     names = [f"k{j}" for j in range(len(keys_in))]
-    sq._exec(f"CREATE OR REPLACE TEMP TABLE v_expected AS SELECT {', '.join(f'{e} AS {n}' for e, n in zip(keys_in, names))}, "
+    sq._exec(f"{sq.temp_result} v_expected AS SELECT {', '.join(f'{e} AS {n}' for e, n in zip(keys_in, names))}, "
              f"count(*) AS n, {resp} AS sz, sum({fp_in}) AS h FROM src s JOIN vlab vl ON s.{Q(time)} IS NOT DISTINCT FROM vl.v"
              f"{mjoin} GROUP BY ALL")  # fmt: skip
-    sq._exec(f"CREATE OR REPLACE TEMP TABLE v_released AS SELECT {', '.join(f'{e} AS {n}' for e, n in zip(keys_out, names))}, "
+    sq._exec(f"{sq.temp_result} v_released AS SELECT {', '.join(f'{e} AS {n}' for e, n in zip(keys_out, names))}, "
              f"count(*) AS n, sum({fp_out}) AS h FROM {read} f GROUP BY ALL")  # fmt: skip
     on = " AND ".join(f"r.{c} = e.{c}" for c in names)
     rows = sq._rows(f"SELECT {', '.join('r.' + c for c in names)}, r.n AS rn, e.n AS en, e.sz AS esz, r.h = e.h AS same "
