@@ -24,6 +24,9 @@ the session is started before the clock, and the JVM's CPU during the run (read 
 the descendant processes, as in ``bench_engine.py``) is added to the CPU columns; the peak RSS
 columns are the Python process's only.
 
+``spark-file``: the same file path on Spark (the Parquet read by Spark, the release written by Spark
+as a directory of part files and verified by SQL on it; time only).
+
 ``duckdb-file`` is the out-of-core path (:func:`tempanon.temporal.outofcore.anonymize_timestamped_file`):
 the Parquet read in place by DuckDB (no pandas table), the release written by DuckDB as Parquet
 beside it and verified by SQL on the written file; its CPU of the release COPY and of the
@@ -103,49 +106,60 @@ def _timed_kanonymize(search: list, jvm=lambda: 0.0) -> None:
     kapi.kanonymize = timed
 
 
-def child_file(path: str, memory_limit: str | None, joint: bool = False) -> None:
-    """The out-of-core path: the Parquet read in place by DuckDB, the release written by DuckDB
-    (Parquet, beside the input) and verified by SQL on the written file."""
+def child_file(path: str, memory_limit: str | None, joint: bool = False, engine: str = "duckdb") -> None:
+    """The out-of-core path: the Parquet read in place by DuckDB (or Spark), the release written by
+    the engine (Parquet, beside the input) and verified by SQL on what was written."""
     import tempanon.temporal.outofcore as ooc
 
     search = [0.0]
     orig_lg = ooc.least_generalization
+    jvm = lambda: 0.0  # noqa: E731
+    jvm_start = 0.0
+    if engine == "spark":
+        from bench_engine import descendants_cpu_and_peak
+
+        from tempanon.lattice.source_spark import local_session
+
+        local_session(None)  # started before the clock (its start-up CPU reported apart)
+        jvm = lambda: descendants_cpu_and_peak()[0]  # noqa: E731
+        jvm_start = jvm()
 
     def timed(*a, **kw):
-        c = time.process_time()
+        c, j = time.process_time(), jvm()
         try:
             return orig_lg(*a, **kw)
         finally:
-            search[0] += time.process_time() - c
+            search[0] += time.process_time() - c + jvm() - j
 
     ooc.least_generalization = timed
     if joint:
-        _timed_kanonymize(search)
+        _timed_kanonymize(search, jvm)
     phase = {"write": 0.0, "verify": 0.0}
 
     def timed_phase(name, fn):
         def wrapper(*a, **kw):
-            c = time.process_time()
+            c, j = time.process_time(), jvm()
             try:
                 return fn(*a, **kw)
             finally:
-                phase[name] += time.process_time() - c
+                phase[name] += time.process_time() - c + jvm() - j
         return wrapper
 
     ooc._write = timed_phase("write", ooc._write)  # the release's COPY (sorted by class, hashed within)
     ooc.verify_written = timed_phase("verify", ooc.verify_written)  # the independent SQL check of the file
-    out = Path(path).parent / "release.parquet"
-    c0, w0 = time.process_time(), time.perf_counter()
+    out = Path(path).parent / f"release-{engine}.parquet"
+    c0, w0, j0 = time.process_time(), time.perf_counter(), jvm()
     res = ooc.anonymize_timestamped_file(path, out=out, time="t", qi=["sex", "region"], uid="uid", k=5,
-                                         max_suppression=0.01, memory_limit=memory_limit,
+                                         max_suppression=0.01, memory_limit=memory_limit, engine=engine,
                                          hierarchies=hierarchies() if joint else None)  # fmt: skip
-    cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+    cpu, wall = time.process_time() - c0 + jvm() - j0, time.perf_counter() - w0
     s = res.summary
+    size = sum(p.stat().st_size for p in out.glob("*")) if out.is_dir() else out.stat().st_size
     print(json.dumps({
-        "engine": "duckdb-file", "cpu": cpu, "wall": wall, "search_cpu": search[0], "rss_read_mb": float("nan"),
+        "engine": f"{engine}-file", "cpu": cpu, "jvm_start_cpu": jvm_start, "wall": wall, "search_cpu": search[0], "rss_read_mb": float("nan"),
         "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "granularity": s["granularity"],
         "gen_m": s["gen_m"], "gen_s": s["gen_s"], "suppressed": s["suppressed"], "respondents": s["respondents"],
-        "verified": bool(s["verification"].get("verified_file")), "out_mb": out.stat().st_size / 2**20,
+        "verified": bool(s["verification"].get("verified_file")), "out_mb": size / 2**20,
         "write_cpu": phase["write"], "verify_cpu": phase["verify"], "path": s["plan"]["path"],
     }))  # fmt: skip
 
@@ -153,8 +167,8 @@ def child_file(path: str, memory_limit: str | None, joint: bool = False) -> None
 def child(path: str, engine: str, memory_limit: str | None, joint: bool = False) -> None:
     import pandas as pd
 
-    if engine == "duckdb-file":
-        return child_file(path, memory_limit, joint)
+    if engine in ("duckdb-file", "spark-file"):
+        return child_file(path, memory_limit, joint, engine.split("-")[0])
 
     import tempanon.temporal.least as least
     from tempanon.temporal.api import anonymize_timestamped
