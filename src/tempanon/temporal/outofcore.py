@@ -27,6 +27,11 @@ reads the table into memory when ``--audit`` or ``--report`` is given).
 
 With ``hierarchies`` the joint search of time and quasi-identifiers runs here too
 (:mod:`tempanon.temporal.outofcore_joint`).
+
+``engine="spark"`` (time only, no audit): the same queries in Spark SQL through a
+:class:`~tempanon.lattice.source_spark.SparkSource` (the file read by Spark, ``rel`` cached in the
+session, :class:`~tempanon.lattice.source_temporal_spark.SparkTimeSource`), the release written by
+Spark as a directory of part files, verified by the same SQL check, then renamed.
 """
 
 from __future__ import annotations
@@ -219,13 +224,13 @@ def anonymize_timestamped_file(
             return _run(sq, **run)
         finally:
             # the run's cached tables first (each is re-analysed from the views it reads), then its views
-            for name in ("small", "rel", "qdim"):
-                try:
+            try:
+                for name in ("small", "rel", "qdim"):
                     sq._drop_materialized(name)
-                except Exception:  # pragma: no cover - never created (an early error)
-                    pass
-            for name in ("tval", "tlab", "vlab", "gdim"):
-                sq.spark.catalog.dropTempView(name)
+                for name in ("tval", "tlab", "vlab", "gdim"):
+                    sq.spark.catalog.dropTempView(name)
+            except Exception:  # pragma: no cover - a driver that stopped: the original error is what counts
+                pass
             sq.close()
     if engine != "duckdb":
         raise InputError(f"unknown engine {engine!r} for a file read in place; expected duckdb or spark")
