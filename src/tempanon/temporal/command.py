@@ -18,7 +18,7 @@ def timestamped(
     input: Annotated[Path, typer.Argument(help="Input table (CSV with any delimiter, or Parquet).")],
     time: Annotated[str, typer.Option("--time", help="Timestamp column to generalize.")],
     k: Annotated[int, typer.Option("--k", help="Respondent-level k.")],
-    out: Annotated[Path, typer.Option("--out", help="Released table (CSV or .parquet), written atomically.")],
+    out: Annotated[Path, typer.Option("--out", help="Released table (CSV or .parquet), written atomically (with --engine spark and no --report/--audit/--hierarchies: a directory of part files of that name).")],
     uid: Annotated[Optional[str], typer.Option("--uid", help="Respondent identifier column (dropped).")] = None,
     qi: Annotated[str, typer.Option("--qi", help="Other quasi-identifiers, comma-separated or A0:A9.")] = "",
     granularities: Annotated[
@@ -206,7 +206,8 @@ def timestamped(
     info(
         f"{s['k']}-anonymous at the respondent level with time as [bold]{s['granularity']}[/] "
         f"(gen_m {s['gen_m']}, gen_s {s['gen_s']}, {s['suppressed']} tuple(s) suppressed, "
-        f"{s['respondents']} respondents); wrote {out}" + (f" and {report}" if report is not None else ""),
+        f"{s['respondents']} respondents); wrote {out}" + (" (a directory of part files)" if out.is_dir() else "")
+        + (f" and {report}" if report is not None else ""),
         quiet,
     )
     info(statement_line(s["verification"]), quiet)
