@@ -60,6 +60,10 @@ class _SparkTables:
                 pass
         self._views = []
 
+    def close(self) -> None:
+        """Drop this source's views and cached tables (the session stays: it may be the caller's)."""
+        self._drop_views()
+
 
 def _session(spark: Any, master: str | None) -> Any:
     from tempanon.lattice.source_spark import local_session
@@ -102,9 +106,6 @@ class SparkTimeSource(_SparkTables, DuckDBTimeSource):
     def describe(self) -> dict:
         return {**super().describe(), "path": PATH}
 
-    def close(self) -> None:
-        self._drop_views()
-
 
 class SparkJointSource(_SparkTables, DuckDBJointSource):
     """The joint search's bottom frequency set as one ``GROUP BY`` in Spark SQL (see
@@ -119,9 +120,6 @@ class SparkJointSource(_SparkTables, DuckDBJointSource):
         self.spark = _session(spark, master)
         self.con, self._tmpdir, self.memory_limit = None, None, None
         self.engine_queries = 0
-
-    def close(self) -> None:
-        self._drop_views()
 
 
 __all__ = ["SparkJointSource", "SparkTimeSource"]
