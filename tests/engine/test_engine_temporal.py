@@ -748,15 +748,11 @@ def test_spark_file_verification_refuses_a_corrupted_release(spark_session, tmp_
 
 
 def test_spark_file_refusals_before_anything_is_read(tmp_path):
-    """The Spark file path searches time only and writes no audit; it replaces no existing output. All
-    refused before Spark starts (no pyspark needed)."""
-    from tempanon.hierarchy import Hierarchy
+    """The Spark file path writes no audit and replaces no existing output: refused before Spark
+    starts (no pyspark needed)."""
     from tempanon.temporal.outofcore import anonymize_timestamped_file
 
     kw = dict(time="START", uid="PATIENT", k=3, engine="spark")
-    hier = {"ENCOUNTERCLASS": Hierarchy.from_rows("ENCOUNTERCLASS", ENC_ROWS)}
-    with pytest.raises(InputError, match="time only"):
-        anonymize_timestamped_file(SAMPLE, out=tmp_path / "a.csv", qi=["ENCOUNTERCLASS"], hierarchies=hier, **kw)
     with pytest.raises(InputError, match="no steward audit"):
         anonymize_timestamped_file(SAMPLE, out=tmp_path / "rel" / "a.csv", audit=tmp_path / "steward" / "a.csv", **kw)
     (tmp_path / "old.csv").write_text("x\n")
@@ -765,3 +761,19 @@ def test_spark_file_refusals_before_anything_is_read(tmp_path):
     assert (tmp_path / "old.csv").read_text() == "x\n"
     with pytest.raises(InputError, match="unknown engine 'polars'"):
         anonymize_timestamped_file(SAMPLE, out=tmp_path / "a.csv", **{**kw, "engine": "polars"})
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("max_driver_rows,suffix", [(None, ".parquet"), (0, ".csv")])  # bottom set fetched / in the engine
+def test_spark_file_joint_sample_same_as_numpy(spark_session, tmp_path, max_driver_rows, suffix):
+    """The joint search on the Spark file path (the bottom set ``jbot`` cached in Spark; with
+    ``max_driver_rows=0`` every frequency set a ``GROUPING SETS`` job in Spark): the same node,
+    metrics and rows as numpy."""
+    from tempanon.hierarchy import Hierarchy
+
+    hier = {"ENCOUNTERCLASS": Hierarchy.from_rows("ENCOUNTERCLASS", ENC_ROWS)}
+    res = _same_file(SAMPLE, tmp_path, suffix=suffix, engine="spark", _numpy_drop=("max_driver_rows",), time="START",
+                     qi=["ENCOUNTERCLASS"], k=3, uid="PATIENT", max_suppression=0.02, hierarchies=hier,
+                     granularities="day,week,month,quarter,year", max_driver_rows=max_driver_rows)  # fmt: skip
+    assert res is not None and res.summary["mode"] == "joint"
+    assert res.summary["plan"]["path"] == ("bottom on driver" if max_driver_rows is None else "frequency sets in engine")

@@ -343,7 +343,7 @@ class DuckDBJointFileSource(FrequencySource):
         import pyarrow as pa
 
         super().__init__()
-        self.sq, self.con = sq, sq.con
+        self.sq, self.con = sq, getattr(sq, "con", None)  # (Spark: none, the session is sq.spark)
         self.dims = list(dims)
         self.qi = [d.name for d in self.dims]
         self.uid = uid
@@ -361,7 +361,12 @@ class DuckDBJointFileSource(FrequencySource):
         joins = " ".join(f"JOIN jkey{j} k{j} ON {e} IS NOT DISTINCT FROM k{j}.v" for j, e in enumerate(keys))
         cs = ", ".join(f"k{j}.c AS c{j}" for j in range(len(keys)))
         u = f", s.{sq.q(uid)} AS u" if uid is not None else ""
-        self._exec(f"CREATE OR REPLACE TABLE jbot AS SELECT {cs}{u}, count(*) AS n FROM src s {joins} GROUP BY ALL")
+        jbot = f"SELECT {cs}{u}, count(*) AS n FROM src s {joins} GROUP BY ALL"
+        if sq.engine == "duckdb":
+            self._exec(f"CREATE OR REPLACE TABLE jbot AS {jbot}")  # in the work database file: spills
+        else:
+            self.engine_queries += 1
+            sq._materialize("jbot", jbot)
         self.bottom_rows, total = (int(x) for x in sq._rows("SELECT count(*) AS r, coalesce(sum(n), 0) AS n FROM jbot")[0])
         if total != sq.n_rows:  # every row has a code for every attribute (the key tables are the distinct values)
             raise VerificationError(f"internal: the bottom frequency set counts {total} rows, the input has {sq.n_rows}")
@@ -498,9 +503,10 @@ class DuckDBJointFileSource(FrequencySource):
             x = ["b.u"] if self.uid is not None else []
             sets = ", ".join("(" + ", ".join([*x, *(exprs[jv] for jv in zip(a, lv))]) + ")" for a, lv in todo)
             sel = [f"{exprs[jv]} AS {names[jv]}" for jv in pairs] + ([f"{x[0]} AS x"] if x else [])
-            sel.append(f"GROUPING({', '.join([*x, *(exprs[jv] for jv in pairs)])}) AS gid")
-            self._exec(f"CREATE OR REPLACE TEMP TABLE jfs_batch AS SELECT {', '.join(sel)}, CAST(sum(n) AS BIGINT) AS n FROM jbot b {joins} "
-                       f"GROUP BY GROUPING SETS ({sets})")  # fmt: skip
+            sel.append(f"{self.sq.grouping_fn}({', '.join([*x, *(exprs[jv] for jv in pairs)])}) AS gid")
+            self.engine_queries += 1
+            self.sq._materialize("jfs_batch", f"SELECT {', '.join(sel)}, CAST(sum(n) AS BIGINT) AS n FROM jbot b {joins} "
+                                              f"GROUP BY GROUPING SETS ({sets})")  # fmt: skip
             width = len(pairs)
             self._batch = {(a, lv): sum(1 << (width - 1 - i) for i, jv in enumerate(pairs) if jv not in set(zip(a, lv)))
                            for a, lv in todo}  # fmt: skip
@@ -515,7 +521,7 @@ class DuckDBJointFileSource(FrequencySource):
 
     def _finish_batch(self) -> None:
         if self._batch_table:
-            self.sq._exec(f"DROP TABLE IF EXISTS {self._batch_table}")
+            self.sq._drop_materialized(self._batch_table)
         self._batch, self._batch_table = {}, None
 
     def base_frequencies(self) -> list[np.ndarray]:

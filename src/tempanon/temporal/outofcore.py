@@ -28,10 +28,11 @@ reads the table into memory when ``--audit`` or ``--report`` is given).
 With ``hierarchies`` the joint search of time and quasi-identifiers runs here too
 (:mod:`tempanon.temporal.outofcore_joint`).
 
-``engine="spark"`` (time only, no audit): the same queries in Spark SQL through a
-:class:`~tempanon.lattice.source_spark.SparkSource` (the file read by Spark, ``rel`` cached in the
-session, :class:`~tempanon.lattice.source_temporal_spark.SparkTimeSource`), the release written by
-Spark as a directory of part files, verified by the same SQL check, then renamed.
+``engine="spark"`` (no audit): the same queries in Spark SQL through a
+:class:`~tempanon.lattice.source_spark.SparkSource` (the file read by Spark, ``rel`` or the joint
+search's ``jbot`` cached in the session, :class:`~tempanon.lattice.source_temporal_spark.SparkTimeSource`,
+:class:`~tempanon.lattice.source_temporal.DuckDBJointFileSource` over the Spark source), the release
+written by Spark as a directory of part files, verified by the same SQL check, then renamed.
 """
 
 from __future__ import annotations
@@ -172,8 +173,8 @@ def anonymize_timestamped_file(
     ``path``, released to ``out`` (CSV, or Parquet by suffix) by DuckDB out of core; see the module
     docstring. ``engine="spark"``: the same queries in Spark SQL, the file read by Spark
     (``spark_master``, default a ``local[2]`` session) and the release written by Spark as a
-    **directory** of part files named ``out``, verified by SQL on what was written, then renamed; time
-    only (no ``hierarchies``, no ``audit``: those run on DuckDB, or in memory). Returns a :class:`~tempanon.temporal.api.TimestampedResult` whose ``released`` is
+    **directory** of part files named ``out``, verified by SQL on what was written, then renamed; no
+    ``audit`` (it runs on DuckDB, or in memory). Returns a :class:`~tempanon.temporal.api.TimestampedResult` whose ``released`` is
     ``None`` (the release is the file) and whose summary has the keys of the in-memory path, with
     ``plan`` saying how it ran.
 
@@ -208,9 +209,6 @@ def anonymize_timestamped_file(
                allow_identifier=allow_identifier, sensitive=sensitive, memory_limit=memory_limit,
                shuffle_seed=shuffle_seed, hierarchies=hierarchies, max_driver_rows=max_driver_rows, audit=audit)  # fmt: skip
     if engine == "spark":
-        if hierarchies:
-            raise InputError("the Spark file path searches time only: with hierarchies use --engine duckdb, or the "
-                             "table in memory (API anonymize_timestamped(df, engine='spark'))")  # fmt: skip
         if audit is not None:
             raise InputError("the Spark file path writes no steward audit: use --engine duckdb, or the table in memory")
         target = Path(out)
@@ -225,10 +223,12 @@ def anonymize_timestamped_file(
         finally:
             # the run's cached tables first (each is re-analysed from the views it reads), then its views
             try:
-                for name in ("small", "rel", "qdim"):
+                for name in ("small", "rel", "qdim", "jfs_batch", "jbot"):
                     sq._drop_materialized(name)
-                for name in ("tval", "tlab", "vlab", "gdim"):
-                    sq.spark.catalog.dropTempView(name)
+                for t in sq.spark.catalog.listTables():
+                    if t.isTemporary and (t.name in ("tval", "tlab", "vlab", "gdim", "jsmall")
+                                          or t.name.startswith(("jkey", "jlvl", "jrdim", "vmap"))):  # fmt: skip
+                        sq.spark.catalog.dropTempView(t.name)
             except Exception:  # pragma: no cover - a driver that stopped: the original error is what counts
                 pass
             sq.close()

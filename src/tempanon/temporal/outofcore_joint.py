@@ -47,7 +47,6 @@ def run_joint(sq, *, out, time, qi, uid, k, hierarchies, dag, vcol, values, inst
     from tempanon.hierarchy.core import Hierarchy
     from tempanon.kanon.api import _screen, kanonymize
     from tempanon.lattice.source_duckdb import _is_parquet
-    from tempanon.lattice.source_duckdb import qident as Q
     from tempanon.lattice.source_temporal import DuckDBJointFileSource
     from tempanon.temporal.api import TimestampedResult
     from tempanon.temporal.joint import (INCOGNITO_CRITERIA, GranularityHierarchy, Unchanged, candidate_entries,
@@ -59,6 +58,8 @@ def run_joint(sq, *, out, time, qi, uid, k, hierarchies, dag, vcol, values, inst
                                      or shuffle_seed < 0):
         raise InputError(f"the shuffle seed must be a non-negative integer (got {shuffle_seed!r})")
     t0 = _time.perf_counter()
+    Q = sq.q  # the engine's identifier quoting
+    eng = "DuckDB" if sq.engine == "duckdb" else "Spark"
     n = sq.n_rows
     encoders: dict = {}
     for q in qi:
@@ -94,7 +95,7 @@ def run_joint(sq, *, out, time, qi, uid, k, hierarchies, dag, vcol, values, inst
 
     if announce is not None:
         announce(f"joint search: {len(dag.nodes)} time granularities x the hierarchies of {', '.join(hierarchies)} "
-                 "(Incognito, pruned by the generalization property) on DuckDB, the file read in place"
+                 f"(Incognito, pruned by the generalization property) on {eng}, the file read in place"
                  f"{'; at most ' + format(time_limit, 'g') + ' s (--time-limit)' if time_limit else ''}")  # fmt: skip
     src = DuckDBJointFileSource(sq, dims, keys, key_tables, uid=uid, max_driver_rows=max_driver_rows,
                                 memory_limit=memory_limit)  # fmt: skip
@@ -143,7 +144,7 @@ def run_joint(sq, *, out, time, qi, uid, k, hierarchies, dag, vcol, values, inst
     joins = " ".join(f"JOIN jrdim{j} r{j} ON {e} IS NOT DISTINCT FROM r{j}.v" for j, e in enumerate(keys))
     anti = ""
     if len(small):
-        anti = " ANTI JOIN jsmall m ON " + " AND ".join(f"r{j}.g = m.g{j}" for j in range(len(dims)))
+        anti = f" {sq.anti_join} jsmall m ON " + " AND ".join(f"r{j}.g = m.g{j}" for j in range(len(dims)))
     salt = secrets.randbelow(2**62) if shuffle_seed is None else int(shuffle_seed) % 2**62
     cards = [max(int(d.cardinality(v)), 1) for d, v in zip(dims, chosen)]
     if float(np.prod(np.asarray(cards, dtype=np.float64))) < 2**62:
@@ -153,7 +154,7 @@ def run_joint(sq, *, out, time, qi, uid, k, hierarchies, dag, vcol, values, inst
         class_key = [f"CAST({ck} AS BIGINT)"]
     else:
         class_key = [f"r{j}.g" for j in range(len(dims))]
-    texts = [f"CAST({e} AS VARCHAR)" for e in exprs.values()]
+    texts = [f"CAST({e} AS {sq.text_type})" for e in exprs.values()]
     order = [*class_key, f"hash({', '.join([*texts, str(salt)])})"]
     qi_maps = {q: encoders[q].mapping(v) for q, v in zip(qi, chosen[1:]) if hasattr(encoders[q], "mapping")}
 
@@ -175,9 +176,10 @@ def run_joint(sq, *, out, time, qi, uid, k, hierarchies, dag, vcol, values, inst
     finish_summary(summary, report, k=k, uid=uid, time=time, qi=qi, keep=keep, sensitive=sensitive,
                    left_out=left_out, drop=drop, overrides=overrides, tinfo=tinfo, shuffle_seed=shuffle_seed,
                    audit=audit)  # fmt: skip
-    summary["plan"] = {**plan, "input": f"{sq.input} read in place by DuckDB (out of core)",
-                       "release": "written by DuckDB (COPY) to a temporary file, verified by SQL on the written file, "
-                                  "renamed into place"}  # fmt: skip
+    summary["plan"] = {**plan, "engine": sq.engine,
+                       "input": f"{sq.input} read in place by {eng}" + (" (out of core)" if eng == "DuckDB" else ""),
+                       "release": (f"written by {eng} to a temporary " + ("file" if eng == "DuckDB" else "directory of part files")
+                                   + ", verified by SQL on what was written, renamed into place")}  # fmt: skip
     return TimestampedResult(None, summary, dag, str(summary["granularity"]))  # type: ignore[arg-type]
 
 
