@@ -106,6 +106,21 @@ def _timed_kanonymize(search: list, jvm=lambda: 0.0) -> None:
     kapi.kanonymize = timed
 
 
+def _jvm_clock(engine: str):
+    """``(cpu, at_start)``: for spark, the session started before the clock and a function giving the
+    JVM's CPU so far (a child process: read from /proc, :func:`bench_engine.descendants_cpu_and_peak`),
+    with its start-up CPU (reported apart); for the other engines zero."""
+    if engine != "spark":
+        return (lambda: 0.0), 0.0
+    from bench_engine import descendants_cpu_and_peak
+
+    from tempanon.lattice.source_spark import local_session
+
+    local_session(None)
+    cpu = lambda: descendants_cpu_and_peak()[0]  # noqa: E731
+    return cpu, cpu()
+
+
 def child_file(path: str, memory_limit: str | None, joint: bool = False, engine: str = "duckdb") -> None:
     """The out-of-core path: the Parquet read in place by DuckDB (or Spark), the release written by
     the engine (Parquet, beside the input) and verified by SQL on what was written."""
@@ -113,16 +128,7 @@ def child_file(path: str, memory_limit: str | None, joint: bool = False, engine:
 
     search = [0.0]
     orig_lg = ooc.least_generalization
-    jvm = lambda: 0.0  # noqa: E731
-    jvm_start = 0.0
-    if engine == "spark":
-        from bench_engine import descendants_cpu_and_peak
-
-        from tempanon.lattice.source_spark import local_session
-
-        local_session(None)  # started before the clock (its start-up CPU reported apart)
-        jvm = lambda: descendants_cpu_and_peak()[0]  # noqa: E731
-        jvm_start = jvm()
+    jvm, jvm_start = _jvm_clock(engine)
 
     def timed(*a, **kw):
         c, j = time.process_time(), jvm()
@@ -177,16 +183,7 @@ def child(path: str, engine: str, memory_limit: str | None, joint: bool = False)
     rss_read = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     search = [0.0]
     orig_lg = least.least_generalization
-    jvm = lambda: 0.0  # noqa: E731
-    jvm_start = 0.0
-    if engine == "spark":  # the JVM is a child process: its CPU is read from /proc around each phase
-        from bench_engine import descendants_cpu_and_peak
-
-        from tempanon.lattice.source_spark import local_session
-
-        local_session(None)  # started before the clock (its start-up CPU reported apart)
-        jvm = lambda: descendants_cpu_and_peak()[0]  # noqa: E731
-        jvm_start = jvm()
+    jvm, jvm_start = _jvm_clock(engine)
 
     def timed(*a, **kw):  # the search proper (Procedure 1 + 2)
         c, j = time.process_time(), jvm()

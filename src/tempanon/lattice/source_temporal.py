@@ -616,9 +616,9 @@ def class_key(q: np.ndarray, h: np.ndarray) -> np.ndarray:
     return np.unique(np.stack([q, hh]), axis=1, return_inverse=True)[1].ravel().astype(np.int64)
 
 
-def resolve_time_engine(engine: str, *, joint: bool) -> str:
-    """``engine`` for a timestamped search over an in-memory table: auto is numpy. ``joint`` (time
-    with hierarchies) runs on every engine (:class:`DuckDBJointSource`,
+def resolve_time_engine(engine: str) -> str:
+    """``engine`` for a timestamped search over an in-memory table: auto is numpy. Every engine runs
+    both searches, time only and joint (:class:`DuckDBJointSource`,
     :class:`~tempanon.lattice.source_temporal_spark.SparkJointSource`)."""
     from tempanon.lattice.source import ENGINES
 

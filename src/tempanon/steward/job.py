@@ -490,7 +490,7 @@ def _validate_timestamped(ctx: Ctx, model: dict, qi: list[str]) -> None:
         from tempanon.lattice.source_temporal import resolve_time_engine
 
         try:
-            resolve_time_engine(model["engine"], joint=False)
+            resolve_time_engine(model["engine"])
         except InputError as exc:
             raise ctx.error(("model", "engine"), str(exc)) from None
     if "data_granularity" in model:

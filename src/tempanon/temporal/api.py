@@ -285,7 +285,7 @@ def anonymize_timestamped(
     _validate(df, time, qi, uid, k, metric, max_suppression, bool(hierarchies))
     from tempanon.lattice.source_temporal import resolve_time_engine
 
-    engine_name = resolve_time_engine(engine, joint=bool(hierarchies))
+    engine_name = resolve_time_engine(engine)
     from tempanon.data.roles import plan_release, require_columns_list
 
     keep, drop = list(keep), list(drop)

@@ -101,7 +101,7 @@ def timestamped(
         parts = parse_parts(day_parts)
         from tempanon.lattice.source_temporal import resolve_time_engine
 
-        resolve_time_engine(engine, joint=hierarchies is not None)  # refused before the input is read
+        resolve_time_engine(engine)  # refused before the input is read
         if spark_master is not None and engine != "spark":
             from tempanon.errors import InputError
 
