@@ -2,31 +2,62 @@
 
 The table is never loaded into pandas: the engine reads the file, serves the bottom frequency set
 and writes the release itself (temp file, independent verification query on the written file,
-rename). What needs the whole table in memory -- the HTML report and the before/after risk
-measures -- is not available on this path (``--report`` is refused, the summary has no ``risk``).
+rename). The before/after risk measures of the summary (``risk``, as on the numpy path) and the
+HTML report (``--report``) are built from aggregates the engine computes by ``GROUP BY``: one row
+per equivalence class of the input and of the release **as written** (read back by the engine
+after its verification), and the record count of every released value of each quasi-identifier
+(:meth:`~tempanon.lattice.source_duckdb.SQLSource.input_aggregates`,
+:meth:`~tempanon.lattice.source_duckdb.SQLSource.release_aggregates`,
+:func:`tempanon.report.kanon.kanon_report_from_aggregates`). The measures go through the same
+functions as on the numpy path (:func:`tempanon.metrics.risk.risk_from_aggregates`), so the same run
+gives the same numbers.
+
+Order of the outputs: the release is written, verified and renamed into place by the engine first;
+then the aggregates are computed and the report built; the report and the summary are then staged
+and committed together (:class:`~tempanon.data.io.OutputSet`). If the aggregates or the report fail,
+the command says so (exit 4), the verified release stays, and neither report nor summary is written.
 """
 
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
-from tempanon.errors import InputError
+from tempanon.errors import TempanonError
+
+RISK_KEYS = ("rows", "classes", "k", "respondent_k", "uniques", "prosecutor_risk_max", "prosecutor_risk_mean", "records_at_risk")
+"""The measures of the summary's ``risk`` block (as :func:`tempanon.kanon.command._risk_before_after`)."""
+
+
+class ReportFailed(TempanonError):
+    """The release was written and verified, but its risk measures or report could not be built (exit 4)."""
+
+    exit_code = 4
+
+
+def risk_block(before, after, threshold: float = 0.2) -> dict:
+    """The summary's ``risk``: the measures of the input and of the release (``ClassAggregates``)."""
+    b, a = before.risk(threshold).as_dict(), after.risk(threshold).as_dict()
+    return {"threshold": threshold, "before": {k: b[k] for k in RISK_KEYS}, "after": {k: a[k] for k in RISK_KEYS}}
 
 
 def run_with_engine(a: dict[str, Any]) -> dict:
     """Run ``kanon`` with the arguments of :func:`tempanon.kanon.command._run` (its ``locals()``)."""
     from tempanon._cliutil import info, progress_reporter
-    from tempanon.data.io import write_json
+    from tempanon.data.io import OutputSet
     from tempanon.data.roles import parse_column_list
     from tempanon.hierarchy import load_hierarchies
     from tempanon.kanon import kanonymize
     from tempanon.kanon.command import _parse_weights, describe_checks
     from tempanon.lattice.source import open_source
 
-    if a.get("report") is not None:
-        raise InputError("--report needs the table in memory: use --engine numpy (or leave --engine auto on a small file)")
+    report, summary = a.get("report"), a.get("summary")
+    outs = a.get("outs")
+    if outs is None:  # checked against the inputs and each other before anything is read
+        outs = OutputSet([a["input_path"], a["hierarchies"]], {"--out": a["out"], "--summary": summary, "--report": report})
     t0 = time.perf_counter()
+    phases: dict[str, float] = {}
     src = open_source(a["input_path"], a["engine"], memory_limit=a.get("memory_limit"), delimiter=a.get("delimiter"),
                       spark_master=a.get("spark_master"))  # fmt: skip
     try:
@@ -42,18 +73,68 @@ def run_with_engine(a: dict[str, Any]) -> dict:
                 keep=parse_column_list(a.get("keep"), src.columns),
                 allow_identifier=parse_column_list(a.get("allow_identifier"), src.columns),
             )  # fmt: skip
+        phases["search, release and verify"] = time.perf_counter() - t0
+        # the release is written and verified: the measures and the report come from the engine's
+        # aggregates of the input and of the written release
+        t1 = time.perf_counter()
+        try:
+            before = src.input_aggregates(qi_cols, uid=a["uid"])
+            after, values = src.release_aggregates(res.output or a["out"], uid=a["uid"])
+            risk = risk_block(before, after)
+            phases["risk aggregates"] = time.perf_counter() - t1
+            rep = None
+            if report is not None:
+                t1 = time.perf_counter()
+                rep = _build_report(a, src, res, before, after, values, drop_cols)
+                phases["build report"] = time.perf_counter() - t1
+        except TempanonError as exc:
+            raise ReportFailed(_failed(a, report, exc)) from exc
+        except Exception as exc:  # an engine error (Spark, DuckDB), memory: said plainly, never a traceback
+            raise ReportFailed(_failed(a, report, exc)) from exc
     finally:
         src.close()
     summ = res.summary()
     summ.update({"input": str(a["input_path"]), "output": str(a["out"]), "verification": {**(res.engine_checks or {}), **res.verification}})
+    summ["risk"] = risk
+    if report is not None:
+        summ["report"] = str(report)
+    t1 = time.perf_counter()
+    with outs:  # staged, then committed together (the release is already in place)
+        if rep is not None:
+            from tempanon.report.sections import add_verification
+
+            add_verification(rep, summ.get("verification"))
+            outs.stage(report, rep.write, "--report")
+        if summary is not None:
+            outs.json(summ, summary, "--summary")
+        outs.commit()
+    phases["write report and summary"] = time.perf_counter() - t1
     if a.get("verbose"):
         st = res.search.stats
         info(
             f"engine {res.engine} ({res.engine_path}): {describe_checks(st, res.lattice_size)}, "
             f"{st.table_scans} table scans, {st.rollups} rollups; search {st.seconds:.3f} s, "
-            f"total {time.perf_counter() - t0:.3f} s",
+            f"total {time.perf_counter() - t0:.3f} s\n"
+            + "\n".join(f"  {name}: {sec:.3f} s" for name, sec in phases.items()),
             a["quiet"],
         )
-    if a.get("summary") is not None:
-        write_json(summ, a["summary"])
     return summ
+
+
+def _failed(a: dict[str, Any], report: Any, exc: BaseException) -> str:
+    what = "the risk measures and report" if report is not None else "the risk measures"
+    first = next((ln.strip() for ln in str(exc).splitlines() if ln.strip()), type(exc).__name__)
+    return (f"the release {a['out']} was written and verified, but {what} could not be computed by the "
+            f"{a['engine']} engine: {first[:300]}; no report or summary was written")
+
+
+def _build_report(a: dict[str, Any], src: Any, res: Any, before: Any, after: Any, values: Any, drop_cols: list[str]) -> Any:
+    from tempanon.report.kanon import kanon_report_from_aggregates
+    from tempanon.report.sections import file_sha256
+
+    path = Path(a["input_path"])
+    checksum = file_sha256(path) if path.is_file() else None  # (Spark reads directories of part files too)
+    return kanon_report_from_aggregates(
+        res, columns=src.columns, before=before, after=after, values=values, source=str(a["input_path"]), checksum=checksum,
+        identifying=drop_cols, checker=f"the {res.engine} engine's class counts of the written release",
+    )  # fmt: skip
