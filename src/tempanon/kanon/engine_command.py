@@ -77,34 +77,32 @@ def run_with_engine(a: dict[str, Any]) -> dict:
         # the release is written and verified: the measures and the report come from the engine's
         # aggregates of the input and of the written release
         t1 = time.perf_counter()
+        summ = res.summary()
+        summ.update({"input": str(a["input_path"]), "output": str(a["out"]),
+                     "verification": {**(res.engine_checks or {}), **res.verification}})  # fmt: skip
+        html = None
         try:
             before = src.input_aggregates(qi_cols, uid=a["uid"])
             after, values = src.release_aggregates(res.output or a["out"], uid=a["uid"])
-            risk = risk_block(before, after)
+            summ["risk"] = risk_block(before, after)
             phases["risk aggregates"] = time.perf_counter() - t1
-            rep = None
             if report is not None:
+                from tempanon.report.sections import add_verification
+
                 t1 = time.perf_counter()
                 rep = _build_report(a, src, res, before, after, values, drop_cols)
+                add_verification(rep, summ.get("verification"))
+                html = rep.render()  # rendered here: what is left to fail while writing is the file system
+                summ["report"] = str(report)
                 phases["build report"] = time.perf_counter() - t1
-        except TempanonError as exc:
-            raise ReportFailed(_failed(a, report, exc)) from exc
-        except Exception as exc:  # an engine error (Spark, DuckDB), memory: said plainly, never a traceback
+        except Exception as exc:  # a tempanon error, an engine error (Spark, DuckDB), memory: said plainly, no traceback
             raise ReportFailed(_failed(a, report, exc)) from exc
     finally:
         src.close()
-    summ = res.summary()
-    summ.update({"input": str(a["input_path"]), "output": str(a["out"]), "verification": {**(res.engine_checks or {}), **res.verification}})
-    summ["risk"] = risk
-    if report is not None:
-        summ["report"] = str(report)
     t1 = time.perf_counter()
     with outs:  # staged, then committed together (the release is already in place)
-        if rep is not None:
-            from tempanon.report.sections import add_verification
-
-            add_verification(rep, summ.get("verification"))
-            outs.stage(report, rep.write, "--report")
+        if html is not None:
+            outs.stage(report, lambda p: p.write_text(html, encoding="utf-8"), "--report")
         if summary is not None:
             outs.json(summ, summary, "--summary")
         outs.commit()
@@ -122,10 +120,12 @@ def run_with_engine(a: dict[str, Any]) -> dict:
 
 
 def _failed(a: dict[str, Any], report: Any, exc: BaseException) -> str:
-    what = "the risk measures and report" if report is not None else "the risk measures"
-    first = next((ln.strip() for ln in str(exc).splitlines() if ln.strip()), type(exc).__name__)
-    return (f"the release {a['out']} was written and verified, but {what} could not be computed by the "
-            f"{a['engine']} engine: {first[:300]}; no report or summary was written")
+    what = "the risk measures and the report" if report is not None else "the risk measures"
+    first = next((ln.strip() for ln in str(exc).splitlines() if ln.strip()), "")
+    if not isinstance(exc, TempanonError):
+        first = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+    return (f"the release {a['out']} was written and verified, but {what} could not be built "
+            f"({a['engine']} engine): {first[:300]}; no report or summary was written")
 
 
 def _build_report(a: dict[str, Any], src: Any, res: Any, before: Any, after: Any, values: Any, drop_cols: list[str]) -> Any:
