@@ -1,0 +1,73 @@
+"""Cost of the report and the summary's ``risk`` on the engine path (``tempanon kanon FILE --engine
+duckdb --report``): the engine's class aggregates of the input and of the written release, and the
+report built from them, against the run that produced the release.
+
+    python benchmarks/bench_engine_report.py --rows 2000000 [--engine duckdb] [--uid]
+
+Generates the Lands-End-shaped Parquet table of ``bench_engine.py`` (under /tmp, deleted
+afterwards), runs k = 5 Incognito with the release written to Parquet and verified by the engine,
+then times ``input_aggregates`` + ``release_aggregates`` (``--uid order_id``: respondents per class
+too) and ``kanon_report_from_aggregates`` + render. Reported: CPU seconds of the process (all
+threads, ``time.process_time``) and wall seconds of each phase, the class counts, peak RSS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=int, default=2_000_000)
+    ap.add_argument("--engine", default="duckdb")
+    ap.add_argument("--uid", action="store_true")
+    a = ap.parse_args()
+    from bench_engine import generate_landsend
+    from bench_incognito import LANDSEND
+
+    from tempanon.hierarchy import load_hierarchies
+    from tempanon.kanon import kanonymize
+    from tempanon.lattice.source import open_source
+    from tempanon.report.kanon import kanon_report_from_aggregates
+
+    tmp = Path(tempfile.mkdtemp(prefix="bench-engine-report-"))
+    try:
+        table, hdir = generate_landsend(a.rows, tmp)
+        qi = [x for x, _, _ in LANDSEND]
+        uid = "order_id" if a.uid else None
+        src = open_source(table, a.engine)
+        try:
+            phases = {}
+            t, c = time.perf_counter(), time.process_time()
+            res = kanonymize(src, qi, load_hierarchies(hdir, qi), 5, uid=uid, out=str(tmp / "out.parquet"))
+            phases["search, release, verify"] = (time.process_time() - c, time.perf_counter() - t)
+            t, c = time.perf_counter(), time.process_time()
+            before = src.input_aggregates(qi, uid=uid)
+            after, values = src.release_aggregates(res.output, uid=uid)
+            rb, ra = before.risk(), after.risk()
+            phases["aggregates and risk"] = (time.process_time() - c, time.perf_counter() - t)
+            t, c = time.perf_counter(), time.process_time()
+            html = kanon_report_from_aggregates(res, columns=src.columns, before=before, after=after, values=values,
+                                                source=str(table), checksum=None).render()  # fmt: skip
+            phases["report"] = (time.process_time() - c, time.perf_counter() - t)
+        finally:
+            src.close()
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(f"| {a.engine} | {a.rows:,} | {'order_id' if a.uid else '-'} | {rb.classes:,} -> {ra.classes:,} | "
+              + " | ".join(f"{cpu:.1f} / {wall:.1f}" for cpu, wall in phases.values()) + f" | {peak:,.0f} | {len(html) / 1024:.0f} KB |")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
