@@ -274,7 +274,8 @@ def anonymize_timestamped(
     ``summary["verification"]`` says what was verified on which columns.
 
     ``engine`` (issue 15): ``"duckdb"`` computes Procedure 2's frequency sets in DuckDB
-    (:mod:`tempanon.lattice.source_temporal`; ``memory_limit`` e.g. ``"4GB"``), with results
+    (:mod:`tempanon.lattice.source_temporal`; ``memory_limit`` e.g. ``"4GB"``: ``engine="auto"`` is DuckDB when
+    it is given, ``"numpy"`` refuses it, with ``"spark"`` it is the local driver's heap: :mod:`tempanon.lattice.memory`), with results
     identical to ``"numpy"`` (the default of ``"auto"``); with ``hierarchies`` DuckDB computes the
     joint search's bottom frequency set (rollups on the driver,
     :class:`~tempanon.lattice.source_temporal.DuckDBJointSource`); ``"spark"`` runs the same queries
@@ -285,7 +286,7 @@ def anonymize_timestamped(
     _validate(df, time, qi, uid, k, metric, max_suppression, bool(hierarchies))
     from tempanon.lattice.source_temporal import resolve_time_engine
 
-    engine_name = resolve_time_engine(engine)
+    engine_name = resolve_time_engine(engine, memory_limit, spark_master)
     from tempanon.data.roles import plan_release, require_columns_list
 
     keep, drop = list(keep), list(drop)

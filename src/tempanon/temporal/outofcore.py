@@ -208,6 +208,11 @@ def anonymize_timestamped_file(
                timezone=timezone, time_limit=time_limit, progress=progress, announce=announce, keep=keep, drop=drop,
                allow_identifier=allow_identifier, sensitive=sensitive, memory_limit=memory_limit,
                shuffle_seed=shuffle_seed, hierarchies=hierarchies, max_driver_rows=max_driver_rows, audit=audit)  # fmt: skip
+    if engine not in ("duckdb", "spark"):
+        raise InputError(f"unknown engine {engine!r} for a file read in place; expected duckdb or spark")
+    from tempanon.lattice.memory import check_memory_limit
+
+    check_memory_limit(engine, memory_limit, spark_master=spark_master)  # before anything is read
     if engine == "spark":
         if audit is not None:
             raise InputError("the Spark file path writes no steward audit: use --engine duckdb, or the table in memory")
@@ -217,7 +222,7 @@ def anonymize_timestamped_file(
                              "an empty directory; remove it or choose another --out (nothing was read or written)")  # fmt: skip
         from tempanon.lattice.source_spark import SparkSource
 
-        sq = SparkSource.from_path(path, master=spark_master, delimiter=delimiter)
+        sq = SparkSource.from_path(path, master=spark_master, delimiter=delimiter, memory_limit=memory_limit)
         try:
             return _run(sq, **run)
         finally:
