@@ -164,7 +164,8 @@ def _sorted_text(text):
 @pytest.mark.parametrize("extra,msg", [
     (["--spark-master", "local[2]"], "--spark-master needs --engine spark"),
     (["--engine", "oracle"], "unknown engine"),
-    (["--engine", "duckdb", "--memory-limit", "lots"], "bad setting"),
+    (["--engine", "duckdb", "--memory-limit", "lots"], "--memory-limit 'lots': expected a number and a unit"),
+    (["--engine", "numpy", "--memory-limit", "1GB"], "the numpy engine holds the table in memory"),
 ])  # fmt: skip
 def test_cli_engine_refused_exit_2(tmp_path, extra, msg):
     r = _cli(["timestamped", str(SAMPLE), "--time", "START", "--uid", "PATIENT", "--k", "3", "--max-suppression", "0.1",
