@@ -36,6 +36,9 @@ class TimestampedResult:
     shuffle_seed: int | None = field(default=None, repr=False)
     _audit_source: tuple | None = field(default=None, repr=False)
     _audit: pd.DataFrame | None = field(default=None, repr=False)
+    #: the file path with ``measures=True``: the report's aggregates computed by the engine
+    #: (:mod:`tempanon.temporal.outofcore_report`); ``None`` otherwise
+    measures: dict | None = field(default=None, repr=False)
 
     @property
     def audit(self) -> pd.DataFrame | None:
