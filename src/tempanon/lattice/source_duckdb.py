@@ -754,6 +754,100 @@ class SQLSource(FrequencySource):
         return {"rows_out": int(rows_out), "classes": int(classes), "min_class_size": None if min_size is None else int(min_size),
                 "suppressed_rows": suppressed, "verified_file": True}  # fmt: skip
 
+    # ---- class aggregates for the risk measures and the report ---------------------------------
+    list_agg = "list"
+    """The dialect's aggregate collecting a group's values into a list (Spark: ``collect_list``)."""
+
+    def _aggregates(self, inner: str, nq: int, *, uid: bool, n_sensitive: int, classes: bool = True) -> Any:
+        """:class:`~tempanon.metrics.risk.ClassAggregates` of ``inner``, a query with the class key
+        columns ``k0..`` (text, never NULL), ``u`` (respondent text) with ``uid`` and ``x0..`` (one
+        per sensitive column, text): ``GROUP BY`` in the engine, one row per class (per class and
+        sensitive value) fetched. ``classes=False``: the sensitive pairs only (``sizes`` left empty)."""
+        import pyarrow.compute as pc
+
+        from tempanon.metrics.risk import ClassAggregates
+
+        keys = ", ".join(f"k{i}" for i in range(nq))
+        r = ", count(DISTINCT u) AS r" if uid else ""
+        agg = ClassAggregates(np.zeros(0, dtype=np.int64))
+        if classes:
+            tab = self._arrow(f"SELECT count(*) AS n{r} FROM ({inner}) t GROUP BY {keys}")
+            agg.sizes = np.asarray(tab.column("n").to_numpy(), dtype=np.int64)
+        if uid and classes:
+            agg.respondents_per_class = np.asarray(tab.column("r").to_numpy(), dtype=np.int64)
+            agg.respondents = int(self._rows(f"SELECT count(DISTINCT u) AS r FROM ({inner}) t")[0][0])
+        for j in range(n_sensitive):
+            lists = self._arrow(
+                f"SELECT {self.list_agg}(c) AS cs FROM (SELECT {keys}, x{j}, count(*) AS c FROM ({inner}) t "
+                f"GROUP BY {keys}, x{j}) p GROUP BY {keys}"
+            ).column("cs")
+            lengths = np.asarray(pc.list_value_length(lists).to_numpy(zero_copy_only=False), dtype=np.int64)
+            counts = np.asarray(pc.list_flatten(lists).to_numpy(zero_copy_only=False), dtype=np.int64)
+            agg.sensitive.append((np.repeat(np.arange(len(lengths), dtype=np.int64), lengths), counts))
+        return agg
+
+    def input_aggregates(self, qi: Sequence[str], *, uid: str | None = None, sensitive: Sequence[str] = ()) -> Any:
+        """Class aggregates of the input over ``qi`` (:class:`~tempanon.metrics.risk.ClassAggregates`).
+
+        Values are compared as text and a missing value is its own category, the empty string, as
+        :func:`tempanon.metrics.risk.measure` does in memory (:func:`~tempanon.hierarchy.core.as_text`):
+        ``coalesce(CAST(col AS text), '')``, so NULL and the empty string are one category."""
+        cols = [f"{self.text_expr(q)} AS k{i}" for i, q in enumerate(qi)]
+        if uid is not None:
+            cols.append(f"{self.text_expr(uid)} AS u")
+        cols += [f"{self.text_expr(c)} AS x{j}" for j, c in enumerate(sensitive)]
+        return self._aggregates(f"SELECT {', '.join(cols)} FROM src s", len(qi), uid=uid is not None, n_sensitive=len(sensitive))
+
+    def release_aggregates(
+        self, path: str | os.PathLike, *, uid: str | None = None, sensitive: Sequence[str] = ()
+    ) -> tuple[Any, list[tuple[np.ndarray, np.ndarray]]]:
+        """Class aggregates of the release **as written** at ``path`` (read back by the engine as
+        :meth:`verify_file` reads it), and per quasi-identifier its released values with their
+        record counts ``(labels, counts)`` (one ``GROUPING SETS`` query).
+
+        The written release has no respondent id; with ``uid`` the respondents of a released class
+        are those of the input rows that generalize to it (the dimension tables of the release,
+        ``rdim``), which the verification of the written file proved to be exactly its rows. Call
+        after :meth:`release` wrote ``path``."""
+        import pyarrow.compute as pc
+
+        path = str(path)
+        read = self._read_written(path, _is_parquet(path))
+        nq = len(self.qi)
+        keys = [f"k{i}" for i in range(nq)]
+        cols = [f"{self.text_expr(q, 'w')} AS k{i}" for i, q in enumerate(self.qi)]
+        cols += [f"{self.text_expr(c, 'w')} AS x{j}" for j, c in enumerate(sensitive)]
+        inner = f"SELECT {', '.join(cols)} FROM {read} w"
+        agg = self._aggregates(inner, nq, uid=False, n_sensitive=len(sensitive), classes=uid is None)
+        if uid is not None:
+            joins = " ".join(f"JOIN rdim{i} r{i} ON {self.text_expr(q)} = r{i}.t" for i, q in enumerate(self.qi))
+            ksel = ", ".join(f"r{i}.label AS k{i}" for i in range(nq))
+            on = " AND ".join(f"c.{k} = e.{k}" for k in keys)
+            with_ = (f"WITH c AS (SELECT {', '.join(keys)}, count(*) AS n FROM ({inner}) t GROUP BY {', '.join(keys)}), "
+                     f"i AS (SELECT {ksel}, {self.text_expr(uid)} AS u FROM src s {joins})")  # fmt: skip
+            tab = self._arrow(
+                f"{with_} SELECT c.n AS n, e.r AS r FROM c LEFT JOIN (SELECT {', '.join(keys)}, count(DISTINCT u) AS r "
+                f"FROM i GROUP BY {', '.join(keys)}) e ON {on}"
+            )  # fmt: skip
+            r = tab.column("r")
+            if r.null_count:
+                raise VerificationError("a released class is not the generalization of any input row (release aggregates)")
+            # the order of the classes may differ from the query in _aggregates: sizes taken from here
+            agg.sizes = np.asarray(tab.column("n").to_numpy(), dtype=np.int64)
+            agg.respondents_per_class = np.asarray(r.to_numpy(), dtype=np.int64)
+            on_i = " AND ".join(f"c.{k} = i.{k}" for k in keys)
+            agg.respondents = int(self._rows(f"{with_} SELECT count(DISTINCT i.u) AS r FROM i JOIN c ON {on_i}")[0][0])
+        sets = ", ".join(f"({k})" for k in keys)
+        tab = self._arrow(f"SELECT {', '.join(keys)}, count(*) AS n FROM ({inner}) t GROUP BY GROUPING SETS ({sets})")
+        n = np.asarray(tab.column("n").to_numpy(), dtype=np.int64)
+        values = []
+        for i in range(nq):
+            col = tab.column(f"k{i}")
+            mask = np.asarray(pc.is_valid(col).to_numpy(zero_copy_only=False), dtype=bool)  # grouped by k_i (texts are never NULL)
+            labels = np.array(col.to_pylist(), dtype=object)[mask]
+            values.append((labels, n[mask]))
+        return agg, values
+
     def close(self) -> None:
         shutil.rmtree(getattr(self, "_tmpdir", ""), ignore_errors=True)
 

@@ -142,6 +142,7 @@ class SparkSource(SQLSource):
         self.spark.createDataFrame(table).createOrReplaceTempView(name)
 
     grouping_fn = "grouping_id"
+    list_agg = "collect_list"
 
     def _materialize(self, name: str, query: str) -> None:
         # CACHE TABLE ... AS is eager: the GROUPING SETS job runs once, its rows stay cached

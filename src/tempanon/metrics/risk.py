@@ -113,20 +113,136 @@ class RiskSummary:
         return d
 
 
-def l_measures(cls: np.ndarray, n_classes: int, sensitive: np.ndarray) -> tuple[int, int, int]:
-    """``(l_distinct, l_frequency, l_entropy)`` of one sensitive column (codes) over the classes."""
-    sizes = class_sizes(cls, n_classes)
-    pc, cnt = value_counts_per_class(cls, n_classes, sensitive)
-    distinct = np.bincount(pc, minlength=n_classes)
-    maxfreq = np.zeros(n_classes, dtype=np.int64)
+@dataclass
+class ClassAggregates:
+    """A table reduced to what the measures need (module doc): one entry per equivalence class,
+    never one per record. This is all an engine has to return (:meth:`SQLSource.class_aggregates
+    <tempanon.lattice.source_duckdb.SQLSource.class_aggregates>`); :func:`measure` computes the same
+    aggregates in numpy.
+
+    * ``sizes`` -- records of each class (every entry ``>= 1``; classes in any order);
+    * ``respondents_per_class`` -- with a respondent id: distinct respondents of each class,
+      aligned with ``sizes``;
+    * ``respondents`` -- with a respondent id: distinct respondents of the whole table;
+    * ``sensitive`` -- per sensitive column ``(pair_class, pair_count)``: for every (class,
+      sensitive value) pair present, its class (``0..classes-1``, numbered in any order, not
+      necessarily that of ``sizes``) and its number of records.
+    """
+
+    sizes: np.ndarray
+    respondents_per_class: np.ndarray | None = None
+    respondents: int | None = None
+    sensitive: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
+
+    def risk(self, threshold: float = 0.2) -> RiskSummary:
+        return risk_from_aggregates(self.sizes, respondents_per_class=self.respondents_per_class,
+                                    respondents=self.respondents, sensitive=self.sensitive, threshold=threshold)  # fmt: skip
+
+
+def l_from_pairs(pair_class: np.ndarray, pair_count: np.ndarray) -> tuple[int, int, int]:
+    """``(l_distinct, l_frequency, l_entropy)`` of one sensitive column from its (class, value)
+    pair counts (classes numbered ``0..C-1`` in any order). A class's size is the sum of its pairs.
+
+    The entropy of a class is summed over its pairs in increasing count order, so it depends on the
+    multiset of counts only, not on how the caller numbered classes or values (the engine and the
+    numpy path give the same float)."""
+    pc = np.asarray(pair_class, dtype=np.int64)
+    cnt = np.asarray(pair_count, dtype=np.int64)
+    order = np.lexsort((cnt, pc))
+    pc, cnt = pc[order], cnt[order]
+    nc = int(pc.max()) + 1
+    sizes = np.zeros(nc, dtype=np.int64)
+    np.add.at(sizes, pc, cnt)
+    distinct = np.bincount(pc, minlength=nc)
+    maxfreq = np.zeros(nc, dtype=np.int64)
     np.maximum.at(maxfreq, pc, cnt)
     p = cnt / sizes[pc]
-    ent = np.zeros(n_classes, dtype=np.float64)
-    np.add.at(ent, pc, -p * np.log(p))
+    ent = np.bincount(pc, weights=-p * np.log(p), minlength=nc)  # summed in array order
     l_freq = int((sizes // maxfreq).min())
     # tolerate rounding: exp(ln l) may land a hair below l
     l_ent = int(math.floor(math.exp(float(ent.min())) + 1e-9))
     return int(distinct.min()), l_freq, l_ent
+
+
+def l_measures(cls: np.ndarray, n_classes: int, sensitive: np.ndarray) -> tuple[int, int, int]:
+    """``(l_distinct, l_frequency, l_entropy)`` of one sensitive column (codes) over the classes."""
+    pc, cnt = value_counts_per_class(cls, n_classes, sensitive)
+    return l_from_pairs(pc, cnt)
+
+
+def _check_threshold(threshold: float) -> None:
+    if not (0 < threshold <= 1) or math.isnan(threshold):
+        raise InputError(f"risk threshold must be in (0, 1], got {threshold}")
+
+
+def risk_from_aggregates(
+    sizes: np.ndarray,
+    *,
+    respondents_per_class: np.ndarray | None = None,
+    respondents: int | None = None,
+    sensitive: Sequence[tuple[np.ndarray, np.ndarray]] = (),
+    threshold: float = 0.2,
+) -> RiskSummary:
+    """The :class:`RiskSummary` of a table given by its class aggregates (:class:`ClassAggregates`;
+    the one definition of the measures: :func:`measure` calls it).
+
+    Record-level means are computed per class (a class of ``|E|`` records at risk ``1 / r``
+    contributes ``|E| / r``), summed exactly rounded (``math.fsum``) over the distinct values of
+    ``r``: the result does not depend on the order of the classes, so an engine returning them in
+    another order gives the same floats. Without a respondent id the mean prosecutor risk is
+    exactly ``classes / rows``.
+    """
+    _check_threshold(threshold)
+    sizes = np.asarray(sizes, dtype=np.int64)
+    uid = respondents_per_class is not None
+    if len(sizes) and int(sizes.min()) < 1:
+        raise ValueError("class aggregates: every class has at least one record")
+    n = int(sizes.sum())
+    if n == 0:
+        return RiskSummary(0, 0, None, None, None, None, None, 0, None, None, None, threshold, (respondents or 0) if uid else None)
+    nc = len(sizes)
+    k = int(sizes.min())
+    resp_k = None
+    risk_size = sizes
+    if uid:
+        risk_size = np.asarray(respondents_per_class, dtype=np.int64)
+        if risk_size.shape != sizes.shape:
+            raise ValueError("class aggregates: respondents_per_class must be aligned with sizes")
+        resp_k = int(risk_size.min())
+        if respondents is None:
+            raise ValueError("class aggregates: respondents (the table's total) is needed with respondents_per_class")
+    # records per distinct risk size r: the classes' contributions |E| / r, exactly rounded
+    r_vals, inv = np.unique(risk_size, return_inverse=True)
+    recs = np.zeros(len(r_vals), dtype=np.int64)
+    np.add.at(recs, inv.ravel(), sizes)
+    mean = math.fsum(int(c) / int(r) for c, r in zip(recs, r_vals)) / n
+    at_risk = int(recs[1.0 / r_vals > threshold].sum())
+    l_d = l_f = l_e = None
+    for pc, cnt in sensitive:
+        pc = np.asarray(pc, dtype=np.int64)
+        cnt = np.asarray(cnt, dtype=np.int64)
+        if int(cnt.sum()) != n or (len(pc) and int(pc.max()) + 1 != nc):
+            raise ValueError("class aggregates: the sensitive pairs do not cover the same classes and records as sizes")
+        d, f, e = l_from_pairs(pc, cnt)
+        l_d = d if l_d is None else min(l_d, d)
+        l_f = f if l_f is None else min(l_f, f)
+        l_e = e if l_e is None else min(l_e, e)
+    return RiskSummary(
+        rows=n,
+        classes=nc,
+        k=k,
+        respondent_k=resp_k,
+        l_distinct=l_d,
+        l_frequency=l_f,
+        l_entropy=l_e,
+        uniques=int(recs[r_vals == 1].sum()),
+        prosecutor_risk_max=1.0 / float(r_vals[0]),
+        prosecutor_risk_mean=float(mean),
+        records_at_risk=at_risk / n,
+        risk_threshold=float(threshold),
+        respondents=int(respondents) if uid else None,
+        class_sizes=risk_size,
+    )
 
 
 def measure(
@@ -138,6 +254,10 @@ def measure(
     threshold: float = 0.2,
 ) -> RiskSummary:
     """Measure k, respondent-level k, l (distinct/frequency/entropy), uniques and prosecutor risk.
+
+    The table is reduced to its class aggregates (:class:`ClassAggregates`: numpy on integer class
+    codes) and measured by :func:`risk_from_aggregates`, the same function the engines' aggregates
+    go through.
 
     Raises :class:`InputError` for unknown columns, a column given two roles, or a threshold
     outside ``(0, 1]``.
@@ -155,45 +275,24 @@ def measure(
     both = sorted(set(qi) & set(sensitive))
     if both:
         raise InputError(f"column(s) {', '.join(map(repr, both))} given as both quasi-identifier and sensitive")
-    if not (0 < threshold <= 1) or math.isnan(threshold):
-        raise InputError(f"risk threshold must be in (0, 1], got {threshold}")
-    n = len(df)
-    if n == 0:
-        return RiskSummary(0, 0, None, None, None, None, None, 0, None, None, None, threshold, 0 if uid else None)
+    _check_threshold(threshold)
+    return aggregates_of(df, qi, uid=uid, sensitive=sensitive).risk(threshold)
+
+
+def aggregates_of(df: pd.DataFrame, qi: Sequence[str], *, uid: str | None = None, sensitive: Sequence[str] = ()) -> ClassAggregates:
+    """The :class:`ClassAggregates` of an in-memory table (values compared as text, missing its own
+    category)."""
+    if len(df) == 0:
+        return ClassAggregates(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64) if uid else None, 0 if uid else None)
     cls, nc = class_codes(df, qi)
-    sizes = class_sizes(cls, nc)
-    k = int(sizes.min())
-    resp_k = respondents = None
-    risk_size = sizes
+    agg = ClassAggregates(class_sizes(cls, nc))
     if uid is not None:
         u = _text_codes(df[uid])
-        rsizes = distinct_per_class(cls, nc, u)
-        resp_k = int(rsizes.min())
-        respondents = int(u.max()) + 1
-        risk_size = rsizes
-    rec_risk = 1.0 / risk_size[cls]
-    l_d = l_f = l_e = None
-    for s in sensitive:
-        d, f, e = l_measures(cls, nc, _text_codes(df[s]))
-        l_d = d if l_d is None else min(l_d, d)
-        l_f = f if l_f is None else min(l_f, f)
-        l_e = e if l_e is None else min(l_e, e)
-    return RiskSummary(
-        rows=n,
-        classes=nc,
-        k=k,
-        respondent_k=resp_k,
-        l_distinct=l_d,
-        l_frequency=l_f,
-        l_entropy=l_e,
-        uniques=int((risk_size[cls] == 1).sum()),
-        prosecutor_risk_max=float(rec_risk.max()),
-        prosecutor_risk_mean=float(rec_risk.mean()),
-        records_at_risk=float((rec_risk > threshold).mean()),
-        risk_threshold=float(threshold),
-        respondents=respondents,
-        class_sizes=risk_size,
-    )
+        agg.respondents_per_class = distinct_per_class(cls, nc, u)
+        agg.respondents = int(u.max()) + 1
+    agg.sensitive = [value_counts_per_class(cls, nc, _text_codes(df[s])) for s in sensitive]
+    return agg
 
 
-__all__ = ["RiskSummary", "class_codes", "class_sizes", "distinct_per_class", "l_measures", "measure"]
+__all__ = ["ClassAggregates", "RiskSummary", "aggregates_of", "class_codes", "class_sizes", "distinct_per_class", "l_from_pairs",
+           "l_measures", "measure", "risk_from_aggregates"]
