@@ -76,10 +76,12 @@ def measure_written(sq, *, time: str, qi: Sequence[str], uid: str | None, expect
         losses[c] = {"n_values": n_values, "covered_rows": int((rows * cov).sum()),
                      "examples": per.column("v").to_pylist()[: EXAMPLES + 1]}  # fmt: skip
     return {
+        "columns": list(sq.columns),
         "rows_in": int(n_input),
         "rows_out": int(sizes.sum()),
-        "before": ClassAggregates(b_sizes, b_resp if uid is not None else None, b_total if uid is not None else None),
-        "after": ClassAggregates(sizes, resp if uid is not None else None, r_total if uid is not None else None),
+        # (without a respondent column every row is a respondent, as the in-memory report counts)
+        "before": ClassAggregates(b_sizes, b_resp, b_total),
+        "after": ClassAggregates(sizes, resp, r_total),
         "losses": losses,
     }
 
