@@ -22,8 +22,10 @@ DuckDB**: no pandas copy of the table is made, the driver holds only per-distinc
   (:func:`verify_written`), then renamed into place. If verification fails the temporary file is
   removed and nothing is written (:class:`~tempanon.errors.VerificationError`, exit 3).
 
-No steward audit is produced on this path (it links release rows to input lines; the command
-reads the table into memory when ``--audit`` or ``--report`` is given).
+The steward audit (``audit``: release row -> input line and respondent) is written by DuckDB and
+checked row by row against the written release (:func:`write_release`; not on the Spark path,
+where the command reads the rows into memory for ``--audit``). With ``measures=True`` what the HTML
+report measures is computed in the engine too (:mod:`tempanon.temporal.outofcore_report`).
 
 With ``hierarchies`` the joint search of time and quasi-identifiers runs here too
 (:mod:`tempanon.temporal.outofcore_joint`).
