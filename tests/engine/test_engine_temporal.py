@@ -483,14 +483,6 @@ def test_file_audit_refused_when_it_does_not_match_the_release(tmp_path, monkeyp
                                        time="START", k=3, uid="PATIENT")  # fmt: skip
 
 
-def test_cli_engine_duckdb_report_reads_into_memory_and_says_so(tmp_path):
-    r = _cli(["timestamped", str(SAMPLE), "--time", "START", "--uid", "PATIENT", "--k", "3", "--max-suppression", "0.06",
-              "--out", str(tmp_path / "o.csv"), "--report", str(tmp_path / "r.html"), "--engine", "duckdb"])  # fmt: skip
-    assert r.exit_code == 0, r.output
-    assert "reads the table into memory with --report" in " ".join(r.output.split())
-    assert (tmp_path / "r.html").exists()
-
-
 def test_file_shuffle_seed_reproducible(tmp_path):
     from tempanon.temporal.outofcore import anonymize_timestamped_file
 
