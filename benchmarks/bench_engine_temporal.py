@@ -31,6 +31,11 @@ as a directory of part files and verified by SQL on it; time only).
 the Parquet read in place by DuckDB (no pandas table), the release written by DuckDB as Parquet
 beside it and verified by SQL on the written file; its CPU of the release COPY and of the
 verification are printed as a comment line.
+
+``--report``: also what the HTML report measures. File paths: ``measures=True`` (the GROUP BYs of
+:mod:`tempanon.temporal.outofcore_report` inside the verification, included in the CPU columns and
+printed apart); in-memory engines: :func:`tempanon.report.timestamped.timestamped_report` on the
+rows after the run, its CPU printed as a comment line (not in the CPU column).
 """
 
 from __future__ import annotations
@@ -121,7 +126,7 @@ def _jvm_clock(engine: str):
     return cpu, cpu()
 
 
-def child_file(path: str, memory_limit: str | None, joint: bool = False, engine: str = "duckdb") -> None:
+def child_file(path: str, memory_limit: str | None, joint: bool = False, engine: str = "duckdb", measures: bool = False) -> None:
     """The out-of-core path: the Parquet read in place by DuckDB (or Spark), the release written by
     the engine (Parquet, beside the input) and verified by SQL on what was written."""
     import tempanon.temporal.outofcore as ooc
@@ -140,7 +145,7 @@ def child_file(path: str, memory_limit: str | None, joint: bool = False, engine:
     ooc.least_generalization = timed
     if joint:
         _timed_kanonymize(search, jvm)
-    phase = {"write": 0.0, "verify": 0.0}
+    phase = {"write": 0.0, "verify": 0.0, "measure": 0.0}
 
     def timed_phase(name, fn):
         def wrapper(*a, **kw):
@@ -153,11 +158,14 @@ def child_file(path: str, memory_limit: str | None, joint: bool = False, engine:
 
     ooc._write = timed_phase("write", ooc._write)  # the release's COPY (sorted by class, hashed within)
     ooc.verify_written = timed_phase("verify", ooc.verify_written)  # the independent SQL check of the file
+    import tempanon.temporal.outofcore_report as oor
+
+    oor.measure_written = timed_phase("measure", oor.measure_written)  # --report's GROUP BYs (inside the verification)
     out = Path(path).parent / f"release-{engine}.parquet"
     c0, w0, j0 = time.process_time(), time.perf_counter(), jvm()
     res = ooc.anonymize_timestamped_file(path, out=out, time="t", qi=["sex", "region"], uid="uid", k=5,
                                          max_suppression=0.01, memory_limit=memory_limit, engine=engine,
-                                         hierarchies=hierarchies() if joint else None)  # fmt: skip
+                                         hierarchies=hierarchies() if joint else None, measures=measures)  # fmt: skip
     cpu, wall = time.process_time() - c0 + jvm() - j0, time.perf_counter() - w0
     s = res.summary
     size = sum(p.stat().st_size for p in out.glob("*")) if out.is_dir() else out.stat().st_size
@@ -166,15 +174,15 @@ def child_file(path: str, memory_limit: str | None, joint: bool = False, engine:
         "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "granularity": s["granularity"],
         "gen_m": s["gen_m"], "gen_s": s["gen_s"], "suppressed": s["suppressed"], "respondents": s["respondents"],
         "verified": bool(s["verification"].get("verified_file")), "out_mb": size / 2**20,
-        "write_cpu": phase["write"], "verify_cpu": phase["verify"], "path": s["plan"]["path"],
+        "write_cpu": phase["write"], "verify_cpu": phase["verify"], "measure_cpu": phase["measure"], "path": s["plan"]["path"],
     }))  # fmt: skip
 
 
-def child(path: str, engine: str, memory_limit: str | None, joint: bool = False) -> None:
+def child(path: str, engine: str, memory_limit: str | None, joint: bool = False, report: bool = False) -> None:
     import pandas as pd
 
     if engine in ("duckdb-file", "spark-file"):
-        return child_file(path, memory_limit, joint, engine.split("-")[0])
+        return child_file(path, memory_limit, joint, engine.split("-")[0], report)
 
     import tempanon.temporal.least as least
     from tempanon.temporal.api import anonymize_timestamped
@@ -209,12 +217,19 @@ def child(path: str, engine: str, memory_limit: str | None, joint: bool = False)
         _timed_kanonymize(search, jvm)
     c0, w0, j0 = time.process_time(), time.perf_counter(), jvm()
     res = anonymize_timestamped(df, time="t", qi=["sex", "region"], uid="uid", k=5, max_suppression=0.01,
-                                engine=engine, memory_limit=None if engine == "spark" else memory_limit, shuffle_seed=1,
+                                engine=engine, memory_limit=memory_limit if engine == "duckdb" else None, shuffle_seed=1,
                                 hierarchies=hierarchies() if joint else None)  # fmt: skip
     cpu, wall = time.process_time() - c0 + jvm() - j0, time.perf_counter() - w0
     s = res.summary
+    measure_cpu = 0.0
+    if report:  # the in-memory report's measures (pandas, on the rows), for comparison with the file paths
+        from tempanon.report.timestamped import timestamped_report
+
+        c1 = time.process_time()
+        timestamped_report(df, res, source=path, checksum=None)
+        measure_cpu = time.process_time() - c1
     print(json.dumps({
-        "engine": engine, "cpu": cpu, "jvm_start_cpu": jvm_start, "wall": wall, "search_cpu": search[0], "rss_read_mb": rss_read,
+        "engine": engine, "cpu": cpu, "measure_cpu": measure_cpu, "jvm_start_cpu": jvm_start, "wall": wall, "search_cpu": search[0], "rss_read_mb": rss_read,
         "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "granularity": s["granularity"],
         "gen_m": s["gen_m"], "gen_s": s["gen_s"], "suppressed": s["suppressed"], "respondents": s["respondents"],
         "verified": bool(s["verification"]),
@@ -228,10 +243,11 @@ def main() -> None:
     ap.add_argument("--memory-limit", default=None)
     ap.add_argument("--tmpdir", default="/tmp", help="where the generated Parquet (and the duckdb-file release) go")
     ap.add_argument("--joint", action="store_true", help="the joint search (hierarchies for sex and region)")
+    ap.add_argument("--report", action="store_true", help="file paths: also the HTML report's measures, by GROUP BY in the engine")
     ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
-        child(a.child[0], a.child[1], a.memory_limit, a.joint)
+        child(a.child[0], a.child[1], a.memory_limit, a.joint, a.report)
         return
     tmp = Path(tempfile.mkdtemp(prefix="tempanon-bench-ts-", dir=a.tmpdir))
     try:
@@ -248,6 +264,8 @@ def main() -> None:
                 cmd += ["--memory-limit", a.memory_limit]
             if a.joint:
                 cmd += ["--joint"]
+            if a.report:
+                cmd += ["--report"]
             w1 = time.perf_counter()
             out = subprocess.run(cmd, capture_output=True, text=True)
             print(f"# {eng}: finished {time.strftime('%H:%M UTC', time.gmtime())} after {time.perf_counter() - w1:.0f} s; "
@@ -259,8 +277,11 @@ def main() -> None:
             if r.get("jvm_start_cpu"):
                 print(f"# {eng}: CPU s of the JVM's start (local[2], before the clock) {r['jvm_start_cpu']:.1f}; the "
                       "CPU columns include the JVM's CPU during the run (/proc of the descendant processes)", flush=True)
+            if a.report and "write_cpu" not in r:
+                print(f"# {eng}: CPU s of the in-memory report (pandas, not in the CPU column) {r['measure_cpu']:.1f}", flush=True)
             if "write_cpu" in r:
-                print(f"# {eng}: CPU s of the release COPY {r['write_cpu']:.1f}, of the SQL verification {r['verify_cpu']:.1f}; "
+                print(f"# {eng}: CPU s of the release COPY {r['write_cpu']:.1f}, of the SQL verification {r['verify_cpu']:.1f}"
+                      + (f" (of it the report's measures {r['measure_cpu']:.1f})" if a.report else "") + "; "
                       f"release {r['out_mb']:,.0f} MiB Parquet; frequency sets: {r['path']}", flush=True)
             print(f"| {a.rows:,} | {eng}{', `--memory-limit ' + a.memory_limit + '`' if a.memory_limit and eng != 'numpy' else ''} | {r['cpu']:.1f} | {r['search_cpu']:.1f} | {r['wall']:.1f} | {r['rss_read_mb']:,.0f} | "
                   f"{r['rss_mb']:,.0f} | {r['granularity'] if isinstance(r['granularity'], str) else ', '.join(f'{x}: {y}' for x, y in r['granularity'].items())} | {r['gen_m']} | {r['gen_s']:,} | {r['suppressed']:,} |", flush=True)

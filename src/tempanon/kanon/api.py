@@ -269,8 +269,13 @@ def kanonymize(
     engine: who serves the frequency sets (:mod:`tempanon.lattice.source`): ``numpy`` (a DataFrame
         in memory), ``duckdb`` (a CSV/Parquet path or a DataFrame, out of core with
         ``memory_limit`` such as ``"4GB"``), ``spark`` (a Spark DataFrame or a path), ``auto``
-        (numpy for DataFrames and small files, DuckDB for files from 256 MiB on). ``data`` may
-        also be a :class:`~tempanon.lattice.source.FrequencySource`.
+        (numpy for DataFrames and small files, DuckDB for files from 256 MiB on, DuckDB whenever a
+        ``memory_limit`` is given). ``data`` may also be a
+        :class:`~tempanon.lattice.source.FrequencySource`.
+    memory_limit: ``"4GB"``, ``"512MiB"``, ``"80%"`` (:mod:`tempanon.lattice.memory`): DuckDB's memory
+        limit (it spills beyond it); with ``engine="spark"`` the heap of the local driver tempanon
+        starts; refused (InputError) with ``engine="numpy"``, a cluster master, a Spark DataFrame
+        (its session is already running) or a frequency source (already open).
     out: with an engine other than numpy, the engine writes the release to this path (``.parquet``
         or CSV; temp file, verified by an independent query on the written file, then renamed)
         and ``result.table`` is ``None``; without ``out`` the verified release is returned as a

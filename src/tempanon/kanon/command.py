@@ -102,7 +102,10 @@ def _run(
     if audit is not None and Path(os.path.realpath(audit)).parent == Path(os.path.realpath(out)).parent:
         raise InputError(f"--audit {audit} is in the release's folder: it links release rows to input lines and is for "
                          "the data steward only; write it elsewhere")
-    if resolve_engine(input_path, engine) != "numpy":  # out-of-core engines: tempanon.kanon.engine_command
+    from tempanon.lattice.memory import check_memory_limit
+
+    check_memory_limit(resolve_engine(input_path, engine, memory_limit), memory_limit, spark_master=spark_master)
+    if resolve_engine(input_path, engine, memory_limit) != "numpy":  # out-of-core engines: tempanon.kanon.engine_command
         from tempanon.kanon.engine_command import run_with_engine
 
         if audit is not None:
@@ -230,7 +233,7 @@ def kanon(
     time_limit: Annotated[float | None, typer.Option("--time-limit", help="Stop the search after this many seconds and release the best verified result found so far.")] = None,
     max_lattice: Annotated[int | None, typer.Option("--max-lattice", help="Refuse lattices with more nodes than this (default 1,000,000).")] = None,
     engine: Annotated[str, typer.Option("--engine", help="auto|numpy|duckdb|spark: who reads the rows and computes frequency sets (auto: DuckDB for files from 256 MiB).")] = "auto",
-    memory_limit: Annotated[str | None, typer.Option("--memory-limit", help="DuckDB memory limit, e.g. 4GB (spills to a temporary directory beyond it).")] = None,
+    memory_limit: Annotated[str | None, typer.Option("--memory-limit", help="Bound the engine's memory, e.g. 4GB, 512MiB or 80%: DuckDB spills to a temporary directory beyond it (auto picks DuckDB when a limit is given); with --engine spark the local driver's heap; refused with --engine numpy.")] = None,
     spark_master: Annotated[str | None, typer.Option("--spark-master", help="Spark master URL for --engine spark (default: a local[2] session).")] = None,
 ) -> None:
     """k-anonymize a table by full-domain generalization (Incognito, SIGMOD 2005).

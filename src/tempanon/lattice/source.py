@@ -315,9 +315,10 @@ def file_size(path: Any) -> int | None:
         return None
 
 
-def resolve_engine(data: Any, engine: str = "auto") -> str:
+def resolve_engine(data: Any, engine: str = "auto", memory_limit: str | None = None) -> str:
     """The engine ``engine`` means for ``data``: ``auto`` is numpy for DataFrames and files smaller
-    than :data:`AUTO_DUCKDB_BYTES`, DuckDB for larger files, spark for Spark DataFrames."""
+    than :data:`AUTO_DUCKDB_BYTES`, DuckDB for larger files, spark for Spark DataFrames; with a
+    ``memory_limit`` ``auto`` is DuckDB (a limit asks for bounded memory: :mod:`tempanon.lattice.memory`)."""
     if engine not in ENGINES:
         raise InputError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")
     if engine != "auto":
@@ -326,6 +327,8 @@ def resolve_engine(data: Any, engine: str = "auto") -> str:
         return data.engine
     if type(data).__module__.startswith("pyspark"):
         return "spark"
+    if memory_limit is not None:
+        return "duckdb"
     if isinstance(data, (str, bytes)) or hasattr(data, "__fspath__"):
         return "duckdb" if (file_size(data) or 0) >= AUTO_DUCKDB_BYTES else "numpy"
     return "numpy"
@@ -345,15 +348,24 @@ def open_source(
     if engine not in ENGINES:
         raise InputError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")
     if isinstance(data, FrequencySource):
+        if memory_limit is not None:
+            raise InputError("memory_limit applies when tempanon opens the engine; this frequency source is already open")
         return data
     if type(data).__module__.startswith("pyspark"):
         if engine not in ("auto", "spark"):
             raise InputError(f"a Spark DataFrame is served by the spark engine, not {engine!r}")
+        if memory_limit is not None:
+            raise InputError("memory_limit sets the heap of a Spark driver tempanon starts; this Spark DataFrame's session "
+                             "is already running (set spark.driver.memory when you create it)")  # fmt: skip
         from tempanon.lattice.source_spark import SparkSource
 
         return SparkSource(data)
+    from tempanon.lattice.memory import check_memory_limit
+
     if isinstance(data, pd.DataFrame):
-        if engine in ("auto", "numpy"):
+        engine = resolve_engine(data, engine, memory_limit)
+        check_memory_limit(engine, memory_limit, spark_master=spark_master)
+        if engine == "numpy":
             return NumpySource(data)
         if engine == "duckdb":
             from tempanon.lattice.source_duckdb import DuckDBSource
@@ -361,14 +373,15 @@ def open_source(
             return DuckDBSource(data, memory_limit=memory_limit)
         from tempanon.lattice.source_spark import SparkSource
 
-        return SparkSource.from_pandas(data, master=spark_master)
+        return SparkSource.from_pandas(data, master=spark_master, memory_limit=memory_limit)
     if isinstance(data, (str, bytes)) or hasattr(data, "__fspath__"):
         from pathlib import Path
 
         path = Path(data)
         if not path.exists():
             raise InputError(f"input file not found: {path}")
-        engine = resolve_engine(path, engine)
+        engine = resolve_engine(path, engine, memory_limit)
+        check_memory_limit(engine, memory_limit, spark_master=spark_master)
         if engine == "numpy":
             from tempanon.data.io import read_table
 
@@ -379,7 +392,7 @@ def open_source(
             return DuckDBSource(path, memory_limit=memory_limit, delimiter=delimiter)
         from tempanon.lattice.source_spark import SparkSource
 
-        return SparkSource.from_path(path, master=spark_master, delimiter=delimiter)
+        return SparkSource.from_path(path, master=spark_master, delimiter=delimiter, memory_limit=memory_limit)
     raise InputError(f"data must be a pandas DataFrame, a file path or a frequency source, got {type(data).__name__}")
 
 

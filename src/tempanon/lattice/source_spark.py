@@ -24,12 +24,40 @@ from tempanon.data.scratch import scratch_dir
 from tempanon.lattice.source_duckdb import SQLSource, _is_parquet, check_header
 
 
-def local_session(master: str | None = None) -> Any:
-    """A Spark session (``local[2]`` unless ``master`` is given), UI off, few shuffle partitions."""
+def _jvm_bytes(text: str) -> int | None:
+    """Bytes of a JVM memory setting such as ``"1g"`` or ``"4096m"`` (``None`` if unreadable)."""
+    import re
+
+    m = re.match(r"^\s*(\d+)\s*([kmgt]?)b?\s*$", str(text).lower())
+    if m is None:
+        return None
+    return int(m.group(1)) * 1024 ** " kmgt".index(m.group(2) or " ")
+
+
+def local_session(master: str | None = None, memory_limit: str | None = None) -> Any:
+    """A Spark session (``local[2]`` unless ``master`` is given), UI off, few shuffle partitions.
+    ``memory_limit`` (``--memory-limit``, :mod:`tempanon.lattice.memory`): the local driver's heap
+    (``spark.driver.memory``), refused with a cluster master and when a session of this process already
+    runs with another heap (a JVM's heap is fixed when it starts)."""
     try:
         from pyspark.sql import SparkSession
     except ImportError as exc:
         raise InputError("the spark engine needs pyspark: pip install 'tempanon[spark]'") from exc
+    driver_memory = None
+    if memory_limit is not None:
+        from tempanon.lattice.memory import check_memory_limit, spark_driver_memory
+
+        check_memory_limit("spark", memory_limit, spark_master=master)
+        driver_memory = spark_driver_memory(memory_limit)
+        from pyspark import SparkContext
+
+        active = SparkContext._active_spark_context
+        if active is not None:
+            have = active.getConf().get("spark.driver.memory", "1g")
+            if _jvm_bytes(have) != _jvm_bytes(driver_memory):
+                raise InputError(f"--memory-limit {memory_limit}: this process already runs a Spark session whose driver "
+                                 f"has {have} of heap, fixed when it started; run in a new process, or leave "
+                                 "--memory-limit out")  # fmt: skip
     builder = (
         SparkSession.builder.master(master or "local[2]")
         .appName("tempanon")
@@ -41,6 +69,8 @@ def local_session(master: str | None = None) -> Any:
         # leaving the thread that serves a result dead and the caller waiting for ever
         .config("spark.driver.extraJavaOptions", "-XX:+ExitOnOutOfMemoryError")
     )
+    if driver_memory is not None:
+        builder = builder.config("spark.driver.memory", driver_memory)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
@@ -64,11 +94,12 @@ class SparkSource(SQLSource):
         self._init_view("tempanon_input")
 
     @classmethod
-    def from_path(cls, path: str | Path, *, master: str | None = None, delimiter: str | None = None, spark: Any = None) -> SparkSource:
+    def from_path(cls, path: str | Path, *, master: str | None = None, delimiter: str | None = None, spark: Any = None,
+                  memory_limit: str | None = None) -> SparkSource:
         path = Path(path)
         if not path.exists():
             raise InputError(f"input file not found: {path}")
-        spark = spark or local_session(master)
+        spark = spark or local_session(master, memory_limit)
         if _is_parquet(path):
             df = spark.read.parquet(str(path))
         else:
@@ -84,13 +115,14 @@ class SparkSource(SQLSource):
         return cls(df, input_name=str(path))
 
     @classmethod
-    def from_pandas(cls, data: pd.DataFrame, *, master: str | None = None, spark: Any = None) -> SparkSource:
+    def from_pandas(cls, data: pd.DataFrame, *, master: str | None = None, spark: Any = None,
+                    memory_limit: str | None = None) -> SparkSource:
         """A pandas DataFrame handed to Spark as Arrow (every column as text, missing as null)."""
         import pyarrow as pa
 
         from tempanon.hierarchy.core import as_text
 
-        spark = spark or local_session(master)
+        spark = spark or local_session(master, memory_limit)
         cols = {}
         for c in data.columns:
             t = pd.Series(as_text(data[c]), dtype=object).where(data[c].notna().to_numpy(), None)

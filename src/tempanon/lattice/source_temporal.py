@@ -616,15 +616,20 @@ def class_key(q: np.ndarray, h: np.ndarray) -> np.ndarray:
     return np.unique(np.stack([q, hh]), axis=1, return_inverse=True)[1].ravel().astype(np.int64)
 
 
-def resolve_time_engine(engine: str) -> str:
-    """``engine`` for a timestamped search over an in-memory table: auto is numpy. Every engine runs
-    both searches, time only and joint (:class:`DuckDBJointSource`,
+def resolve_time_engine(engine: str, memory_limit: str | None = None, spark_master: str | None = None) -> str:
+    """``engine`` for a timestamped search over an in-memory table: auto is numpy, or DuckDB when a
+    ``memory_limit`` is given (checked against the engine: :mod:`tempanon.lattice.memory`). Every
+    engine runs both searches, time only and joint (:class:`DuckDBJointSource`,
     :class:`~tempanon.lattice.source_temporal_spark.SparkJointSource`)."""
+    from tempanon.lattice.memory import check_memory_limit
     from tempanon.lattice.source import ENGINES
 
     if engine not in ENGINES:
         raise InputError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")
-    return "numpy" if engine == "auto" else engine
+    if engine == "auto":
+        engine = "numpy" if memory_limit is None else "duckdb"
+    check_memory_limit(engine, memory_limit, spark_master=spark_master)
+    return engine
 
 
 def time_source(engine: str, q: np.ndarray, instants: np.ndarray, missing: np.ndarray, uid: np.ndarray, *,
@@ -633,7 +638,7 @@ def time_source(engine: str, q: np.ndarray, instants: np.ndarray, missing: np.nd
     if engine == "spark":
         from tempanon.lattice.source_temporal_spark import SparkTimeSource
 
-        return SparkTimeSource(q, instants, missing, uid, master=spark_master)
+        return SparkTimeSource(q, instants, missing, uid, master=spark_master, memory_limit=memory_limit)
     return DuckDBTimeSource(q, instants, missing, uid, memory_limit=memory_limit)
 
 
@@ -642,7 +647,7 @@ def joint_source(engine: str, df: pd.DataFrame, *, memory_limit: str | None = No
     if engine == "spark":
         from tempanon.lattice.source_temporal_spark import SparkJointSource
 
-        return SparkJointSource(df, master=spark_master)
+        return SparkJointSource(df, master=spark_master, memory_limit=memory_limit)
     return DuckDBJointSource(df, memory_limit=memory_limit)
 
 

@@ -65,10 +65,10 @@ class _SparkTables:
         self._drop_views()
 
 
-def _session(spark: Any, master: str | None) -> Any:
+def _session(spark: Any, master: str | None, memory_limit: str | None = None) -> Any:
     from tempanon.lattice.source_spark import local_session
 
-    return spark if spark is not None else local_session(master)
+    return spark if spark is not None else local_session(master, memory_limit)
 
 
 class SparkTimeSource(_SparkTables, DuckDBTimeSource):
@@ -78,8 +78,9 @@ class SparkTimeSource(_SparkTables, DuckDBTimeSource):
     engine = "spark"
     SEMI_JOIN = "LEFT SEMI JOIN"
 
-    def __init__(self, q, instants, missing, uid, *, master: str | None = None, spark: Any = None):
-        self.spark = _session(spark, master)
+    def __init__(self, q, instants, missing, uid, *, master: str | None = None, spark: Any = None,
+                 memory_limit: str | None = None):
+        self.spark = _session(spark, master, memory_limit)
         self.con, self._tmpdir, self.memory_limit = None, None, None
         self._gap_error = None
         self._owns = True
@@ -115,9 +116,10 @@ class SparkJointSource(_SparkTables, DuckDBJointSource):
     engine = "spark"
     path = "bottom frequency set in engine, rollups on driver (rows encoded on the driver)"
 
-    def __init__(self, data: pd.DataFrame, *, master: str | None = None, spark: Any = None):
+    def __init__(self, data: pd.DataFrame, *, master: str | None = None, spark: Any = None,
+                 memory_limit: str | None = None):
         NumpySource.__init__(self, data)
-        self.spark = _session(spark, master)
+        self.spark = _session(spark, master, memory_limit)
         self.con, self._tmpdir, self.memory_limit = None, None, None
         self.engine_queries = 0
 

@@ -52,7 +52,7 @@ def observed_losses(data: pd.DataFrame, released: pd.DataFrame, columns: Sequenc
             covered = pairs.drop_duplicates().groupby("r", sort=False)["o"].size()
             c = covered.reindex(pairs["r"]).to_numpy(dtype=float)
             loss = (float(((c - 1) / (n_values - 1)).sum()) + (n - len(released))) / n
-        shown = list(pd.unique(rel))[:4]
+        shown = sorted(pd.unique(rel))[:4]  # the smallest four (the file path's engine shows the same)
         examples = ", ".join(map(str, shown)) + (", ..." if rel.nunique() > 4 else "")
         out.append((col, levels.get(col, "unchanged"), examples, loss))
     return out
@@ -73,15 +73,68 @@ def timestamped_report(
     input ``data`` (the frame given to the API, any index; rows matched by position)."""
     data = data.reset_index(drop=True)
     s = result.summary
+    time, qi, uid = s["time"], list(s["qi"]), s["uid"]
+    released = result.released
+    attrs = [time, *qi]
+    idx = released.index.to_numpy()
+    # respondents: the UID of the input row behind each released tuple (without UID every tuple is one)
+    uids = data[uid].to_numpy() if uid is not None else np.arange(len(data))
+    check = released[attrs].copy()
+    check[_UID] = uids[idx]
+    after = measure(check, attrs, uid=_UID, threshold=threshold)
+    before = measure(data[attrs].assign(**{_UID: uids}), attrs, uid=_UID, threshold=threshold)
+    return _report(result, columns=list(data.columns), rows_in=len(data), rows_out=len(released), before=before,
+                   after=after, losses=observed_losses(data, released, attrs, _levels(s)), source=source,
+                   checksum=checksum, checksum_kind=checksum_kind, parameters=parameters, identifying=identifying,
+                   threshold=threshold)  # fmt: skip
+
+
+def timestamped_report_from_measures(
+    result: Any,
+    *,
+    source: str,
+    checksum: str | None,
+    checksum_kind: str = "SHA-256 of the input file",
+    parameters: Mapping[str, Any] | None = None,
+    identifying: Sequence[str] = (),
+    threshold: float = 0.2,
+) -> Report:
+    """The same report for the file path, where the rows stay in the engine: ``result.measures``
+    holds the engine's aggregates (:mod:`tempanon.temporal.outofcore_report`, computed on the
+    input and on the release as written, after its verification, with the input's columns).
+    The numbers are those :func:`timestamped_report` measures in memory (tested)."""
+    from tempanon.temporal.outofcore_report import observed_losses_from
+
+    m = result.measures
+    if m is None:
+        raise ValueError("the result carries no engine measures (anonymize_timestamped_file(..., measures=True))")
+    s = result.summary
+    return _report(result, columns=m["columns"], rows_in=m["rows_in"], rows_out=m["rows_out"],
+                   before=m["before"].risk(threshold), after=m["after"].risk(threshold),
+                   losses=observed_losses_from(m, [s["time"], *s["qi"]], _levels(s)), source=source, checksum=checksum,
+                   checksum_kind=checksum_kind, parameters=parameters, identifying=identifying, threshold=threshold)  # fmt: skip
+
+
+def _levels(s: Mapping[str, Any]) -> dict:
+    """Released level per column: the joint node's, or the time granularity alone."""
+    return dict(s["granularity"]) if s.get("mode") == "joint" else {s["time"]: s["granularity"]}
+
+
+def _report(result: Any, *, columns: Sequence[str], rows_in: int, rows_out: int, before: Any, after: Any, losses: list,
+            source: str, checksum: str | None, checksum_kind: str, parameters: Mapping[str, Any] | None,
+            identifying: Sequence[str], threshold: float) -> Report:  # fmt: skip
+    """The report from what was measured (``before``/``after``: :class:`~tempanon.metrics.risk.RiskSummary`
+    of the input and of the release, classes over the time and the quasi-identifiers with respondents;
+    ``losses``: :func:`observed_losses` rows)."""
+    s = result.summary
     time, qi, uid, k = s["time"], list(s["qi"]), s["uid"], int(s["k"])
     joint = s.get("mode") == "joint"
-    gran = s["granularity"]
-    levels = dict(gran) if joint else {time: gran}
+    levels = _levels(s)
     time_level = levels[time]
-    identifying = [c for c in identifying if c in data.columns]
+    identifying = [c for c in identifying if c in columns]
 
     roles = {}
-    for c in data.columns:
+    for c in columns:
         if c == time:
             roles[c] = f"time (generalized to {time_level})"
         elif c in qi:
@@ -101,26 +154,17 @@ def timestamped_report(
         "candidate granularities": ", ".join(result.dag.names[1:] + list(result.dag.disregarded)),
         **(parameters or {}),
     }
-    released = result.released
     rep = Report(
         "tempanon report: k-anonymity of timestamped data",
-        f"{source}: {s['tuples']:,} tuples of {s['respondents']:,} respondents in, {len(released):,} released; "
+        f"{source}: {s['tuples']:,} tuples of {s['respondents']:,} respondents in, {rows_out:,} released; "
         f"k = {k}; time as {time_level}",
     )
-    rep.add(inputs_section(source=source, rows=len(data), roles=roles, parameters=params, checksum=checksum, checksum_kind=checksum_kind))
+    rep.add(inputs_section(source=source, rows=rows_in, roles=roles, parameters=params, checksum=checksum, checksum_kind=checksum_kind))
 
     # ---- guarantee: re-measured on the released table --------------------------------------
-    attrs = [time, *qi]
-    idx = released.index.to_numpy()
-    # respondents: the UID of the input row behind each released tuple (without UID every tuple is one)
-    uids = data[uid].to_numpy() if uid is not None else np.arange(len(data))
-    check = released[attrs].copy()
-    check[_UID] = uids[idx]
-    after = measure(check, attrs, uid=_UID, threshold=threshold)
-    before = measure(data[attrs].assign(**{_UID: uids}), attrs, uid=_UID, threshold=threshold)
     verdict = s.get("verification") or {}
     max_sup = int(s["max_suppressed_tuples"])
-    suppressed = len(data) - len(released)
+    suppressed = rows_in - rows_out
     verified = bool(verdict) and (after.respondent_k is None or after.respondent_k >= k) and suppressed <= max_sup
     rep.add(guarantee_section(
         model="respondent-level k-anonymity (Mascetti et al., Definition 4)",
@@ -128,22 +172,24 @@ def timestamped_report(
         achieved={"respondent-level k": after.respondent_k, "suppressed tuples": suppressed, "classes": after.classes,
                   "time labels": verdict.get("time_labels")},
         verified=verified,
-        class_sizes=after.class_sizes if len(released) else [],
+        class_sizes=after.class_sizes if rows_out else [],
         k=k,
         what="respondents",
-        checker="tempanon.verify.check_timestamped_release, re-measured by tempanon.metrics.measure",
+        checker="tempanon.verify.check_timestamped_release, re-measured by tempanon.metrics.measure"
+        if result.measures is None else
+        "tempanon.temporal.outofcore.verify_written (SQL on the written file), re-measured by GROUP BY in the engine",
     ))
     rep.add(risk_section(before.as_dict(), after.as_dict(), threshold=threshold))
 
     # ---- utility --------------------------------------------------------------------------
     rep.add(utility_section(
-        attributes=observed_losses(data, released, attrs, levels),
+        attributes=losses,
         measures={"gen_m (fewest respondents in a released class, Definition 5)": s["gen_m"],
                   "gen_s (sum over released classes of their respondents, Procedure 2)": s["gen_s"],
                   "selection metric": s["metric"],
                   "calendar time zone": s.get("timezone")},
         suppressed_rows=suppressed,
-        rows_in=len(data),
+        rows_in=rows_in,
     ))
 
     # ---- picture: the granularity DAG ----------------------------------------------------------
@@ -216,4 +262,4 @@ def search_lines(s: dict) -> str:
             + ("; the time limit stopped the search" if s.get("budget") else ""))
 
 
-__all__ = ["observed_losses", "search_lines", "timestamped_report"]
+__all__ = ["observed_losses", "search_lines", "timestamped_report", "timestamped_report_from_measures"]

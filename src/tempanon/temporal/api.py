@@ -36,6 +36,9 @@ class TimestampedResult:
     shuffle_seed: int | None = field(default=None, repr=False)
     _audit_source: tuple | None = field(default=None, repr=False)
     _audit: pd.DataFrame | None = field(default=None, repr=False)
+    #: the file path with ``measures=True``: the report's aggregates computed by the engine
+    #: (:mod:`tempanon.temporal.outofcore_report`); ``None`` otherwise
+    measures: dict | None = field(default=None, repr=False)
 
     @property
     def audit(self) -> pd.DataFrame | None:
@@ -274,7 +277,8 @@ def anonymize_timestamped(
     ``summary["verification"]`` says what was verified on which columns.
 
     ``engine`` (issue 15): ``"duckdb"`` computes Procedure 2's frequency sets in DuckDB
-    (:mod:`tempanon.lattice.source_temporal`; ``memory_limit`` e.g. ``"4GB"``), with results
+    (:mod:`tempanon.lattice.source_temporal`; ``memory_limit`` e.g. ``"4GB"``: ``engine="auto"`` is DuckDB when
+    it is given, ``"numpy"`` refuses it, with ``"spark"`` it is the local driver's heap: :mod:`tempanon.lattice.memory`), with results
     identical to ``"numpy"`` (the default of ``"auto"``); with ``hierarchies`` DuckDB computes the
     joint search's bottom frequency set (rollups on the driver,
     :class:`~tempanon.lattice.source_temporal.DuckDBJointSource`); ``"spark"`` runs the same queries
@@ -285,7 +289,7 @@ def anonymize_timestamped(
     _validate(df, time, qi, uid, k, metric, max_suppression, bool(hierarchies))
     from tempanon.lattice.source_temporal import resolve_time_engine
 
-    engine_name = resolve_time_engine(engine)
+    engine_name = resolve_time_engine(engine, memory_limit, spark_master)
     from tempanon.data.roles import plan_release, require_columns_list
 
     keep, drop = list(keep), list(drop)

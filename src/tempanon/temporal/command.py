@@ -18,7 +18,7 @@ def timestamped(
     input: Annotated[Path, typer.Argument(help="Input table (CSV with any delimiter, or Parquet).")],
     time: Annotated[str, typer.Option("--time", help="Timestamp column to generalize.")],
     k: Annotated[int, typer.Option("--k", help="Respondent-level k.")],
-    out: Annotated[Path, typer.Option("--out", help="Released table (CSV or .parquet), written atomically (with --engine spark and no --report/--audit: a directory of part files of that name).")],
+    out: Annotated[Path, typer.Option("--out", help="Released table (CSV or .parquet), written atomically (with --engine spark and no --audit: a directory of part files of that name).")],
     uid: Annotated[Optional[str], typer.Option("--uid", help="Respondent identifier column (dropped).")] = None,
     qi: Annotated[str, typer.Option("--qi", help="Other quasi-identifiers, comma-separated or A0:A9.")] = "",
     granularities: Annotated[
@@ -78,8 +78,8 @@ def timestamped(
     drop: Annotated[Optional[str], typer.Option("--drop", help="Identifying columns, removed from the release.")] = None,
     sensitive: Annotated[Optional[str], typer.Option("--sensitive", help="Sensitive columns, released as they are.")] = None,
     allow_identifier: Annotated[Optional[str], typer.Option("--allow-identifier", help="Release these columns unchanged although identifier screening flags them (reported).")] = None,
-    engine: Annotated[str, typer.Option("--engine", help="auto|numpy|duckdb|spark: who computes the time-granularity search's frequency sets (auto: numpy; duckdb: GROUP BY in DuckDB, same results, the file read in place and the release written and verified by DuckDB (with --hierarchies too: the joint search's frequency sets in DuckDB; --audit written by DuckDB too) unless --report needs the table in memory; spark: the same queries in Spark SQL, the file read by Spark (with --hierarchies too) and the release written by Spark as a directory of part files named --out, verified by SQL on what was written; with --report or --audit the rows are read and encoded on the driver and Spark computes the frequency sets).")] = "auto",
-    memory_limit: Annotated[Optional[str], typer.Option("--memory-limit", help="DuckDB memory limit with --engine duckdb, e.g. 4GB (spills to a temporary directory beyond it).")] = None,
+    engine: Annotated[str, typer.Option("--engine", help="auto|numpy|duckdb|spark: who computes the time-granularity search's frequency sets (auto: numpy; duckdb: GROUP BY in DuckDB, same results, the file read in place and the release written and verified by DuckDB (with --hierarchies too: the joint search's frequency sets in DuckDB; --audit written by DuckDB too; --report measured by GROUP BY on the input and the written release); spark: the same queries in Spark SQL, the file read by Spark (with --hierarchies too) and the release written by Spark as a directory of part files named --out, verified by SQL on what was written; --report measured in Spark too; with --audit the rows are read and encoded on the driver and Spark computes the frequency sets).")] = "auto",
+    memory_limit: Annotated[Optional[str], typer.Option("--memory-limit", help="Bound the engine's memory, e.g. 4GB, 512MiB or 80%: DuckDB spills to a temporary directory beyond it (auto picks DuckDB when a limit is given); with --engine spark the local driver's heap; refused with --engine numpy.")] = None,
     spark_master: Annotated[Optional[str], typer.Option("--spark-master", help="Spark master URL for --engine spark (default: a local[2] session).")] = None,
 ) -> None:
     """Least k-anonymous generalization of timestamps over time granularities (many tuples per
@@ -101,24 +101,23 @@ def timestamped(
         parts = parse_parts(day_parts)
         from tempanon.lattice.source_temporal import resolve_time_engine
 
-        resolve_time_engine(engine)  # refused before the input is read
         if spark_master is not None and engine != "spark":
             from tempanon.errors import InputError
 
             raise InputError("--spark-master needs --engine spark")
+        # refused before the input is read; auto is numpy, or DuckDB with --memory-limit
+        eng = resolve_time_engine(engine, memory_limit, spark_master)
         if audit is not None:
             from tempanon.temporal.api import check_audit_path
 
             check_audit_path(audit, out, [input, summary, report])
-        if engine == "duckdb" and report is None:
-            return _out_of_core(outs, phases, t0)  # the file read in place, the release (and audit) written by DuckDB
-        if engine == "spark" and report is None and audit is None:
-            return _out_of_core(outs, phases, t0)  # the file read by Spark, the release written by Spark
-        if engine == "duckdb":  # the report re-measures the release against the input rows in pandas
-            info("note: --engine duckdb reads the table into memory with --report (the HTML report is built in memory)",
-                 quiet)
-        if engine == "spark":
-            info("note: --engine spark with --report or --audit reads and encodes the rows on the driver; "
+        if eng == "duckdb":
+            # the file read in place, the release (and audit) written by DuckDB, the report's measures by GROUP BY
+            return _out_of_core(outs, phases, t0, eng)
+        if eng == "spark" and audit is None:
+            return _out_of_core(outs, phases, t0, eng)  # the file read by Spark, the release written by Spark
+        if eng == "spark":
+            info("note: --engine spark with --audit reads and encodes the rows on the driver; "
                  "Spark computes the search's frequency sets", quiet)  # fmt: skip
         df = read_table(input, as_text=True)
         qis = parse_column_list(qi, list(df.columns))
@@ -136,7 +135,7 @@ def timestamped(
                 df, time=time, qi=qis, k=k, uid=uid, granularities=granularities, metric=metric,
                 max_suppression=max_suppression, data_granularity=data_granularity, country=country,
                 parts=parts, hierarchies=hier, progress=progress, timezone=timezone, time_limit=time_limit,
-                shuffle_seed=shuffle_seed, announce=lambda m: info(m, quiet), engine=engine, memory_limit=memory_limit,
+                shuffle_seed=shuffle_seed, announce=lambda m: info(m, quiet), engine=eng, memory_limit=memory_limit,
                 spark_master=spark_master, **roles,
             )  # fmt: skip
         phases["read, search, release and verify"] = _time.perf_counter() - t0
@@ -170,7 +169,7 @@ def timestamped(
         phases["write outputs"] = _time.perf_counter() - t1
         return res
 
-    def _out_of_core(outs, phases, t0):
+    def _out_of_core(outs, phases, t0, engine):
         from tempanon.temporal.outofcore import anonymize_timestamped_file
 
         with progress_reporter(quiet) as progress:
@@ -180,16 +179,31 @@ def timestamped(
                 parts=parse_parts(day_parts), timezone=timezone, time_limit=time_limit, progress=progress,
                 announce=lambda m: info(m, quiet), keep=keep, drop=drop, allow_identifier=allow_identifier,
                 sensitive=sensitive, memory_limit=memory_limit, shuffle_seed=shuffle_seed, hierarchies=hierarchies,
-                audit=audit, engine=engine, spark_master=spark_master,
+                audit=audit, engine=engine, spark_master=spark_master, measures=report is not None,
             )  # fmt: skip
         phases[f"read, search, write and verify ({'DuckDB, out of core' if engine == 'duckdb' else 'Spark'})"] = \
             _time.perf_counter() - t0
-        if summary is not None:  # the release (and audit) are in place (verified); the summary is staged and committed
+        rep = None
+        if report is not None:  # from the engine's aggregates of the input and of the release as written
+            from tempanon.report.sections import add_verification, file_sha256
+            from tempanon.report.timestamped import timestamped_report_from_measures
+
+            t1 = _time.perf_counter()
+            extra = {"granularities requested": granularities, "country (holidays)": country, "day parts": day_parts,
+                     "hierarchies": str(hierarchies) if hierarchies is not None else None}
+            rep = timestamped_report_from_measures(res, source=str(input), checksum=file_sha256(input),
+                                                   parameters={k_: v for k_, v in extra.items() if v is not None})
+            add_verification(rep, res.summary.get("verification"))
+            phases["build report (engine aggregates)"] = _time.perf_counter() - t1
+        if summary is not None or rep is not None:  # the release (and audit) are in place (verified); the rest staged, committed
             t1 = _time.perf_counter()
             with outs:
-                outs.json(res.summary, summary, "--summary")
+                if rep is not None:
+                    outs.stage(report, rep.write, "--report")
+                if summary is not None:
+                    outs.json({**res.summary, **({"report": str(report)} if report is not None else {})}, summary, "--summary")
                 outs.commit()
-            phases["write summary"] = _time.perf_counter() - t1
+            phases["write summary and report"] = _time.perf_counter() - t1
         return res
 
     from tempanon.temporal.granularity import parse_parts

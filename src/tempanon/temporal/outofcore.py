@@ -22,8 +22,10 @@ DuckDB**: no pandas copy of the table is made, the driver holds only per-distinc
   (:func:`verify_written`), then renamed into place. If verification fails the temporary file is
   removed and nothing is written (:class:`~tempanon.errors.VerificationError`, exit 3).
 
-No steward audit is produced on this path (it links release rows to input lines; the command
-reads the table into memory when ``--audit`` or ``--report`` is given).
+The steward audit (``audit``: release row -> input line and respondent) is written by DuckDB and
+checked row by row against the written release (:func:`write_release`; not on the Spark path,
+where the command reads the rows into memory for ``--audit``). With ``measures=True`` what the HTML
+report measures is computed in the engine too (:mod:`tempanon.temporal.outofcore_report`).
 
 With ``hierarchies`` the joint search of time and quasi-identifiers runs here too
 (:mod:`tempanon.temporal.outofcore_joint`).
@@ -168,6 +170,7 @@ def anonymize_timestamped_file(
     audit: str | os.PathLike | None = None,
     engine: str = "duckdb",
     spark_master: str | None = None,
+    measures: bool = False,
 ):
     """Least respondent-level k-anonymous granularity of ``time`` for the table in the file
     ``path``, released to ``out`` (CSV, or Parquet by suffix) by DuckDB out of core; see the module
@@ -187,7 +190,11 @@ def anonymize_timestamped_file(
     time and those quasi-identifiers are generalized jointly (:mod:`tempanon.temporal.joint`), the
     search's frequency sets computed by DuckDB
     (:class:`~tempanon.lattice.source_temporal.DuckDBJointFileSource`; in the engine when the
-    bottom set has more than ``max_driver_rows`` rows, default from the machine's memory)."""
+    bottom set has more than ``max_driver_rows`` rows, default from the machine's memory).
+
+    ``measures``: also compute, in the engine, what the HTML report measures (risk before and
+    after, observed losses: :mod:`tempanon.temporal.outofcore_report`), returned as
+    ``result.measures`` (the command's ``--report`` on this path)."""
     import duckdb
 
     from tempanon.data.io import same_file
@@ -207,7 +214,13 @@ def anonymize_timestamped_file(
                max_suppression=max_suppression, data_granularity=data_granularity, country=country, parts=parts,
                timezone=timezone, time_limit=time_limit, progress=progress, announce=announce, keep=keep, drop=drop,
                allow_identifier=allow_identifier, sensitive=sensitive, memory_limit=memory_limit,
-               shuffle_seed=shuffle_seed, hierarchies=hierarchies, max_driver_rows=max_driver_rows, audit=audit)  # fmt: skip
+               shuffle_seed=shuffle_seed, hierarchies=hierarchies, max_driver_rows=max_driver_rows, audit=audit,
+               measures=measures)  # fmt: skip
+    if engine not in ("duckdb", "spark"):
+        raise InputError(f"unknown engine {engine!r} for a file read in place; expected duckdb or spark")
+    from tempanon.lattice.memory import check_memory_limit
+
+    check_memory_limit(engine, memory_limit, spark_master=spark_master)  # before anything is read
     if engine == "spark":
         if audit is not None:
             raise InputError("the Spark file path writes no steward audit: use --engine duckdb, or the table in memory")
@@ -217,7 +230,7 @@ def anonymize_timestamped_file(
                              "an empty directory; remove it or choose another --out (nothing was read or written)")  # fmt: skip
         from tempanon.lattice.source_spark import SparkSource
 
-        sq = SparkSource.from_path(path, master=spark_master, delimiter=delimiter)
+        sq = SparkSource.from_path(path, master=spark_master, delimiter=delimiter, memory_limit=memory_limit)
         try:
             return _run(sq, **run)
         finally:
@@ -253,7 +266,7 @@ def anonymize_timestamped_file(
 
 def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, data_granularity, country, parts,
          timezone, time_limit, progress, announce, keep, drop, allow_identifier, sensitive, memory_limit,
-         shuffle_seed=None, hierarchies=None, max_driver_rows=None, audit=None):  # fmt: skip
+         shuffle_seed=None, hierarchies=None, max_driver_rows=None, audit=None, measures=False):  # fmt: skip
     import pyarrow as pa
 
     from tempanon.data.roles import parse_column_list, plan_release, require_columns_list
@@ -338,7 +351,7 @@ def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, d
                          sensitive=sensitive, left_out=left_out, release_cols=release_cols,
                          allow_identifier=allow_identifier, overrides=overrides, memory_limit=memory_limit,
                          shuffle_seed=shuffle_seed, timezone=timezone, max_driver_rows=max_driver_rows,
-                         audit=audit)  # fmt: skip
+                         audit=audit, measures=measures)  # fmt: skip
 
     # ---- the relation rel(q, t, u) in DuckDB ------------------------------------------------------
     distinct, inv = np.unique(instants[~missing], return_inverse=True)  # one sort of the distinct values
@@ -421,10 +434,11 @@ def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, d
         return verify_written(sq, tmp, parquet, time=time, qi=qi, uid=uid, k=int(k), out_cols=out_cols, values=values,
                               vcol=vcol, instants=instants, missing=missing, granularity=chosen, timezone=timezone,
                               n_input=n, max_suppressed=max_suppressed, expected_rows=n - final.suppressed,
-                              audit=audit_tmp)  # fmt: skip
+                              audit=audit_tmp, measures=measures)  # fmt: skip
 
     report = write_release(sq, select=sel, body=body, order=[*([qexpr] if qi else []), "tl.g", row_hash], out=out,
                            verify=verify, audit=audit, uid=uid, seed=salt)  # fmt: skip
+    measured = report.pop("measures", None)
 
     # ---- summary, as the in-memory path's ----------------------------------------------------------
     from tempanon.temporal.api import TimestampedResult
@@ -446,7 +460,7 @@ def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, d
                                    + ", verified by SQL on what was written, renamed into place")}  # fmt: skip
     if eng == "Spark":
         summary["plan"]["path"] = "the file read by Spark, frequency sets in engine"
-    return TimestampedResult(None, summary, dag, chosen.name)  # type: ignore[arg-type]
+    return TimestampedResult(None, summary, dag, chosen.name, measures=measured)  # type: ignore[arg-type]
 
 
 def finish_summary(summary: dict, report: dict, *, k, uid, time, qi, keep, sensitive, left_out, drop, overrides,
@@ -478,7 +492,8 @@ def row_order(shuffle_seed, audit) -> str:
 def verify_written(sq, path: str, parquet: bool, *, time: str, qi: Sequence[str], uid: str | None, k: int,
                    out_cols: Sequence[str], values: pd.Series, vcol, instants: np.ndarray, missing: np.ndarray,
                    granularity: Granularity, timezone: str | None, n_input: int, max_suppressed: int,
-                   expected_rows: int, qi_maps: dict | None = None, audit: str | None = None) -> dict:  # fmt: skip
+                   expected_rows: int, qi_maps: dict | None = None, audit: str | None = None,
+                   measures: bool = False) -> dict:  # fmt: skip
     """Independent check of the written release (Definition 4), by SQL on the file and the input.
 
     Uses neither the search's relation, codes nor frequency sets: each input row's expected time
@@ -495,7 +510,10 @@ def verify_written(sq, path: str, parquet: bool, *, time: str, qi: Sequence[str]
     quasi-identifiers' expected values come from it, text to text (a value it lacks is refused).
     ``audit`` (a written steward audit, :func:`write_release`): its rows are the release's rows
     1..N in order, each naming a distinct input line whose respondent it states and whose expected
-    generalized row is exactly the release's row. Raises :class:`~tempanon.errors.VerificationError`."""
+    generalized row is exactly the release's row. ``measures``: after the checks pass, the report's
+    aggregates (:func:`tempanon.temporal.outofcore_report.measure_written`) under the key
+    ``"measures"`` (the caller removes it before the dict goes into the summary). Raises
+    :class:`~tempanon.errors.VerificationError`."""
     import pyarrow as pa
 
     from tempanon.temporal.api import reference_times
@@ -579,7 +597,14 @@ def verify_written(sq, path: str, parquet: bool, *, time: str, qi: Sequence[str]
     if audit is not None:
         _verify_audit(sq, audit, read, rows_out, out_cols=out_cols, expect=expect, joins=f"JOIN vlab vl ON s.{Q(time)} "
                       f"IS NOT DISTINCT FROM vl.v{mjoin}", uid=uid)  # fmt: skip
-    return {"k": int(k), "classes": int(classes), "min_class_size": None if min_sz is None else int(min_sz),
+    extra = {}
+    if measures:
+        from tempanon.temporal.outofcore_report import measure_written
+
+        extra["measures"] = measure_written(sq, time=time, qi=qi, uid=uid, expect=expect, names=names, keys_in=keys_in,
+                                            vjoin=f"JOIN vlab vl ON s.{Q(time)} IS NOT DISTINCT FROM vl.v{mjoin}",
+                                            n_input=n_input)  # fmt: skip
+    return {**extra, "k": int(k), "classes": int(classes), "min_class_size": None if min_sz is None else int(min_sz),
             "rows_out": rows_out, "suppressed_rows": suppressed, "time_labels": how, "verified_file": True,
             "respondent_level": uid is not None,
             **({"qi_generalization": "checked against the hierarchy files"} if qi_maps else {}),

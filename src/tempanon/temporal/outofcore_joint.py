@@ -40,7 +40,7 @@ from tempanon.errors import InputError
 def run_joint(sq, *, out, time, qi, uid, k, hierarchies, dag, vcol, values, instants, missing, z0, tinfo, metric,
               max_suppression, max_suppressed, time_limit, progress, announce, keep, drop, sensitive, left_out,
               release_cols, allow_identifier, overrides, memory_limit, shuffle_seed, timezone,
-              max_driver_rows=None, audit=None):  # fmt: skip
+              max_driver_rows=None, audit=None, measures=False):  # fmt: skip
     import pyarrow as pa
 
     from tempanon.errors import HierarchyError
@@ -162,10 +162,12 @@ def run_joint(sq, *, out, time, qi, uid, k, hierarchies, dag, vcol, values, inst
         return verify_written(sq, tmp, parquet, time=time, qi=qi, uid=uid, k=int(k), out_cols=out_cols, values=values,
                               vcol=vcol, instants=instants, missing=missing, granularity=dag.nodes[chosen[0]],
                               timezone=timezone, n_input=n, max_suppressed=max_suppressed,
-                              expected_rows=n - m["suppressed"], qi_maps=qi_maps, audit=audit_tmp)  # fmt: skip
+                              expected_rows=n - m["suppressed"], qi_maps=qi_maps, audit=audit_tmp,
+                              measures=measures)  # fmt: skip
 
     report = write_release(sq, select=sel, body=f"FROM src s {joins}{anti}", order=order, out=out, verify=verify,
                            audit=audit, uid=uid, seed=salt)  # fmt: skip
+    measured = report.pop("measures", None)
 
     # ---- summary, as the in-memory joint search's ------------------------------------------------------
     summary = joint_summary(res, attrs, dims, dag, chosen, m, metrics, bounded, k=int(k), uid=uid, time=time, qi=qi,
@@ -180,7 +182,7 @@ def run_joint(sq, *, out, time, qi, uid, k, hierarchies, dag, vcol, values, inst
                        "input": f"{sq.input} read in place by {eng}" + (" (out of core)" if eng == "DuckDB" else ""),
                        "release": (f"written by {eng} to a temporary " + ("file" if eng == "DuckDB" else "directory of part files")
                                    + ", verified by SQL on what was written, renamed into place")}  # fmt: skip
-    return TimestampedResult(None, summary, dag, str(summary["granularity"]))  # type: ignore[arg-type]
+    return TimestampedResult(None, summary, dag, str(summary["granularity"]), measures=measured)  # type: ignore[arg-type]
 
 
 __all__ = ["run_joint"]

@@ -160,6 +160,12 @@ def parse_timestamps(series: pd.Series, column: str = "time", timezone: str | No
                 f"column {column!r}, line {line_of(rows[row])}: cannot parse timestamp {v!r}{why} "
                 f"({count(bad)} unparsable value(s) in total)"
             )
+        if not any_tz and isinstance(parsed.dtype, pd.DatetimeTZDtype):
+            # pandas read an offset where none is written as one (e.g. '...-2005T'): not a timestamp we can place
+            row = int(np.nonzero(~blank.to_numpy())[0][0])
+            raise InputError(f"column {column!r}, line {line_of(rows[row])}: cannot parse timestamp {text.iloc[row]!r}: it "
+                             f"reads as carrying a UTC offset ({parsed.dtype.tz}) in no form tempanon recognizes; write "
+                             "offsets as +hh:mm, +hhmm or Z after the time")  # fmt: skip
         if any_tz:
             info["timezone"] = f"converted to {target}"
             parsed = parsed.dt.tz_convert(target).dt.tz_localize(None)
