@@ -222,6 +222,7 @@ def kanonymize(
     shuffle: bool = True,
     seed: int | None = None,
     screen: bool = True,
+    audit: str | os.PathLike | None = None,
 ) -> KAnonResult:
     """k-anonymize ``data`` by full-domain generalization (Incognito, LeFevre et al. 2005).
 
@@ -262,7 +263,14 @@ def kanonymize(
     shuffle, seed: release rows are ordered by class and shuffled within each class (input order
         would leak what generalization hides); ``seed`` defaults to a secret random one, kept in
         ``result.shuffle_seed`` for the steward's audit only. (numpy engine; the other engines
-        write their release in the order their query returns it.)
+        order rows by class and, inside a class, by a hash salted with a fresh secret.)
+    audit: with ``engine="duckdb"`` and ``out``, the steward's audit (release row -> input line,
+        the secret salt of the row order as the shuffle seed; the format of
+        :func:`tempanon.kanon.command.audit_text`; never in the release's folder), written by
+        DuckDB, checked row by row by SQL against the written release and the input, and renamed into
+        place before the release (:meth:`~tempanon.lattice.source_duckdb.SQLSource.release`).
+        Refused with the Spark engine (it does not keep the row order of a multi-part release on
+        read-back) and with numpy (write ``audit_text(result)`` from the table in memory).
     screen: ``False`` only for callers that screen the columns themselves (the joint timestamped
         search, which releases its own table).
     verify: re-check the release with the independent verifier (:mod:`tempanon.verify`).
@@ -306,18 +314,46 @@ def kanonymize(
             algorithm=algorithm, criterion=criterion, weights=weights, sensitive=sensitive, l=l,
             progress=progress, verify=verify, out=out, l_diversity=l_diversity, c=c, max_nodes=max_nodes,
             time_limit=time_limit, max_lattice=max_lattice, notice=notice, keep=keep,
-            allow_identifier=allow_identifier, shuffle=shuffle, seed=seed, screen=screen,
+            allow_identifier=allow_identifier, shuffle=shuffle, seed=seed, screen=screen, audit=audit,
         )
     finally:
         if src is not data:
             src.close()
 
 
+def _check_audit(src: Any, audit: Any, out: Any) -> None:
+    """Refuse an ``audit=`` the engine cannot write, or that would sit beside or over a file it must not
+    (before anything is searched)."""
+    import os
+    from pathlib import Path
+
+    from tempanon.data.io import same_file
+
+    if src.engine == "spark":
+        raise InputError("the Spark engine writes no steward audit (Spark does not keep the row order of a multi-part "
+                         "release on read-back): use engine='duckdb', or numpy and audit_text(result)")  # fmt: skip
+    if src.engine != "duckdb":
+        raise InputError("audit= is written by the DuckDB engine with out=; in memory (numpy) write "
+                         "tempanon.kanon.command.audit_text(result)")  # fmt: skip
+    if out is None:
+        raise InputError("audit= needs the release written to a file (out=)")
+    if same_file(audit, out):
+        raise InputError(f"the audit {audit} is the release's path: choose another")
+    if Path(os.path.realpath(audit)).parent == Path(os.path.realpath(out)).parent:
+        raise InputError(f"the audit {audit} is in the release's folder: it links release rows to input lines and is for "
+                         "the data steward only; write it elsewhere")  # fmt: skip
+    inp = getattr(src, "input", None)
+    if isinstance(inp, str) and Path(inp).exists() and same_file(audit, inp):
+        raise InputError(f"the audit {audit} is the input: refusing to overwrite an input (nothing was read or written)")
+
+
 def _kanonymize(src, qi, hierarchies, k, t0, *, uid, identifying, max_suppression, algorithm, criterion,
                 weights, sensitive, l, progress, verify, out, l_diversity="frequency", c=None, max_nodes=None,
                 time_limit=None, max_lattice=None, notice=None, keep=(), allow_identifier=(), shuffle=True, seed=None,
-                screen=True) -> KAnonResult:  # fmt: skip
+                screen=True, audit=None) -> KAnonResult:  # fmt: skip
     """:func:`kanonymize` on a :class:`~tempanon.lattice.source.FrequencySource`."""
+    if audit is not None:
+        _check_audit(src, audit, out)
     qi = list(qi)
     if not qi:
         raise InputError("no quasi-identifier given")
@@ -451,7 +487,8 @@ def _kanonymize(src, qi, hierarchies, k, t0, *, uid, identifying, max_suppressio
         # the engine writes the release (temp path), verifies it by an independent query on the
         # written file and renames it into place
         rel = src.release(node, int(k), uid=uid, drop=drop_all, out=out, verify=verify,
-                          max_suppressed=max_sup, l=l, sensitive=sensitive)  # fmt: skip
+                          max_suppressed=max_sup, l=l, sensitive=sensitive,
+                          **({"audit": str(audit)} if audit is not None else {}))  # fmt: skip
         released, kept, min_size = rel.table, None, rel.min_class_size
         check = rel.checks
     else:

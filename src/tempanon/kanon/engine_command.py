@@ -12,7 +12,11 @@ after its verification), and the record count of every released value of each qu
 functions as on the numpy path (:func:`tempanon.metrics.risk.risk_from_aggregates`), so the same run
 gives the same numbers.
 
-Order of the outputs: the release is written, verified and renamed into place by the engine first;
+``--audit`` (DuckDB; refused on Spark before anything is read): the steward's audit is written by a
+second ``COPY`` of the release's rows, checked row by row by SQL with the release's verification, and
+renamed into place just before the release (:meth:`~tempanon.lattice.source_duckdb.SQLSource.release`).
+
+Order of the outputs: the release (and its audit) is written, verified and renamed into place by the engine first;
 then the aggregates are computed and the report built; the report and the summary are then staged
 and committed together (:class:`~tempanon.data.io.OutputSet`). If the aggregates or the report fail,
 the command says so (exit 4), the verified release stays, and neither report nor summary is written.
@@ -55,7 +59,8 @@ def run_with_engine(a: dict[str, Any]) -> dict:
     report, summary = a.get("report"), a.get("summary")
     outs = a.get("outs")
     if outs is None:  # checked against the inputs and each other before anything is read
-        outs = OutputSet([a["input_path"], a["hierarchies"]], {"--out": a["out"], "--summary": summary, "--report": report})
+        outs = OutputSet([a["input_path"], a["hierarchies"]], {"--out": a["out"], "--summary": summary, "--report": report,
+                                                               "--audit": a.get("audit")})  # fmt: skip
     t0 = time.perf_counter()
     phases: dict[str, float] = {}
     src = open_source(a["input_path"], a["engine"], memory_limit=a.get("memory_limit"), delimiter=a.get("delimiter"),
@@ -72,6 +77,7 @@ def run_with_engine(a: dict[str, Any]) -> dict:
                 sensitive=a["sensitive"], l=a["l"], progress=progress, out=str(a["out"]), **(a.get("search_opts") or {}),
                 keep=parse_column_list(a.get("keep"), src.columns),
                 allow_identifier=parse_column_list(a.get("allow_identifier"), src.columns),
+                audit=None if a.get("audit") is None else str(a["audit"]),
             )  # fmt: skip
         phases["search, release and verify"] = time.perf_counter() - t0
         # the release is written and verified: the measures and the report come from the engine's
@@ -80,6 +86,8 @@ def run_with_engine(a: dict[str, Any]) -> dict:
         summ = res.summary()
         summ.update({"input": str(a["input_path"]), "output": str(a["out"]),
                      "verification": {**(res.engine_checks or {}), **res.verification}})  # fmt: skip
+        if a.get("audit") is not None:  # written by the engine, checked row by row, renamed before the release
+            summ["audit"] = str(a["audit"])
         html = None
         try:
             before = src.input_aggregates(qi_cols, uid=a["uid"])

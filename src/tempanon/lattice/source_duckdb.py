@@ -44,6 +44,9 @@ from tempanon.lattice.freqset import FrequencySet, Table, group_rows, table_freq
 from tempanon.lattice.source import BYTES_PER_DRIVER_ROW, FrequencySource, Release, rows_in_memory
 
 
+AUDIT_RN = "__tempanon_rn"
+"""The input row number (0-based, file order) the steward audit numbers the source with."""
+
 _CACHE_ROWS = 1 << 22
 """Engine frequency sets of at most this many rows are kept for a second request (see
 :meth:`SQLSource._engine_frequency_set`)."""
@@ -580,13 +583,34 @@ class SQLSource(FrequencySource):
         max_suppressed: int = 0,
         l: int | None = None,
         sensitive: str | None = None,
+        audit: str | os.PathLike | None = None,
     ) -> Release:
         """Write the generalized table at ``node`` (classes smaller than ``k`` removed) with
         ``COPY``, verify the written file, rename it to ``out``. Without ``out`` the verified
-        release is read back as a DataFrame."""
+        release is read back as a DataFrame.
+
+        ``audit`` (DuckDB only; with ``out`` and ``verify``): the steward's audit, release row ->
+        input line, as the numpy path writes it (:func:`tempanon.kanon.command.audit_text`: a
+        steward-only comment line, ``# shuffle seed: <salt of the row order>``, then
+        ``release_row,input_line``). As in :func:`tempanon.temporal.outofcore.write_release` the
+        source is numbered in file order, that number is the order's last key (the order is total,
+        so the release and the audit list the rows in the same order), and the audit is written by a
+        second ``COPY`` of the same rows; :meth:`verify_file` checks it row by row against the
+        written release and the input; both are then renamed into place, the audit first. On any
+        failure neither file (nor a temporary file) is left."""
         import pyarrow as pa
 
         assert self.table is not None, "bottom() first"
+        if audit is not None:
+            if self.engine == "spark":
+                raise InputError("the Spark engine writes no steward audit (Spark does not keep the row order of a "
+                                 "multi-part release on read-back): use --engine duckdb or --engine numpy")  # fmt: skip
+            if out is None:
+                raise InputError("a steward audit needs the release written to a file (out=)")
+            if not verify:
+                raise InputError("a steward audit is checked by the release's verification: it cannot be written with verify=False")
+            if AUDIT_RN in self.columns:
+                raise InputError(f"the input has a column named {AUDIT_RN!r}, which the audit numbers rows with; rename it")
         node = tuple(int(v) for v in node)
         fs = table_frequency_set(self.table, self.dims, tuple(range(len(self.dims))), node)
         codes, sizes, tuples = fs.classes()
@@ -611,8 +635,8 @@ class SQLSource(FrequencySource):
         select = [e if e.startswith("s.") else f"{e} AS {self.q(c)}" for c, e in exprs.items()]
         joins = " ".join(f"JOIN rdim{i} r{i} ON {self.text_expr(q)} = r{i}.t" for i, q in enumerate(self.qi))
         # Row order must not leak what the model hides (issue 12): rows grouped by class and, inside a
-        # class, ordered by a hash of the released row salted with a fresh secret seed (not recorded:
-        # the engine path writes no audit), never in input order.
+        # class, ordered by a hash of the released row salted with a fresh secret seed (recorded in the
+        # steward's audit only, when one is asked for), never in input order.
         # One sort key per class (the class codes packed in mixed radix) and, inside it, a salted hash
         # of the released columns other than the quasi-identifiers (constant within a class): a
         # two-BIGINT sort instead of one over every code and label (half the COPY's CPU at 10M rows).
@@ -626,32 +650,63 @@ class SQLSource(FrequencySource):
             class_key = [f"CAST({ck} AS BIGINT)"]
         else:
             class_key = [f"r{i}.g" for i in range(len(self.qi))]
-        order = ", ".join([*class_key, f"hash({', '.join([*others, str(salt)])})"])
-        query = f"SELECT {', '.join(select)} FROM src s {joins}{anti} ORDER BY {order}"
+        order_keys = [*class_key, f"hash({', '.join([*others, str(salt)])})"]
+        body = f"FROM src s {joins}{anti}"
+        if audit is not None:  # numbered in file order; the number is the last key: the order is total
+            body = f"FROM (SELECT *, {self.row_number} AS {AUDIT_RN} FROM src) s {joins}{anti}"
+            order_keys.append(f"s.{AUDIT_RN}")
+        order = ", ".join(order_keys)
+        query = f"SELECT {', '.join(select)} {body} ORDER BY {order}"
         parquet = out is None or _is_parquet(out)
         if out is None:
             target = Path(self._tmpdir) / "release.parquet"
         else:
             target = Path(out)
             target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self._new_temp_path(target)
+        tmps = [self._new_temp_path(target)]
+        tmp, atmp = tmps[0], None
         try:
+            if audit is not None:
+                atarget = Path(audit)
+                atarget.parent.mkdir(parents=True, exist_ok=True)
+                atmp = self._new_temp_path(atarget)
+                tmps += [atmp, atmp + ".rows"]
             self._copy(query, tmp, parquet)
+            if atmp is not None:
+                self._write_audit(atmp, order, body, salt)
             checks = {}
             if verify:
                 checks = self.verify_file(tmp, parquet, k, uid=uid, dropped=dropped, max_suppressed=max_suppressed, node=node,
-                                          l=l, sensitive=sensitive)  # fmt: skip
+                                          l=l, sensitive=sensitive, audit=atmp)  # fmt: skip
             if out is None:
                 table = self._read_back(tmp)
                 self._unlink(tmp)
                 return Release(rows_out=rows_out, min_class_size=min_size, table=table, checks=checks)
-            if not Path(tmp).is_dir():
-                os.chmod(tmp, 0o666 & ~_umask())
-            os.replace(tmp, target)
+            for t, dest in ((atmp, audit), (tmp, target)):  # the audit first: a release is never left without it
+                if t is None:
+                    continue
+                if not Path(t).is_dir():
+                    os.chmod(t, 0o666 & ~_umask())
+                os.replace(t, dest)
         except BaseException:
-            self._unlink(tmp)
+            for t in tmps:
+                self._unlink(t)
             raise
         return Release(rows_out=rows_out, min_class_size=min_size, path=str(target), checks=checks)
+
+    def _write_audit(self, path: str, order: str, body: str, salt: int) -> None:
+        """The steward's audit of the release ``SELECT ... {body} ORDER BY {order}``: a second
+        ``COPY`` of the same rows (their position in that total order, their input line), then the
+        two comment lines of :func:`tempanon.kanon.command.audit_text` in front."""
+        from tempanon.kanon.command import AUDIT_HEADER
+
+        rows = path + ".rows"
+        self._copy(f"SELECT row_number() OVER (ORDER BY {order}) AS release_row, s.{AUDIT_RN} + 2 AS input_line "
+                   f"{body} ORDER BY release_row", rows, False)  # fmt: skip
+        with open(path, "w", encoding="utf-8") as fh, open(rows, encoding="utf-8") as src:
+            fh.write(f"{AUDIT_HEADER}\n# shuffle seed: {salt}\n")
+            shutil.copyfileobj(src, fh, 1 << 20)
+        Path(rows).unlink()
 
     def _base_codes_of(self, i: int) -> np.ndarray:
         """Base code of every distinct text of attribute ``i`` (the dimension table's ``c``)."""
@@ -669,6 +724,7 @@ class SQLSource(FrequencySource):
         node: Sequence[int],
         l: int | None = None,
         sensitive: str | None = None,
+        audit: str | None = None,
     ) -> dict:
         """Independent check of the written release, by queries on the file and the input.
 
@@ -679,7 +735,10 @@ class SQLSource(FrequencySource):
         released class holds exactly the input rows that generalize to it (whole classes kept,
         values generalized as the hierarchy says), with at least ``k`` rows (``k`` distinct
         respondents with ``uid``) and l-diverse when asked; at most ``max_suppressed`` rows are
-        missing. Raises :class:`~tempanon.errors.VerificationError`."""
+        missing. ``audit`` (a written steward audit, :meth:`release`): its rows are the release's
+        rows 1..N, each naming a distinct input line whose row, generalized as above, is exactly the
+        release's row at that position (:meth:`_verify_audit`). Raises
+        :class:`~tempanon.errors.VerificationError`."""
         import pyarrow as pa
 
         from tempanon.hierarchy.builders import HierarchySpec
@@ -751,8 +810,60 @@ class SQLSource(FrequencySource):
             ))  # fmt: skip
             if worst is not None:
                 raise VerificationError(f"class {dict(zip(self.qi, worst))} is not {l}-diverse")
+        extra = {}
+        if audit is not None:
+            self._verify_audit(audit, read, int(rows_out), out_cols=out_cols, joins=" ".join(joins))
+            extra["audit"] = "checked row by row against the written release and the input"
         return {"rows_out": int(rows_out), "classes": int(classes), "min_class_size": None if min_size is None else int(min_size),
-                "suppressed_rows": suppressed, "verified_file": True}  # fmt: skip
+                "suppressed_rows": suppressed, "verified_file": True, **extra}  # fmt: skip
+
+    def _verify_audit(self, audit: str, read: str, rows_out: int, *, out_cols: Sequence[str], joins: str) -> None:
+        """The steward's audit against the written release (``read``) and the input, by SQL (as
+        :func:`tempanon.temporal.outofcore._verify_audit`): its columns are ``release_row,
+        input_line``; it lists ``rows_out`` rows, the release rows 1..N once each, each naming a
+        distinct input line of the input; and every column of the release row at that position is
+        the input line's value generalized as :meth:`verify_file` expects it (``joins``: its joins
+        of the hierarchy mappings ``vm<i>``), compared as text. Raises
+        :class:`~tempanon.errors.VerificationError` naming the release row, input line, column and
+        values of the first mismatch."""
+        a = (f"read_csv({qstr(audit)}, skip = 2, header = true, all_varchar = true, delim = ',', quote = '\"', "
+             "escape = '\"', nullstr = '')")  # fmt: skip
+        names = [f.name for f in self._arrow(f"SELECT * FROM {a} LIMIT 0").schema]
+        if names != ["release_row", "input_line"]:
+            raise VerificationError(f"the audit's columns are {names}, not release_row, input_line")
+        n, lo, hi, rows, lines = self._rows(
+            "SELECT count(*), min(TRY_CAST(release_row AS BIGINT)), max(TRY_CAST(release_row AS BIGINT)), "
+            f"count(DISTINCT TRY_CAST(release_row AS BIGINT)), count(DISTINCT TRY_CAST(input_line AS BIGINT)) FROM {a}"
+        )[0]  # fmt: skip
+        if not (n == rows == lines == rows_out and (n == 0 or (lo, hi) == (1, rows_out))):
+            raise VerificationError(f"the audit lists {n} rows ({rows} distinct release rows, {lines} distinct input lines); "
+                                    f"the release has {rows_out}")  # fmt: skip
+        pos = {q: i for i, q in enumerate(self.qi)}
+        unknown = [c for c in out_cols if c not in pos and c not in self.columns]
+        if unknown:
+            raise VerificationError(f"released column(s) {', '.join(map(repr, unknown))} are not input columns")
+        txt = lambda e: f"coalesce(CAST({e} AS {self.text_type}), '')"  # noqa: E731
+        exp = [f"coalesce(vm{pos[c]}.label, '')" if c in pos else txt(f"s.{self.q(c)}") for c in out_cols]
+        got = [txt(f"f.{self.q(c)}") for c in out_cols]
+        differs = " OR ".join(f"{e} <> {g}" for e, g in zip(exp, got)) or "false"
+        rn = AUDIT_RN
+        numbered = lambda rel: f"(SELECT *, {self.row_number} AS {rn} FROM {rel})"  # noqa: E731
+        bad = _first(self._rows(
+            f"SELECT TRY_CAST(x.release_row AS BIGINT) AS rr, TRY_CAST(x.input_line AS BIGINT) AS il, "
+            + ", ".join(f"{e} AS e{j}, {g} AS g{j}" for j, (e, g) in enumerate(zip(exp, got)))
+            + f" FROM {a} x JOIN {numbered(read)} f ON TRY_CAST(x.release_row AS BIGINT) = f.{rn} + 1 "
+            f"JOIN {numbered('src')} s ON TRY_CAST(x.input_line AS BIGINT) - 2 = s.{rn} {joins} "
+            f"WHERE {differs} ORDER BY rr LIMIT 1"
+        ))  # fmt: skip
+        if bad is not None:
+            rr, il, vals = bad[0], bad[1], bad[2:]
+            j = next(j for j in range(len(out_cols)) if vals[2 * j] != vals[2 * j + 1])
+            raise VerificationError(f"audit row for release row {rr}: column {out_cols[j]!r} of input line {il} generalizes "
+                                    f"to {vals[2 * j]!r}, the release row has {vals[2 * j + 1]!r}")  # fmt: skip
+        matched = self._rows(f"SELECT count(*) FROM {a} x JOIN {numbered('src')} s "
+                             f"ON TRY_CAST(x.input_line AS BIGINT) - 2 = s.{rn}")[0][0]  # fmt: skip
+        if matched != rows_out:
+            raise VerificationError(f"the audit names {rows_out - matched} input line(s) that are not in the input")
 
     # ---- class aggregates for the risk measures and the report ---------------------------------
     list_agg = "list"
