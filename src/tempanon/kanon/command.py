@@ -254,7 +254,8 @@ def kanon(
         f"({summ['nodes_checked']} nodes checked{' in the lattices of all quasi-identifier subsets' if summ['checks']['search_space'] > summ['lattice_size'] else ''}); selected {summ['selected_levels']} by {summ['criterion']}; "
         f"{summ['suppressed_rows']} rows suppressed; loss {summ['loss']:.4f}\n"
         + (f"search stopped early ({summ['stopped_early']}): best verified result found so far\n" if summ.get("stopped_early") else "")
-        + f"wrote {out}" + (f" and {summary}" if summary else "") + (f" and {report}" if report else ""),
+        + f"wrote {out}" + (f" and {summary}" if summary else "") + (f" and {report}" if report else "")
+        + ((f"; steward audit {audit}" + (" (checked row by row)" if summ["verification"].get("audit") else "")) if audit else ""),
         quiet,
     )
     info(statement_line(summ["verification"]), quiet)
