@@ -269,3 +269,41 @@ def test_audit_in_release_folder_refused(tmp_path, engine):
     assert r.exit_code == 2, r.output
     assert "is in the release's folder" in " ".join(r.output.split())
     assert list((tmp_path / "rel").iterdir()) == []
+
+
+def test_job_engine_duckdb_audit_maps_input_lines(tmp_path):
+    """A job with ``engine = "duckdb"`` and ``[output] audit`` (the table read into pandas, the release
+    written and read back by DuckDB): the release keeps the input's row labels, so the audit maps
+    every release row to its input line, as the numpy job's does."""
+    inp, hdir = _generated(tmp_path)
+    got = {}
+    for eng in ("numpy", "duckdb"):
+        job = tmp_path / f"{eng}.toml"
+        job.write_text(f"""[input]
+path = "{inp}"
+
+[columns]
+quasi_identifiers = ["age", "sex", "zip"]
+uid = "person"
+keep = ["visit"]
+
+[hierarchies]
+age = "{hdir / 'age.csv'}"
+sex = "{hdir / 'sex.csv'}"
+zip = "{hdir / 'zip.csv'}"
+
+[model]
+name = "kanon"
+k = 4
+engine = "{eng}"
+
+[output]
+table = "{tmp_path / eng / 'r.csv'}"
+summary = "{tmp_path / 'steward' / (eng + '.json')}"
+audit = "{tmp_path / 'steward' / (eng + '-audit.csv')}"
+""")
+        r = CliRunner().invoke(app, ["run", str(job), "-q"])
+        assert r.exit_code == 0, r.output
+        summ = json.loads((tmp_path / "steward" / f"{eng}.json").read_text())
+        got[eng] = _check_independently(inp, hdir, summ, tmp_path / eng / "r.csv", tmp_path / "steward" / f"{eng}-audit.csv")
+    pd.testing.assert_frame_equal(got["duckdb"], got["numpy"])

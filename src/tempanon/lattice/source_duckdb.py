@@ -609,8 +609,11 @@ class SQLSource(FrequencySource):
                 raise InputError("a steward audit needs the release written to a file (out=)")
             if not verify:
                 raise InputError("a steward audit is checked by the release's verification: it cannot be written with verify=False")
-            if AUDIT_RN in self.columns:
-                raise InputError(f"the input has a column named {AUDIT_RN!r}, which the audit numbers rows with; rename it")
+        # without out (DuckDB) the release read back as a DataFrame keeps the input's row labels, as the
+        # numpy path's does (what its audit and report map release rows to input rows by)
+        carry = out is None and self.engine == "duckdb"
+        if (audit is not None or carry) and AUDIT_RN in self.columns:
+            raise InputError(f"the input has a column named {AUDIT_RN!r}, which the release numbers rows with; rename it")
         node = tuple(int(v) for v in node)
         fs = table_frequency_set(self.table, self.dims, tuple(range(len(self.dims))), node)
         codes, sizes, tuples = fs.classes()
@@ -652,9 +655,11 @@ class SQLSource(FrequencySource):
             class_key = [f"r{i}.g" for i in range(len(self.qi))]
         order_keys = [*class_key, f"hash({', '.join([*others, str(salt)])})"]
         body = f"FROM src s {joins}{anti}"
-        if audit is not None:  # numbered in file order; the number is the last key: the order is total
+        if audit is not None or carry:  # numbered in file order; the number is the last key: the order is total
             body = f"FROM (SELECT *, {self.row_number} AS {AUDIT_RN} FROM src) s {joins}{anti}"
             order_keys.append(f"s.{AUDIT_RN}")
+        if carry:
+            select = [*select, f"s.{AUDIT_RN}"]
         order = ", ".join(order_keys)
         query = f"SELECT {', '.join(select)} {body} ORDER BY {order}"
         parquet = out is None or _is_parquet(out)
@@ -681,6 +686,10 @@ class SQLSource(FrequencySource):
             if out is None:
                 table = self._read_back(tmp)
                 self._unlink(tmp)
+                if carry:
+                    rn = table.pop(AUDIT_RN).to_numpy(dtype=np.int64)
+                    labels = getattr(self, "_frame_index", None)
+                    table.index = labels[rn] if labels is not None else pd.Index(rn)
                 return Release(rows_out=rows_out, min_class_size=min_size, table=table, checks=checks)
             for t, dest in ((atmp, audit), (tmp, target)):  # the audit first: a release is never left without it
                 if t is None:
@@ -1102,6 +1111,7 @@ class DuckDBSource(SQLSource):
         self.con, self._tmpdir = open_duckdb(memory_limit=memory_limit, threads=threads, connection=connection)
         self.memory_limit = memory_limit
         if isinstance(data, pd.DataFrame):
+            self._frame_index = data.index  # the release read back keeps these row labels (release)
             self.con.register("tempanon_input_df", _text_floats(data.reset_index(drop=True)))
             scan = "tempanon_input_df"
             self.input = "DataFrame"
