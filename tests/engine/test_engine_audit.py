@@ -307,3 +307,21 @@ audit = "{tmp_path / 'steward' / (eng + '-audit.csv')}"
         summ = json.loads((tmp_path / "steward" / f"{eng}.json").read_text())
         got[eng] = _check_independently(inp, hdir, summ, tmp_path / eng / "r.csv", tmp_path / "steward" / f"{eng}-audit.csv")
     pd.testing.assert_frame_equal(got["duckdb"], got["numpy"])
+
+
+def test_spark_source_refuses_an_audit_without_a_session(tmp_path):
+    """The API refuses ``audit=`` on a Spark source, and so does the Spark source's release itself
+    (no session needed: the refusal comes before any query)."""
+    from types import SimpleNamespace
+
+    from tempanon.errors import InputError
+    from tempanon.kanon.api import _check_audit
+    from tempanon.lattice.source_spark import SparkSource
+
+    with pytest.raises(InputError, match="Spark does not keep the row order"):
+        _check_audit(SimpleNamespace(engine="spark"), tmp_path / "a.csv", tmp_path / "rel" / "r.csv")
+    src = SparkSource.__new__(SparkSource)
+    src.table = object()
+    with pytest.raises(InputError, match="Spark does not keep the row order"):
+        src.release((0,), 2, uid=None, drop=(), out=str(tmp_path / "rel" / "r.csv"), audit=str(tmp_path / "a.csv"))
+    assert list(tmp_path.iterdir()) == []

@@ -673,8 +673,13 @@ class SQLSource(FrequencySource):
         try:
             if audit is not None:
                 atarget = Path(audit)
-                atarget.parent.mkdir(parents=True, exist_ok=True)
-                atmp = self._new_temp_path(atarget)
+                try:
+                    atarget.parent.mkdir(parents=True, exist_ok=True)
+                    atmp = self._new_temp_path(atarget)
+                except OSError as exc:
+                    from tempanon.data.io import write_error
+
+                    raise write_error(audit, exc) from exc
                 tmps += [atmp, atmp + ".rows"]
             self._copy(query, tmp, parquet)
             if atmp is not None:
@@ -841,8 +846,9 @@ class SQLSource(FrequencySource):
         if names != ["release_row", "input_line"]:
             raise VerificationError(f"the audit's columns are {names}, not release_row, input_line")
         n, lo, hi, rows, lines = self._rows(
-            "SELECT count(*), min(TRY_CAST(release_row AS BIGINT)), max(TRY_CAST(release_row AS BIGINT)), "
-            f"count(DISTINCT TRY_CAST(release_row AS BIGINT)), count(DISTINCT TRY_CAST(input_line AS BIGINT)) FROM {a}"
+            "SELECT count(*) AS n, min(TRY_CAST(release_row AS BIGINT)) AS lo, max(TRY_CAST(release_row AS BIGINT)) AS hi, "
+            "count(DISTINCT TRY_CAST(release_row AS BIGINT)) AS r, count(DISTINCT TRY_CAST(input_line AS BIGINT)) AS li "
+            f"FROM {a}"
         )[0]  # fmt: skip
         if not (n == rows == lines == rows_out and (n == 0 or (lo, hi) == (1, rows_out))):
             raise VerificationError(f"the audit lists {n} rows ({rows} distinct release rows, {lines} distinct input lines); "
@@ -869,7 +875,7 @@ class SQLSource(FrequencySource):
             j = next(j for j in range(len(out_cols)) if vals[2 * j] != vals[2 * j + 1])
             raise VerificationError(f"audit row for release row {rr}: column {out_cols[j]!r} of input line {il} generalizes "
                                     f"to {vals[2 * j]!r}, the release row has {vals[2 * j + 1]!r}")  # fmt: skip
-        matched = self._rows(f"SELECT count(*) FROM {a} x JOIN {numbered('src')} s "
+        matched = self._rows(f"SELECT count(*) AS n FROM {a} x JOIN {numbered('src')} s "
                              f"ON TRY_CAST(x.input_line AS BIGINT) - 2 = s.{rn}")[0][0]  # fmt: skip
         if matched != rows_out:
             raise VerificationError(f"the audit names {rows_out - matched} input line(s) that are not in the input")
