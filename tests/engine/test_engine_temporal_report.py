@@ -140,7 +140,11 @@ def test_cli_report_build_failure_leaves_no_report(tmp_path, monkeypatch):
     r = CliRunner().invoke(app, ["timestamped", str(SAMPLE), "--time", "START", "--uid", "PATIENT", "--k", "3",
                                  "--max-suppression", "0.06", "--qi", "ENCOUNTERCLASS", "--out", str(tmp_path / "o.csv"),
                                  "--summary", str(tmp_path / "s.json"), "--report", str(rep), "--engine", "duckdb", "-q"])  # fmt: skip
-    assert r.exit_code != 0
+    assert r.exit_code == 4, r.output
+    msg = " ".join(r.output.split())
+    assert "was written and verified, but the report could not be built" in msg and "report broke" in msg
+    assert "Traceback" not in r.output
+    assert (tmp_path / "o.csv").exists()  # the verified release stays
     assert not rep.exists() and not (tmp_path / "s.json").exists()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary file left
 

@@ -887,8 +887,10 @@ class SQLSource(FrequencySource):
     def _aggregates(self, inner: str, nq: int, *, uid: bool, n_sensitive: int, classes: bool = True) -> Any:
         """:class:`~tempanon.metrics.risk.ClassAggregates` of ``inner``, a query with the class key
         columns ``k0..`` (text, never NULL), ``u`` (respondent text) with ``uid`` and ``x0..`` (one
-        per sensitive column, text): ``GROUP BY`` in the engine, one row per class (per class and
-        sensitive value) fetched. ``classes=False``: the sensitive pairs only (``sizes`` left empty)."""
+        per sensitive column, text): ``GROUP BY`` in the engine; without sensitive columns a
+        histogram of (records, respondents) over the classes is fetched (``classes``), with them one
+        row per class (per class and sensitive value). ``classes=False``: the sensitive pairs only
+        (``sizes`` left empty)."""
         import pyarrow.compute as pc
 
         from tempanon.metrics.risk import ClassAggregates
@@ -896,7 +898,15 @@ class SQLSource(FrequencySource):
         keys = ", ".join(f"k{i}" for i in range(nq))
         r = ", count(DISTINCT u) AS r" if uid else ""
         agg = ClassAggregates(np.zeros(0, dtype=np.int64))
-        if classes:
+        if classes and n_sensitive == 0:
+            # a histogram of (records, respondents) over the classes: all the measures need, and a
+            # few rows even where nearly every record is its own class (one row per class would be
+            # one row per record there: the driver would hold the whole table's worth)
+            tab = self._arrow(f"SELECT n{', r' if uid else ''}, count(*) AS c FROM (SELECT count(*) AS n{r} FROM ({inner}) t "
+                              f"GROUP BY {keys}) h GROUP BY n{', r' if uid else ''}")  # fmt: skip
+            agg.sizes = np.asarray(tab.column("n").to_numpy(), dtype=np.int64)
+            agg.classes = np.asarray(tab.column("c").to_numpy(), dtype=np.int64)
+        elif classes:
             tab = self._arrow(f"SELECT count(*) AS n{r} FROM ({inner}) t GROUP BY {keys}")
             agg.sizes = np.asarray(tab.column("n").to_numpy(), dtype=np.int64)
         if uid and classes:

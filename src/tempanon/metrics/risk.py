@@ -106,10 +106,14 @@ class RiskSummary:
     risk_threshold: float
     respondents: int | None = None
     class_sizes: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64), repr=False)
+    #: how many classes each entry of ``class_sizes`` stands for (``None``: one each), when the
+    #: measures came from a histogram of class sizes (:class:`ClassAggregates` ``classes``)
+    class_counts: np.ndarray | None = field(default=None, repr=False)
 
     def as_dict(self) -> dict:
         d = asdict(self)
         d.pop("class_sizes")
+        d.pop("class_counts")
         return d
 
 
@@ -127,16 +131,33 @@ class ClassAggregates:
     * ``sensitive`` -- per sensitive column ``(pair_class, pair_count)``: for every (class,
       sensitive value) pair present, its class (``0..classes-1``, numbered in any order, not
       necessarily that of ``sizes``) and its number of records.
+    * ``classes`` -- how many classes each entry stands for (``None``: one each): a *histogram* of
+      (records, respondents) over the classes, which is all the measures without ``sensitive``
+      need; an engine returns it for tables of nearly one class per record, where one row per
+      class would be one row per record (not with ``sensitive``).
     """
 
     sizes: np.ndarray
     respondents_per_class: np.ndarray | None = None
     respondents: int | None = None
     sensitive: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
+    classes: np.ndarray | None = None
+
+    @property
+    def rows(self) -> int:
+        """Records of the table (every class's ``sizes`` times the classes it stands for)."""
+        w = 1 if self.classes is None else np.asarray(self.classes, dtype=np.int64)
+        return int((np.asarray(self.sizes, dtype=np.int64) * w).sum())
+
+    @property
+    def n_classes(self) -> int:
+        """Equivalence classes of the table."""
+        return len(self.sizes) if self.classes is None else int(np.asarray(self.classes, dtype=np.int64).sum())
 
     def risk(self, threshold: float = 0.2) -> RiskSummary:
         return risk_from_aggregates(self.sizes, respondents_per_class=self.respondents_per_class,
-                                    respondents=self.respondents, sensitive=self.sensitive, threshold=threshold)  # fmt: skip
+                                    respondents=self.respondents, sensitive=self.sensitive, threshold=threshold,
+                                    classes=self.classes)  # fmt: skip
 
 
 def l_from_pairs(pair_class: np.ndarray, pair_count: np.ndarray) -> tuple[int, int, int]:
@@ -182,9 +203,11 @@ def risk_from_aggregates(
     respondents: int | None = None,
     sensitive: Sequence[tuple[np.ndarray, np.ndarray]] = (),
     threshold: float = 0.2,
+    classes: np.ndarray | None = None,
 ) -> RiskSummary:
     """The :class:`RiskSummary` of a table given by its class aggregates (:class:`ClassAggregates`;
-    the one definition of the measures: :func:`measure` calls it).
+    the one definition of the measures: :func:`measure` calls it). ``classes``: how many classes
+    each entry stands for (a histogram; ``None``: one each).
 
     Record-level means are computed per class (a class of ``|E|`` records at risk ``1 / r``
     contributes ``|E| / r``), summed exactly rounded (``math.fsum``) over the distinct values of
@@ -197,10 +220,18 @@ def risk_from_aggregates(
     uid = respondents_per_class is not None
     if len(sizes) and int(sizes.min()) < 1:
         raise ValueError("class aggregates: every class has at least one record")
-    n = int(sizes.sum())
+    if classes is not None:
+        w = np.asarray(classes, dtype=np.int64)
+        if w.shape != sizes.shape or (len(w) and int(w.min()) < 1):
+            raise ValueError("class aggregates: classes must be aligned with sizes, each at least 1")
+        if len(sensitive):
+            raise ValueError("class aggregates: sensitive pairs need one entry per class, not a histogram")
+    else:
+        w = np.ones(len(sizes), dtype=np.int64)
+    n = int((sizes * w).sum())
     if n == 0:
         return RiskSummary(0, 0, None, None, None, None, None, 0, None, None, None, threshold, (respondents or 0) if uid else None)
-    nc = len(sizes)
+    nc = int(w.sum())
     k = int(sizes.min())
     resp_k = None
     risk_size = sizes
@@ -214,7 +245,7 @@ def risk_from_aggregates(
     # records per distinct risk size r: the classes' contributions |E| / r, exactly rounded
     r_vals, inv = np.unique(risk_size, return_inverse=True)
     recs = np.zeros(len(r_vals), dtype=np.int64)
-    np.add.at(recs, inv.ravel(), sizes)
+    np.add.at(recs, inv.ravel(), sizes * w)
     mean = math.fsum(int(c) / int(r) for c, r in zip(recs, r_vals)) / n
     at_risk = int(recs[1.0 / r_vals > threshold].sum())
     l_d = l_f = l_e = None
@@ -242,6 +273,7 @@ def risk_from_aggregates(
         risk_threshold=float(threshold),
         respondents=int(respondents) if uid else None,
         class_sizes=risk_size,
+        class_counts=None if classes is None else w,
     )
 
 

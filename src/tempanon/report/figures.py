@@ -130,21 +130,24 @@ def to_svg(fig) -> str:
 
 
 # ---- equivalence classes -----------------------------------------------------------------------
-def class_size_histogram(sizes: Sequence[int] | np.ndarray, k: int | None = None, *, what: str = "records") -> str:
-    """Number of equivalence classes (or groups) by size, with the required ``k`` marked."""
+def class_size_histogram(sizes: Sequence[int] | np.ndarray, k: int | None = None, *, what: str = "records",
+                         counts: Sequence[int] | np.ndarray | None = None) -> str:
+    """Number of equivalence classes (or groups) by size, with the required ``k`` marked
+    (``counts``: how many classes each entry of ``sizes`` stands for; ``None``: one each)."""
     sizes = np.asarray(sizes, dtype=np.int64)
+    weights = None if counts is None else np.asarray(counts, dtype=np.int64)
     fig, axes = new_figure(8, 3)
     ax = axes[0, 0]
     if len(sizes) == 0:
         ax.text(0.5, 0.5, "no classes (empty release)", ha="center", va="center", transform=ax.transAxes)
     elif sizes.max() <= 60:
-        counts = np.bincount(sizes)
-        xs = np.flatnonzero(counts)
-        ax.bar(xs, counts[xs], width=0.8, color=COLORS["after"])
+        per = np.bincount(sizes, weights=weights).astype(np.int64)
+        xs = np.flatnonzero(per)
+        ax.bar(xs, per[xs], width=0.8, color=COLORS["after"])
         ax.set_xlim(0, max(int(sizes.max()) + 1, (k or 0) + 1))
     else:
         bins = np.unique(np.round(np.geomspace(1, sizes.max() + 1, 40)).astype(int))
-        ax.hist(sizes, bins=bins, color=COLORS["after"])
+        ax.hist(sizes, bins=bins, weights=weights, color=COLORS["after"])
         ax.set_xscale("log")
     if k is not None and len(sizes):
         ax.axvline(k - 0.5 if sizes.max() <= 60 else k, color=COLORS["selected"], ls="--", lw=1.2, label=f"k = {k}")

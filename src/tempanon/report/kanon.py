@@ -130,7 +130,7 @@ def _assemble(
         requested["k"] = None
     achieved["classes"] = verdict.get("classes", after.classes)
     rep.add(guarantee_section(model="k-anonymity" + (" (respondent level)" if uid else ""), requested=requested, achieved=achieved,
-                              verified=verified, class_sizes=after.class_sizes if rows_out else [], k=result.k,
+                              verified=verified, class_counts=after.class_counts, class_sizes=after.class_sizes if rows_out else [], k=result.k,
                               what="respondents" if uid else "records", checker=checker))  # fmt: skip
     rep.add(risk_section(before.as_dict(), after.as_dict(), threshold=threshold))
     rep.add(utility_section(
@@ -199,17 +199,18 @@ def recheck_k(after: ClassAggregates, result: Any) -> dict:
     from tempanon.errors import VerificationError
 
     sizes = np.asarray(after.sizes if after.respondents_per_class is None else after.respondents_per_class, dtype=np.int64)
+    per = np.ones(len(sizes), dtype=np.int64) if after.classes is None else np.asarray(after.classes, dtype=np.int64)
     if len(sizes) and int(sizes.min()) < result.k:
         what = "respondents" if after.respondents_per_class is not None else "rows"
-        raise VerificationError(f"output is not {result.k}-anonymous: {int((sizes < result.k).sum())} equivalence class(es) have "
+        raise VerificationError(f"output is not {result.k}-anonymous: {int(per[sizes < result.k].sum())} equivalence class(es) have "
                                 f"fewer than {result.k} {what}")  # fmt: skip
-    rows_out = int(np.asarray(after.sizes).sum())
+    rows_out = after.rows
     suppressed = result.rows_in - rows_out
     if suppressed < 0:
         raise VerificationError(f"output has {rows_out} rows, more than the {result.rows_in} input rows")
     if suppressed > result.max_suppressed_rows:
         raise VerificationError(f"output suppresses {suppressed} rows, more than the allowed {result.max_suppressed_rows}")
-    return {"k": result.k, "classes": int(len(sizes)), "min_class_size": int(sizes.min()) if len(sizes) else None,
+    return {"k": result.k, "classes": after.n_classes, "min_class_size": int(sizes.min()) if len(sizes) else None,
             "suppressed_rows": suppressed}  # fmt: skip
 
 
@@ -242,7 +243,7 @@ def kanon_report_from_aggregates(
         verdict, verified = recheck_k(after, result), True
     except VerificationError:
         verdict, verified = {}, False
-    return _assemble(result, columns=list(columns), rows_out=int(np.asarray(after.sizes).sum()), before=before.risk(threshold),
+    return _assemble(result, columns=list(columns), rows_out=after.rows, before=before.risk(threshold),
                      after=after.risk(threshold), verdict=verdict, verified=verified, losses=attribute_losses_from_counts(result, values),
                      source=source, checksum=checksum, checksum_kind=checksum_kind, parameters=parameters,
                      identifying=list(identifying or []), threshold=threshold, checker=checker)  # fmt: skip

@@ -110,17 +110,20 @@ def guarantee_section(
     k: int | None,
     what: str = "records",
     checker: str = "tempanon.verify",
+    class_counts: Sequence[int] | np.ndarray | None = None,
 ) -> Section:
     """The privacy guarantee as requested and as achieved, the verifier's verdict, and a histogram
-    of class (or group) sizes with ``k`` marked."""
+    of class (or group) sizes with ``k`` marked (``class_counts``: classes per entry of
+    ``class_sizes``, a histogram's counts; ``None``: one each)."""
     sec = Section("guarantee", "The guarantee, verified")
     sec.add_status(verified, f"{model}: {'verified' if verified else 'NOT verified'} on the released table by the independent checker ({checker}).")
     names = list(dict.fromkeys([*requested, *achieved]))
     sec.add_table(["measure", "requested", "achieved"], [(n, requested.get(n), achieved.get(n)) for n in names])
     sizes = np.asarray(class_sizes)
+    n_classes = len(sizes) if class_counts is None else int(np.asarray(class_counts).sum())
     sec.add_figure(
-        figures.class_size_histogram(sizes, k, what=what),
-        f"Sizes of the {len(sizes):,} released equivalence classes (in {what}); none may lie left of the dashed line.",
+        figures.class_size_histogram(sizes, k, what=what, counts=class_counts),
+        f"Sizes of the {n_classes:,} released equivalence classes (in {what}); none may lie left of the dashed line.",
     )
     return sec
 

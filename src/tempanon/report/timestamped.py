@@ -172,7 +172,7 @@ def _report(result: Any, *, columns: Sequence[str], rows_in: int, rows_out: int,
         achieved={"respondent-level k": after.respondent_k, "suppressed tuples": suppressed, "classes": after.classes,
                   "time labels": verdict.get("time_labels")},
         verified=verified,
-        class_sizes=after.class_sizes if rows_out else [],
+        class_counts=after.class_counts, class_sizes=after.class_sizes if rows_out else [],
         k=k,
         what="respondents",
         checker="tempanon.verify.check_timestamped_release, re-measured by tempanon.metrics.measure"

@@ -188,18 +188,29 @@ def timestamped(
             from tempanon.report.sections import add_verification, file_sha256
             from tempanon.report.timestamped import timestamped_report_from_measures
 
+            from tempanon.errors import TempanonError
+            from tempanon.kanon.engine_command import ReportFailed
+
             t1 = _time.perf_counter()
             extra = {"granularities requested": granularities, "country (holidays)": country, "day parts": day_parts,
                      "hierarchies": str(hierarchies) if hierarchies is not None else None}
-            rep = timestamped_report_from_measures(res, source=str(input), checksum=file_sha256(input),
-                                                   parameters={k_: v for k_, v in extra.items() if v is not None})
-            add_verification(rep, res.summary.get("verification"))
+            try:
+                rep = timestamped_report_from_measures(res, source=str(input), checksum=file_sha256(input),
+                                                       parameters={k_: v for k_, v in extra.items() if v is not None})
+                add_verification(rep, res.summary.get("verification"))
+                html = rep.render()  # rendered here: what is left to fail while writing is the file system
+            except Exception as exc:  # said plainly (exit 4), no traceback; the verified release stays
+                first = next((ln.strip() for ln in str(exc).splitlines() if ln.strip()), "")
+                if not isinstance(exc, TempanonError):
+                    first = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+                raise ReportFailed(f"the release {out} was written and verified, but the report could not be built "
+                                   f"({engine} engine): {first[:300]}; no report or summary was written") from exc
             phases["build report (engine aggregates)"] = _time.perf_counter() - t1
         if summary is not None or rep is not None:  # the release (and audit) are in place (verified); the rest staged, committed
             t1 = _time.perf_counter()
             with outs:
                 if rep is not None:
-                    outs.stage(report, rep.write, "--report")
+                    outs.stage(report, lambda p: Path(p).write_text(html, encoding="utf-8"), "--report")
                 if summary is not None:
                     outs.json({**res.summary, **({"report": str(report)} if report is not None else {})}, summary, "--summary")
                 outs.commit()

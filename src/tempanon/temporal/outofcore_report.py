@@ -13,7 +13,8 @@ rows ``n`` and respondents ``sz``, and ``v_released``, the classes counted in th
   verified to be a whole input class, so its respondents are the input class's), and the distinct
   respondents of the released rows;
 * **before**: the input's classes over the raw text of the time and the quasi-identifiers, with
-  their rows and distinct respondents;
+  their rows and distinct respondents, as a histogram (how many classes have each (rows,
+  respondents) pair: raw timestamps make nearly one class per record);
 * **losses**: per released column of the search (time, quasi-identifiers), the number of distinct
   input values and, for every released value, its rows and the distinct input values it covers
   (:func:`tempanon.report.timestamped.observed_losses`'s definition).
@@ -56,9 +57,13 @@ def measure_written(sq, *, time: str, qi: Sequence[str], uid: str | None, expect
     attrs = [time, *qi]
     raw = [txt(f"s.{Q(c)}") for c in attrs]
     size_b = f"count(DISTINCT s.{Q(uid)})" if uid is not None else "count(*)"
-    before = sq._arrow(f"SELECT count(*) AS n, {size_b} AS sz FROM src s GROUP BY {', '.join(raw)}")
+    # a histogram of (records, respondents) over the input's classes: raw timestamps make nearly one
+    # class per record, so one row per class would bring the whole table's worth to the driver
+    before = sq._arrow(f"SELECT n, sz, count(*) AS c FROM (SELECT count(*) AS n, {size_b} AS sz FROM src s "
+                       f"GROUP BY {', '.join(raw)}) h GROUP BY n, sz")  # fmt: skip
     b_sizes = before.column("n").to_numpy().astype(np.int64)
     b_resp = before.column("sz").to_numpy().astype(np.int64)
+    b_classes = before.column("c").to_numpy().astype(np.int64)
     b_total = int(sq._rows(f"SELECT count(DISTINCT s.{Q(uid)}) AS n FROM src s")[0][0]) if uid is not None else int(n_input)
     losses = {}
     for c, e in zip(attrs, raw):
@@ -80,7 +85,7 @@ def measure_written(sq, *, time: str, qi: Sequence[str], uid: str | None, expect
         "rows_in": int(n_input),
         "rows_out": int(sizes.sum()),
         # (without a respondent column every row is a respondent, as the in-memory report counts)
-        "before": ClassAggregates(b_sizes, b_resp, b_total),
+        "before": ClassAggregates(b_sizes, b_resp, b_total, classes=b_classes),
         "after": ClassAggregates(sizes, resp, r_total),
         "losses": losses,
     }
