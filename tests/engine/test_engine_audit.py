@@ -271,13 +271,16 @@ def test_audit_in_release_folder_refused(tmp_path, engine):
     assert list((tmp_path / "rel").iterdir()) == []
 
 
-def test_job_engine_duckdb_audit_maps_input_lines(tmp_path):
-    """A job with ``engine = "duckdb"`` and ``[output] audit`` (the table read into pandas, the release
-    written and read back by DuckDB): the release keeps the input's row labels, so the audit maps
-    every release row to its input line, as the numpy job's does."""
+@pytest.mark.parametrize("engine", ["duckdb", pytest.param("spark", marks=pytest.mark.spark)])
+def test_job_engine_audit_maps_input_lines(tmp_path, request, engine):
+    """A job with ``engine = "duckdb"`` (or ``"spark"``) and ``[output] audit`` (the table read into
+    pandas, the release written and read back by the engine): the release keeps the input's row
+    labels, so the audit maps every release row to its input line, as the numpy job's does."""
+    if engine == "spark":
+        request.getfixturevalue("spark_session")
     inp, hdir = _generated(tmp_path)
     got = {}
-    for eng in ("numpy", "duckdb"):
+    for eng in ("numpy", engine):
         job = tmp_path / f"{eng}.toml"
         job.write_text(f"""[input]
 path = "{inp}"
@@ -306,7 +309,7 @@ audit = "{tmp_path / 'steward' / (eng + '-audit.csv')}"
         assert r.exit_code == 0, r.output
         summ = json.loads((tmp_path / "steward" / f"{eng}.json").read_text())
         got[eng] = _check_independently(inp, hdir, summ, tmp_path / eng / "r.csv", tmp_path / "steward" / f"{eng}-audit.csv")
-    pd.testing.assert_frame_equal(got["duckdb"], got["numpy"])
+    pd.testing.assert_frame_equal(got[engine], got["numpy"])
 
 
 def test_spark_source_refuses_an_audit_without_a_session(tmp_path):

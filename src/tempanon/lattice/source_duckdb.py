@@ -609,9 +609,9 @@ class SQLSource(FrequencySource):
                 raise InputError("a steward audit needs the release written to a file (out=)")
             if not verify:
                 raise InputError("a steward audit is checked by the release's verification: it cannot be written with verify=False")
-        # without out (DuckDB) the release read back as a DataFrame keeps the input's row labels, as the
-        # numpy path's does (what its audit and report map release rows to input rows by)
-        carry = out is None and self.engine == "duckdb"
+        # without out the release read back as a DataFrame keeps the input's row labels (the row number
+        # in the source's order), as the numpy path's does: what a job's audit maps release rows by
+        carry = out is None
         if (audit is not None or carry) and AUDIT_RN in self.columns:
             raise InputError(f"the input has a column named {AUDIT_RN!r}, which the release numbers rows with; rename it")
         node = tuple(int(v) for v in node)
