@@ -12,7 +12,9 @@ level) joined to the data by the value, and a frequency set is ``SELECT ..., cou
   respondent or sensitive column) and fetches the result as Arrow;
 * :meth:`DuckDBSource.release` writes the generalized table with ``COPY`` to a temporary file
   beside the target (Parquet or CSV by the target's suffix), verifies the **written file** with an
-  independent query (:meth:`DuckDBSource.verify_file`) and renames it into place;
+  independent query (:meth:`DuckDBSource.verify_file`) and renames it into place; with ``audit``
+  the steward's audit (release row -> input line) is written by a second ``COPY`` of the same rows,
+  checked row by row by SQL with the release and renamed into place first (not on Spark);
 * ``memory_limit`` (e.g. ``"4GB"``) sets DuckDB's ``memory_limit``; operators beyond it spill to a
   private ``temp_directory`` removed on :meth:`close`.
 
