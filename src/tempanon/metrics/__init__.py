@@ -3,12 +3,15 @@
 from tempanon._lazy import lazy_exports
 
 _EXPORTS = {
+    'ClassAggregates': 'risk',
     'RiskSummary': 'risk',
+    'aggregates_of': 'risk',
     'class_codes': 'risk',
     'class_sizes': 'risk',
     'distinct_per_class': 'risk',
     'l_measures': 'risk',
     'measure': 'risk',
+    'risk_from_aggregates': 'risk',
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
