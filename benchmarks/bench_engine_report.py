@@ -2,13 +2,17 @@
 duckdb --report``): the engine's class aggregates of the input and of the written release, and the
 report built from them, against the run that produced the release.
 
-    python benchmarks/bench_engine_report.py --rows 2000000 [--engine duckdb] [--uid]
+    python benchmarks/bench_engine_report.py --rows 2000000 [--engine duckdb] [--uid] [--audit]
 
 Generates the Lands-End-shaped Parquet table of ``bench_engine.py`` (under /tmp, deleted
 afterwards), runs k = 5 Incognito with the release written to Parquet and verified by the engine,
 then times ``input_aggregates`` + ``release_aggregates`` (``--uid order_id``: respondents per class
 too) and ``kanon_report_from_aggregates`` + render. Reported: CPU seconds of the process (all
 threads, ``time.process_time``) and wall seconds of each phase, the class counts, peak RSS.
+
+``--audit`` (DuckDB): the search, release and verification run once more with the steward's audit
+(``kanonymize(..., audit=...)``: a second COPY of the rows and its row-by-row SQL check), reported
+as a further column.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=2_000_000)
     ap.add_argument("--engine", default="duckdb")
     ap.add_argument("--uid", action="store_true")
+    ap.add_argument("--audit", action="store_true", help="also the run with the steward audit (DuckDB)")
     a = ap.parse_args()
     from bench_engine import generate_landsend
     from bench_incognito import LANDSEND
@@ -60,6 +65,11 @@ def main() -> None:
             html = kanon_report_from_aggregates(res, columns=src.columns, before=before, after=after, values=values,
                                                 source=str(table), checksum=None).render()  # fmt: skip
             phases["report"] = (time.process_time() - c, time.perf_counter() - t)
+            if a.audit:
+                t, c = time.perf_counter(), time.process_time()
+                kanonymize(src, qi, load_hierarchies(hdir, qi), 5, uid=uid, out=str(tmp / "out2.parquet"),
+                           audit=str(tmp / "steward" / "audit.csv"))  # fmt: skip
+                phases["search, release, verify with the audit"] = (time.process_time() - c, time.perf_counter() - t)
         finally:
             src.close()
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
