@@ -59,8 +59,8 @@ def run_api(fn: Callable[[], T]) -> T:
             raise
         first = next((ln.strip() for ln in str(spark[0]).splitlines() if ln.strip()), type(spark[0]).__name__)
         stopped = any(type(x).__name__ == "Py4JNetworkError" for x in spark)
-        memory = ("the Spark driver's memory: e.g. PYSPARK_SUBMIT_ARGS='--driver-memory 4g pyspark-shell' for a local "
-                  "session, or --engine duckdb")  # fmt: skip
+        memory = ("the Spark driver's memory: --memory-limit 4GB for the local session tempanon starts (or "
+                  "PYSPARK_SUBMIT_ARGS='--driver-memory 4g pyspark-shell'), or --engine duckdb")  # fmt: skip
         hint = f" ({memory})" if any("OutOfMemory" in str(x) or "Java heap" in str(x) for x in spark) else (
             f" (the Spark driver stopped; if it ran out of memory: {memory})" if stopped else "")  # fmt: skip
         fail(_escape(f"the Spark engine failed: {first[:300]}{hint}; nothing was written"), ENGINE_FAILED)

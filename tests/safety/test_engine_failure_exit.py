@@ -52,4 +52,4 @@ def test_engine_failure_is_exit_4(tmp_path, monkeypatch, exc, expect):
     text = " ".join(r.output.split())
     assert expect in text and "nothing was written" in text and "Traceback" not in r.output
     if not isinstance(exc, MemoryError):
-        assert "--driver-memory" in text
+        assert "--driver-memory" in text and "--memory-limit 4GB" in text
