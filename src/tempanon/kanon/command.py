@@ -104,11 +104,12 @@ def _run(
                          "the data steward only; write it elsewhere")
     from tempanon.lattice.memory import check_memory_limit
 
-    check_memory_limit(resolve_engine(input_path, engine, memory_limit), memory_limit, spark_master=spark_master)
-    if resolve_engine(input_path, engine, memory_limit) != "numpy":  # out-of-core engines: tempanon.kanon.engine_command
+    resolved = resolve_engine(input_path, engine, memory_limit)
+    check_memory_limit(resolved, memory_limit, spark_master=spark_master)
+    if resolved != "numpy":  # out-of-core engines: tempanon.kanon.engine_command
         from tempanon.kanon.engine_command import run_with_engine
 
-        if audit is not None and resolve_engine(input_path, engine, memory_limit) == "spark":
+        if audit is not None and resolved == "spark":
             raise InputError("--audit is not written with --engine spark (Spark does not keep the row order of a "
                              "multi-part release on read-back): use --engine duckdb or --engine numpy "
                              "(nothing was read or written)")  # fmt: skip

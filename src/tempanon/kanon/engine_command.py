@@ -104,7 +104,8 @@ def run_with_engine(a: dict[str, Any]) -> dict:
                 summ["report"] = str(report)
                 phases["build report"] = time.perf_counter() - t1
         except Exception as exc:  # a tempanon error, an engine error (Spark, DuckDB), memory: said plainly, no traceback
-            raise ReportFailed(_failed(a, report, exc)) from exc
+            what = "the risk measures and the report" if report is not None else "the risk measures"
+            raise report_failed(a["out"], a["engine"], what, exc) from exc
     finally:
         src.close()
     t1 = time.perf_counter()
@@ -127,13 +128,14 @@ def run_with_engine(a: dict[str, Any]) -> dict:
     return summ
 
 
-def _failed(a: dict[str, Any], report: Any, exc: BaseException) -> str:
-    what = "the risk measures and the report" if report is not None else "the risk measures"
+def report_failed(out: Any, engine: str, what: str, exc: BaseException) -> ReportFailed:
+    """The error of a report (or risk measures) that could not be built after the release ``out``
+    was written and verified: its first line, plainly, for exit 4 (the timestamped file path too)."""
     first = next((ln.strip() for ln in str(exc).splitlines() if ln.strip()), "")
     if not isinstance(exc, TempanonError):
         first = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
-    return (f"the release {a['out']} was written and verified, but {what} could not be built "
-            f"({a['engine']} engine): {first[:300]}; no report or summary was written")
+    return ReportFailed(f"the release {out} was written and verified, but {what} could not be built "
+                        f"({engine} engine): {first[:300]}; no report or summary was written")
 
 
 def _build_report(a: dict[str, Any], src: Any, res: Any, before: Any, after: Any, values: Any, drop_cols: list[str]) -> Any:

@@ -188,8 +188,7 @@ def timestamped(
             from tempanon.report.sections import add_verification, file_sha256
             from tempanon.report.timestamped import timestamped_report_from_measures
 
-            from tempanon.errors import TempanonError
-            from tempanon.kanon.engine_command import ReportFailed
+            from tempanon.kanon.engine_command import report_failed
 
             t1 = _time.perf_counter()
             extra = {"granularities requested": granularities, "country (holidays)": country, "day parts": day_parts,
@@ -200,11 +199,7 @@ def timestamped(
                 add_verification(rep, res.summary.get("verification"))
                 html = rep.render()  # rendered here: what is left to fail while writing is the file system
             except Exception as exc:  # said plainly (exit 4), no traceback; the verified release stays
-                first = next((ln.strip() for ln in str(exc).splitlines() if ln.strip()), "")
-                if not isinstance(exc, TempanonError):
-                    first = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
-                raise ReportFailed(f"the release {out} was written and verified, but the report could not be built "
-                                   f"({engine} engine): {first[:300]}; no report or summary was written") from exc
+                raise report_failed(out, engine, "the report", exc) from exc
             phases["build report (engine aggregates)"] = _time.perf_counter() - t1
         if summary is not None or rep is not None:  # the release (and audit) are in place (verified); the rest staged, committed
             t1 = _time.perf_counter()

@@ -42,7 +42,6 @@ def measure_written(sq, *, time: str, qi: Sequence[str], uid: str | None, expect
     from tempanon.metrics.risk import ClassAggregates
 
     Q = sq.q
-    txt = lambda e: f"coalesce(CAST({e} AS {sq.text_type}), '')"  # noqa: E731
     on = " AND ".join(f"r.{c} = e.{c}" for c in names)
     after = sq._arrow(f"SELECT r.n AS n, e.sz AS sz FROM v_released r JOIN v_expected e ON {on}")
     sizes = after.column("n").to_numpy().astype(np.int64)
@@ -55,7 +54,7 @@ def measure_written(sq, *, time: str, qi: Sequence[str], uid: str | None, expect
     else:
         r_total = int(sizes.sum())
     attrs = [time, *qi]
-    raw = [txt(f"s.{Q(c)}") for c in attrs]
+    raw = [sq.text_expr(c) for c in attrs]  # (verify_written's expected text of a column released unchanged)
     size_b = f"count(DISTINCT s.{Q(uid)})" if uid is not None else "count(*)"
     # a histogram of (records, respondents) over the input's classes: raw timestamps make nearly one
     # class per record, so one row per class would bring the whole table's worth to the driver
