@@ -320,7 +320,7 @@ def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, d
             raise InputError(f"column {uid!r}, line {int(row) + 2}: the respondent identifier is missing")
     # identifier screening of the columns released unchanged (the quasi-identifiers without a
     # hierarchy; those with one if the search leaves them at level 0, after it), before the search
-    overrides = _screen(sq, [*keep, *(q for q in qi if q not in hierarchies)], allow_identifier, uid)
+    overrides = _screen(sq, [*keep, *(q for q in qi if q not in hierarchies)], allow_identifier, uid, time)
 
     # ---- timestamps, per distinct value -----------------------------------------------------------
     tq = f"s.{Q(time)}"
