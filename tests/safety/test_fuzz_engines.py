@@ -9,26 +9,35 @@ granularity, suppressed rows, k, respondents, candidates, the risk block), and w
 the same input line -> released row (and respondent) mapping; every written release passes
 ``tempanon check`` re-run on it.
 
-Differences that are intended (and documented) are left out of the comparison: the release's row
+Differences that are intended (and documented) are encoded in the oracle: the release's row
 order (README "Large tables: engines": engine-written releases are ordered inside a class by a
-salted hash), the summary's ``plan``/``engine``/``verification``/timings, and on Spark the release
-written as a directory of part files (README, docs/temporal.md "Engines").
+salted hash), the summary's ``plan``/``engine``/``verification``/timings, floats to the last bits
+(a loss summed in another order), a typed boolean column written as ``true``/``false`` in a CSV
+release (docs/fidelity.md 12), l-diversity with suppression refused by the engines (exit 2,
+README "Large tables: engines"), ``--memory-limit`` not given to Spark (the heap of a
+running session is fixed: ``local_session``), ``--audit`` not given to ``kanon --engine spark``
+(refused, README) and on Spark the release written as a directory of part files (README,
+docs/temporal.md "Engines").
 
-The default run draws 35 derandomized DuckDB examples (~15 s); ``TEMPANON_FUZZ_EXAMPLES=400``
-draws that many random ones. The Spark test (marker ``spark``) draws a handful
-(``TEMPANON_FUZZ_SPARK_EXAMPLES``)."""
+The default run draws 13 examples per command from a fixed seed (~10 s CPU);
+``TEMPANON_FUZZ_EXAMPLES=N`` draws N random ones per command (``TEMPANON_FUZZ_NO_SHRINK=1`` to
+report a failure as drawn, ``TEMPANON_FUZZ_EVENTS=1`` with ``--hypothesis-show-statistics`` to see
+the errors met). The Spark test (marker ``spark``) draws ``TEMPANON_FUZZ_SPARK_EXAMPLES`` (2) per
+command. Bugs found so far: see the regression tests at the end of this file and
+tests/engine/test_engine_screen.py."""
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 import os
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, Phase, event, given, settings
+from hypothesis import HealthCheck, Phase, event, given, seed, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
@@ -39,8 +48,8 @@ from engine.conftest import spark_session  # noqa: F401  (the engine suite's ses
 
 runner = CliRunner()
 
-N_DUCKDB = int(os.environ.get("TEMPANON_FUZZ_EXAMPLES", "35"))
-N_SPARK = int(os.environ.get("TEMPANON_FUZZ_SPARK_EXAMPLES", "6"))
+N_DUCKDB = int(os.environ.get("TEMPANON_FUZZ_EXAMPLES", "13"))  # per command
+N_SPARK = int(os.environ.get("TEMPANON_FUZZ_SPARK_EXAMPLES", "2"))
 RANDOM = "TEMPANON_FUZZ_EXAMPLES" in os.environ
 # TEMPANON_FUZZ_NO_SHRINK=1: report the first failing example as drawn (a long hunt, faster)
 PHASES = [p for p in Phase if not (p == Phase.shrink and os.environ.get("TEMPANON_FUZZ_NO_SHRINK"))]
@@ -52,16 +61,21 @@ VALUES = st.sampled_from(["1", "1.0", "", "x", "2020-01-01", "inf", "-3", "Ā", 
 
 @st.composite
 def tables(draw) -> pd.DataFrame:
-    """A small table: respondent ``pid``, time ``t``, quasi-identifiers ``age``/``sex``, sensitive
-    ``dx``, a float ``w`` and a column ``A1`` with no role (never released). With ``typed`` the
+    """A small table: respondent ``pid``, time ``t``, a second timestamp ``t2``, a code ``code``
+    unique per respondent, quasi-identifiers ``age``/``sex``, sensitive ``dx``, a float ``w`` and a
+    column ``A1`` with no role (never released). With ``typed`` the
     columns keep their types (for Parquet: int, float, bool, timestamp (naive or aware), text, with
     missing values); otherwise every cell is text."""
-    n = draw(st.one_of(st.integers(8, 60), st.integers(8, 60), st.integers(8, 60), st.integers(0, 7)))
+    # (the simplest draws, which a derandomized run makes first, are the ones likely to release)
+    n = draw(st.one_of(st.integers(24, 70), st.integers(8, 60), st.integers(8, 60), st.integers(0, 7)))
     rng = np.random.default_rng(draw(st.integers(0, 2**16)))
     t = pd.Timestamp("2021-01-01") + pd.to_timedelta(rng.integers(0, 90 * 24, n), unit="h")
+    pid = rng.integers(0, max(n // draw(st.sampled_from([2, 3])), 1), n)
     df = pd.DataFrame({
-        "pid": rng.integers(0, max(n // 3, 1), n),
+        "pid": pid,
         "t": t,
+        "t2": t + pd.to_timedelta(rng.integers(0, 30, n), unit="D"),  # a second timestamp
+        "code": np.char.add("c", pid.astype(str)),  # one value per respondent
         "age": rng.integers(18, 70, n),
         "sex": rng.choice(["F", "M"], n),
         "dx": rng.choice(["a", "b", "c", "d"], n),
@@ -79,6 +93,8 @@ def tables(draw) -> pd.DataFrame:
         elif kind == "text":
             df["t"] = df["t"].dt.strftime("%Y-%m-%d %H:%M")
         if draw(st.booleans()):
+            df["t2"] = df["t2"].dt.strftime("%Y-%m-%d")
+        if draw(st.booleans()):
             df["dx"] = rng.random(n) < 0.5  # a boolean column
         for _ in range(draw(st.integers(0, 3))):
             if n:
@@ -90,6 +106,7 @@ def tables(draw) -> pd.DataFrame:
                 df.loc[draw(st.integers(0, n - 1)), col] = None
         return df
     df["t"] = df["t"].dt.strftime(draw(st.sampled_from(["%Y-%m-%d", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S"])))
+    df["t2"] = df["t2"].dt.strftime("%Y-%m-%d")
     df = df.astype(str)
     for _ in range(draw(st.integers(0, 3))):
         if n:
@@ -165,7 +182,14 @@ def _read_release(path: Path) -> pd.DataFrame:
     return pd.read_csv(path, dtype=str, keep_default_na=False)
 
 
+# A typed boolean Parquet column is written by DuckDB/Spark as 'true'/'false' in a CSV release,
+# where numpy writes Python's 'True'/'False': intended, docs/fidelity.md 12 ("Values are compared
+# as text in every engine ... `true`"); the generated tables hold no other 'true'/'false' text.
+BOOL_TEXT = {"true": "True", "false": "False"}
+
+
 def _sorted(df: pd.DataFrame) -> pd.DataFrame:
+    df = df.replace(BOOL_TEXT)
     return df.sort_values(list(df.columns)).reset_index(drop=True) if len(df.columns) else df
 
 
@@ -173,7 +197,7 @@ def _audit(path: Path, release: pd.DataFrame) -> pd.DataFrame:
     """The released rows indexed by input line (and the audit's respondent, when it has one)."""
     aud = pd.read_csv(path, comment="#", dtype=str, keep_default_na=False)
     assert aud["release_row"].astype(int).tolist() == list(range(1, len(release) + 1)), path
-    out = release.copy()
+    out = release.replace(BOOL_TEXT)
     if "respondent" in aud.columns:
         out["__respondent"] = aud["respondent"].to_numpy()
     out.index = aud["input_line"].astype(int).to_numpy()
@@ -188,21 +212,37 @@ COMMON_VERIFICATION = ("guarantee", "checked_on", "released_unchanged_declared_i
                        "left_out", "dropped", "k", "classes", "min_class_size", "suppressed_rows", "respondents")  # fmt: skip
 
 
+SCREENED = "refusing to release column(s) unchanged that look like direct identifiers"
+
+
 def _same_exit(ra, rb, where) -> None:
-    """Both succeed or both fail; the exit status itself may differ only where an input has two
-    faults that the paths find in another order (see the module docstring)."""
-    assert (ra.exit_code == 0) == (rb.exit_code == 0), where
-    if ra.exit_code != rb.exit_code and os.environ.get("TEMPANON_FUZZ_STRICT_EXIT"):
-        raise AssertionError(("exit status differs", *where))
+    """The same exit status (0, or the same error class: 1 no solution, 2 bad input, 3
+    verification, 4 engine). An identifier refusal on both says the same (one shared screening,
+    on the engine from distinct values and counts)."""
+    assert rb.exit_code == ra.exit_code, where
+    if SCREENED in ra.output and SCREENED in rb.output:
+        assert " ".join(ra.output.split()) == " ".join(rb.output.split()), where
+
+
+def _eq(a, b) -> bool:
+    """Equal, floats to 1e-9 relative (the engines sum a loss in another order: last-bit
+    differences, as tests/engine/test_engine_backends.py compares ``loss``)."""
+    if isinstance(a, float) or isinstance(b, float):
+        return isinstance(a, (int, float)) and isinstance(b, (int, float)) and math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_eq(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_eq(x, y) for x, y in zip(a, b))
+    return a == b
 
 
 def _same_summary(a: dict, b: dict, where) -> None:
     for key in sorted((set(a) | set(b)) - RUN_KEYS):
-        assert a.get(key) == b.get(key), (where, key, a.get(key), b.get(key))
+        assert _eq(a.get(key), b.get(key)), (where, key, a.get(key), b.get(key))
     va, vb = a.get("verification") or {}, b.get("verification") or {}
     for key in COMMON_VERIFICATION:
         if key in va and key in vb:
-            assert va[key] == vb[key], (where, "verification", key, va[key], vb[key])
+            assert _eq(va[key], vb[key]), (where, "verification", key, va[key], vb[key])
 
 
 def _recheck(out: Path, qi: list[str], k: int, tmp: Path, extra=()) -> None:
@@ -249,24 +289,25 @@ def _compare(cmd: str, tmp: Path, engine: str, base: list, outs: dict, engine_op
 
 
 KANON = st.fixed_dictionaries(
-    {"--k": st.sampled_from([2, 2, 2, 3, 3, 5, 1]), "--max-suppression": st.sampled_from([0.0, 0.1, 0.2, 0.2, 0.2, 1.5])},
-    optional={"--uid": st.just("pid"), "--keep": st.sampled_from(["dx", "w", "pid", "t", "nope", "dx,w"]),
+    {"--k": st.sampled_from([2, 2, 2, 3, 3, 5, 1]), "--max-suppression": st.sampled_from([0.2, 0.0, 0.1, 0.2, 0.2, 1.5])},
+    optional={"--uid": st.just("pid"), "--keep": st.sampled_from(["dx", "w", "pid", "t", "nope", "dx,w", "code", "t2"]),
               "--l": st.sampled_from([2, 3]), "--drop": st.just("A1"), "--algorithm": st.sampled_from(["exhaustive", "exhaustive", "super-roots", "nope"]),
               "--criterion": st.sampled_from(["height", "discernibility"])},
 )  # fmt: skip
 TIMESTAMPED = st.fixed_dictionaries(
-    {"--k": st.sampled_from([2, 2, 2, 3, 1]),
-     "--granularities": st.sampled_from(["week,month", "month,year", "day", "bogus", "day,week,month,quarter,year",
-                                         "hour,day,2weeks", "business-day,month"])},
-    optional={"--uid": st.just("pid"), "--qi": st.sampled_from(["sex", "sex", "sex,age", "t", "nope"]),
-              "--keep": st.sampled_from(["dx", "w", "w", "age"]), "--sensitive": st.just("dx"),
-              "--max-suppression": st.sampled_from([0.0, 0.1, 0.3, 0.3]), "--metric": st.sampled_from(["gen_m", "gen_s"])},
+    {"--k": st.sampled_from([2, 2, 2, 2, 3, 1]),
+     "--granularities": st.sampled_from(["month,year", "week,month", "month,year", "quarter,year", "day", "bogus",
+                                         "day,week,month,quarter,year", "hour,day,2weeks", "business-day,month"]),
+     "--max-suppression": st.sampled_from([0.3, 0.0, 0.1, 0.3, 0.5])},
+    optional={"--uid": st.just("pid"), "--qi": st.sampled_from(["sex", "sex", "sex", "sex,age", "t", "nope"]),
+              "--keep": st.sampled_from(["dx", "w", "w", "w", "age", "t2", "code", "dx,t2"]), "--sensitive": st.just("dx"),
+              "--metric": st.sampled_from(["gen_m", "gen_s"])},
 )  # fmt: skip
 
 
-def _outputs(data, engine: str) -> dict:
+def _outputs(data, engine: str, cmd: str) -> dict:
     outs = {"--out": "o" + data.draw(st.sampled_from([".csv", ".parquet"])), "--summary": "s.json"}
-    if engine != "spark" and data.draw(st.booleans()):
+    if not (engine == "spark" and cmd == "kanon") and data.draw(st.booleans()):
         outs["--audit"] = "audit.csv"
     if data.draw(st.booleans()):
         outs["--report"] = "r.html"
@@ -290,9 +331,9 @@ def fuzz_one(tmp: Path, df: pd.DataFrame, engine: str, command: str, fmt: str, d
             _recheck(paths["--out"], ["age", "sex"], k, tmp)
 
         # l-diversity with suppression is not monotone: the engines refuse it (src/tempanon/kanon/api.py,
-        # docs/fidelity.md 11-12); without suppression it is the same release
+        # README "Large tables: engines"); without suppression it is the same release
         refused = "is released by the numpy engine only" if "--l" in opts and float(opts["--max-suppression"]) > 0 else None
-        _compare("kanon", tmp, engine, [src, "--qi", "age,sex", "--hierarchies", hdir, *_args(opts)], _outputs(data, engine),
+        _compare("kanon", tmp, engine, [src, "--qi", "age,sex", "--hierarchies", hdir, *_args(opts)], _outputs(data, engine, "kanon"),
                  engine_opts, recheck, refused)  # fmt: skip
     elif command == "timestamped":
         opts = data.draw(TIMESTAMPED)
@@ -308,7 +349,8 @@ def fuzz_one(tmp: Path, df: pd.DataFrame, engine: str, command: str, fmt: str, d
             extra = ["--uid", "pid", "--audit", paths["--audit"]] if "--uid" in opts and "--audit" in paths else []
             _recheck(paths["--out"], qi, k, tmp, extra)
 
-        _compare("timestamped", tmp, engine, [src, "--time", "t", *_args(opts)], _outputs(data, engine), engine_opts, recheck)
+        _compare("timestamped", tmp, engine, [src, "--time", "t", *_args(opts)], _outputs(data, engine, "timestamped"), engine_opts,
+                 recheck)  # fmt: skip
     else:  # a job file with an engine
         _job(tmp, src, engine, data)
 
@@ -347,19 +389,27 @@ def _job(tmp: Path, src: Path, engine: str, data) -> None:
     _recheck(tmp / engine / "o.csv", ["age", "sex"] if model == "kanon" else ["sex", "t"], k, tmp)
 
 
-COMMANDS = st.sampled_from(["kanon", "kanon", "timestamped", "timestamped", "run"])
+# the default run: a fixed seed (reproducible, chosen for a mix of releases and refusals on every
+# command); TEMPANON_FUZZ_EXAMPLES=N draws N random examples per command
+SEED = None if RANDOM else int(os.environ.get("TEMPANON_FUZZ_SEED", "3"))
 
 
-@settings(max_examples=N_DUCKDB, deadline=None, suppress_health_check=list(HealthCheck), derandomize=not RANDOM, phases=PHASES)
-@given(df=tables(), command=COMMANDS, fmt=st.sampled_from(["csv", "parquet"]), data=st.data())
-def test_fuzz_duckdb_against_numpy(tmp_path_factory, df, command, fmt, data):
+@pytest.mark.parametrize("command", ["kanon", "timestamped", "run"])
+@settings(max_examples=N_DUCKDB, deadline=None, suppress_health_check=list(HealthCheck), phases=PHASES,
+          database=settings.default.database if RANDOM else None)  # fmt: skip
+@seed(SEED)
+@given(df=tables(), fmt=st.sampled_from(["csv", "parquet"]), data=st.data())
+def test_fuzz_duckdb_against_numpy(tmp_path_factory, command, df, fmt, data):
     fuzz_one(tmp_path_factory.mktemp("fuzz"), df, "duckdb", command, fmt, data)
 
 
 @pytest.mark.spark
-@settings(max_examples=N_SPARK, deadline=None, suppress_health_check=list(HealthCheck), derandomize=not RANDOM, phases=PHASES)
-@given(df=tables(), command=COMMANDS, fmt=st.sampled_from(["csv", "parquet"]), data=st.data())
-def test_fuzz_spark_against_numpy(spark_session, tmp_path_factory, df, command, fmt, data):
+@pytest.mark.parametrize("command", ["kanon", "timestamped", "run"])
+@settings(max_examples=N_SPARK, deadline=None, suppress_health_check=list(HealthCheck), phases=PHASES,
+          database=settings.default.database if RANDOM else None)  # fmt: skip
+@seed(SEED)
+@given(df=tables(), fmt=st.sampled_from(["csv", "parquet"]), data=st.data())
+def test_fuzz_spark_against_numpy(spark_session, tmp_path_factory, command, df, fmt, data):
     fuzz_one(tmp_path_factory.mktemp("fuzz"), df, "spark", command, fmt, data)
 
 
@@ -391,3 +441,20 @@ def test_time_zone_aware_parquet_timestamps_read_as_on_numpy(tmp_path):
     assert sb["messages"] == sa["messages"] and any("carry UTC offsets" in m for m in sb["messages"])
     assert sb["timestamps"] == sa["timestamps"]
     _same_summary(sa, sb, "tz-aware")
+
+
+def test_identifier_refused_before_the_search_on_numpy_as_on_the_engine(tmp_path):
+    """timestamped with a kept identifier-looking column and no granularity that works: numpy ran
+    the search first and said 'no granularity ...' (exit 1), the engine screened first and refused
+    the column (exit 2); numpy now screens the columns released unchanged whatever the search
+    finds before the search too (as kanon does), so both refuse with the same message."""
+    n = 30
+    df = pd.DataFrame({"pid": np.arange(n), "sex": ["F", "M"] * (n // 2), "code": [f"c{i}" for i in range(n)],
+                       "t": (pd.Timestamp("2021-01-01") + pd.to_timedelta(np.arange(n) * 13, unit="h")).strftime("%Y-%m-%d %H:%M")})  # fmt: skip
+    src = tmp_path / "in.csv"
+    df.to_csv(src, index=False)
+    got = _both(tmp_path, "timestamped", src, "--time", "t", "--uid", "pid", "--qi", "sex", "--k", "5",
+                "--granularities", "hour", "--keep", "code")  # fmt: skip
+    (ra, _), (rb, _) = got["numpy"], got["duckdb"]
+    assert ra.exit_code == rb.exit_code == 2, (ra.output, rb.output)
+    assert SCREENED in ra.output and " ".join(ra.output.split()) == " ".join(rb.output.split())
