@@ -12,8 +12,8 @@ the same input line -> released row (and respondent) mapping; every written rele
 Differences that are intended (and documented) are encoded in the oracle: the release's row
 order (README "Large tables: engines": engine-written releases are ordered inside a class by a
 salted hash), the summary's ``plan``/``engine``/``verification``/timings, floats to the last bits
-(a loss summed in another order), a typed boolean column written as ``true``/``false`` in a CSV
-release (docs/fidelity.md 12), l-diversity with suppression refused by the engines (exit 2,
+(a loss summed in another order), a typed boolean column written as ``true``/``false`` and a time-zone-aware
+timestamp with ``+00`` in a CSV release (docs/fidelity.md 12, README), l-diversity with suppression refused by the engines (exit 2,
 README "Large tables: engines"), ``--memory-limit`` not given to Spark (the heap of a
 running session is fixed: ``local_session``), ``--audit`` not given to ``kanon --engine spark``
 (refused, README) and on Spark the release written as a directory of part files (README,
@@ -184,12 +184,20 @@ def _read_release(path: Path) -> pd.DataFrame:
 
 # A typed boolean Parquet column is written by DuckDB/Spark as 'true'/'false' in a CSV release,
 # where numpy writes Python's 'True'/'False': intended, docs/fidelity.md 12 ("Values are compared
-# as text in every engine ... `true`"); the generated tables hold no other 'true'/'false' text.
+# as text in every engine ... `true`"), README "Large tables: engines"; the generated tables hold
+# no other 'true'/'false' text.
+# A time-zone-aware timestamp likewise: DuckDB writes '2021-01-02 00:00:00+00' (its session is UTC),
+# numpy Python's '2021-01-02 00:00:00+00:00' (README "Large tables: engines").
 BOOL_TEXT = {"true": "True", "false": "False"}
+UTC_TEXT = (r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)\+00$", r"\1+00:00")
+
+
+def _engine_text(df: pd.DataFrame) -> pd.DataFrame:
+    return df.replace(BOOL_TEXT).replace(UTC_TEXT[0], UTC_TEXT[1], regex=True)
 
 
 def _sorted(df: pd.DataFrame) -> pd.DataFrame:
-    df = df.replace(BOOL_TEXT)
+    df = _engine_text(df)
     return df.sort_values(list(df.columns)).reset_index(drop=True) if len(df.columns) else df
 
 
@@ -197,7 +205,7 @@ def _audit(path: Path, release: pd.DataFrame) -> pd.DataFrame:
     """The released rows indexed by input line (and the audit's respondent, when it has one)."""
     aud = pd.read_csv(path, comment="#", dtype=str, keep_default_na=False)
     assert aud["release_row"].astype(int).tolist() == list(range(1, len(release) + 1)), path
-    out = release.replace(BOOL_TEXT)
+    out = _engine_text(release)
     if "respondent" in aud.columns:
         out["__respondent"] = aud["respondent"].to_numpy()
     out.index = aud["input_line"].astype(int).to_numpy()
@@ -290,7 +298,8 @@ def _compare(cmd: str, tmp: Path, engine: str, base: list, outs: dict, engine_op
 
 KANON = st.fixed_dictionaries(
     {"--k": st.sampled_from([2, 2, 2, 3, 3, 5, 1]), "--max-suppression": st.sampled_from([0.2, 0.0, 0.1, 0.2, 0.2, 1.5])},
-    optional={"--uid": st.just("pid"), "--keep": st.sampled_from(["dx", "w", "pid", "t", "nope", "dx,w", "code", "t2"]),
+    optional={"--uid": st.just("pid"), "--keep": st.sampled_from(["dx", "w", "pid", "t", "nope", "dx,w", "code", "t2", "t,t2"]),
+              "--allow-identifier": st.sampled_from(["code", "t2,code", "w"]),
               "--l": st.sampled_from([2, 3]), "--drop": st.just("A1"), "--algorithm": st.sampled_from(["exhaustive", "exhaustive", "super-roots", "nope"]),
               "--criterion": st.sampled_from(["height", "discernibility"])},
 )  # fmt: skip
@@ -301,6 +310,7 @@ TIMESTAMPED = st.fixed_dictionaries(
      "--max-suppression": st.sampled_from([0.3, 0.0, 0.1, 0.3, 0.5])},
     optional={"--uid": st.just("pid"), "--qi": st.sampled_from(["sex", "sex", "sex", "sex,age", "t", "nope"]),
               "--keep": st.sampled_from(["dx", "w", "w", "w", "age", "t2", "code", "dx,t2"]), "--sensitive": st.just("dx"),
+              "--allow-identifier": st.sampled_from(["t2", "code,t2", "w"]),
               "--metric": st.sampled_from(["gen_m", "gen_s"])},
 )  # fmt: skip
 
@@ -458,3 +468,26 @@ def test_identifier_refused_before_the_search_on_numpy_as_on_the_engine(tmp_path
     (ra, _), (rb, _) = got["numpy"], got["duckdb"]
     assert ra.exit_code == rb.exit_code == 2, (ra.output, rb.output)
     assert SCREENED in ra.output and " ".join(ra.output.split()) == " ".join(rb.output.split())
+
+
+def test_engine_text_of_an_aware_timestamp_is_utc_on_every_machine(tmp_path):
+    """A kept time-zone-aware Parquet column in a DuckDB CSV release was written in the machine's
+    local zone (TZ=America/New_York: '2021-01-01 19:00:00-05'), so the release (and the text a
+    hierarchy must hold for such a quasi-identifier) changed with the machine; the DuckDB session's
+    zone is now UTC ('2021-01-02 00:00:00+00')."""
+    import subprocess
+    import sys
+
+    n = 24
+    pd.DataFrame({"sex": ["F", "M"] * (n // 2), "age": ["30"] * n,
+                  "t": pd.Timestamp("2021-01-02", tz="UTC") + pd.to_timedelta(np.arange(n) % 2, unit="D")}).to_parquet(tmp_path / "in.parquet")  # fmt: skip
+    (tmp_path / "h").mkdir()
+    (tmp_path / "h" / "sex.csv").write_text("F;*\nM;*\n")
+    (tmp_path / "h" / "age.csv").write_text("30;*\n")
+    out = tmp_path / "r" / "o.csv"
+    env = {**os.environ, "TZ": "America/New_York", "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
+    r = subprocess.run([sys.executable, "-m", "tempanon.cli", "kanon", str(tmp_path / "in.parquet"), "--qi", "age,sex",
+                        "--hierarchies", str(tmp_path / "h"), "--k", "2", "--keep", "t", "--out", str(out),
+                        "--engine", "duckdb", "-q"], env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert set(pd.read_csv(out, dtype=str)["t"]) == {"2021-01-02 00:00:00+00", "2021-01-03 00:00:00+00"}

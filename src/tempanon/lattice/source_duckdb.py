@@ -66,13 +66,16 @@ def qstr(text: str) -> str:
 def open_duckdb(*, memory_limit: str | None = None, threads: int | None = None, connection: Any = None) -> tuple[Any, str]:
     """A DuckDB connection (``connection`` or a new in-memory one) spilling to a private temporary
     directory, with ``memory_limit`` and ``threads`` set; returns ``(connection, directory)``. A bad
-    setting closes both and raises :class:`InputError`."""
+    setting closes both and raises :class:`InputError`. The session's time zone is UTC: the text of
+    a time-zone-aware timestamp (a kept column, a hierarchy's key) is then the same on every machine,
+    not the local zone's (``TZ``)."""
     import duckdb
 
     tmpdir = scratch_dir("duckdb")
     con = connection if connection is not None else duckdb.connect(":memory:")
     try:
         con.execute(f"SET temp_directory = {qstr(tmpdir)}")
+        con.execute("SET TimeZone = 'UTC'")
         if memory_limit is not None:
             con.execute(f"SET memory_limit = {qstr(memory_limit)}")
         if threads is not None:
