@@ -9,10 +9,38 @@ over a Spark DataFrame or a CSV/Parquet path. Results come to the driver as Arro
 
 Spark writes a **directory** of part files: the release is written to a temporary directory beside
 the target, verified, and renamed to the target path (a directory named like the file).
+
+**The steward audit** (``--audit``, :meth:`SQLSource.release`) has the numpy/DuckDB format (two
+comment lines, ``release_row,input_line``). Spark does not read a multi-part directory back in
+part order (its reader orders file splits by size, largest first), so ``release_row`` does not rely
+on read-back order: it is the row's position **over the part files in name order, rows in file
+order inside each part** (as ``pyarrow``/``pandas.read_parquet`` of the directory, or
+``part-*`` concatenated, list them). Why that position is defined and checked, not assumed:
+
+* written: the release is one global ``ORDER BY`` (total: the input row number is the last key);
+  Spark writes its range partitions in order as ``part-00000``, ``part-00001``, ... and the audit
+  numbers the same total order by ``row_number() OVER (ORDER BY ...)``, a second, independent job;
+* verified: :meth:`SQLSource._verify_audit` numbers the **written** parts by
+  ``row_number() OVER (ORDER BY input_file_name(), monotonically_increasing_id())``
+  (:attr:`written_row_number`): within one file Spark reads its splits in offset order (a file's
+  splits all have the maximum split size but the last, and the reader's stable sort by size keeps
+  them in order), and ``monotonically_increasing_id`` grows with the partition and the row within it;
+  that claim and the write-side one are tested with small split sizes forcing many splits per file
+  (``tests/engine/test_engine_audit_spark.py``), and a release whose parts were not in order fails
+  the row-by-row check (nothing is renamed);
+* the input's line numbers come from the same reader claim on one input file
+  (:attr:`row_number`).
+
+Cost on a cluster: the release stays a parallel sort written in parallel (no single-file write);
+the audit's ``row_number() OVER (ORDER BY ...)`` and the verification's numbering of the input and
+of the written release are windows without a partition, so each runs in **one task** (all rows
+through one executor, sorted with spill), as DuckDB's are on one machine; the audit's part files
+(two integers a row) are concatenated by the driver into one CSV file.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -21,7 +49,7 @@ import pandas as pd
 
 from tempanon.errors import InputError
 from tempanon.data.scratch import scratch_dir
-from tempanon.lattice.source_duckdb import SQLSource, _is_parquet, check_header
+from tempanon.lattice.source_duckdb import AUDIT_RN, SQLSource, _is_parquet, check_header
 
 
 def _jvm_bytes(text: str) -> int | None:
@@ -84,6 +112,8 @@ class SparkSource(SQLSource):
     anti_join = "LEFT ANTI JOIN"
     temp_result = "CREATE OR REPLACE TEMP VIEW"
     row_number = "row_number() OVER (ORDER BY monotonically_increasing_id()) - 1"
+    # the written release (a directory): part files in name order, rows in file order in each (module doc)
+    written_row_number = "row_number() OVER (ORDER BY input_file_name(), monotonically_increasing_id()) - 1"
 
     def __init__(self, df: Any, *, input_name: str = "Spark DataFrame"):
         super().__init__()
@@ -165,6 +195,41 @@ class SparkSource(SQLSource):
         df.createOrReplaceTempView("tempanon_written")
         return "tempanon_written"
 
+    def _write_audit(self, path: str, order: str, body: str, salt: int) -> None:
+        """The steward's audit (as :meth:`SQLSource._write_audit`): ``release_row`` numbers the
+        release's total order by a window, ``ORDER BY release_row`` writes it as CSV part files in
+        that order, which the driver concatenates in name order (each part's header line dropped)
+        behind the two comment lines and one header. The file's row order is for reading only: the
+        verification joins the audit by its values."""
+        from tempanon.kanon.command import AUDIT_HEADER
+
+        rows = path + ".rows"
+        self._copy(f"SELECT row_number() OVER (ORDER BY {order}) AS release_row, s.{AUDIT_RN} + 2 AS input_line "
+                   f"{body} ORDER BY release_row", rows, False)  # fmt: skip
+        head = "release_row,input_line"
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(f"{AUDIT_HEADER}\n# shuffle seed: {salt}\n{head}\n")
+            for part in sorted(Path(rows).glob("part-*")):
+                with open(part, encoding="utf-8") as src:
+                    first = src.readline()
+                    if first.rstrip("\r\n") != head:
+                        fh.write(first)
+                    shutil.copyfileobj(src, fh, 1 << 20)
+        shutil.rmtree(rows)
+
+    def _new_audit_temp(self, target: Path) -> str:
+        # Spark's reader skips a file whose name starts with "." (the hidden temporary name): the audit
+        # is written to a plain name inside a hidden temporary folder beside the target, checked there
+        # by Spark, renamed into place and the folder removed (SQLSource.release)
+        holder = self._new_temp_path(target)
+        os.mkdir(holder)
+        return os.path.join(holder, target.name)
+
+    def _audit_relation(self, audit: str) -> str:
+        df = self.spark.read.csv(audit, header=True, comment="#", quote='"', escape='"', inferSchema=False)
+        df.createOrReplaceTempView("tempanon_audit")
+        return "tempanon_audit"
+
     def _read_back(self, path: str) -> pd.DataFrame:
         import pyarrow.parquet as pq
 
@@ -175,7 +240,7 @@ class SparkSource(SQLSource):
             self._finish_batch()
         except Exception:
             pass
-        for v in ("tempanon_written", "v_expected", "v_released", "src", "tempanon_input"):
+        for v in ("tempanon_written", "tempanon_audit", "v_expected", "v_released", "src", "tempanon_input"):
             try:
                 self.spark.catalog.dropTempView(v)
             except Exception:
