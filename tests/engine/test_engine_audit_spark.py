@@ -123,6 +123,7 @@ def test_spark_audit_default_session_one_part(tmp_path, spark_session):
     got = _numpy_and_duckdb(tmp_path, inp, hdir, ["--qi", "age,sex,zip", "--k", "3", "--uid", "person", "--keep", "visit"],
                             ".parquet", engines=("numpy", "spark"))  # fmt: skip
     assert len(got["spark"]) == got["summary"]["rows_out"]
+    assert len(_parts(tmp_path / "spark" / "release.parquet")) == 1
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".parquet"])
