@@ -54,10 +54,10 @@ def _parts(path: Path) -> list[Path]:
 
 @pytest.mark.parametrize("fmt", ["csv", "parquet"])
 def test_spark_reads_files_in_order_and_writes_sorted_parts_in_name_order(tmp_path, multipart, fmt):
-    """The input numbering (``SparkSource.row_number``) is file order with a file read in many
-    splits; a global ORDER BY is written as part files in name order; the written directory
-    numbered by ``SparkSource.written_row_number`` is the parts concatenated in name order (what
-    pandas/pyarrow read), while Spark's plain read-back order of the directory is not."""
+    """The input numbering (``SparkSource._numbered``, and the window ``SparkSource.row_number``)
+    is file order with a file read in many splits; a global ORDER BY is written as part files in
+    name order; the written directory numbered by ``SparkSource._numbered`` is the parts
+    concatenated in name order (what pandas/pyarrow read)."""
     from tempanon.lattice.source_spark import SparkSource
 
     spark = multipart
@@ -73,6 +73,8 @@ def test_spark_reads_files_in_order_and_writes_sorted_parts_in_name_order(tmp_pa
     assert spark.sql("SELECT * FROM src").rdd.getNumPartitions() > 3
     got = spark.sql(f"SELECT a, {src.row_number} AS rn FROM src s").toPandas()
     assert (got["a"].astype(int) == got["rn"]).all()
+    got = spark.sql(f"SELECT a, __tempanon_rn AS rn FROM {src._numbered('src', src.columns)} s").toPandas()
+    assert sorted(got["rn"]) == list(range(n)) and (got["a"].astype(int) == got["rn"]).all()
     out = tmp_path / "out"
     src._copy("SELECT a, b FROM src ORDER BY CAST(b AS INT), CAST(a AS INT)", str(out), fmt == "parquet")
     parts = _parts(out)
@@ -85,7 +87,7 @@ def test_spark_reads_files_in_order_and_writes_sorted_parts_in_name_order(tmp_pa
         assert whole.to_numpy().tolist() == cat.to_numpy().tolist()
     read = src._read_written(str(out), fmt == "parquet")
     assert spark.sql(f"SELECT * FROM {read}").rdd.getNumPartitions() > len(parts)
-    numbered = spark.sql(f"SELECT a, b, {src.written_row_number} AS rn FROM {read} ORDER BY rn").toPandas()
+    numbered = spark.sql(f"SELECT a, b, __tempanon_rn AS rn FROM {src._numbered(read, ['a', 'b'])} w ORDER BY rn").toPandas()
     assert numbered["rn"].tolist() == list(range(n))
     assert numbered[["a", "b"]].to_numpy().tolist() == cat.to_numpy().tolist()
     src.close()
@@ -117,8 +119,8 @@ def test_spark_audit_same_map_as_numpy_and_duckdb(tmp_path, multipart, suffix, e
 
 
 def test_spark_audit_default_session_one_part(tmp_path, spark_session):
-    """Without forced splits (the session's defaults: broadcast joins, adaptive execution) the
-    numbered release stays in one partition: one part file, the same map as numpy."""
+    """Without forced splits (the session's defaults: broadcast joins, adaptive execution, which
+    coalesces a small release's shuffle partitions into one): one part file, the same map as numpy."""
     inp, hdir = _generated(tmp_path, n_people=120, seed=8)
     got = _numpy_and_duckdb(tmp_path, inp, hdir, ["--qi", "age,sex,zip", "--k", "3", "--uid", "person", "--keep", "visit"],
                             ".parquet", engines=("numpy", "spark"))  # fmt: skip
@@ -187,8 +189,9 @@ def _corrupt_parts(which: str, path: Path) -> None:
     (same classes and rows, wrong positions); ``parts`` swaps the names of the first and last part
     files (a release whose parts are not in the written order); ``audit-line`` swaps the input
     lines of the first and last audit rows; ``audit-duplicate`` names the second row's input line
-    twice; ``audit-outside`` names an input line past the end of the input. The part files'
-    Hadoop checksums (``.part-*.crc``) are removed first."""
+    twice; ``audit-outside`` names an input line past the end of the input (the audit's parts hold
+    its input lines; the driver numbers them). The part files' Hadoop checksums (``.part-*.crc``)
+    are removed first."""
     rows = path.name.endswith(".rows")
     for crc in path.glob(".*.crc"):  # Hadoop's checksums would catch the change first: the check under test is ours
         crc.unlink()
@@ -215,15 +218,14 @@ def _corrupt_parts(which: str, path: Path) -> None:
         tmp.rename(q)
         return
     elif which.startswith("audit") and rows:
-        field = lambda s: get(s).rstrip("\n").split(",")  # noqa: E731
-        f1, f2, fl = field(first), field(second), field(last)
+        f1, f2, fl = get(first), get(second), get(last)
         if which == "audit-line":
-            put(first, f"{f1[0]},{fl[1]}\n")
-            put(last, f"{fl[0]},{f1[1]}\n")
+            put(first, fl)
+            put(last, f1)
         elif which == "audit-duplicate":
-            put(first, f"{f1[0]},{f2[1]}\n")
+            put(first, f2)
         else:
-            put(first, f"{f1[0]},99999999\n")
+            put(first, "99999999\n")
     else:
         return
     for p, ls in files:

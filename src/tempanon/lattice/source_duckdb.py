@@ -131,10 +131,6 @@ class SQLSource(FrequencySource):
     anti_join = "ANTI JOIN"
     temp_result = "CREATE OR REPLACE TEMP TABLE"
     row_number = "row_number() OVER () - 1"
-    written_row_number: str | None = None
-    """The row number (0-based) of a row of the **written release** in the order its ``release_row``
-    counts (the steward audit, :meth:`SQLSource._verify_audit`); None: :attr:`row_number` (one file
-    read in file order). Spark: part files in name order, rows in file order inside each."""
 
     def q(self, name: str) -> str:
         return qident(name)
@@ -607,7 +603,7 @@ class SQLSource(FrequencySource):
         written release and the input; both are then renamed into place, the audit first. On any
         failure neither file (nor a temporary file) is left. On Spark the release is a directory of
         part files and ``release_row`` counts its rows over the part files in name order
-        (:class:`~tempanon.lattice.source_spark.SparkSource`, :attr:`written_row_number`)."""
+        (:class:`~tempanon.lattice.source_spark.SparkSource`, :meth:`_numbered`)."""
         import pyarrow as pa
 
         assert self.table is not None, "bottom() first"
@@ -663,7 +659,7 @@ class SQLSource(FrequencySource):
         order_keys = [*class_key, f"hash({', '.join([*others, str(salt)])})"]
         body = f"FROM src s {joins}{anti}"
         if audit is not None or carry:  # numbered in file order; the number is the last key: the order is total
-            body = f"FROM (SELECT *, {self.row_number} AS {AUDIT_RN} FROM src) s {joins}{anti}"
+            body = f"FROM {self._numbered('src', self.columns)} s {joins}{anti}"
             order_keys.append(f"s.{AUDIT_RN}")
         if carry:
             select = [*select, f"s.{AUDIT_RN}"]
@@ -716,6 +712,12 @@ class SQLSource(FrequencySource):
                 self._unlink(t)
             raise
         return Release(rows_out=rows_out, min_class_size=min_size, path=str(target), checks=checks)
+
+    def _numbered(self, rel: str, cols: Sequence[str]) -> str:
+        """``rel`` (the input ``src``, or a written release) with every row's number, 0-based, as
+        column :data:`AUDIT_RN`: file order (the order ``input_line`` and ``release_row`` count; on
+        Spark, part files in name order). ``cols``: the columns of ``rel`` kept beside it."""
+        return f"(SELECT *, {self.row_number} AS {AUDIT_RN} FROM {rel})"
 
     def _new_audit_temp(self, target: Path) -> str:
         """The temporary path the audit is written to and checked at, beside ``target``."""
@@ -874,12 +876,11 @@ class SQLSource(FrequencySource):
         got = [txt(f"f.{self.q(c)}") for c in out_cols]
         differs = " OR ".join(f"{e} <> {g}" for e, g in zip(exp, got)) or "false"
         rn = AUDIT_RN
-        numbered = lambda rel, num=self.row_number: f"(SELECT *, {num} AS {rn} FROM {rel})"  # noqa: E731
         bad = _first(self._rows(
             f"SELECT TRY_CAST(x.release_row AS BIGINT) AS rr, TRY_CAST(x.input_line AS BIGINT) AS il, "
             + ", ".join(f"{e} AS e{j}, {g} AS g{j}" for j, (e, g) in enumerate(zip(exp, got)))
-            + f" FROM {a} x JOIN {numbered(read, self.written_row_number or self.row_number)} f ON TRY_CAST(x.release_row AS BIGINT) = f.{rn} + 1 "
-            f"JOIN {numbered('src')} s ON TRY_CAST(x.input_line AS BIGINT) - 2 = s.{rn} {joins} "
+            + f" FROM {a} x JOIN {self._numbered(read, out_cols)} f ON TRY_CAST(x.release_row AS BIGINT) = f.{rn} + 1 "
+            f"JOIN {self._numbered('src', self.columns)} s ON TRY_CAST(x.input_line AS BIGINT) - 2 = s.{rn} {joins} "
             f"WHERE {differs} ORDER BY rr LIMIT 1"
         ))  # fmt: skip
         if bad is not None:
@@ -887,7 +888,7 @@ class SQLSource(FrequencySource):
             j = next(j for j in range(len(out_cols)) if vals[2 * j] != vals[2 * j + 1])
             raise VerificationError(f"audit row for release row {rr}: column {out_cols[j]!r} of input line {il} generalizes "
                                     f"to {vals[2 * j]!r}, the release row has {vals[2 * j + 1]!r}")  # fmt: skip
-        matched = self._rows(f"SELECT count(*) AS n FROM {a} x JOIN {numbered('src')} s "
+        matched = self._rows(f"SELECT count(*) AS n FROM {a} x JOIN {self._numbered('src', self.columns)} s "
                              f"ON TRY_CAST(x.input_line AS BIGINT) - 2 = s.{rn}")[0][0]  # fmt: skip
         if matched != rows_out:
             raise VerificationError(f"the audit names {rows_out - matched} input line(s) that are not in the input")
