@@ -153,13 +153,13 @@ def stream(
 
     def announce_kernel() -> None:
         """Say why the first fast-step run of an environment pauses: numba compiles the kernel once (about
-        30-60 CPU seconds on a shared 2-core machine, summary ``jit_compile_cpu_seconds``), later runs
+        20 CPU seconds on a shared 2-core machine, summary ``jit_compile_cpu_seconds``), later runs
         load it from numba's cache."""
         from tempanon.stream import fast
 
         if str(step).lower() == "fast" and window > 0 and fast._kernel is None:
             info("preparing the fast step's compiled kernel (numba; the first run in an environment compiles it, "
-                 "about 30-60 CPU seconds, later runs load it from the cache)", quiet)
+                 "about 20 CPU seconds, later runs load it from the cache)", quiet)
 
     def run() -> dict:
         t0 = _clock()
