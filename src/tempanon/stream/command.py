@@ -248,19 +248,21 @@ def stream(
             phases["build report"] = _clock() - t1
         t1 = _clock()
         # everything verified: write (staged, then committed together)
+        from tempanon.data.io import csv_texts_by
+
         qcols = [c for c in result.qit.columns if c != "snapshot"]
         scols = [c for c in result.st.columns if c != "snapshot"]
-        q_split = {k: g for k, g in result.qit.groupby("snapshot", sort=False)}
-        s_split = {k: g for k, g in result.st.groupby("snapshot", sort=False)}
-        empty_q, empty_s = result.qit.iloc[:0][qcols], result.st.iloc[:0][scols]
+        # every snapshot's CSV text from one formatting pass per table (the same bytes as to_csv per file)
+        q_text = csv_texts_by(result.qit, "snapshot", qcols)
+        s_text = csv_texts_by(result.st, "snapshot", scols)
+        empty_q = result.qit.iloc[:0][qcols].to_csv(index=False)
+        empty_s = result.st.iloc[:0][scols].to_csv(index=False)
         with _file_outputs() as outs:
             for p in result.published:
                 if p.size == 0:  # snapshots without records: listed in the summary, no file
                     continue
-                q = q_split.get(p.label)
-                s = s_split.get(p.label)
-                outs.table(empty_q if q is None else q[qcols], out / f"{p.label}.qit.csv", "snapshot file")
-                outs.table(empty_s if s is None else s[scols], out / f"{p.label}.st.csv", "snapshot file")
+                outs.text(q_text.get(p.label, empty_q), out / f"{p.label}.qit.csv", "snapshot file")
+                outs.text(s_text.get(p.label, empty_s), out / f"{p.label}.st.csv", "snapshot file")
             done = _finish(result, outs=outs)
             outs.commit()
         phases["write outputs"] = _clock() - t1
