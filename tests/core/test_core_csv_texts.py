@@ -1,5 +1,7 @@
 """``data.io.csv_texts_by``: one formatting pass over a table gives, for every key, the same text as
-``to_csv`` of that key's rows (the stream command writes its snapshot files with it)."""
+``csv_text`` (``to_csv``) of that key's rows (the stream command writes its snapshot files with it);
+``csv_text`` / ``write_csv``: a cell with a carriage return is quoted, so every CSV tempanon writes reads
+back as the table that was verified."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ import pandas as pd
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from tempanon.data.io import csv_texts_by
+from tempanon.data.io import csv_text, csv_texts_by, read_table, write_table
 
 CELLS = st.one_of(
     st.text(alphabet=st.sampled_from(list('ab ,;"\'\n\r\tĀ€\\\x1e')), max_size=6),  # \x1e: csv_texts_by's row mark
@@ -19,7 +21,7 @@ CELLS = st.one_of(
 
 def _reference(df, by, columns, sep=","):
     keys = pd.unique(df[by])
-    return {k: df.loc[(df[by] == k) if not pd.isna(k) else df[by].isna(), columns].to_csv(index=False, sep=sep) for k in keys}
+    return {k: csv_text(df.loc[(df[by] == k) if not pd.isna(k) else df[by].isna(), columns], delimiter=sep) for k in keys}
 
 
 @st.composite
@@ -66,3 +68,25 @@ def test_datetime_columns_are_formatted_per_part():
 def test_rows_of_a_key_keep_their_order_when_keys_interleave():
     df = pd.DataFrame({"snapshot": ["a", "b", "a", "b", "a"], "v": np.arange(5)})
     assert csv_texts_by(df, "snapshot", ["v"]) == {"a": "v\n0\n2\n4\n", "b": "v\n1\n3\n"}
+
+
+def test_csv_text_is_to_csv_without_a_carriage_return():
+    df = pd.DataFrame({"a": ["x", None, 'q"', "y\nz"], "b": [1, 2, 3, 4]})
+    assert csv_text(df) == df.to_csv(index=False)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+@given(df=frames(), suffix=st.sampled_from(["csv", "tsv"]))
+@example(df=pd.DataFrame({"snapshot": ["a", "b"], "qi": ["F\rX", None], "group": [1, 2]}), suffix="csv")
+def test_written_csv_reads_back_as_the_table(tmp_path_factory, df, suffix):
+    # pandas alone writes 'F\rX' unquoted: read back, the row splits in two ('F' and 'X')
+    path = tmp_path_factory.mktemp("rt") / f"t.{suffix}"
+    sep = "\t" if suffix == "tsv" else ","
+    write_table(df, path, delimiter=sep)
+    back = read_table(path, as_text=True, delimiter=sep)
+    assert list(back.columns) == list(df.columns)
+    assert len(back) == len(df)
+    for c in ["snapshot", "qi"]:
+        want = [None if (pd.isna(v) or v == "") else v for v in df[c]]  # an empty cell is read as missing
+        got = [None if pd.isna(v) else v for v in back[c]]
+        assert got == want, c

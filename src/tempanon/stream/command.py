@@ -248,15 +248,15 @@ def stream(
             phases["build report"] = _clock() - t1
         t1 = _clock()
         # everything verified: write (staged, then committed together)
-        from tempanon.data.io import csv_texts_by
+        from tempanon.data.io import csv_text, csv_texts_by
 
         qcols = [c for c in result.qit.columns if c != "snapshot"]
         scols = [c for c in result.st.columns if c != "snapshot"]
         # every snapshot's CSV text from one formatting pass per table (the same bytes as to_csv per file)
         q_text = csv_texts_by(result.qit, "snapshot", qcols)
         s_text = csv_texts_by(result.st, "snapshot", scols)
-        empty_q = result.qit.iloc[:0][qcols].to_csv(index=False)
-        empty_s = result.st.iloc[:0][scols].to_csv(index=False)
+        empty_q = csv_text(result.qit.iloc[:0][qcols])
+        empty_s = csv_text(result.st.iloc[:0][scols])
         with _file_outputs() as outs:
             for p in result.published:
                 if p.size == 0:  # snapshots without records: listed in the summary, no file
