@@ -90,3 +90,10 @@ def test_written_csv_reads_back_as_the_table(tmp_path_factory, df, suffix):
         want = [None if (pd.isna(v) or v == "") else v for v in df[c]]  # an empty cell is read as missing
         got = [None if pd.isna(v) else v for v in back[c]]
         assert got == want, c
+
+
+def test_a_carriage_return_in_a_column_name_is_quoted_too():
+    df = pd.DataFrame({"snapshot": ["a", "b", "a"], "x\ry": ["1", "2", "3"]})
+    got = csv_texts_by(df, "snapshot", ["x\ry"])
+    assert got == {"a": csv_text(df.iloc[[0, 2]][["x\ry"]]), "b": csv_text(df.iloc[[1]][["x\ry"]])}
+    assert got["b"] == '"x\ry"\n"2"\n'

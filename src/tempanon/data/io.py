@@ -290,16 +290,15 @@ def csv_texts_by(df: pd.DataFrame, by: str, columns: list[str], *, delimiter: st
 
     sub = df[columns]
     keys, first = pd.factorize(df[by], sort=False, use_na_sentinel=False)
-    marked = all(_cellwise(dt) for dt in sub.dtypes) and not any(
-        sub[c].astype(str).str.contains(_ROW_MARK, regex=False).any() for c in columns if sub[c].dtype.kind in "OU"
-        or isinstance(sub[c].dtype, pd.StringDtype))
-    if marked:
-        body = sub.set_axis(range(len(sub))).assign(**{_ROW_MARK: _ROW_MARK})[[_ROW_MARK, *columns]]
-        text = body.to_csv(index=False, header=False, sep=delimiter)
-        marked = "\r" not in text  # a carriage return in a cell: csv_text's rule decides per part
-    if not marked:
-        return {k: csv_text(df.loc[keys == i, columns], delimiter=delimiter) for i, k in enumerate(first)}
+    texts = [c for c in columns if sub[c].dtype.kind in "OU" or isinstance(sub[c].dtype, pd.StringDtype)]
+    text = None
+    if (all(_cellwise(dt) for dt in sub.dtypes) and _ROW_MARK not in columns
+            and not any(sub[c].astype(str).str.contains(_ROW_MARK, regex=False).any() for c in texts)):
+        marked = sub.set_axis(range(len(sub))).assign(**{_ROW_MARK: _ROW_MARK})[[_ROW_MARK, *columns]]
+        text = marked.to_csv(index=False, header=False, sep=delimiter)
     header = sub.iloc[:0].to_csv(index=False, sep=delimiter)
+    if text is None or "\r" in text or "\r" in header:  # part by part (a carriage return: csv_text's rule per part)
+        return {k: csv_text(df.loc[keys == i, columns], delimiter=delimiter) for i, k in enumerate(first)}
     rows = text.split(_ROW_MARK + delimiter)[1:]
     if len(rows) != len(sub):  # cannot happen (the marker is in no cell); said, not written wrong
         raise RuntimeError(f"csv_texts_by: {len(rows)} rows cut from a table of {len(sub)}")
