@@ -17,11 +17,12 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from tempanon.cli import app
+from tempanon.data.io import write_csv
 from tempanon.hierarchy import build_intervals, build_suppression
 
 runner = CliRunner()
 
-VALUES = st.sampled_from(["1", "1.0", "", "x", "2020-01-01", "inf", "-3", "Ā", "a;b", "9" * 25, "2300-01-01", "NaN"])
+VALUES = st.sampled_from(["1", "1.0", "", "x", "2020-01-01", "inf", "-3", "Ā", "a;b", "9" * 25, "2300-01-01", "NaN", "x\ry"])
 
 
 @st.composite
@@ -98,10 +99,10 @@ def test_fuzz_every_command(tmp_path_factory, df, command, data, fmt):
     if fmt == "parquet":
         df.astype(str).where(df.notna(), None).to_parquet(src, index=False)
     else:
-        df.to_csv(src, index=False)
+        write_csv(df, src)  # (a value with a lone carriage return quoted, as a CSV writer should)
     hdir = tmp / "h"
     hdir.mkdir()
-    ages = pd.to_numeric(df["age"], errors="coerce").dropna().astype(int).unique() if len(df) else [20]
+    ages = pd.to_numeric(df["age"], errors="coerce").replace([np.inf, -np.inf], np.nan).dropna().astype(int).unique() if len(df) else [20]
     build_intervals("age", ages if len(ages) else [20], [10, 40]).to_csv(hdir / "age.csv")
     build_suppression("sex", pd.Series(["F", "M"])).to_csv(hdir / "sex.csv")
     rel = tmp / "release"

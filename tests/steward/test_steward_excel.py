@@ -111,3 +111,42 @@ def test_init_and_run_on_a_workbook(tmp_path):
     assert r.exit_code == 0, r.output
     out = pd.read_csv(tmp_path / "v-anonymized.csv", dtype=str)
     assert "note" not in out.columns and {"zip", "age", "sex"} <= set(out.columns)
+
+
+def _set_cell_xml(path, old: bytes, new: bytes, out):
+    """Rewrite one cell of the first sheet's XML (what Excel saves that openpyxl cannot write)."""
+    import zipfile
+
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+        for name in src.namelist():
+            data = src.read(name)
+            if name == "xl/worksheets/sheet1.xml":
+                assert old in data, data[-600:]
+                data = data.replace(old, new)
+            dst.writestr(name, data)
+    return out
+
+
+def test_a_formula_without_a_computed_value_is_refused_not_read_as_missing(tmp_path):
+    # openpyxl (like many exporters) saves formulas without their values: read for values, the cell is
+    # empty; before, the age of the second row silently became a missing value
+    rows = [("05371", 34, "F", dt.date(2020, 1, 1), "a"), ("05372", "=B2+1", "M", dt.date(2020, 1, 2), "b")]
+    p = workbook(tmp_path / "f.xlsx", rows)
+    with pytest.raises(InputError, match=r"sheet 'data', cell B3 \(line 3\): the formula =B2\+1 has no computed value"):
+        read_table(p, as_text=True)
+    r = runner.invoke(app, ["check", str(p), "--qi", "zip,age"])
+    assert r.exit_code == 2 and "cell B3" in r.output and "Traceback" not in r.output
+    # the same cell as Excel saves it (with its value), and a formula computed to an empty text (an
+    # empty cell: missing, as any empty cell is)
+    done = _set_cell_xml(p, b'<c r="B3"><f>B2+1</f><v /></c>', b'<c r="B3"><f>B2+1</f><v>35</v></c>', tmp_path / "done.xlsx")
+    assert read_table(done, as_text=True)["age"].tolist() == ["34", "35"]
+    blank = _set_cell_xml(p, b'<c r="B3"><f>B2+1</f><v /></c>', b'<c r="B3" t="str"><f>IF(B2,"","x")</f><v></v></c>',
+                          tmp_path / "blank.xlsx")
+    assert read_table(blank, as_text=True)["age"].isna().tolist() == [False, True]
+
+
+def test_formulas_are_looked_for_only_in_workbooks_that_have_them(tmp_path):
+    from tempanon.data.excel import _has_formulas
+
+    assert not _has_formulas(workbook(tmp_path / "plain.xlsx", ROWS))
+    assert _has_formulas(workbook(tmp_path / "f.xlsx", [("05371", "=1+1", "F", None, None)]))

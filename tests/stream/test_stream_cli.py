@@ -475,3 +475,23 @@ def test_first_fast_step_run_is_announced(tmp_path, monkeypatch):
     exact = CliRunner().invoke(app, [*args, "--step", "exact", "--out", str(tmp_path / "c")])
     assert exact.exit_code == 0, exact.output
     assert "preparing" not in exact.output
+
+
+def test_snapshot_files_read_back_as_released_with_a_carriage_return_in_a_value(tmp_path):
+    # a quoted input value with a lone carriage return: pandas' to_csv would write it unquoted and every
+    # reader would split the row there; the snapshot files must read back as the verified release
+    import csv
+
+    from tempanon.data.io import read_table
+
+    rows = [["t", "zip", "dx"]] + [[f"2021-01-0{1 + i % 3}", "F\rX" if i == 0 else f"0{i % 2}", "abcd"[i % 4]] for i in range(24)]
+    src = tmp_path / "cr.csv"
+    with open(src, "w", newline="") as fh:
+        csv.writer(fh, lineterminator="\n", quoting=csv.QUOTE_ALL).writerows(rows)
+    out = tmp_path / "out"
+    r = _run([src, "--time", "t", "--sensitive", "dx", "--qi", "zip", "--l", 2, "--window", 0, "--out", out, "--quiet"])
+    assert r.exit_code == 0, r.output
+    qits = {p.name: read_table(p, as_text=True) for p in sorted(out.glob("*.qit.csv"))}
+    assert sum(len(q) for q in qits.values()) == 24
+    assert all(list(q.columns) == ["zip", "group"] for q in qits.values())
+    assert sorted(v for q in qits.values() for v in q["zip"]) == sorted(r[1] for r in rows[1:])

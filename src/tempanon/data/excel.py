@@ -44,6 +44,57 @@ def _zip_workbook(path: Path) -> bool:
         return False
 
 
+def _has_formulas(path: Path) -> bool:
+    """Does a worksheet of the workbook hold a formula (an ``<f>`` element of its XML)? A streamed scan
+    of the sheets' XML, so a workbook without formulas is read once."""
+    import re
+    import zipfile
+
+    pat = re.compile(rb"<(?:\w+:)?f[\s/>]")
+    with zipfile.ZipFile(path) as z:
+        for name in z.namelist():
+            if name.startswith("xl/worksheets/") and name.endswith(".xml"):
+                with z.open(name) as fh:
+                    tail = b""
+                    while chunk := fh.read(1 << 20):
+                        if pat.search(tail + chunk):
+                            return True
+                        tail = chunk[-16:]
+    return False
+
+
+def _uncomputed_formula(path: Path, openpyxl) -> tuple[int, int, str] | None:
+    """The first cell (sheet line, column index, formula) of the first sheet that holds a formula
+    without a computed value. A program that writes workbooks without a spreadsheet engine (openpyxl,
+    many exporters) saves formulas without values; read for their values (``data_only``) such cells
+    are empty, and would be missing values that the sheet does not hold. A formula computed to an
+    empty text (saved with type ``str``) is an empty cell, read as missing like any empty cell."""
+    forms = openpyxl.load_workbook(path, read_only=True, data_only=False)
+    vals = openpyxl.load_workbook(path, read_only=True, data_only=True)
+    try:
+        pairs = zip(forms.worksheets[0].iter_rows(values_only=True), vals.worksheets[0].iter_rows(), strict=False)
+        for i, (frow, vrow) in enumerate(pairs, start=1):
+            for j, f in enumerate(frow):
+                if not ((isinstance(f, str) and f.startswith("=")) or type(f).__name__ in ("ArrayFormula", "DataTableFormula")):
+                    continue
+                cell = vrow[j] if j < len(vrow) else None
+                if getattr(cell, "value", None) is None and getattr(cell, "data_type", "n") != "str":
+                    return i, j, str(getattr(f, "text", f))
+    finally:
+        forms.close()
+        vals.close()
+    return None
+
+
+def _column_letter(j: int) -> str:
+    s = ""
+    j += 1
+    while j:
+        j, r = divmod(j - 1, 26)
+        s = chr(65 + r) + s
+    return s
+
+
 def _cell_text(v: object) -> str | None:
     if v is None or (isinstance(v, float) and v != v):
         return None
@@ -80,13 +131,20 @@ def read_excel(path: str | Path, *, as_text: bool = False) -> pd.DataFrame:
         raise InputError(f"cannot read the Excel workbook {path}: {exc}") from None
     try:
         ws = wb.worksheets[0]
-        rows = ws.iter_rows(values_only=True)
-        header = next(rows, None)
+        rows = list(ws.iter_rows(values_only=True))
+        header = rows[0] if rows else None
         if header is None or all(h is None for h in header):
             raise InputError(f"the first sheet of {path} ({ws.title!r}) is empty: tempanon reads the first sheet, header in row 1")
-        body = [r for r in rows if any(v is not None for v in r)]
+        body = [r for r in rows[1:] if any(v is not None for v in r)]
     finally:
         wb.close()
+    if _has_formulas(path):
+        bad = _uncomputed_formula(path, openpyxl)
+        if bad is not None:
+            line, j, formula = bad
+            raise InputError(f"{path}: sheet {ws.title!r}, cell {_column_letter(j)}{line} (line {line}): the formula {formula} has no "
+                             "computed value (the workbook was saved by a program that does not calculate formulas), so it would "
+                             "be read as a missing value; open and save the workbook in Excel or LibreOffice, or save the sheet as CSV")
     width = len(header)
     while width and header[width - 1] is None:
         width -= 1

@@ -225,12 +225,88 @@ def _umask() -> int:
     return mask
 
 
+def csv_text(df: pd.DataFrame, *, delimiter: str = ",") -> str:
+    """``df.to_csv(index=False)`` as text, except that a table with a carriage return in a cell has
+    every field quoted: pandas (Python's ``csv`` writer with ``\n`` line ends) leaves a lone ``\r``
+    unquoted, and every CSV reader, tempanon's too, takes it for a line end, so the file would not read
+    back as the table that was verified. Quoted, it does (an empty field is ``""``, read as missing, as
+    an empty field is)."""
+    text = df.to_csv(index=False, sep=delimiter)
+    if "\r" in text:
+        text = df.to_csv(index=False, sep=delimiter, quoting=csv.QUOTE_ALL)
+    return text
+
+
+def _holds_cr(path: Path) -> bool:
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 24):
+            if b"\r" in chunk:
+                return True
+    return False
+
+
+def write_csv(df: pd.DataFrame, path: str | os.PathLike, *, delimiter: str = ",") -> None:
+    """``df.to_csv(path, index=False)`` with :func:`csv_text`'s rule: written again with every field
+    quoted when the file holds a carriage return (a scan of its bytes; rare)."""
+    df.to_csv(path, index=False, sep=delimiter)
+    if _holds_cr(Path(path)):
+        df.to_csv(path, index=False, sep=delimiter, quoting=csv.QUOTE_ALL)
+
+
 def write_table(df: pd.DataFrame, path: str | os.PathLike, *, delimiter: str = ",") -> Path:
-    """Write ``df`` atomically as CSV (default) or Parquet (``.parquet`` suffix)."""
+    """Write ``df`` atomically as CSV (default; :func:`write_csv`) or Parquet (``.parquet`` suffix)."""
     target = Path(path)
     if target.suffix.lower() in {".parquet", ".pq"}:
         return atomic_write(target, lambda p: df.to_parquet(p, index=False))
-    return atomic_write(target, lambda p: df.to_csv(p, index=False, sep=delimiter))
+    return atomic_write(target, lambda p: write_csv(df, p, delimiter=delimiter))
+
+
+_ROW_MARK = "\x1e"
+"""Marks the start of every row in :func:`csv_texts_by`'s single formatting pass (ASCII record
+separator; a table holding it in a cell is written part by part instead)."""
+
+
+def _cellwise(dtype) -> bool:
+    """Is ``to_csv``'s text of a cell of this dtype a function of the cell alone? Objects, strings,
+    integers, booleans and floats (shortest repr) are; datetimes are not (a column of midnights is
+    written as dates), nor categoricals of them: those go part by part."""
+    import numpy as np
+
+    return (isinstance(dtype, np.dtype) and dtype.kind in "OUiubf") or isinstance(dtype, pd.StringDtype)
+
+
+def csv_texts_by(df: pd.DataFrame, by: str, columns: list[str], *, delimiter: str = ",") -> dict[Any, str]:
+    """The CSV text of every part of ``df[columns]`` that shares one value of ``df[by]``, keyed by that
+    value in order of first appearance: for each key the same text as :func:`csv_text` of ``df.loc[df[by]
+    == key, columns]``, from one pandas formatting pass over the whole
+    table instead of one per part (the stream command writes one pair of files per snapshot; with
+    ``to_csv`` per file, ~2 ms each, writing took most of a run).
+
+    The pass writes every row behind a marker column (:data:`_ROW_MARK`), so the text is cut into rows
+    at the markers, not at line ends (a quoted cell may hold a newline), and each row keeps exactly the
+    bytes pandas wrote for it. Tables whose text of a cell depends on its column (datetimes), that hold
+    the marker, or a carriage return (:func:`csv_text`) are written part by part."""
+    import numpy as np
+
+    sub = df[columns]
+    keys, first = pd.factorize(df[by], sort=False, use_na_sentinel=False)
+    texts = [c for c in columns if sub[c].dtype.kind in "OU" or isinstance(sub[c].dtype, pd.StringDtype)]
+    text = None
+    if (all(_cellwise(dt) for dt in sub.dtypes) and _ROW_MARK not in columns
+            and not any(sub[c].astype(str).str.contains(_ROW_MARK, regex=False).any() for c in texts)):
+        marked = sub.set_axis(range(len(sub))).assign(**{_ROW_MARK: _ROW_MARK})[[_ROW_MARK, *columns]]
+        text = marked.to_csv(index=False, header=False, sep=delimiter)
+    header = sub.iloc[:0].to_csv(index=False, sep=delimiter)
+    if text is None or "\r" in text or "\r" in header:  # part by part (a carriage return: csv_text's rule per part)
+        return {k: csv_text(df.loc[keys == i, columns], delimiter=delimiter) for i, k in enumerate(first)}
+    rows = text.split(_ROW_MARK + delimiter)[1:]
+    if len(rows) != len(sub):  # cannot happen (the marker is in no cell); said, not written wrong
+        raise RuntimeError(f"csv_texts_by: {len(rows)} rows cut from a table of {len(sub)}")
+    if len(columns) == 1:  # the csv writer quotes a row's only field when empty ('""'), not one of two
+        rows = ['""\n' if r == "\n" else r for r in rows]
+    order = np.argsort(keys, kind="stable").tolist()
+    cuts = np.concatenate([[0], np.cumsum(np.bincount(keys, minlength=len(first)))]).tolist()
+    return {k: header + "".join(rows[j] for j in order[cuts[i] : cuts[i + 1]]) for i, k in enumerate(first)}
 
 
 def _json_default(obj: Any) -> Any:
@@ -407,7 +483,11 @@ class OutputSet:
         """Stage a table (CSV, or Parquet by suffix)."""
         if Path(path).suffix.lower() in {".parquet", ".pq"}:
             return self.stage(path, lambda p: df.to_parquet(p, index=False), label)
-        return self.stage(path, lambda p: df.to_csv(p, index=False, sep=delimiter), label)
+        return self.stage(path, lambda p: write_csv(df, p, delimiter=delimiter), label)
+
+    def text(self, text: str, path: str | os.PathLike, label: str = "output") -> Path:
+        """Stage a file of ready text (UTF-8, written as is: no newline translation)."""
+        return self.stage(path, lambda p: p.write_bytes(text.encode("utf-8")), label)
 
     def json(self, obj: Any, path: str | os.PathLike, label: str = "summary") -> Path:
         """Stage an indented JSON file (numpy scalars and arrays converted)."""

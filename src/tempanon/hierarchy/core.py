@@ -135,8 +135,12 @@ class Hierarchy:
         from tempanon.data.io import atomic_write
 
         def write(tmp: Path) -> None:
+            rows = self.table.tolist()
+            # a lone carriage return is left unquoted by the csv writer and read back as a line end:
+            # then every field is quoted (as data.io.csv_text does)
+            cr = any("\r" in str(c) for row in rows for c in row)
             with open(tmp, "w", encoding="utf-8", newline="") as fh:
-                csv.writer(fh, delimiter=delimiter, lineterminator="\n").writerows(self.table.tolist())
+                csv.writer(fh, delimiter=delimiter, lineterminator="\n", quoting=csv.QUOTE_ALL if cr else csv.QUOTE_MINIMAL).writerows(rows)
 
         return atomic_write(path, write)
 

@@ -264,13 +264,14 @@ def kanonymize(
         would leak what generalization hides); ``seed`` defaults to a secret random one, kept in
         ``result.shuffle_seed`` for the steward's audit only. (numpy engine; the other engines
         order rows by class and, inside a class, by a hash salted with a fresh secret.)
-    audit: with ``engine="duckdb"`` and ``out``, the steward's audit (release row -> input line,
-        the secret salt of the row order as the shuffle seed; the format of
-        :func:`tempanon.kanon.command.audit_text`; never in the release's folder), written by
-        DuckDB, checked row by row by SQL against the written release and the input, and renamed into
-        place before the release (:meth:`~tempanon.lattice.source_duckdb.SQLSource.release`).
-        Refused with the Spark engine (it does not keep the row order of a multi-part release on
-        read-back) and with numpy (write ``audit_text(result)`` from the table in memory).
+    audit: with ``engine="duckdb"`` or ``"spark"`` and ``out``, the steward's audit (release row ->
+        input line, the secret salt of the row order as the shuffle seed; the format of
+        :func:`tempanon.kanon.command.audit_text`; never in the release's folder), written by the
+        engine, checked row by row by SQL against the written release and the input, and renamed
+        into place before the release (:meth:`~tempanon.lattice.source_duckdb.SQLSource.release`;
+        on Spark ``release_row`` counts the rows over the release's part files in name order,
+        :mod:`tempanon.lattice.source_spark`). Refused with numpy (write ``audit_text(result)`` from
+        the table in memory).
     screen: ``False`` only for callers that screen the columns themselves (the joint timestamped
         search, which releases its own table).
     verify: re-check the release with the independent verifier (:mod:`tempanon.verify`).
@@ -329,11 +330,8 @@ def _check_audit(src: Any, audit: Any, out: Any) -> None:
 
     from tempanon.data.io import same_file
 
-    if src.engine == "spark":
-        raise InputError("the Spark engine writes no steward audit (Spark does not keep the row order of a multi-part "
-                         "release on read-back): use engine='duckdb', or numpy and audit_text(result)")  # fmt: skip
-    if src.engine != "duckdb":
-        raise InputError("audit= is written by the DuckDB engine with out=; in memory (numpy) write "
+    if src.engine not in ("duckdb", "spark"):
+        raise InputError("audit= is written by the DuckDB or Spark engine with out=; in memory (numpy) write "
                          "tempanon.kanon.command.audit_text(result)")  # fmt: skip
     if out is None:
         raise InputError("audit= needs the release written to a file (out=)")

@@ -109,11 +109,6 @@ def _run(
     if resolved != "numpy":  # out-of-core engines: tempanon.kanon.engine_command
         from tempanon.kanon.engine_command import run_with_engine
 
-        if audit is not None and resolved == "spark":
-            raise InputError("--audit is not written with --engine spark (Spark does not keep the row order of a "
-                             "multi-part release on read-back): use --engine duckdb or --engine numpy "
-                             "(nothing was read or written)")  # fmt: skip
-
         return run_with_engine(locals())
     from tempanon.data.io import read_table
     from tempanon.data.roles import parse_column_list
@@ -222,7 +217,7 @@ def kanon(
     drop: Annotated[str | None, typer.Option("--drop", help="Identifying columns to remove from the output.")] = None,
     keep: Annotated[str | None, typer.Option("--keep", help="Columns declared insensitive: released unchanged (screened for identifiers). Columns with no role are left out.")] = None,
     allow_identifier: Annotated[str | None, typer.Option("--allow-identifier", help="Release these columns unchanged although identifier screening flags them (reported).")] = None,
-    audit: Annotated[Path | None, typer.Option("--audit", help="Steward-only CSV: input line of every release row and the secret shuffle seed (not in the release's folder; numpy and duckdb engines, not spark).")] = None,
+    audit: Annotated[Path | None, typer.Option("--audit", help="Steward-only CSV: input line of every release row and the secret shuffle seed (not in the release's folder; with --engine spark release_row counts the rows over the release's part files in name order).")] = None,
     summary: Annotated[Path | None, typer.Option("--summary", help="Write a JSON summary here.")] = None,
     delimiter: Annotated[str | None, typer.Option("--delimiter", help="CSV delimiter (detected if omitted).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or status output.")] = False,

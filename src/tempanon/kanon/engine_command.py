@@ -12,9 +12,13 @@ after its verification), and the record count of every released value of each qu
 functions as on the numpy path (:func:`tempanon.metrics.risk.risk_from_aggregates`), so the same run
 gives the same numbers.
 
-``--audit`` (DuckDB; refused on Spark before anything is read): the steward's audit is written by a
-second ``COPY`` of the release's rows, checked row by row by SQL with the release's verification, and
-renamed into place just before the release (:meth:`~tempanon.lattice.source_duckdb.SQLSource.release`).
+``--audit`` (DuckDB and Spark): the steward's audit is written by a second ``COPY`` of the release's
+rows in the same total order, checked row by row by SQL with the release's verification, and renamed
+into place just before the release (:meth:`~tempanon.lattice.source_duckdb.SQLSource.release`). On
+Spark, whose release is a directory of part files, ``release_row`` counts the rows over the part
+files in name order (rows in file order inside each part); that order is defined by the write and
+checked on what was written, never taken from Spark's read-back order
+(:mod:`tempanon.lattice.source_spark`, ``docs/engines.md``).
 
 Order of the outputs: the release (and its audit) is written, verified and renamed into place by the engine first;
 then the aggregates are computed and the report built; the report and the summary are then staged

@@ -14,7 +14,9 @@ level) joined to the data by the value, and a frequency set is ``SELECT ..., cou
   beside the target (Parquet or CSV by the target's suffix), verifies the **written file** with an
   independent query (:meth:`DuckDBSource.verify_file`) and renames it into place; with ``audit``
   the steward's audit (release row -> input line) is written by a second ``COPY`` of the same rows,
-  checked row by row by SQL with the release and renamed into place first (not on Spark);
+  checked row by row by SQL with the release and renamed into place first (on Spark, whose release
+  is a directory of part files, ``release_row`` counts the rows over the part files in name order:
+  :class:`~tempanon.lattice.source_spark.SparkSource`);
 * ``memory_limit`` (e.g. ``"4GB"``) sets DuckDB's ``memory_limit``; operators beyond it spill to a
   private ``temp_directory`` removed on :meth:`close`.
 
@@ -607,7 +609,7 @@ class SQLSource(FrequencySource):
         ``COPY``, verify the written file, rename it to ``out``. Without ``out`` the verified
         release is read back as a DataFrame.
 
-        ``audit`` (DuckDB only; with ``out`` and ``verify``): the steward's audit, release row ->
+        ``audit`` (with ``out`` and ``verify``): the steward's audit, release row ->
         input line, as the numpy path writes it (:func:`tempanon.kanon.command.audit_text`: a
         steward-only comment line, ``# shuffle seed: <salt of the row order>``, then
         ``release_row,input_line``). As in :func:`tempanon.temporal.outofcore.write_release` the
@@ -615,14 +617,13 @@ class SQLSource(FrequencySource):
         so the release and the audit list the rows in the same order), and the audit is written by a
         second ``COPY`` of the same rows; :meth:`verify_file` checks it row by row against the
         written release and the input; both are then renamed into place, the audit first. On any
-        failure neither file (nor a temporary file) is left."""
+        failure neither file (nor a temporary file) is left. On Spark the release is a directory of
+        part files and ``release_row`` counts its rows over the part files in name order
+        (:class:`~tempanon.lattice.source_spark.SparkSource`, :meth:`_numbered`)."""
         import pyarrow as pa
 
         assert self.table is not None, "bottom() first"
         if audit is not None:
-            if self.engine == "spark":
-                raise InputError("the Spark engine writes no steward audit (Spark does not keep the row order of a "
-                                 "multi-part release on read-back): use --engine duckdb or --engine numpy")  # fmt: skip
             if out is None:
                 raise InputError("a steward audit needs the release written to a file (out=)")
             if not verify:
@@ -674,7 +675,7 @@ class SQLSource(FrequencySource):
         order_keys = [*class_key, f"hash({', '.join([*others, str(salt)])})"]
         body = f"FROM src s {joins}{anti}"
         if audit is not None or carry:  # numbered in file order; the number is the last key: the order is total
-            body = f"FROM (SELECT *, {self.row_number} AS {AUDIT_RN} FROM src) s {joins}{anti}"
+            body = f"FROM {self._numbered('src', self.columns)} s {joins}{anti}"
             order_keys.append(f"s.{AUDIT_RN}")
         if carry:
             select = [*select, f"s.{AUDIT_RN}"]
@@ -693,12 +694,12 @@ class SQLSource(FrequencySource):
                 atarget = Path(audit)
                 try:
                     atarget.parent.mkdir(parents=True, exist_ok=True)
-                    atmp = self._new_temp_path(atarget)
+                    atmp = self._new_audit_temp(atarget)
                 except OSError as exc:
                     from tempanon.data.io import write_error
 
                     raise write_error(audit, exc) from exc
-                tmps += [atmp, atmp + ".rows"]
+                tmps += [atmp, atmp + ".rows", *([] if Path(atmp).parent == atarget.parent else [str(Path(atmp).parent)])]
             self._copy(query, tmp, parquet)
             if atmp is not None:
                 self._write_audit(atmp, order, body, salt)
@@ -720,11 +721,23 @@ class SQLSource(FrequencySource):
                 if not Path(t).is_dir():
                     os.chmod(t, 0o666 & ~_umask())
                 os.replace(t, dest)
+            if atmp is not None and Path(atmp).parent != Path(audit).parent:
+                Path(atmp).parent.rmdir()  # the audit's temporary folder (Spark), now empty
         except BaseException:
             for t in tmps:
                 self._unlink(t)
             raise
         return Release(rows_out=rows_out, min_class_size=min_size, path=str(target), checks=checks)
+
+    def _numbered(self, rel: str, cols: Sequence[str]) -> str:
+        """``rel`` (the input ``src``, or a written release) with every row's number, 0-based, as
+        column :data:`AUDIT_RN`: file order (the order ``input_line`` and ``release_row`` count; on
+        Spark, part files in name order). ``cols``: the columns of ``rel`` kept beside it."""
+        return f"(SELECT *, {self.row_number} AS {AUDIT_RN} FROM {rel})"
+
+    def _new_audit_temp(self, target: Path) -> str:
+        """The temporary path the audit is written to and checked at, beside ``target``."""
+        return self._new_temp_path(target)
 
     def _write_audit(self, path: str, order: str, body: str, salt: int) -> None:
         """The steward's audit of the release ``SELECT ... {body} ORDER BY {order}``: a second
@@ -858,8 +871,7 @@ class SQLSource(FrequencySource):
         of the hierarchy mappings ``vm<i>``), compared as text. Raises
         :class:`~tempanon.errors.VerificationError` naming the release row, input line, column and
         values of the first mismatch."""
-        a = (f"read_csv({qstr(audit)}, skip = 2, header = true, all_varchar = true, delim = ',', quote = '\"', "
-             "escape = '\"', nullstr = '')")  # fmt: skip
+        a = self._audit_relation(audit)
         names = [f.name for f in self._arrow(f"SELECT * FROM {a} LIMIT 0").schema]
         if names != ["release_row", "input_line"]:
             raise VerificationError(f"the audit's columns are {names}, not release_row, input_line")
@@ -880,12 +892,11 @@ class SQLSource(FrequencySource):
         got = [txt(f"f.{self.q(c)}") for c in out_cols]
         differs = " OR ".join(f"{e} <> {g}" for e, g in zip(exp, got)) or "false"
         rn = AUDIT_RN
-        numbered = lambda rel: f"(SELECT *, {self.row_number} AS {rn} FROM {rel})"  # noqa: E731
         bad = _first(self._rows(
             f"SELECT TRY_CAST(x.release_row AS BIGINT) AS rr, TRY_CAST(x.input_line AS BIGINT) AS il, "
             + ", ".join(f"{e} AS e{j}, {g} AS g{j}" for j, (e, g) in enumerate(zip(exp, got)))
-            + f" FROM {a} x JOIN {numbered(read)} f ON TRY_CAST(x.release_row AS BIGINT) = f.{rn} + 1 "
-            f"JOIN {numbered('src')} s ON TRY_CAST(x.input_line AS BIGINT) - 2 = s.{rn} {joins} "
+            + f" FROM {a} x JOIN {self._numbered(read, out_cols)} f ON TRY_CAST(x.release_row AS BIGINT) = f.{rn} + 1 "
+            f"JOIN {self._numbered('src', self.columns)} s ON TRY_CAST(x.input_line AS BIGINT) - 2 = s.{rn} {joins} "
             f"WHERE {differs} ORDER BY rr LIMIT 1"
         ))  # fmt: skip
         if bad is not None:
@@ -893,10 +904,15 @@ class SQLSource(FrequencySource):
             j = next(j for j in range(len(out_cols)) if vals[2 * j] != vals[2 * j + 1])
             raise VerificationError(f"audit row for release row {rr}: column {out_cols[j]!r} of input line {il} generalizes "
                                     f"to {vals[2 * j]!r}, the release row has {vals[2 * j + 1]!r}")  # fmt: skip
-        matched = self._rows(f"SELECT count(*) AS n FROM {a} x JOIN {numbered('src')} s "
+        matched = self._rows(f"SELECT count(*) AS n FROM {a} x JOIN {self._numbered('src', self.columns)} s "
                              f"ON TRY_CAST(x.input_line AS BIGINT) - 2 = s.{rn}")[0][0]  # fmt: skip
         if matched != rows_out:
             raise VerificationError(f"the audit names {rows_out - matched} input line(s) that are not in the input")
+
+    def _audit_relation(self, audit: str) -> str:
+        """The written audit as a relation of text columns (its two comment lines skipped)."""
+        return (f"read_csv({qstr(audit)}, skip = 2, header = true, all_varchar = true, delim = ',', quote = '\"', "
+                "escape = '\"', nullstr = '')")  # fmt: skip
 
     # ---- class aggregates for the risk measures and the report ---------------------------------
     list_agg = "list"

@@ -9,10 +9,39 @@ over a Spark DataFrame or a CSV/Parquet path. Results come to the driver as Arro
 
 Spark writes a **directory** of part files: the release is written to a temporary directory beside
 the target, verified, and renamed to the target path (a directory named like the file).
+
+**The steward audit** (``--audit``, :meth:`SQLSource.release`) has the numpy/DuckDB format (two
+comment lines, ``release_row,input_line``). Spark does not read a multi-part directory back in
+part order (its reader orders file splits by size, largest first), so ``release_row`` does not rely
+on read-back order: it is the row's position **over the part files in name order, rows in file
+order inside each part** (as ``pyarrow``/``pandas.read_parquet`` of the directory, or
+``part-*`` concatenated, list them). Why that position is defined and checked, not assumed:
+
+* written: the release is one global ``ORDER BY`` (total: the input row number is the last key);
+  Spark writes its range partitions in order as ``part-00000``, ``part-00001``, ... and the audit
+  numbers the same total order by ``row_number() OVER (ORDER BY ...)``, a second, independent job;
+* the audit: a second ``ORDER BY`` of the same total order writes the input lines as part files;
+  the driver numbers their rows over the parts in name order (:meth:`SparkSource._write_audit`);
+* verified: :meth:`SQLSource._verify_audit` numbers the **written** release in the order of
+  ``input_file_name(), monotonically_increasing_id()`` (:meth:`SparkSource._numbered`): within
+  one file Spark reads its splits in offset order (a file's splits all have the maximum split size
+  but the last, and the reader's stable sort by size keeps them in order), and
+  ``monotonically_increasing_id`` grows with the partition and the row within it; that claim and the
+  write-side one are tested with small split sizes forcing many splits per file
+  (``tests/engine/test_engine_audit_spark.py``), and a release whose parts were not in order fails
+  the row-by-row check (nothing is renamed);
+* the input's line numbers come from the same reader claim on one input file (the same numbering).
+
+Cost on a cluster: no step runs in one task over all rows. The numberings (the input's, the
+written release's) are two parallel scans each: rows counted per (file, read partition), a small
+table of offsets broadcast back (:meth:`SparkSource._numbered`, instead of ``row_number()`` over all
+rows, which Spark runs in one task); the release and the audit are parallel sorts written as part
+files; the driver reads the audit's parts (one integer a row) and writes the audit file.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -21,7 +50,7 @@ import pandas as pd
 
 from tempanon.errors import InputError
 from tempanon.data.scratch import scratch_dir
-from tempanon.lattice.source_duckdb import SQLSource, _is_parquet, check_header
+from tempanon.lattice.source_duckdb import AUDIT_RN, SQLSource, _is_parquet, check_header
 
 
 def _jvm_bytes(text: str) -> int | None:
@@ -165,6 +194,67 @@ class SparkSource(SQLSource):
         df.createOrReplaceTempView("tempanon_written")
         return "tempanon_written"
 
+    def _numbered(self, rel: str, cols) -> str:
+        """``rel`` with every row's number (0-based, column ``AUDIT_RN``) in the order ``ORDER BY
+        input_file_name(), monotonically_increasing_id()`` gives (module doc: part files in name order,
+        rows in file order in each; the input file in file order), **without a window over all rows**
+        (which Spark runs in one task): the rows are counted per (file, read partition) — a small
+        table, numbered by a window over its few rows and broadcast — and each row's number is its
+        group's offset plus its place in the group (a group's ids are consecutive: a partition reads
+        a file's rows in one run). Two scans of ``rel``, both parallel."""
+        f, m = f"{AUDIT_RN}_f", f"{AUDIT_RN}_m"
+        tag = f"input_file_name() AS {f}, monotonically_increasing_id() AS {m}"
+        groups = (f"(SELECT {f}, shiftright({m}, 33) AS p, min({m}) AS m0, count(*) AS c "
+                  f"FROM (SELECT {tag} FROM {rel}) t GROUP BY {f}, shiftright({m}, 33))")  # fmt: skip
+        offsets = f"(SELECT {f}, p, m0, sum(c) OVER (ORDER BY {f}, p) - c AS off FROM {groups} g)"
+        keep = ", ".join(f"x.{self.q(c)}" for c in cols)
+        return (f"(SELECT /*+ BROADCAST(o) */ {keep}, o.off + x.{m} - o.m0 AS {AUDIT_RN} "
+                f"FROM (SELECT *, {tag} FROM {rel}) x JOIN {offsets} o ON x.{f} = o.{f} AND shiftright(x.{m}, 33) = o.p)")
+
+    def _write_audit(self, path: str, order: str, body: str, salt: int) -> None:
+        """The steward's audit (as :meth:`SQLSource._write_audit`, without a window over all rows):
+        the input line of every release row, written by a second ``ORDER BY`` of the same total
+        order as CSV part files (in parallel, like the release); the driver then reads the parts in
+        name order and numbers their rows 1..N as ``release_row`` (vectorized, part by part), behind
+        the two comment lines and the header. That numbering is the order the release's parts define
+        (module doc); it is not trusted: :meth:`SQLSource._verify_audit` checks it row by row
+        against the written release."""
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.csv as pcsv
+
+        from tempanon.kanon.command import AUDIT_HEADER
+
+        rows = path + ".rows"
+        self._copy(f"SELECT s.{AUDIT_RN} + 2 AS input_line {body} ORDER BY {order}", rows, False)
+        n = 0
+        opts = pcsv.WriteOptions(include_header=False)
+        with open(path, "wb") as fh:
+            fh.write(f"{AUDIT_HEADER}\n# shuffle seed: {salt}\nrelease_row,input_line\n".encode("utf-8"))
+            for part in sorted(Path(rows).glob("part-*")):
+                if part.stat().st_size == 0:
+                    continue
+                lines = pcsv.read_csv(part, convert_options=pcsv.ConvertOptions(column_types={"input_line": pa.int64()}))
+                k = lines.num_rows
+                if k:
+                    pcsv.write_csv(pa.table({"release_row": pa.array(np.arange(n + 1, n + k + 1, dtype=np.int64)),
+                                             "input_line": lines.column("input_line")}), fh, opts)  # fmt: skip
+                    n += k
+        shutil.rmtree(rows)
+
+    def _new_audit_temp(self, target: Path) -> str:
+        # Spark's reader skips a file whose name starts with "." (the hidden temporary name): the audit
+        # is written to a plain name inside a hidden temporary folder beside the target, checked there
+        # by Spark, renamed into place and the folder removed (SQLSource.release)
+        holder = self._new_temp_path(target)
+        os.mkdir(holder)
+        return os.path.join(holder, target.name)
+
+    def _audit_relation(self, audit: str) -> str:
+        df = self.spark.read.csv(audit, header=True, comment="#", quote='"', escape='"', inferSchema=False)
+        df.createOrReplaceTempView("tempanon_audit")
+        return "tempanon_audit"
+
     def _read_back(self, path: str) -> pd.DataFrame:
         import pyarrow.parquet as pq
 
@@ -175,7 +265,7 @@ class SparkSource(SQLSource):
             self._finish_batch()
         except Exception:
             pass
-        for v in ("tempanon_written", "v_expected", "v_released", "src", "tempanon_input"):
+        for v in ("tempanon_written", "tempanon_audit", "v_expected", "v_released", "src", "tempanon_input"):
             try:
                 self.spark.catalog.dropTempView(v)
             except Exception:

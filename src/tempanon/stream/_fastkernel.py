@@ -42,6 +42,14 @@ the stops data, where steps have more than 160 active records): the IL of weekly
 other cells -1.1% to +0.1%, at x0.59-1.07 of the step rate (all still above 120,000 records per
 CPU-second)."""
 CERT_NONE, CERT_FEWER, CERT_IL0, CERT_BOUND = 0, 1, 2, 3
+_NOLIT = None
+"""(A note, not a value.) Arguments passed from one compiled function to another are never literals
+here (``np.int64(0)``, ``np.bool_(False)`` instead of ``0``, ``False``, also for variables that start
+at a constant): numba types a call's constant argument, or a variable before its type is unified, as a
+literal type (``Literal[int](0)``) and compiles the callee once more for each such signature, and
+these versions cascade into their own callees. Measured (2026-11-26, cold cache): ``local_search``
+was compiled 2 times, ``lift`` and ``empty`` 6 times each, ten functions in all more than once; the
+cold compile of the kernel took 47.5 CPU-s."""
 _EPS = 1e-9
 _TOL = 1e-5  # slack for the rounding in a dual bound (distances of size ~_BIG, each within _EPS)
 
@@ -189,32 +197,32 @@ def pair_ok(n, N, M, cM, o, v, i, b, j, d, P, mv, l):
     uj = v[j]
     # per touched snapshot its changes: a (ui, -1), b (ui, +1), c (uj, -1), d (uj, +1)
     if a < P:
-        e2u = -1
-        e2 = 0
+        e2u = np.int64(-1)
+        e2 = np.int64(0)
         if c == a:
             e2u = uj
-            e2 = -1
+            e2 = np.int64(-1)
         elif d == a:
             e2u = uj
-            e2 = 1
-        if not ok_after(n, N, M, cM, a, ui, -1, e2u, e2, l):
+            e2 = np.int64(1)
+        if not ok_after(n, N, M, cM, a, ui, np.int64(-1), e2u, e2, l):
             return False
     if b < P:
-        e2u = -1
-        e2 = 0
+        e2u = np.int64(-1)
+        e2 = np.int64(0)
         if c == b:
             e2u = uj
-            e2 = -1
+            e2 = np.int64(-1)
         elif d == b:
             e2u = uj
-            e2 = 1
-        if not ok_after(n, N, M, cM, b, ui, 1, e2u, e2, l):
+            e2 = np.int64(1)
+        if not ok_after(n, N, M, cM, b, ui, np.int64(1), e2u, e2, l):
             return False
     if c < P and c != a and c != b:
-        if not ok_after(n, N, M, cM, c, uj, -1, -1, 0, l):
+        if not ok_after(n, N, M, cM, c, uj, np.int64(-1), np.int64(-1), np.int64(0), l):
             return False
     if d < P and d != a and d != b:
-        if not ok_after(n, N, M, cM, d, uj, 1, -1, 0, l):
+        if not ok_after(n, N, M, cM, d, uj, np.int64(1), np.int64(-1), np.int64(0), l):
             return False
     return True
 
@@ -766,9 +774,9 @@ def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, 
             k[r] = M[r]
         # two duals of the flow for the current levels (XFER_BOUND): a candidate neither says can gain
         # more than the best one so far is not solved (the results are the same as without)
-        okG = prune and cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, G, False)
+        okG = prune and cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, G, np.bool_(False))
         if okG:
-            okG = cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, G2, True)
+            okG = cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, G2, np.bool_(True))
         for p in range(P):
             # a necessary condition for level M[p] + 1 at p: the records that can be in p, at most
             # M[p] + 1 per value, are at least l (M[p] + 1) (Definition 1)
@@ -831,6 +839,8 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
     (10 rows) and ``ws_f`` (3 rows) are scratch rows of at least ``na + 2`` entries (allocated once per
     batch by ``steps``, not per step)."""
     il = placement_il(na, P, o, pr, hh, oldest, mu)
+    no = np.bool_(False)  # the ``keep`` arguments as variables, not literals (see _NOLIT)
+    yes = np.bool_(True)
     gain = ws_f[0]
     ogain = ws_f[1]
     key = ws_f[2]
@@ -862,7 +872,7 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
     # records come sorted by home (``steps``), so lo and hi do not decrease
     rng = np.zeros((2, P), dtype=np.int64)
     a = 0
-    b = 0
+    b = np.int64(0)
     for c in range(P):
         while a < na and hi[a] < c:
             a += 1
@@ -876,8 +886,8 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
         rounds += 1
         # 1. single moves
         best = -_EPS
-        bi = -1
-        bb = -1
+        bi = np.int64(-1)
+        bb = np.int64(-1)
         for i in range(na):
             a = o[i]
             ca = cost_of(i, a, P, pr, hh, oldest, mu)
@@ -904,8 +914,8 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
         # 1b. swaps: two records of the same value exchange their places (counts unchanged: always
         # l-eligible)
         best = _EPS
-        bi = -1
-        bj = -1
+        bi = np.int64(-1)
+        bj = np.int64(-1)
         for u in range(mv if flags & 1 else 0):
             for a1 in range(vstart[u], vstart[u + 1]):
                 i = vidx[a1]
@@ -935,26 +945,26 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
         # 1c. empty a snapshot: each of its records to its best other option (a pending snapshot that
         # stays l-eligible, or suppression), the records in input order; the best such move that gains
         bt = _EPS
-        bq = -1
+        bq = np.int64(-1)
         for q in range(P if flags & 2 else 0):
             if N[q] == 0:
                 continue
-            total = empty(n, N, M, cM, H, o, v, q, P, mv, l, taken, prev, dst, False, pr, hh, oldest, mu, lo, hi, na, rng)
+            total = empty(n, N, M, cM, H, o, v, q, P, mv, l, taken, prev, dst, no, pr, hh, oldest, mu, lo, hi, na, rng)
             if total > bt:
                 bt = total
                 bq = q
         if bq >= 0:
             stats[34] += 1
-            il -= empty(n, N, M, cM, H, o, v, bq, P, mv, l, taken, prev, dst, True, pr, hh, oldest, mu, lo, hi, na, rng)
+            il -= empty(n, N, M, cM, H, o, v, bq, P, mv, l, taken, prev, dst, yes, pr, hh, oldest, mu, lo, hi, na, rng)
             continue
         stats[2] += 1
         # 2. lifts: raise the largest count of snapshot p to K and fill it with the best records; the
         # best lift over every pending snapshot p, level K and the two variants (strict; shed, or drain
         # without SHED) is applied
         bt = _EPS
-        bp = -1
-        bK = -1
-        bs = 0
+        bp = np.int64(-1)
+        bK = np.int64(-1)
+        bs = np.int64(0)
         for p in range(P):
             # candidates: records that can reach p and are elsewhere, by decreasing gain; among equal
             # gains, first those whose value is the most frequent in their source (it stays l-eligible)
@@ -977,7 +987,7 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
                     stats[35] += 1
                     continue
                 for mode in (0, 2 if flags & 4 else 1):
-                    total = lift(n, N, M, cM, H, o, v, order, ogain, nc, p, K, P, mv, l, mode, taken, prev, dst, False, pr, hh, oldest, mu, lo, hi, na, vidx, vstart, info, cand, rng)
+                    total = lift(n, N, M, cM, H, o, v, order, ogain, nc, p, K, P, mv, l, mode, taken, prev, dst, no, pr, hh, oldest, mu, lo, hi, na, vidx, vstart, info, cand, rng)
                     stats[3] += 1
                     if total > bt:
                         bt = total
@@ -992,14 +1002,14 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
             stats[20 + min(bK - M[bp], 9)] += 1
             stats[30 + bs] += 1
             nc = fill_candidates(bp, na, P, o, v, lo, hi, n, pr, hh, oldest, mu, gain, key, cand, order, ogain, rng)
-            il -= lift(n, N, M, cM, H, o, v, order, ogain, nc, bp, bK, P, mv, l, bs, taken, prev, dst, True, pr, hh, oldest, mu, lo, hi, na, vidx, vstart, info, cand, rng)
+            il -= lift(n, N, M, cM, H, o, v, order, ogain, nc, bp, bK, P, mv, l, bs, taken, prev, dst, yes, pr, hh, oldest, mu, lo, hi, na, vidx, vstart, info, cand, rng)
             continue
         # 3. repaired pairs (only when no single move and no lift improves): a gaining move that breaks a snapshot, and a repair entering or leaving it
         best = -_EPS
-        bi = -1
-        bb = -1
-        bj = -1
-        bd = -1
+        bi = np.int64(-1)
+        bb = np.int64(-1)
+        bj = np.int64(-1)
+        bd = np.int64(-1)
         work = 0
         for i in range(na if flags & 128 else 0):
             if work > pair_budget:
@@ -1185,8 +1195,8 @@ def steps(codes, place, starts, base, t_from, t_to, l, w, mu, beta, defer, round
                 P = t - oldest + 1
                 # surplus values (model.surplus_values) for the deferred prices
                 cap = surplus_cap(seen, l) if (defer > 0.0 and w > 0) else 0
-                na = 0
-                mv = 0
+                na = np.int64(0)  # np.int64, not 0: see _NOLIT
+                mv = np.int64(0)
                 for h in range(max(0, oldest - w), t + 1):
                     for r in range(starts[h - base], starts[h - base + 1]):
                         pl = place[r]

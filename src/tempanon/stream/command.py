@@ -153,13 +153,13 @@ def stream(
 
     def announce_kernel() -> None:
         """Say why the first fast-step run of an environment pauses: numba compiles the kernel once (about
-        30-60 CPU seconds on a shared 2-core machine, summary ``jit_compile_cpu_seconds``), later runs
+        20 CPU seconds on a shared 2-core machine, summary ``jit_compile_cpu_seconds``), later runs
         load it from numba's cache."""
         from tempanon.stream import fast
 
         if str(step).lower() == "fast" and window > 0 and fast._kernel is None:
             info("preparing the fast step's compiled kernel (numba; the first run in an environment compiles it, "
-                 "about 30-60 CPU seconds, later runs load it from the cache)", quiet)
+                 "about 20 CPU seconds, later runs load it from the cache)", quiet)
 
     def run() -> dict:
         t0 = _clock()
@@ -248,19 +248,21 @@ def stream(
             phases["build report"] = _clock() - t1
         t1 = _clock()
         # everything verified: write (staged, then committed together)
+        from tempanon.data.io import csv_text, csv_texts_by
+
         qcols = [c for c in result.qit.columns if c != "snapshot"]
         scols = [c for c in result.st.columns if c != "snapshot"]
-        q_split = {k: g for k, g in result.qit.groupby("snapshot", sort=False)}
-        s_split = {k: g for k, g in result.st.groupby("snapshot", sort=False)}
-        empty_q, empty_s = result.qit.iloc[:0][qcols], result.st.iloc[:0][scols]
+        # every snapshot's CSV text from one formatting pass per table (the same bytes as to_csv per file)
+        q_text = csv_texts_by(result.qit, "snapshot", qcols)
+        s_text = csv_texts_by(result.st, "snapshot", scols)
+        empty_q = csv_text(result.qit.iloc[:0][qcols])
+        empty_s = csv_text(result.st.iloc[:0][scols])
         with _file_outputs() as outs:
             for p in result.published:
                 if p.size == 0:  # snapshots without records: listed in the summary, no file
                     continue
-                q = q_split.get(p.label)
-                s = s_split.get(p.label)
-                outs.table(empty_q if q is None else q[qcols], out / f"{p.label}.qit.csv", "snapshot file")
-                outs.table(empty_s if s is None else s[scols], out / f"{p.label}.st.csv", "snapshot file")
+                outs.text(q_text.get(p.label, empty_q), out / f"{p.label}.qit.csv", "snapshot file")
+                outs.text(s_text.get(p.label, empty_s), out / f"{p.label}.st.csv", "snapshot file")
             done = _finish(result, outs=outs)
             outs.commit()
         phases["write outputs"] = _clock() - t1

@@ -158,7 +158,10 @@ Measured (2026-11-25, shared 2-core machine, perf): before the small helpers (``
 ``removal_ok``, ``inc``/``dec``) were inlined at numba's IR level, about half of the kernel's time was
 in numba's atomic reference counting of the array arguments of each call; inlining them cut the step
 CPU by 10-15% and raised the cold compile from ~36 to ~54 CPU-s (load 10-12); inlining every helper
-cut ~7% more but took ~98 CPU-s to compile, and ``lift`` cannot be inlined (numba refuses)."""
+cut ~7% more but took ~98 CPU-s to compile, and ``lift`` cannot be inlined (numba refuses). Those
+compile times included numba's extra versions of ten functions for literal argument types (see
+``_fastkernel._NOLIT``): without them, 2026-11-26, the cold compile is 19.0 CPU-s (was 49.0, same
+machine, side by side)."""
 
 XFER_REACH_PER_W = 4
 """A level transfer raises one pending snapshot and lowers another at most ``max(1, w //

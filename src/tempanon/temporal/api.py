@@ -94,9 +94,11 @@ def check_audit_path(audit, out, others=()) -> None:
 
 def audit_text(result: TimestampedResult) -> str:
     """The audit file: two comment lines (steward-only label, shuffle seed), then CSV."""
+    from tempanon.data.io import csv_text
+
     return (AUDIT_HEADER + "\n" + f"# shuffle seed: {result.shuffle_seed}; respondent column: "
             f"{result.summary.get('uid') or '(none: each row is a respondent, identified by its input line)'}\n"
-            + result.audit.to_csv(index=False))
+            + csv_text(result.audit))
 
 
 def write_audit(result: TimestampedResult, path) -> None:

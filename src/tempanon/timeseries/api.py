@@ -445,7 +445,7 @@ def write_kp_audit(result: KPResult, path) -> None:
     text in the file's metadata."""
     from pathlib import Path
 
-    from tempanon.data.io import atomic_write
+    from tempanon.data.io import atomic_write, csv_text
 
     if Path(path).suffix.lower() == ".parquet":
         import pyarrow as pa
@@ -455,7 +455,7 @@ def write_kp_audit(result: KPResult, path) -> None:
         table = table.replace_schema_metadata({**(table.schema.metadata or {}), b"tempanon": AUDIT_HEADER.encode()})
         atomic_write(path, lambda p: pq.write_table(table, p))
         return
-    text = AUDIT_HEADER + "\n" + result.audit.to_csv(index=False)
+    text = AUDIT_HEADER + "\n" + csv_text(result.audit)
     atomic_write(path, lambda p: p.write_text(text, encoding="utf-8"))
 
 
