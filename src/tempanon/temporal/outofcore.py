@@ -186,8 +186,8 @@ def anonymize_timestamped_file(
     ``path``, released to ``out`` (CSV, or Parquet by suffix) by DuckDB out of core; see the module
     docstring. ``engine="spark"``: the same queries in Spark SQL, the file read by Spark
     (``spark_master``, default a ``local[2]`` session) and the release written by Spark as a
-    **directory** of part files named ``out``, verified by SQL on what was written, then renamed; no
-    ``audit`` too. Returns a :class:`~tempanon.temporal.api.TimestampedResult` whose ``released`` is
+    **directory** of part files named ``out``, verified by SQL on what was written, then renamed; an
+    ``audit`` is written and checked by Spark too (:func:`write_release`). Returns a :class:`~tempanon.temporal.api.TimestampedResult` whose ``released`` is
     ``None`` (the release is the file) and whose summary has the keys of the in-memory path, with
     ``plan`` saying how it ran.
 
