@@ -554,25 +554,40 @@ def _kanonymize(src, qi, hierarchies, k, t0, *, uid, identifying, max_suppressio
     return result
 
 
-def _screen(src, columns: Sequence[str], allow: Sequence[str], uid: str | None) -> list:
+def _screen(src, columns: Sequence[str], allow: Sequence[str], uid: str | None, time: str | None = None) -> list:
     """Identifier screening of ``columns`` (released unchanged) on the source's data; sources
-    without an in-memory table are screened on their distinct values (names and value shapes)."""
-    from tempanon.data.screen import IdentifierFinding, refuse_findings, refuse_identifiers, screen_columns
+    without an in-memory table are screened on their distinct values (names, value shapes and,
+    with ``time``, second timestamps) and on counts (near-uniqueness per row, and per respondent
+    with ``uid``), with the rules of :mod:`tempanon.data.screen`."""
+    from tempanon.data.screen import IdentifierFinding, identifier_name_token, refuse_findings, refuse_identifiers, screen_columns
 
     if not columns:
         return []
     data = getattr(src, "data", None)
     if isinstance(data, pd.DataFrame):
-        return refuse_identifiers(data, columns, allow=allow, uid=uid)
-    found: list[IdentifierFinding] = []
-    for c in columns:  # names and value shapes on the distinct values; per-row uniqueness from counts
+        return refuse_identifiers(data, columns, allow=allow, uid=uid, time=time)
+    found = []
+    for c in dict.fromkeys(columns):
+        if c in (uid, time):  # the model's own columns (as screen_columns)
+            continue
         values = src.distinct_values(c).reset_index(drop=True)
-        found += screen_columns(pd.DataFrame({c: values}), [c], min_rows=2**62)
+        shown = screen_columns(pd.DataFrame({c: values}), [c], time=time, min_rows=2**62)
+        reasons = shown[0].reason.split("; ") if shown else []
         n = src.count_present(c)
         # (the engine's distinct texts hold the missing value as '': not a present value)
         distinct = int((values.notna() & (values.astype(object) != "")).sum())
-        if n >= 20 and distinct >= 0.9 * n:  # the same rule as tempanon.data.screen's near-unique signal
-            found.append(IdentifierFinding(c, f"near-unique per row ({distinct} distinct values in {n} rows)"))
+        near = []
+        if n >= 20 and distinct >= 0.9 * n:  # the same rules as tempanon.data.screen's near-unique signal
+            near.append(f"near-unique per row ({distinct} distinct values in {n} rows)")
+        elif uid is not None:
+            n_resp, own, distinct = src.respondent_uniqueness(c, uid)
+            if n_resp >= 20 and own >= 0.9 * n_resp and distinct >= 0.9 * n_resp:
+                near.append(f"near-unique per respondent ({own} of {n_resp} respondents ({uid!r}) "
+                            "carry a value no other respondent has)")  # fmt: skip
+        at = 1 if identifier_name_token(c) is not None else 0  # in screen_columns' order: name, uniqueness, values
+        reasons[at:at] = near
+        if reasons:
+            found.append(IdentifierFinding(c, "; ".join(reasons)))
     return refuse_findings(found, allow=allow)
 
 

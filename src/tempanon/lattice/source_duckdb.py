@@ -68,13 +68,16 @@ def qstr(text: str) -> str:
 def open_duckdb(*, memory_limit: str | None = None, threads: int | None = None, connection: Any = None) -> tuple[Any, str]:
     """A DuckDB connection (``connection`` or a new in-memory one) spilling to a private temporary
     directory, with ``memory_limit`` and ``threads`` set; returns ``(connection, directory)``. A bad
-    setting closes both and raises :class:`InputError`."""
+    setting closes both and raises :class:`InputError`. The session's time zone is UTC: the text of
+    a time-zone-aware timestamp (a kept column, a hierarchy's key) is then the same on every machine,
+    not the local zone's (``TZ``)."""
     import duckdb
 
     tmpdir = scratch_dir("duckdb")
     con = connection if connection is not None else duckdb.connect(":memory:")
     try:
         con.execute(f"SET temp_directory = {qstr(tmpdir)}")
+        con.execute("SET TimeZone = 'UTC'")
         if memory_limit is not None:
             con.execute(f"SET memory_limit = {qstr(memory_limit)}")
         if threads is not None:
@@ -214,6 +217,19 @@ class SQLSource(FrequencySource):
     def count_present(self, column: str) -> int:
         """Rows where ``column`` is not missing (identifier screening's near-unique signal)."""
         return int(self._rows(f"SELECT count(s.{self.q(column)}) AS n FROM src s")[0][0])
+
+    def respondent_uniqueness(self, column: str, uid: str) -> tuple[int, int, int]:
+        """Identifier screening's per-respondent signal (:func:`tempanon.data.screen._near_unique_reasons`)
+        over the distinct (respondent, present value) pairs: the respondents, those holding a value
+        no other respondent has, and the distinct values."""
+        v, u = self.q(column), self.q(uid)
+        row = self._rows(
+            f"WITH p AS (SELECT DISTINCT s.{u} AS u, s.{v} AS v FROM src s WHERE s.{v} IS NOT NULL), "
+            "h AS (SELECT v, count(*) AS c FROM p GROUP BY v) "
+            "SELECT count(DISTINCT p.u) AS n, count(DISTINCT CASE WHEN h.c = 1 THEN p.u END) AS own, "
+            "count(DISTINCT p.v) AS d FROM p JOIN h ON p.v = h.v"
+        )[0]  # fmt: skip
+        return int(row[0]), int(row[1]), int(row[2])
 
     def distinct_values(self, column: str) -> pd.Series:
         tab = self._arrow((f"SELECT DISTINCT {self.text_expr(column)} AS t FROM src s ORDER BY t"))

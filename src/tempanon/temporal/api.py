@@ -327,6 +327,13 @@ def anonymize_timestamped(
     uid_codes = encode_uid(df, uid)
     n = len(df)
     max_suppressed = int(np.floor(float(max_suppression) * n + 1e-9))
+    # the input is valid; identifier screening of the columns released unchanged whatever the search finds (kept, and
+    # quasi-identifiers without a hierarchy) before the search, as kanon and the engines do: fail fast
+    from tempanon.data.screen import refuse_identifiers
+
+    early = [*keep, *(q for q in qi if q not in (hierarchies or {}))]
+    roles["overrides"] = refuse_identifiers(df, early, allow=roles["allow"], uid=uid, time=time)
+    roles["screened"] = set(early)
     if hierarchies:
         from tempanon.temporal.joint import joint_anonymize
 
@@ -435,7 +442,8 @@ def _apply_roles(df: pd.DataFrame, res: TimestampedResult, roles: dict) -> Times
     node = s.get("node")
     generalized = {q for i, q in enumerate(qi) if node is not None and int(node[1 + i]) > 0}
     unchanged = [*roles["keep"], *(q for q in qi if q not in generalized)]
-    overrides = refuse_identifiers(df, unchanged, allow=roles["allow"], uid=s["uid"], time=time)
+    late = [c for c in unchanged if c not in roles.get("screened", ())]  # the rest was screened before the search
+    overrides = [*roles.get("overrides", []), *refuse_identifiers(df, late, allow=roles["allow"], uid=s["uid"], time=time)]
     res.released = res.released[[c for c in res.released.columns if c in roles["release"]]]
     uid = s["uid"]
     g = f"respondent-level {s['k']}-anonymity" + (f" ({uid!r})" if uid else "")

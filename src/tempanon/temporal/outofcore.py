@@ -272,6 +272,18 @@ def anonymize_timestamped_file(
         shutil.rmtree(workdir, ignore_errors=True)
 
 
+def _as_read_text(values: pd.Series) -> pd.Series:
+    """Typed timestamps as the in-memory path reads them (:func:`tempanon.data.io.read_table`,
+    ``as_text``: Python's ``str`` of each value, missing kept), so that parsing gives the same
+    instants, time-zone handling and notes: a time-zone-aware Parquet column is one with UTC
+    offsets, not one in the zone of the engine's session (DuckDB gives such values in its own
+    zone, e.g. ``Etc/UTC``, which the file never named)."""
+    if not pd.api.types.is_datetime64_any_dtype(values.dtype):
+        return values
+    obj = values.astype(object).where(values.notna(), None)
+    return obj.map(lambda v: None if v is None else str(v))
+
+
 def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, data_granularity, country, parts,
          timezone, time_limit, progress, announce, keep, drop, allow_identifier, sensitive, memory_limit,
          shuffle_seed=None, hierarchies=None, max_driver_rows=None, audit=None, measures=False):  # fmt: skip
@@ -316,20 +328,20 @@ def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, d
             raise InputError(f"column {uid!r}, line {int(row) + 2}: the respondent identifier is missing")
     # identifier screening of the columns released unchanged (the quasi-identifiers without a
     # hierarchy; those with one if the search leaves them at level 0, after it), before the search
-    overrides = _screen(sq, [*keep, *(q for q in qi if q not in hierarchies)], allow_identifier, uid)
+    overrides = _screen(sq, [*keep, *(q for q in qi if q not in hierarchies)], allow_identifier, uid, time)
 
     # ---- timestamps, per distinct value -----------------------------------------------------------
     tq = f"s.{Q(time)}"
     tab = sq._arrow(f"SELECT {tq} AS v, count(*) AS n FROM src s GROUP BY ALL")
     vcol = tab.column("v").combine_chunks()
-    values = vcol.to_pandas()
+    values = _as_read_text(vcol.to_pandas())
     weights = tab.column("n").to_numpy().astype(np.int64)
 
     def first_rows() -> tuple[pd.Series, np.ndarray, np.ndarray]:
         """The distinct values ordered by first occurrence, with weights and 0-based first rows."""
         t2 = sq._arrow(f"SELECT v, count(*) AS n, min(rn) AS r FROM (SELECT {tq} AS v, {sq.row_number} AS rn FROM src s) x "
                        "GROUP BY v ORDER BY r")  # fmt: skip
-        return (t2.column("v").combine_chunks().to_pandas(), t2.column("n").to_numpy().astype(np.int64),
+        return (_as_read_text(t2.column("v").combine_chunks().to_pandas()), t2.column("n").to_numpy().astype(np.int64),
                 t2.column("r").to_numpy().astype(np.int64))  # fmt: skip
 
     try:

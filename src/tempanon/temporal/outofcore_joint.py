@@ -123,7 +123,7 @@ def run_joint(sq, *, out, time, qi, uid, k, hierarchies, dag, vcol, values, inst
         src.close()
     # quasi-identifiers with a hierarchy that the search left at level 0 are released unchanged: screened now
     overrides = list(overrides) + _screen(sq, [q for q, v in zip(qi, chosen[1:]) if v == 0 and q in hierarchies],
-                                          allow_identifier, uid)  # fmt: skip
+                                          allow_identifier, uid, time)  # fmt: skip
 
     # ---- the release, written by DuckDB -------------------------------------------------------------
     for j, (d, v, kt) in enumerate(zip(dims, chosen, key_tables)):
