@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from .test_engine_audit import _check_independently, _generated, _kanon, _numpy_and_duckdb, _read_audit, _read_release
+from .test_engine_audit import _check_independently, _generated, _kanon, _numpy_and_duckdb, _read_audit, _read_release, typed_parquet_maps
 
 pytestmark = pytest.mark.spark
 
@@ -133,28 +133,7 @@ def test_spark_audit_typed_parquet_input(tmp_path, multipart, suffix):
     """A typed Parquet input (a float quasi-identifier, a kept float column with missing values, an
     integer respondent id): the Spark audit maps every input line to the same released row as the
     numpy path's and DuckDB's."""
-    rng = np.random.default_rng(11)
-    n = 600
-    df = pd.DataFrame({"age": rng.integers(20, 60, n).astype(float), "sex": rng.choice(["F", "M"], n),
-                       "w": rng.random(n) * 100, "pid": rng.integers(0, 200, n)})  # fmt: skip
-    df.loc[rng.random(n) < 0.05, "w"] = np.nan
-    inp = tmp_path / "in.parquet"
-    df.to_parquet(inp, row_group_size=100)
-    hdir = tmp_path / "h"
-    hdir.mkdir()
-    (hdir / "age.csv").write_text("".join(f"{a}.0;{a // 10 * 10}-{a // 10 * 10 + 9};*\n" for a in range(20, 60)))
-    (hdir / "sex.csv").write_text("F;*\nM;*\n")
-    maps = {}
-    for eng in ("numpy", "duckdb", "spark"):
-        out, audit = tmp_path / eng / f"r{suffix}", tmp_path / "steward" / f"{eng}.csv"
-        r = _kanon(inp, "--qi", "age,sex", "--hierarchies", hdir, "--k", "5", "--keep", "w", "--allow-identifier", "w",
-                   "--uid", "pid", "--engine", eng, "--out", out, "--audit", audit, "-q")  # fmt: skip
-        assert r.exit_code == 0, r.output
-        rel = _read_release(out)
-        aud = _read_audit(audit)[1]
-        assert aud["release_row"].tolist() == list(range(1, len(rel) + 1))
-        rel.index = aud["input_line"].to_numpy()
-        maps[eng] = rel.sort_index()
+    maps = typed_parquet_maps(tmp_path, suffix, ("numpy", "duckdb", "spark"), row_group_size=100)
     pd.testing.assert_frame_equal(maps["spark"], maps["numpy"])
     pd.testing.assert_frame_equal(maps["duckdb"], maps["numpy"])
     assert len(maps["spark"]) > 0 and (maps["spark"]["w"] == "").any()
