@@ -15,6 +15,11 @@ audit (``kanonymize(..., audit=...)``: a second COPY of the rows and its row-by-
 as a further column, then once more without it (``--audit`` only: the same warm engine, so the
 difference of the last two columns is the audit's cost).
 
+``--timestamped`` (with ``--audit``): instead, the timestamped file path
+(:func:`tempanon.temporal.outofcore.anonymize_timestamped_file`, the events of
+``bench_engine_temporal.py``: k = 5, respondent-level, 1% suppression, time only) run three times on
+the engine: without the audit (warm-up), with it, and again without it.
+
 ``--engine spark``: the CPU seconds are the Python process's **plus the JVM's** (``utime + stime``
 of the Spark driver JVM, a child of this process, from ``/proc/<pid>/stat``; local mode, so the
 executors' threads are in it); the first column includes the JVM's warm-up. Peak RSS is this
@@ -43,7 +48,10 @@ def main() -> None:
     ap.add_argument("--uid", action="store_true")
     ap.add_argument("--audit", action="store_true", help="also the run with the steward audit, then again without it")
     ap.add_argument("--memory-limit", default=None, help="Spark: the local driver's heap (e.g. 4GB)")
+    ap.add_argument("--timestamped", action="store_true", help="the timestamped file path with and without --audit")
     a = ap.parse_args()
+    if a.timestamped:
+        return timestamped(a)
     from bench_engine import generate_landsend
     from bench_incognito import LANDSEND
 
@@ -86,6 +94,33 @@ def main() -> None:
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(f"| {a.engine} | {a.rows:,} | {'order_id' if a.uid else '-'} | {rb.classes:,} -> {ra.classes:,} | "
               + " | ".join(f"{cpu:.1f} / {wall:.1f}" for cpu, wall in phases.values()) + f" | {peak:,.0f} | {len(html) / 1024:.0f} KB |")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def timestamped(a) -> None:
+    from bench_engine_temporal import generate
+
+    import tempanon.temporal.outofcore as ooc
+
+    tmp = Path(tempfile.mkdtemp(prefix="bench-engine-ts-audit-"))
+    try:
+        path = tmp / "events.parquet"
+        generate(path, a.rows)
+        cpu, cols = None, []
+        for i, audit in enumerate((None, tmp / "steward" / "audit.csv", None)):
+            t, c = time.perf_counter(), cpu() if cpu else 0.0
+            res = ooc.anonymize_timestamped_file(path, out=tmp / "rel" / f"out{i}.parquet", time="t", qi=["sex", "region"], uid="uid",
+                                                 k=5, max_suppression=0.01, engine=a.engine, memory_limit=a.memory_limit,
+                                                 audit=audit)  # fmt: skip
+            if cpu is None:  # the first run started the JVM: its CPU from here on
+                cpu = _cpu_clock(type("S", (), {"engine": a.engine})())
+                cols.append("(warm-up)")
+                continue
+            cols.append(f"{cpu() - c:.1f} / {time.perf_counter() - t:.1f}")
+        s = res.summary
+        print(f"| timestamped {a.engine} | {a.rows:,} | {s['granularity']}, {s['suppressed']:,} suppressed | "
+              + " | ".join(cols[1:]) + f" | {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} |")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -305,24 +305,23 @@ audit = "{tmp_path / 'steward' / (eng + '-audit.csv')}"
     pd.testing.assert_frame_equal(got[engine], got["numpy"])
 
 
-@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
-def test_typed_parquet_input_float_columns(tmp_path, suffix):
+def typed_parquet_maps(tmp_path, suffix, engines, **parquet):
     """A typed Parquet input (a float quasi-identifier, a kept float column with missing values, an
-    integer respondent id): the DuckDB audit is written and checked, and maps every input line to
-    the same released row as the numpy path's audit (the engines' text of a float agree)."""
+    integer respondent id) through ``kanon --audit`` on each engine: per engine the release indexed
+    by the input line its audit names (``parquet``: options of the input's ``to_parquet``)."""
     rng = np.random.default_rng(11)
     n = 600
     df = pd.DataFrame({"age": rng.integers(20, 60, n).astype(float), "sex": rng.choice(["F", "M"], n),
                        "w": rng.random(n) * 100, "pid": rng.integers(0, 200, n)})  # fmt: skip
     df.loc[rng.random(n) < 0.05, "w"] = np.nan
     inp = tmp_path / "in.parquet"
-    df.to_parquet(inp)
+    df.to_parquet(inp, **parquet)
     hdir = tmp_path / "h"
     hdir.mkdir()
     (hdir / "age.csv").write_text("".join(f"{a}.0;{a // 10 * 10}-{a // 10 * 10 + 9};*\n" for a in range(20, 60)))
     (hdir / "sex.csv").write_text("F;*\nM;*\n")
     maps = {}
-    for eng in ("numpy", "duckdb"):
+    for eng in engines:
         out, audit = tmp_path / eng / f"r{suffix}", tmp_path / "steward" / f"{eng}.csv"
         r = _kanon(inp, "--qi", "age,sex", "--hierarchies", hdir, "--k", "5", "--keep", "w", "--allow-identifier", "w",
                    "--uid", "pid", "--engine", eng, "--out", out, "--audit", audit, "-q")  # fmt: skip
@@ -332,5 +331,14 @@ def test_typed_parquet_input_float_columns(tmp_path, suffix):
         assert aud["release_row"].tolist() == list(range(1, len(rel) + 1))
         rel.index = aud["input_line"].to_numpy()
         maps[eng] = rel.sort_index()
+    return maps
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_typed_parquet_input_float_columns(tmp_path, suffix):
+    """A typed Parquet input (a float quasi-identifier, a kept float column with missing values, an
+    integer respondent id): the DuckDB audit is written and checked, and maps every input line to
+    the same released row as the numpy path's audit (the engines' text of a float agree)."""
+    maps = typed_parquet_maps(tmp_path, suffix, ("numpy", "duckdb"))
     pd.testing.assert_frame_equal(maps["duckdb"], maps["numpy"])
     assert len(maps["duckdb"]) > 0

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from .test_engine_audit import _check_independently, _generated, _kanon, _numpy_and_duckdb, _read_audit, _read_release
+from .test_engine_audit import _check_independently, _generated, _kanon, _numpy_and_duckdb, _read_audit, _read_release, typed_parquet_maps
 
 pytestmark = pytest.mark.spark
 
@@ -133,28 +133,7 @@ def test_spark_audit_typed_parquet_input(tmp_path, multipart, suffix):
     """A typed Parquet input (a float quasi-identifier, a kept float column with missing values, an
     integer respondent id): the Spark audit maps every input line to the same released row as the
     numpy path's and DuckDB's."""
-    rng = np.random.default_rng(11)
-    n = 600
-    df = pd.DataFrame({"age": rng.integers(20, 60, n).astype(float), "sex": rng.choice(["F", "M"], n),
-                       "w": rng.random(n) * 100, "pid": rng.integers(0, 200, n)})  # fmt: skip
-    df.loc[rng.random(n) < 0.05, "w"] = np.nan
-    inp = tmp_path / "in.parquet"
-    df.to_parquet(inp, row_group_size=100)
-    hdir = tmp_path / "h"
-    hdir.mkdir()
-    (hdir / "age.csv").write_text("".join(f"{a}.0;{a // 10 * 10}-{a // 10 * 10 + 9};*\n" for a in range(20, 60)))
-    (hdir / "sex.csv").write_text("F;*\nM;*\n")
-    maps = {}
-    for eng in ("numpy", "duckdb", "spark"):
-        out, audit = tmp_path / eng / f"r{suffix}", tmp_path / "steward" / f"{eng}.csv"
-        r = _kanon(inp, "--qi", "age,sex", "--hierarchies", hdir, "--k", "5", "--keep", "w", "--allow-identifier", "w",
-                   "--uid", "pid", "--engine", eng, "--out", out, "--audit", audit, "-q")  # fmt: skip
-        assert r.exit_code == 0, r.output
-        rel = _read_release(out)
-        aud = _read_audit(audit)[1]
-        assert aud["release_row"].tolist() == list(range(1, len(rel) + 1))
-        rel.index = aud["input_line"].to_numpy()
-        maps[eng] = rel.sort_index()
+    maps = typed_parquet_maps(tmp_path, suffix, ("numpy", "duckdb", "spark"), row_group_size=100)
     pd.testing.assert_frame_equal(maps["spark"], maps["numpy"])
     pd.testing.assert_frame_equal(maps["duckdb"], maps["numpy"])
     assert len(maps["spark"]) > 0 and (maps["spark"]["w"] == "").any()
@@ -278,3 +257,70 @@ def test_spark_audit_needs_out_and_verify(tmp_path, spark_session):
         src.release((0, 0, 0), 2, uid=None, drop=(), out=str(tmp_path / "rel" / "r.csv"), verify=False, audit=str(tmp_path / "a.csv"))
     src.close()
     assert not (tmp_path / "b.csv").exists() and not (tmp_path / "rel").exists() and not (tmp_path / "a.csv").exists()
+
+
+# ---- timestamped --engine spark --audit: the file path, the audit written by Spark -------------------
+
+
+@pytest.mark.parametrize("joint", [False, True])
+def test_timestamped_spark_audit_same_map_as_numpy_and_duckdb(tmp_path, multipart, joint):
+    """``timestamped --engine spark --audit``: the file read by Spark (no rows on the driver), the
+    release written as part files and the audit (release_row, input_line, respondent) written by
+    Spark, checked row by row; each input line is released as the same row, for the same
+    respondent, as numpy's and DuckDB's."""
+    import json
+
+    from .test_engine_temporal import ENC_ROWS, SAMPLE, _audited, _cli
+
+    if joint:
+        (tmp_path / "h").mkdir()
+        (tmp_path / "h" / "ENCOUNTERCLASS.csv").write_text("\n".join(";".join(r) for r in ENC_ROWS) + "\n")
+    outs = {}
+    for eng in ("numpy", "duckdb", "spark"):
+        (tmp_path / eng).mkdir()
+        r = _cli(["timestamped", str(SAMPLE), "--time", "START", "--uid", "PATIENT", "--k", "3", "--max-suppression", "0.06",
+                  "--qi", "ENCOUNTERCLASS", "--out", str(tmp_path / eng / "o.csv"), "--audit", str(tmp_path / f"{eng}-audit.csv"),
+                  "--engine", eng, "--summary", str(tmp_path / f"{eng}.json"),
+                  *(["--hierarchies", str(tmp_path / "h"), "--granularities", "day,week,month,year"] if joint else [])])  # fmt: skip
+        assert r.exit_code == 0, r.output
+        assert "into memory" not in " ".join(r.output.split()) and "on the driver" not in " ".join(r.output.split())
+        text = "".join(p.read_text() if i == 0 else p.read_text().split("\n", 1)[1]
+                       for i, p in enumerate(_parts(tmp_path / eng / "o.csv"))) if eng == "spark" else (tmp_path / eng / "o.csv").read_text()  # fmt: skip
+        outs[eng] = _audited(text, tmp_path / f"{eng}-audit.csv")
+    pd.testing.assert_frame_equal(outs["numpy"], outs["duckdb"])
+    pd.testing.assert_frame_equal(outs["numpy"], outs["spark"])
+    s = json.loads((tmp_path / "spark.json").read_text())
+    assert s["verification"]["audit"].startswith("checked row by row")
+    assert "Spark" in s["plan"]["input"] and "recorded in the steward audit only" in s["row_order"]
+    assert len([p for p in _parts(tmp_path / "spark" / "o.csv") if len(p.read_text().splitlines()) > 1]) > 1
+    heads = [(tmp_path / f"{e}-audit.csv").read_text().splitlines()[2] for e in ("numpy", "spark")]
+    assert heads[0] == heads[1] == "release_row,input_line,respondent"
+
+
+@pytest.mark.parametrize("which", ["release", "parts"])
+def test_timestamped_spark_audit_refused_when_the_release_does_not_match(tmp_path, multipart, which):
+    """A release whose rows (or part files) are not in the written order, classes intact: the
+    row-by-row audit check refuses; neither the release nor the audit is written."""
+    import tempanon.temporal.outofcore as ooc
+    from tempanon.errors import VerificationError
+
+    from .test_engine_temporal import _small_csv
+
+    orig = ooc._write
+
+    def moved(sq, query, path, parquet):
+        orig(sq, query, path, parquet)
+        _corrupt_parts(which, Path(path))
+
+    monkeypatch = pytest.MonkeyPatch()
+    monkeypatch.setattr(ooc, "_write", moved)
+    try:
+        small = _small_csv(tmp_path)
+        (tmp_path / "rel").mkdir()
+        (tmp_path / "st").mkdir()
+        with pytest.raises(VerificationError, match="audit row"):
+            ooc.anonymize_timestamped_file(small, out=tmp_path / "rel" / "o.csv", audit=tmp_path / "st" / "a.csv", engine="spark",
+                                           time="START", qi=["CLS"], k=3, uid="PATIENT", max_suppression=0.06)  # fmt: skip
+        assert list((tmp_path / "rel").iterdir()) == [] and list((tmp_path / "st").iterdir()) == []
+    finally:
+        monkeypatch.undo()

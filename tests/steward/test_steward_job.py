@@ -123,6 +123,9 @@ def test_run_job_from_duckdb(jobdir):
         ("max_suppression = 0.02", 'criterion = "best"', "key 'model.criterion': unknown criterion 'best'", 16),
         ("max_suppression = 0.02", 'weights = { age = "x" }', "key 'model.weights.age': expected a non-negative number", 16),
         ("max_suppression = 0.02", "weights = { height = 1 }", "key 'model.weights.height': weight for 'height'", 16),
+        # a quasi-identifier listed twice, said before the hierarchy of 'zip' is found not to be one
+        ('quasi_identifiers = ["age", "sex", "zip"]', 'quasi_identifiers = ["age", "sex", "sex"]',
+         "key 'columns.quasi_identifiers': quasi-identifier listed twice: 'sex'", 5),
     ],
 )
 def test_job_errors_name_key_and_line(jobdir, old, new, message, line):

@@ -246,6 +246,31 @@ class SparkSource(SQLSource):
                     n += k
         shutil.rmtree(rows)
 
+    def _write_numbered(self, path: str, head: str, query: str, cols) -> None:
+        """An audit with text columns (the timestamped audit's respondent): ``query`` (``cols``, in
+        the release's total order) written as sorted CSV part files, read back by Spark and numbered
+        over the parts in name order (:meth:`_numbered`, parallel), written again with that number
+        first as ``release_row`` in its order, and the parts concatenated by the driver (bytes, each
+        part's header line dropped) behind ``head`` and one header line. Spark's CSV writer quotes a
+        value only when needed, as the in-memory path's (pandas) does."""
+        rows, numbered = path + ".rows", path + ".numbered"
+        self._copy(query, rows, False)
+        schema = ", ".join(f"{self.q(c)} STRING" for c in cols)
+        self.spark.read.csv(rows, header=True, schema=schema, quote='"', escape='"', nullValue="").createOrReplaceTempView(
+            "tempanon_audit_rows")  # fmt: skip
+        names = ", ".join(f"n.{self.q(c)}" for c in cols)
+        self._copy(f"SELECT n.{AUDIT_RN} + 1 AS release_row, {names} FROM {self._numbered('tempanon_audit_rows', cols)} n "
+                   "ORDER BY release_row", numbered, False)  # fmt: skip
+        self.spark.catalog.dropTempView("tempanon_audit_rows")
+        with open(path, "wb") as fh:
+            fh.write((head + ",".join(["release_row", *cols]) + "\n").encode("utf-8"))
+            for part in sorted(Path(numbered).glob("part-*")):
+                with open(part, "rb") as src:
+                    src.readline()  # the part's header line
+                    shutil.copyfileobj(src, fh, 1 << 20)
+        shutil.rmtree(rows)
+        shutil.rmtree(numbered)
+
     def _new_audit_temp(self, target: Path) -> str:
         # Spark's reader skips a file whose name starts with "." (the hidden temporary name): the audit
         # is written to a plain name inside a hidden temporary folder beside the target, checked there

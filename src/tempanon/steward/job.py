@@ -257,6 +257,9 @@ def load_job(path: str | Path) -> Job:
     if qi_required and not cols["quasi_identifiers"]:
         raise ctx.error(("columns", "quasi_identifiers"), "give at least one quasi-identifier")
     qi_list = list(cols.get("quasi_identifiers", []))
+    twice = sorted({str(q) for q in qi_list if qi_list.count(q) > 1})
+    if twice:  # before the tables that name quasi-identifiers, whose errors would hide this one
+        raise ctx.error(("columns", "quasi_identifiers"), f"quasi-identifier listed twice: {', '.join(map(repr, twice))}")
 
     hier_raw = raw.get("hierarchies", {})
     if not isinstance(hier_raw, dict):

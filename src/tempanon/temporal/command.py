@@ -18,7 +18,7 @@ def timestamped(
     input: Annotated[Path, typer.Argument(help="Input table (CSV with any delimiter, or Parquet).")],
     time: Annotated[str, typer.Option("--time", help="Timestamp column to generalize.")],
     k: Annotated[int, typer.Option("--k", help="Respondent-level k.")],
-    out: Annotated[Path, typer.Option("--out", help="Released table (CSV or .parquet), written atomically (with --engine spark and no --audit: a directory of part files of that name).")],
+    out: Annotated[Path, typer.Option("--out", help="Released table (CSV or .parquet), written atomically (with --engine spark: a directory of part files of that name).")],
     uid: Annotated[Optional[str], typer.Option("--uid", help="Respondent identifier column (dropped).")] = None,
     qi: Annotated[str, typer.Option("--qi", help="Other quasi-identifiers, comma-separated or A0:A9.")] = "",
     granularities: Annotated[
@@ -78,7 +78,7 @@ def timestamped(
     drop: Annotated[Optional[str], typer.Option("--drop", help="Identifying columns, removed from the release.")] = None,
     sensitive: Annotated[Optional[str], typer.Option("--sensitive", help="Sensitive columns, released as they are.")] = None,
     allow_identifier: Annotated[Optional[str], typer.Option("--allow-identifier", help="Release these columns unchanged although identifier screening flags them (reported).")] = None,
-    engine: Annotated[str, typer.Option("--engine", help="auto|numpy|duckdb|spark: who computes the time-granularity search's frequency sets (auto: numpy; duckdb: GROUP BY in DuckDB, same results, the file read in place and the release written and verified by DuckDB (with --hierarchies too: the joint search's frequency sets in DuckDB; --audit written by DuckDB too; --report measured by GROUP BY on the input and the written release); spark: the same queries in Spark SQL, the file read by Spark (with --hierarchies too) and the release written by Spark as a directory of part files named --out, verified by SQL on what was written; --report measured in Spark too; with --audit the rows are read and encoded on the driver and Spark computes the frequency sets).")] = "auto",
+    engine: Annotated[str, typer.Option("--engine", help="auto|numpy|duckdb|spark: who computes the time-granularity search's frequency sets (auto: numpy; duckdb: GROUP BY in DuckDB, same results, the file read in place and the release written and verified by DuckDB (with --hierarchies too: the joint search's frequency sets in DuckDB; --audit written by DuckDB too; --report measured by GROUP BY on the input and the written release); spark: the same queries in Spark SQL, the file read by Spark (with --hierarchies too) and the release written by Spark as a directory of part files named --out, verified by SQL on what was written; --report measured in Spark too; --audit written by Spark, release_row counting the rows over the part files in name order).")] = "auto",
     memory_limit: Annotated[Optional[str], typer.Option("--memory-limit", help="Bound the engine's memory, e.g. 4GB, 512MiB or 80%: DuckDB spills to a temporary directory beyond it (auto picks DuckDB when a limit is given); with --engine spark the local driver's heap; refused with --engine numpy.")] = None,
     spark_master: Annotated[Optional[str], typer.Option("--spark-master", help="Spark master URL for --engine spark (default: a local[2] session).")] = None,
 ) -> None:
@@ -114,11 +114,8 @@ def timestamped(
         if eng == "duckdb":
             # the file read in place, the release (and audit) written by DuckDB, the report's measures by GROUP BY
             return _out_of_core(outs, phases, t0, eng)
-        if eng == "spark" and audit is None:
-            return _out_of_core(outs, phases, t0, eng)  # the file read by Spark, the release written by Spark
-        if eng == "spark":
-            info("note: --engine spark with --audit reads and encodes the rows on the driver; "
-                 "Spark computes the search's frequency sets", quiet)  # fmt: skip
+        if eng == "spark":  # the file read by Spark, the release (and the audit) written by Spark
+            return _out_of_core(outs, phases, t0, eng)
         df = read_table(input, as_text=True)
         qis = parse_column_list(qi, list(df.columns))
         cols = list(df.columns)

@@ -22,15 +22,16 @@ DuckDB**: no pandas copy of the table is made, the driver holds only per-distinc
   (:func:`verify_written`), then renamed into place. If verification fails the temporary file is
   removed and nothing is written (:class:`~tempanon.errors.VerificationError`, exit 3).
 
-The steward audit (``audit``: release row -> input line and respondent) is written by DuckDB and
-checked row by row against the written release (:func:`write_release`; not on the Spark path,
-where the command reads the rows into memory for ``--audit``). With ``measures=True`` what the HTML
+The steward audit (``audit``: release row -> input line and respondent) is written by the engine
+and checked row by row against the written release (:func:`write_release`; on Spark
+``release_row`` counts the rows over the release's part files in name order, as for ``kanon``:
+:mod:`tempanon.lattice.source_spark`, ``docs/engines.md``). With ``measures=True`` what the HTML
 report measures is computed in the engine too (:mod:`tempanon.temporal.outofcore_report`).
 
 With ``hierarchies`` the joint search of time and quasi-identifiers runs here too
 (:mod:`tempanon.temporal.outofcore_joint`).
 
-``engine="spark"`` (no audit): the same queries in Spark SQL through a
+``engine="spark"``: the same queries in Spark SQL through a
 :class:`~tempanon.lattice.source_spark.SparkSource` (the file read by Spark, ``rel`` or the joint
 search's ``jbot`` cached in the session, :class:`~tempanon.lattice.source_temporal_spark.SparkTimeSource`,
 :class:`~tempanon.lattice.source_temporal.DuckDBJointFileSource` over the Spark source), the release
@@ -92,7 +93,7 @@ def write_release(sq, *, select: Sequence[str], body: str, order: Sequence[str],
     parquet = _is_parquet(target)
     order = list(order)
     if audit is not None:
-        body = body.replace("FROM src s", f"FROM (SELECT *, {sq.row_number} AS {RN} FROM src) s", 1)
+        body = body.replace("FROM src s", f"FROM {sq._numbered('src', sq.columns)} s", 1)
         order.append(f"s.{RN}")
     query = f"SELECT {', '.join(select)} {body} ORDER BY {', '.join(order)}"
     tmps: list[str] = []
@@ -104,9 +105,11 @@ def write_release(sq, *, select: Sequence[str], body: str, order: Sequence[str],
         if audit is not None:
             atarget = Path(audit)
             atarget.parent.mkdir(parents=True, exist_ok=True)
-            atmp = sq._new_temp_path(atarget)
+            atmp = sq._new_audit_temp(atarget)
             tmps.append(atmp)
             tmps.append(atmp + ".rows")
+            if Path(atmp).parent != atarget.parent:  # Spark: a hidden folder holding the audit under a plain name
+                tmps.append(str(Path(atmp).parent))
     except OSError as exc:
         from tempanon.data.io import write_error
 
@@ -119,19 +122,26 @@ def write_release(sq, *, select: Sequence[str], body: str, order: Sequence[str],
             from tempanon.temporal.api import AUDIT_HEADER
 
             resp = f"s.{Q(uid)}" if uid is not None else f"s.{RN} + 2"
-            sq._copy(f"SELECT row_number() OVER (ORDER BY {', '.join(order)}) AS release_row, s.{RN} + 2 AS input_line, "
-                     f"{resp} AS respondent {body} ORDER BY release_row", atmp + ".rows", False)  # fmt: skip
-            with open(atmp, "w", encoding="utf-8") as fh, open(atmp + ".rows", encoding="utf-8") as rows:
-                fh.write(AUDIT_HEADER + "\n" + f"# shuffle seed: {seed}; respondent column: "
-                         f"{uid or '(none: each row is a respondent, identified by its input line)'}\n")  # fmt: skip
-                shutil.copyfileobj(rows, fh, 1 << 20)
-            Path(atmp + ".rows").unlink()
+            head = (AUDIT_HEADER + "\n" + f"# shuffle seed: {seed}; respondent column: "
+                    f"{uid or '(none: each row is a respondent, identified by its input line)'}\n")  # fmt: skip
+            if sq.engine == "spark":  # no window over all rows: sorted parts numbered in name order (SparkSource)
+                sq._write_numbered(atmp, head, f"SELECT s.{RN} + 2 AS input_line, {resp} AS respondent {body} "
+                                               f"ORDER BY {', '.join(order)}", ["input_line", "respondent"])  # fmt: skip
+            else:
+                sq._copy(f"SELECT row_number() OVER (ORDER BY {', '.join(order)}) AS release_row, s.{RN} + 2 AS input_line, "
+                         f"{resp} AS respondent {body} ORDER BY release_row", atmp + ".rows", False)  # fmt: skip
+                with open(atmp, "w", encoding="utf-8") as fh, open(atmp + ".rows", encoding="utf-8") as rows:
+                    fh.write(head)
+                    shutil.copyfileobj(rows, fh, 1 << 20)
+                Path(atmp + ".rows").unlink()
         report = verify(tmp, parquet, atmp)
         for t, dest in ((atmp, audit), (tmp, target)):  # the audit first: a release is never left without it
             if t is not None:
                 if not Path(t).is_dir():  # (Spark writes a directory of part files)
                     os.chmod(t, 0o666 & ~_umask())
                 os.replace(t, dest)
+        if atmp is not None and Path(atmp).parent != Path(audit).parent:
+            Path(atmp).parent.rmdir()  # the audit's temporary folder (Spark), now empty
     except BaseException:
         for t in tmps:
             shutil.rmtree(t, ignore_errors=True) if Path(t).is_dir() else Path(t).unlink(missing_ok=True)
@@ -176,8 +186,8 @@ def anonymize_timestamped_file(
     ``path``, released to ``out`` (CSV, or Parquet by suffix) by DuckDB out of core; see the module
     docstring. ``engine="spark"``: the same queries in Spark SQL, the file read by Spark
     (``spark_master``, default a ``local[2]`` session) and the release written by Spark as a
-    **directory** of part files named ``out``, verified by SQL on what was written, then renamed; no
-    ``audit`` (it runs on DuckDB, or in memory). Returns a :class:`~tempanon.temporal.api.TimestampedResult` whose ``released`` is
+    **directory** of part files named ``out``, verified by SQL on what was written, then renamed; an
+    ``audit`` is written and checked by Spark too (:func:`write_release`). Returns a :class:`~tempanon.temporal.api.TimestampedResult` whose ``released`` is
     ``None`` (the release is the file) and whose summary has the keys of the in-memory path, with
     ``plan`` saying how it ran.
 
@@ -222,8 +232,6 @@ def anonymize_timestamped_file(
 
     check_memory_limit(engine, memory_limit, spark_master=spark_master)  # before anything is read
     if engine == "spark":
-        if audit is not None:
-            raise InputError("the Spark file path writes no steward audit: use --engine duckdb, or the table in memory")
         target = Path(out)
         if target.exists() and not (target.is_dir() and not any(target.iterdir())):
             raise InputError(f"{out} exists: Spark writes the release as a directory of part files and replaces only "
@@ -625,11 +633,9 @@ def verify_written(sq, path: str, parquet: bool, *, time: str, qi: Sequence[str]
 
 def _verify_audit(sq, audit: str, read: str, rows_out: int, *, out_cols, expect: dict, joins: str, uid) -> None:
     """The audit against the written release (``read``) and the input, by SQL (see :func:`verify_written`)."""
-    from tempanon.lattice.source_duckdb import qident as Q
-    from tempanon.lattice.source_duckdb import qstr
+    Q = sq.q  # the engine's identifier quoting
 
-    a = (f"read_csv({qstr(audit)}, skip = 2, header = true, all_varchar = true, delim = ',', quote = '\"', "
-         "escape = '\"', nullstr = '')")  # fmt: skip
+    a = sq._audit_relation(audit)
     names = [f.name for f in sq._arrow(f"SELECT * FROM {a} LIMIT 0").schema]
     if names != ["release_row", "input_line", "respondent"]:
         raise VerificationError(f"the audit's columns are {names}, not release_row, input_line, respondent")
@@ -638,20 +644,20 @@ def _verify_audit(sq, audit: str, read: str, rows_out: int, *, out_cols, expect:
     if not (n == rows == lines == rows_out and (n == 0 or (lo, hi) == (1, rows_out))):
         raise VerificationError(f"the audit lists {n} rows ({rows} distinct release rows, {lines} distinct input lines); "
                                 f"the release has {rows_out}")  # fmt: skip
-    txt = lambda e: f"coalesce(CAST({e} AS VARCHAR), '')"  # noqa: E731
+    txt = lambda e: f"coalesce(CAST({e} AS {sq.text_type}), '')"  # noqa: E731
     exp = "hash(" + ", ".join(expect[c] for c in out_cols) + ")"
     got = "hash(" + ", ".join(txt(f"f.{Q(c)}") for c in out_cols) + ")"
-    resp = txt(f"s.{Q(uid)}") if uid is not None else f"CAST(s.{RN} + 2 AS VARCHAR)"
+    resp = txt(f"s.{Q(uid)}") if uid is not None else f"CAST(s.{RN} + 2 AS {sq.text_type})"
     bad = sq._rows(
         f"SELECT x.release_row FROM {a} x "
-        f"JOIN (SELECT {RN} + 1 AS rr, * FROM (SELECT *, {sq.row_number} AS {RN} FROM {read}) y) f ON CAST(x.release_row AS BIGINT) = f.rr "
-        f"JOIN (SELECT *, {sq.row_number} AS {RN} FROM src) s ON CAST(x.input_line AS BIGINT) - 2 = s.{RN} {joins} "
+        f"JOIN (SELECT {RN} + 1 AS rr, * FROM {sq._numbered(read, out_cols)} y) f ON CAST(x.release_row AS BIGINT) = f.rr "
+        f"JOIN {sq._numbered('src', sq.columns)} s ON CAST(x.input_line AS BIGINT) - 2 = s.{RN} {joins} "
         f"WHERE {exp} <> {got} OR coalesce(x.respondent, '') <> {resp} LIMIT 1"
     )  # fmt: skip
     if bad:
         raise VerificationError(f"audit row for release row {bad[0][0]}: its input line's generalized row or respondent "
                                 "is not that release row's")
-    matched = sq._rows(f"SELECT count(*) FROM {a} x JOIN (SELECT *, {sq.row_number} AS {RN} FROM src) s "
+    matched = sq._rows(f"SELECT count(*) FROM {a} x JOIN {sq._numbered('src', sq.columns)} s "
                        f"ON CAST(x.input_line AS BIGINT) - 2 = s.{RN}")[0][0]  # fmt: skip
     if matched != rows_out:
         raise VerificationError("the audit names input lines that are not in the input")
