@@ -258,6 +258,8 @@ def _eq(a, b) -> bool:
 
 
 def _same_summary(a: dict, b: dict, where) -> None:
+    for key in ("audit", "report"):  # paths (one per engine here): both name them or neither
+        assert (key in a) == (key in b), (where, key)
     for key in sorted((set(a) | set(b)) - RUN_KEYS):
         assert _eq(a.get(key), b.get(key)), (where, key, a.get(key), b.get(key))
     va, vb = a.get("verification") or {}, b.get("verification") or {}

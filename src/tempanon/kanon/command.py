@@ -167,6 +167,8 @@ def _run(
     summ["risk"] = _risk_before_after(df, res, qi_cols, uid)
     if report is not None:
         summ["report"] = str(report)
+    if audit is not None:  # as the engine path's summary (tempanon.kanon.engine_command)
+        summ["audit"] = str(audit)
     t1 = time.perf_counter()
     with outs:  # staged, then committed together
         outs.table(res.table, out, "--out")
