@@ -64,7 +64,8 @@ def _jvm_bytes(text: str) -> int | None:
 
 
 def local_session(master: str | None = None, memory_limit: str | None = None) -> Any:
-    """A Spark session (``local[2]`` unless ``master`` is given), UI off, few shuffle partitions.
+    """A Spark session (``local[2]`` unless ``master`` is given), UI off, few shuffle partitions,
+    session time zone UTC.
     ``memory_limit`` (``--memory-limit``, :mod:`tempanon.lattice.memory`): the local driver's heap
     (``spark.driver.memory``), refused with a cluster master and when a session of this process already
     runs with another heap (a JVM's heap is fixed when it starts)."""
@@ -94,6 +95,9 @@ def local_session(master: str | None = None, memory_limit: str | None = None) ->
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "8")
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        # the text of a time-zone-aware timestamp (a kept column in a CSV release, a hierarchy's
+        # key) is UTC's on every machine, not the local zone's (TZ), as on DuckDB (open_duckdb)
+        .config("spark.sql.session.timeZone", "UTC")
         # a local driver that runs out of heap stops (the Python side gets an error) instead of
         # leaving the thread that serves a result dead and the caller waiting for ever
         .config("spark.driver.extraJavaOptions", "-XX:+ExitOnOutOfMemoryError")
