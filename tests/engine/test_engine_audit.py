@@ -237,15 +237,22 @@ def test_corrupted_audit_or_release_refused(tmp_path, monkeypatch, which, messag
         _corrupt(which, path, parquet)
 
     monkeypatch.setattr(DuckDBSource, "_copy", faulty)
+    assert_tampered_run_refused(tmp_path, inp, hdir, "duckdb", message)
+
+
+def assert_tampered_run_refused(tmp_path, inp, hdir, engine, message):
+    """``kanon --audit`` on ``engine`` whose written release or audit was tampered with (by the
+    caller's patch of the engine's writer): exit 3 with ``message``, no traceback, nothing renamed
+    into place."""
+    import re
+
     (tmp_path / "rel").mkdir()
     (tmp_path / "steward").mkdir()
     r = _kanon(inp, "--hierarchies", hdir, "--qi", "age,sex,zip", "--k", "4", "--uid", "person", "--keep", "visit",
                "--out", tmp_path / "rel" / "r.csv", "--audit", tmp_path / "steward" / "a.csv",
-               "--summary", tmp_path / "steward" / "s.json", "--engine", "duckdb", "-q")  # fmt: skip
+               "--summary", tmp_path / "steward" / "s.json", "--engine", engine, "-q")  # fmt: skip
     assert r.exit_code == 3, r.output
     assert "Traceback" not in r.output
-    import re
-
     assert re.search(message, " ".join(r.output.split())), r.output
     assert list((tmp_path / "rel").iterdir()) == [] and list((tmp_path / "steward").iterdir()) == []
 

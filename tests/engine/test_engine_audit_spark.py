@@ -13,14 +13,13 @@ the hard case; the oracles are the numpy path's audit and an independent pandas 
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from .test_engine_audit import _check_independently, _generated, _kanon, _numpy_and_duckdb, _read_audit, _read_release, typed_parquet_maps
+from .test_engine_audit import _check_independently, _generated, _numpy_and_duckdb, _read_audit, _read_release, assert_tampered_run_refused, typed_parquet_maps
 
 pytestmark = pytest.mark.spark
 
@@ -229,15 +228,7 @@ def test_spark_corrupted_audit_or_release_refused(tmp_path, monkeypatch, multipa
         _corrupt_parts(which, Path(path))
 
     monkeypatch.setattr(SparkSource, "_copy", faulty)
-    (tmp_path / "rel").mkdir()
-    (tmp_path / "steward").mkdir()
-    r = _kanon(inp, "--hierarchies", hdir, "--qi", "age,sex,zip", "--k", "4", "--uid", "person", "--keep", "visit",
-               "--out", tmp_path / "rel" / "r.csv", "--audit", tmp_path / "steward" / "a.csv",
-               "--summary", tmp_path / "steward" / "s.json", "--engine", "spark", "-q")  # fmt: skip
-    assert r.exit_code == 3, r.output
-    assert "Traceback" not in r.output
-    assert re.search(message, " ".join(r.output.split())), r.output
-    assert list((tmp_path / "rel").iterdir()) == [] and list((tmp_path / "steward").iterdir()) == []
+    assert_tampered_run_refused(tmp_path, inp, hdir, "spark", message)
 
 
 def test_spark_audit_needs_out_and_verify(tmp_path, spark_session):
