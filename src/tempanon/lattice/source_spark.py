@@ -18,8 +18,7 @@ order inside each part** (as ``pyarrow``/``pandas.read_parquet`` of the director
 ``part-*`` concatenated, list them). Why that position is defined and checked, not assumed:
 
 * written: the release is one global ``ORDER BY`` (total: the input row number is the last key);
-  Spark writes its range partitions in order as ``part-00000``, ``part-00001``, ... and the audit
-  numbers the same total order by ``row_number() OVER (ORDER BY ...)``, a second, independent job;
+  Spark writes its range partitions in order as ``part-00000``, ``part-00001``, ...;
 * the audit: a second ``ORDER BY`` of the same total order writes the input lines as part files;
   the driver numbers their rows over the parts in name order (:meth:`SparkSource._write_audit`);
 * verified: :meth:`SQLSource._verify_audit` numbers the **written** release in the order of
