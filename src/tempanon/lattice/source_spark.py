@@ -10,6 +10,16 @@ over a Spark DataFrame or a CSV/Parquet path. Results come to the driver as Arro
 Spark writes a **directory** of part files: the release is written to a temporary directory beside
 the target, verified, and renamed to the target path (a directory named like the file).
 
+**The session's time zone.** Spark gives a time-zone-aware timestamp's text (``CAST`` to text, its
+CSV writer) in the session's zone (``spark.sql.session.timeZone``): a kept column of a CSV release,
+a hierarchy's key, the checks' comparisons and the timestamped release's row hash read it. The
+sessions :func:`local_session` starts are in UTC; a caller's session (a Spark DataFrame, ``spark=``,
+or the running session ``local_session`` returns as it is) may not be. Every Spark call of this
+module's and :mod:`~tempanon.lattice.source_temporal_spark`'s runs inside :func:`utc_session`: UTC
+for the call, the caller's value restored after it, also on an error; nothing lazy is handed back
+and :meth:`SparkSource.close` drops the views it made (``docs/engines.md``, "The session time zone
+on Spark").
+
 **The steward audit** (``--audit``, :meth:`SQLSource.release`) has the numpy/DuckDB format (two
 comment lines, ``release_row,input_line``). Spark does not read a multi-part directory back in
 part order (its reader orders file splits by size, largest first), so ``release_row`` does not rely
@@ -41,13 +51,17 @@ files; the driver reads the audit's parts (one integer a row) and writes the aud
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from tempanon.errors import InputError
+from tempanon.errors import InputError, VerificationError
 from tempanon.data.scratch import scratch_dir
 from tempanon.lattice.source_duckdb import AUDIT_RN, SQLSource, _is_parquet, check_header
 
@@ -62,9 +76,68 @@ def _jvm_bytes(text: str) -> int | None:
     return int(m.group(1)) * 1024 ** " kmgt".index(m.group(2) or " ")
 
 
+SESSION_TIME_ZONE = "spark.sql.session.timeZone"
+
+_utc_lock = threading.Lock()
+_utc_held: dict[int, list] = {}  # id(session) -> [session, users inside, the caller's value (None: not set)]
+
+
+@contextmanager
+def utc_session(spark: Any) -> Iterator[Any]:
+    """Run the block with ``spark``'s session time zone (``spark.sql.session.timeZone``) set to UTC,
+    then give the session back its own value (unset again if it was not set), also when the block
+    raises. Every Spark call of tempanon's (:class:`SparkSource`'s and
+    :mod:`~tempanon.lattice.source_temporal_spark`'s hooks) runs inside it, so the text of a
+    time-zone-aware timestamp (``CAST`` to text: a hierarchy's key, the verification's and the
+    audit check's comparisons, the timestamped release's row hash; Spark's CSV writer: a kept column
+    in a CSV release) is UTC's whatever zone a caller's session is in, as in the sessions
+    :func:`local_session` starts and on numpy and DuckDB (``docs/engines.md``).
+
+    Nested and concurrent uses on one session (the search's threads) count their users: the first
+    one in sets UTC and keeps the caller's value, the last one out restores it, so a restore never
+    happens while another of tempanon's queries runs. Between tempanon's calls the session is the
+    caller's; during one, a query the caller runs on the same session from another thread sees UTC
+    (one setting per session: run tempanon on a session of its own, ``spark.newSession()``, to avoid
+    that). A restore that fails while an error is already on its way (a stopped session) does not
+    hide that error."""
+    key = id(spark)
+    with _utc_lock:
+        held = _utc_held.get(key)
+        if held is None:
+            old = spark.conf.get(SESSION_TIME_ZONE, None)
+            if old != "UTC":
+                spark.conf.set(SESSION_TIME_ZONE, "UTC")
+            held = _utc_held[key] = [spark, 0, old]
+        held[1] += 1
+    try:
+        yield spark
+    except BaseException:
+        try:
+            _utc_leave(key, held)
+        except Exception:  # pragma: no cover - a stopped session: the original error is what counts
+            pass
+        raise
+    _utc_leave(key, held)
+
+
+def _utc_leave(key: int, held: list) -> None:
+    with _utc_lock:
+        held[1] -= 1
+        if held[1]:
+            return
+        del _utc_held[key]
+        spark, old = held[0], held[2]
+        if old is None:
+            spark.conf.unset(SESSION_TIME_ZONE)
+        elif old != "UTC":
+            spark.conf.set(SESSION_TIME_ZONE, old)
+
+
 def local_session(master: str | None = None, memory_limit: str | None = None) -> Any:
     """A Spark session (``local[2]`` unless ``master`` is given), UI off, few shuffle partitions,
-    session time zone UTC.
+    session time zone UTC. When this process already runs a session (the caller's, which
+    ``getOrCreate`` would return with these options set on it for good) that session is returned as
+    it is: tempanon's queries run in UTC on it all the same (:func:`utc_session`).
     ``memory_limit`` (``--memory-limit``, :mod:`tempanon.lattice.memory`): the local driver's heap
     (``spark.driver.memory``), refused with a cluster master and when a session of this process already
     runs with another heap (a JVM's heap is fixed when it starts)."""
@@ -103,9 +176,56 @@ def local_session(master: str | None = None, memory_limit: str | None = None) ->
     )
     if driver_memory is not None:
         builder = builder.config("spark.driver.memory", driver_memory)
+    running = SparkSession.getActiveSession() or SparkSession._instantiatedSession
+    if running is not None and running._sc._jsc is not None:
+        return running  # the caller's session: its settings stay its own
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def _plain_audit(path: str, names: list[str], rows_out: int, n_input: int, block: int = 1 << 22) -> bool:
+    """True when the audit file at ``path`` is plainly right: two comment lines, the header ``names``
+    (``release_row,input_line``), then ``rows_out`` rows whose ``release_row`` is exactly 1, 2, ...,
+    ``rows_out`` in order and whose ``input_line`` values are distinct integers from 2 to
+    ``n_input + 1`` (lines of the input). Streamed with pyarrow's CSV reader, the input lines marked
+    in a bitmap of one bit per input row (``n_input / 8`` bytes). False on anything else (a text
+    that is not an integer, a row out of order, a repeated or impossible line, another count):
+    :meth:`SparkSource._verify_audit` then runs the general count query, which names the fault.
+    What True implies is what that query checks (the count, the range 1..N, distinct release rows
+    and input lines), so both accept the same audits."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    bits = np.zeros((max(int(n_input), 0) + 7) // 8, dtype=np.uint8)
+    n = 0
+    try:
+        with open(path, "rb") as fh:
+            if not (fh.readline().startswith(b"#") and fh.readline().startswith(b"#")):
+                return False
+            if fh.readline().rstrip(b"\r\n") != ",".join(names).encode("utf-8"):
+                return False
+            reader = pcsv.open_csv(fh, read_options=pcsv.ReadOptions(column_names=list(names), block_size=block),
+                                   convert_options=pcsv.ConvertOptions(column_types={c: pa.int64() for c in names}))  # fmt: skip
+            for batch in reader:
+                rr, il = batch.column(0), batch.column(1)
+                k = batch.num_rows
+                if rr.null_count or il.null_count:
+                    return False
+                if not np.array_equal(rr.to_numpy(), np.arange(n + 1, n + k + 1, dtype=np.int64)):
+                    return False
+                idx = np.sort(il.to_numpy() - 2)
+                if k and (idx[0] < 0 or idx[-1] >= n_input or (idx[1:] == idx[:-1]).any()):
+                    return False
+                byte, mask = idx >> 3, np.left_shift(np.uint8(1), (idx & 7).astype(np.uint8))
+                if (bits[byte] & mask).any():
+                    return False
+                np.bitwise_or.at(bits, byte, mask)
+                n += k
+    except (OSError, pa.ArrowException):
+        return False
+    return n == rows_out
 
 
 class SparkSource(SQLSource):
@@ -120,10 +240,18 @@ class SparkSource(SQLSource):
     def __init__(self, df: Any, *, input_name: str = "Spark DataFrame"):
         super().__init__()
         self.spark = df.sparkSession
+        self._views: list[str] = []  # the temporary views this source made in the session (dropped by close)
         self._tmpdir = scratch_dir("spark")
         self.input = input_name
-        df.createOrReplaceTempView("tempanon_input")
-        self._init_view("tempanon_input")
+        with self._utc():
+            df.createOrReplaceTempView("tempanon_input")
+            self._views.append("tempanon_input")
+            self._init_view("tempanon_input")
+
+    def _utc(self) -> Any:
+        """Every Spark call of this source runs in UTC on the session, the caller's value restored after
+        (:func:`utc_session`)."""
+        return utc_session(self.spark)
 
     @classmethod
     def from_path(cls, path: str | Path, *, master: str | None = None, delimiter: str | None = None, spark: Any = None,
@@ -132,9 +260,8 @@ class SparkSource(SQLSource):
         if not path.exists():
             raise InputError(f"input file not found: {path}")
         spark = spark or local_session(master, memory_limit)
-        if _is_parquet(path):
-            df = spark.read.parquet(str(path))
-        else:
+        sep = None
+        if not _is_parquet(path):
             from tempanon.data.io import _open_text, detect_delimiter
 
             with _open_text(path)() as fh:
@@ -143,8 +270,12 @@ class SparkSource(SQLSource):
                 raise InputError(f"input file is empty: {path}")
             sep = delimiter or detect_delimiter(sample)
             check_header(sample, sep, path)
-            df = spark.read.csv(str(path), header=True, sep=sep, quote='"', escape='"', inferSchema=False, nullValue="")
-        return cls(df, input_name=str(path))
+        with utc_session(spark):
+            if sep is None:
+                df = spark.read.parquet(str(path))
+            else:
+                df = spark.read.csv(str(path), header=True, sep=sep, quote='"', escape='"', inferSchema=False, nullValue="")
+            return cls(df, input_name=str(path))
 
     @classmethod
     def from_pandas(cls, data: pd.DataFrame, *, master: str | None = None, spark: Any = None,
@@ -159,42 +290,131 @@ class SparkSource(SQLSource):
         for c in data.columns:
             t = pd.Series(as_text(data[c]), dtype=object).where(data[c].notna().to_numpy(), None)
             cols[str(c)] = pa.array(t.tolist(), pa.string())
-        return cls(spark.createDataFrame(pa.table(cols)), input_name="DataFrame")
+        with utc_session(spark):
+            return cls(spark.createDataFrame(pa.table(cols)), input_name="DataFrame")
 
     def q(self, name: str) -> str:
         return "`" + str(name).replace("`", "``") + "`"
 
     def _arrow(self, sql: str) -> Any:
-        return self.spark.sql(sql).toArrow()
+        with self._utc():
+            return self.spark.sql(sql).toArrow()
+
+    _MADE_VIEW = re.compile(r"^\s*(?:CREATE\s+(?:OR\s+REPLACE\s+)?TEMP(?:ORARY)?\s+VIEW|CACHE\s+TABLE)\s+(\w+)", re.I)
+
+    def _made(self, name: str, cached: bool = False) -> None:
+        if name not in self._views:
+            self._views.append(name)
+        if cached:
+            self._cached = {*getattr(self, "_cached", ()), name}
 
     def _exec(self, sql: str) -> None:
-        self.spark.sql(sql)
+        m = self._MADE_VIEW.match(sql)
+        if m:
+            self._made(m.group(1), cached=sql.lstrip()[:5].upper() == "CACHE")
+        with self._utc():
+            self.spark.sql(sql)
 
     def _register(self, name: str, table: Any) -> None:
-        self.spark.createDataFrame(table).createOrReplaceTempView(name)
+        self._made(name)
+        with self._utc():
+            self.spark.createDataFrame(table).createOrReplaceTempView(name)
 
     grouping_fn = "grouping_id"
     list_agg = "collect_list"
 
     def _materialize(self, name: str, query: str) -> None:
         # CACHE TABLE ... AS is eager: the GROUPING SETS job runs once, its rows stay cached
-        self.spark.sql(f"CACHE TABLE {name} AS {query}")
+        self._made(name, cached=True)
+        with self._utc():
+            self.spark.sql(f"CACHE TABLE {name} AS {query}")
 
     def _drop_materialized(self, name: str) -> None:
-        self.spark.sql(f"UNCACHE TABLE IF EXISTS {name}")
-        self.spark.catalog.dropTempView(name)
+        with self._utc():
+            self.spark.sql(f"UNCACHE TABLE IF EXISTS {name}")
+            self.spark.catalog.dropTempView(name)
 
     def _copy(self, query: str, path: str, parquet: bool) -> None:
-        w = self.spark.sql(query).write.mode("errorifexists")
-        if parquet:
-            w.parquet(path)
-        else:
-            w.csv(path, header=True, quote='"', escape='"', nullValue="", emptyValue="")
+        with self._utc():  # (Spark's CSV writer writes a timestamp in the session's zone)
+            w = self._sorted_once(query).write.mode("errorifexists")
+            if parquet:
+                w.parquet(path)
+            else:
+                w.csv(path, header=True, quote='"', escape='"', nullValue="", emptyValue="")
+
+    # ---- kanon's audited release: its rows sorted once (docs/engines.md, "What it costs") ----------
+    _audit_pending = False
+    _sorted: tuple | None = None
+
+    def release(self, node, k, *, audit=None, **kwargs):
+        """:meth:`SQLSource.release`; with ``audit`` the release's sorted rows are kept (persisted,
+        memory and disk) with their input row number while the release is written, and the audit's
+        input lines are written from them (:meth:`_sorted_once`), then dropped."""
+        self._audit_pending = audit is not None
+        try:
+            return super().release(node, k, audit=audit, **kwargs)
+        finally:
+            self._audit_pending = False
+            self._drop_sorted()
+
+    def _drop_sorted(self) -> None:
+        if self._sorted is not None:
+            df, self._sorted = self._sorted[0], None
+            try:
+                with self._utc():
+                    df.unpersist()
+            except Exception:  # pragma: no cover - a stopped session: nothing cached any more
+                pass
+
+    def _sorted_once(self, query: str) -> Any:
+        """The DataFrame :meth:`_copy` writes for ``query``. The audited release's query
+        (``SELECT <release columns> <body> ORDER BY <order>, s.__tempanon_rn``, while
+        :meth:`release` runs with an audit) is run once with the input row number as one more
+        column, persisted, and written without it; the audit's query
+        (``SELECT s.__tempanon_rn + 2 AS input_line <body> ORDER BY <order>``, the same body and
+        order) is then that persisted result's row number + 2, **in its partitions**: no second
+        sort, and the audit's part ``i`` holds the input lines of the release's part ``i`` in its
+        row order (the numbering over the parts in name order is the one the audit check verifies
+        row by row against the written release, :meth:`SQLSource._verify_audit`). Any other query
+        is run as it is. (Were a persisted partition lost and recomputed with other range
+        boundaries, the check would refuse the run: nothing is trusted.)"""
+        rn, prefix = f"s.{AUDIT_RN}", "SELECT "
+        if self._sorted is not None:
+            head = f"SELECT {rn} + 2 AS input_line "
+            full, release_query = self._sorted
+            tail = query[len(head) - 1:] if query.startswith(head) else None
+            if tail and release_query.endswith(tail) and release_query[: -len(tail)].startswith(prefix):
+                from pyspark.sql import functions as F
+
+                return full.select((F.col(AUDIT_RN) + 2).alias("input_line"))
+        if (self._audit_pending and self._sorted is None and query.startswith(prefix)
+                and not query.startswith(prefix + "DISTINCT") and query.endswith(f", {rn}")):  # fmt: skip
+            from pyspark import StorageLevel
+
+            full = self.spark.sql(f"SELECT {rn} AS {AUDIT_RN}, {query[len(prefix):]}")
+            # the persisted plan partitioned as the release's would be without it (adaptive execution
+            # coalescing a small release's shuffle partitions; Spark runs a persisted plan without it
+            # unless this is set when the plan is persisted)
+            key, old = "spark.sql.optimizer.canChangeCachedPlanOutputPartitioning", None
+            old = self.spark.conf.get(key, None)
+            self.spark.conf.set(key, "true")
+            try:
+                full = full.persist(StorageLevel.MEMORY_AND_DISK)
+            finally:
+                if old is None:
+                    self.spark.conf.unset(key)
+                else:
+                    self.spark.conf.set(key, old)
+            self._sorted = (full, query)
+            return full.drop(AUDIT_RN)
+        return self.spark.sql(query)
 
     def _read_written(self, path: str, parquet: bool) -> str:
-        r = self.spark.read
-        df = r.parquet(path) if parquet else r.csv(path, header=True, quote='"', escape='"', inferSchema=False, nullValue="")
-        df.createOrReplaceTempView("tempanon_written")
+        self._made("tempanon_written")
+        with self._utc():
+            r = self.spark.read
+            df = r.parquet(path) if parquet else r.csv(path, header=True, quote='"', escape='"', inferSchema=False, nullValue="")
+            df.createOrReplaceTempView("tempanon_written")
         return "tempanon_written"
 
     def _numbered(self, rel: str, cols) -> str:
@@ -229,6 +449,7 @@ class SparkSource(SQLSource):
         from tempanon.kanon.command import AUDIT_HEADER
 
         rows = path + ".rows"
+        # (written from the release's persisted sorted rows, in its partitions: _sorted_once)
         self._copy(f"SELECT s.{AUDIT_RN} + 2 AS input_line {body} ORDER BY {order}", rows, False)
         n = 0
         opts = pcsv.WriteOptions(include_header=False)
@@ -247,28 +468,48 @@ class SparkSource(SQLSource):
 
     def _write_numbered(self, path: str, head: str, query: str, cols) -> None:
         """An audit with text columns (the timestamped audit's respondent): ``query`` (``cols``, in
-        the release's total order) written as sorted CSV part files, read back by Spark and numbered
-        over the parts in name order (:meth:`_numbered`, parallel), written again with that number
-        first as ``release_row`` in its order, and the parts concatenated by the driver (bytes, each
-        part's header line dropped) behind ``head`` and one header line. Spark's CSV writer quotes a
-        value only when needed, as the in-memory path's (pandas) does."""
-        rows, numbered = path + ".rows", path + ".numbered"
-        self._copy(query, rows, False)
-        schema = ", ".join(f"{self.q(c)} STRING" for c in cols)
-        self.spark.read.csv(rows, header=True, schema=schema, quote='"', escape='"', nullValue="").createOrReplaceTempView(
-            "tempanon_audit_rows")  # fmt: skip
-        names = ", ".join(f"n.{self.q(c)}" for c in cols)
-        self._copy(f"SELECT n.{AUDIT_RN} + 1 AS release_row, {names} FROM {self._numbered('tempanon_audit_rows', cols)} n "
-                   "ORDER BY release_row", numbered, False)  # fmt: skip
-        self.spark.catalog.dropTempView("tempanon_audit_rows")
+        the release's total order, ``ORDER BY``) run once and persisted with each row's
+        ``monotonically_increasing_id`` **after the sort** (the sort's output partition ``p`` in its
+        upper bits, the row's place in that partition, a range of the total order, in its lower
+        bits); the rows are counted per partition (a small table), and each row's ``release_row``
+        is its partition's offset plus its place + 1: its position over the partitions in order,
+        i.e. over the part files in name order, as the release's rows are numbered. The rows are
+        then written with that number first as CSV part files (from the persisted rows, in their
+        partitions: no second sort), and the parts concatenated by the driver (bytes, each part's
+        header line dropped) behind ``head`` and one header line. Spark's CSV writer quotes a value
+        only when needed, as the in-memory path's (pandas) does. The numbers are not trusted:
+        :func:`tempanon.temporal.outofcore._verify_audit` checks every audit row against the written
+        release. (Before, the rows were written, read back, numbered and sorted again.)"""
+        from pyspark import StorageLevel
+        from pyspark.sql import functions as F
+
+        numbered, m = path + ".numbered", f"{AUDIT_RN}_m"
+        with self._utc():
+            tagged = self.spark.sql(query).select("*", F.monotonically_increasing_id().alias(m))
+            tagged = tagged.persist(StorageLevel.MEMORY_AND_DISK)
+            try:
+                groups = tagged.groupBy(F.shiftright(F.col(m), 33).alias("p")).agg(
+                    F.count(F.lit(1)).alias("c"), F.min(m).alias("m0")).toArrow().to_pylist()  # fmt: skip
+                groups.sort(key=lambda g: g["p"])
+                if groups:
+                    off, whens = 0, []
+                    for g in groups:
+                        whens.append(f"WHEN {int(g['p'])} THEN {off + 1 - int(g['m0'])}")
+                        off += int(g["c"])
+                    number = F.expr(f"CASE shiftright({m}, 33) {' '.join(whens)} END + {m}").alias("release_row")
+                    self._made("tempanon_audit_numbered")
+                    tagged.select(number, *(F.col(self.q(c)) for c in cols)).createOrReplaceTempView("tempanon_audit_numbered")
+                    self._copy("SELECT * FROM tempanon_audit_numbered", numbered, False)
+                    self.spark.catalog.dropTempView("tempanon_audit_numbered")
+            finally:
+                tagged.unpersist()
         with open(path, "wb") as fh:
             fh.write((head + ",".join(["release_row", *cols]) + "\n").encode("utf-8"))
-            for part in sorted(Path(numbered).glob("part-*")):
+            for part in sorted(Path(numbered).glob("part-*")) if Path(numbered).exists() else []:
                 with open(part, "rb") as src:
                     src.readline()  # the part's header line
                     shutil.copyfileobj(src, fh, 1 << 20)
-        shutil.rmtree(rows)
-        shutil.rmtree(numbered)
+        shutil.rmtree(numbered, ignore_errors=True)
 
     def _new_audit_temp(self, target: Path) -> str:
         # Spark's reader skips a file whose name starts with "." (the hidden temporary name): the audit
@@ -278,9 +519,64 @@ class SparkSource(SQLSource):
         os.mkdir(holder)
         return os.path.join(holder, target.name)
 
+    def _verify_audit(self, audit: str, read: str, rows_out: int, *, out_cols, joins: str) -> None:
+        """:meth:`SQLSource._verify_audit`'s checks, the same refusals and messages, at a lower cost on
+        Spark: (1) the audit's row counts (``rows_out`` rows, release rows 1..N once each, distinct
+        input lines): first by the driver, streaming the written audit file (:func:`_plain_audit`:
+        release rows exactly 1..N in order, input lines distinct integers inside the input, a bitmap
+        of one bit per input row); only when that fast check does not pass, the general count query
+        (two ``count(DISTINCT)``), which decides and names the fault; (2) every audit row against
+        the written release and the input: one join (audit, the numbered written release, the
+        numbered input ``LEFT JOIN``\ ed) that counts the audit rows whose input line exists and
+        finds the first release row whose values differ, instead of the mismatch query and a second
+        join for the existence count; the first mismatch's values are fetched only on refusal."""
+        from tempanon.lattice.source_duckdb import _first
+
+        a = self._audit_relation(audit)
+        names = [f.name for f in self._arrow(f"SELECT * FROM {a} LIMIT 0").schema]
+        if names != ["release_row", "input_line"]:
+            raise VerificationError(f"the audit's columns are {names}, not release_row, input_line")
+        if not _plain_audit(audit, names, rows_out, self.n_rows):
+            n, lo, hi, rows, lines = self._rows(
+                "SELECT count(*) AS n, min(TRY_CAST(release_row AS BIGINT)) AS lo, max(TRY_CAST(release_row AS BIGINT)) AS hi, "
+                "count(DISTINCT TRY_CAST(release_row AS BIGINT)) AS r, count(DISTINCT TRY_CAST(input_line AS BIGINT)) AS li "
+                f"FROM {a}"
+            )[0]  # fmt: skip
+            if not (n == rows == lines == rows_out and (n == 0 or (lo, hi) == (1, rows_out))):
+                raise VerificationError(f"the audit lists {n} rows ({rows} distinct release rows, {lines} distinct input lines); "
+                                        f"the release has {rows_out}")  # fmt: skip
+        pos = {q: i for i, q in enumerate(self.qi)}
+        unknown = [c for c in out_cols if c not in pos and c not in self.columns]
+        if unknown:
+            raise VerificationError(f"released column(s) {', '.join(map(repr, unknown))} are not input columns")
+        txt = lambda e: f"coalesce(CAST({e} AS {self.text_type}), '')"  # noqa: E731
+        exp = [f"coalesce(vm{pos[c]}.label, '')" if c in pos else txt(f"s.{self.q(c)}") for c in out_cols]
+        got = [txt(f"f.{self.q(c)}") for c in out_cols]
+        differs = " OR ".join(f"{e} <> {g}" for e, g in zip(exp, got)) or "false"
+        rn, rr, il = AUDIT_RN, "TRY_CAST(x.release_row AS BIGINT)", "TRY_CAST(x.input_line AS BIGINT)"
+        # the input's columns the comparison reads (its quasi-identifiers, the released ones)
+        need = [c for c in self.columns if c in pos or c in out_cols]
+        joined = (f"FROM {a} x JOIN {self._numbered(read, out_cols)} f ON {rr} = f.{rn} + 1 "
+                  f"LEFT JOIN {self._numbered('src', need)} s ON {il} - 2 = s.{rn} {joins}")  # fmt: skip
+        matched, first_bad = self._rows(f"SELECT count(s.{rn}) AS matched, "
+                                        f"min(CASE WHEN s.{rn} IS NOT NULL AND ({differs}) THEN {rr} END) AS bad {joined}")[0]  # fmt: skip
+        if first_bad is not None:
+            bad = _first(self._rows(
+                f"SELECT {rr} AS rr, {il} AS il, " + ", ".join(f"{e} AS e{j}, {g} AS g{j}" for j, (e, g) in enumerate(zip(exp, got)))
+                + f" {joined} WHERE s.{rn} IS NOT NULL AND {rr} = {int(first_bad)}"
+            ))  # fmt: skip
+            rr_, il_, vals = bad[0], bad[1], bad[2:]
+            j = next(j for j in range(len(out_cols)) if vals[2 * j] != vals[2 * j + 1])
+            raise VerificationError(f"audit row for release row {rr_}: column {out_cols[j]!r} of input line {il_} generalizes "
+                                    f"to {vals[2 * j]!r}, the release row has {vals[2 * j + 1]!r}")  # fmt: skip
+        if matched != rows_out:
+            raise VerificationError(f"the audit names {rows_out - matched} input line(s) that are not in the input")
+
     def _audit_relation(self, audit: str) -> str:
-        df = self.spark.read.csv(audit, header=True, comment="#", quote='"', escape='"', inferSchema=False)
-        df.createOrReplaceTempView("tempanon_audit")
+        self._made("tempanon_audit")
+        with self._utc():
+            df = self.spark.read.csv(audit, header=True, comment="#", quote='"', escape='"', inferSchema=False)
+            df.createOrReplaceTempView("tempanon_audit")
         return "tempanon_audit"
 
     def _read_back(self, path: str) -> pd.DataFrame:
@@ -289,16 +585,28 @@ class SparkSource(SQLSource):
         return pq.read_table(path).to_pandas()
 
     def close(self) -> None:
+        """Drop the cached tables and every temporary view this source made in the session (the
+        session stays: it may be the caller's), the newest first (a view before the views it reads)."""
         try:
             self._finish_batch()
         except Exception:
             pass
-        for v in ("tempanon_written", "tempanon_audit", "v_expected", "v_released", "src", "tempanon_input"):
+        made, cached = getattr(self, "_views", []), getattr(self, "_cached", set())
+        for v in [*reversed(made), *(v for v in ("tempanon_written", "tempanon_audit", "v_expected", "v_released", "src",
+                                                 "tempanon_input") if v not in made)]:  # fmt: skip
             try:
-                self.spark.catalog.dropTempView(v)
-            except Exception:
+                with self._utc():
+                    if v in cached:  # (only a cached one: a plain view whose own views are gone fails to resolve)
+                        try:
+                            self.spark.sql(f"UNCACHE TABLE IF EXISTS {self.q(v)}")
+                        except Exception:  # pragma: no cover
+                            pass
+                    self.spark.catalog.dropTempView(v)
+            except Exception:  # pragma: no cover - a stopped session: nothing left to drop
                 pass
+        self._views, self._cached = [], set()
+        self._drop_sorted()
         shutil.rmtree(getattr(self, "_tmpdir", ""), ignore_errors=True)
 
 
-__all__ = ["SparkSource", "local_session"]
+__all__ = ["SparkSource", "local_session", "utc_session"]

@@ -12,7 +12,9 @@ LeFevre et al., SIGMOD 2005, Section 3):
   the driver, as for DuckDB.
 
 The rows are parsed and encoded on the driver (timestamps, calendars and time zones by the same numpy
-code as the other engines, so the granules are identical); the relation of codes goes to Spark as
+code as the other engines, so the granules are identical; the session's own time zone plays no part:
+every Spark call runs in UTC, the session's value restored after,
+:func:`~tempanon.lattice.source_spark.utc_session`); the relation of codes goes to Spark as
 Arrow (``createDataFrame`` of a ``pyarrow.Table``) and results come back as Arrow (``toArrow``), no
 pandas conversion. Results are identical to the numpy path (tests/engine/test_engine_temporal.py,
 ``spark`` marker).
@@ -36,26 +38,38 @@ class _SparkTables:
     spark: Any
     engine_queries: int
 
+    def _utc(self):
+        """Every Spark call runs in UTC on the session, the caller's value restored after
+        (:func:`~tempanon.lattice.source_spark.utc_session`)."""
+        from tempanon.lattice.source_spark import utc_session
+
+        return utc_session(self.spark)
+
     def _arrow(self, sql: str):
         self.engine_queries += 1
-        return self.spark.sql(sql).toArrow()
+        with self._utc():
+            return self.spark.sql(sql).toArrow()
 
     def _exec(self, sql: str) -> None:
         self.engine_queries += 1
-        self.spark.sql(sql)
+        with self._utc():
+            self.spark.sql(sql)
 
     def _register(self, name: str, table) -> None:
-        self.spark.createDataFrame(table).createOrReplaceTempView(name)
+        with self._utc():
+            self.spark.createDataFrame(table).createOrReplaceTempView(name)
         self._views = [*getattr(self, "_views", []), name]
 
     def _unregister(self, name: str) -> None:
-        self.spark.catalog.dropTempView(name)
+        with self._utc():
+            self.spark.catalog.dropTempView(name)
 
     def _drop_views(self) -> None:
         for name in reversed(getattr(self, "_views", [])):  # a view before the views it reads
             try:
-                self.spark.sql(f"UNCACHE TABLE IF EXISTS {name}")
-                self.spark.catalog.dropTempView(name)
+                with self._utc():
+                    self.spark.sql(f"UNCACHE TABLE IF EXISTS {name}")
+                    self.spark.catalog.dropTempView(name)
             except Exception:  # pragma: no cover - a stopped session: nothing left to drop
                 pass
         self._views = []
