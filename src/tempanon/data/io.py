@@ -407,6 +407,7 @@ class OutputSet:
             self._inputs.append((str(p), Path(p), real, ino))
         self._outputs: dict[str, tuple[str, str]] = {}  # real path -> (label, given path)
         self._staged: list[tuple[Path, Path]] = []  # (tmp, target)
+        self._removals: list[Path] = []  # earlier outputs this set replaces (see remove)
         self._dirs: dict[str, str] = {}
         for label, p in (directories or {}).items():
             if p is not None:
@@ -494,30 +495,45 @@ class OutputSet:
         text = json.dumps(obj, indent=2, default=_json_default, allow_nan=False)
         return self.stage(path, lambda p: p.write_text(text + "\n", encoding="utf-8"), label)
 
+    def remove(self, path: str | os.PathLike, label: str = "earlier output") -> None:
+        """Stage the removal of an earlier run's output that this set replaces (a stream release's
+        snapshot file that the new release does not have): at :meth:`commit` it is moved aside with the
+        targets' previous versions, and deleted only after every staged file is in place (put back if
+        the commit fails). Never an input or one of this set's outputs."""
+        target = Path(path)
+        real, ino = _identity(target)
+        self._check_against_inputs(target, label, real, ino)
+        if real in self._outputs:
+            raise InputError(f"{label} {path} is also {self._outputs[real][0]} {self._outputs[real][1]}")
+        self._removals.append(target)
+
     def commit(self) -> list[Path]:
-        """Move every staged output into place (see the class docstring); returns the targets."""
+        """Move every staged output into place (see the class docstring; staged removals, :meth:`remove`,
+        go with the previous versions); returns the targets."""
         moved_aside: list[tuple[Path, Path]] = []
+        failed = None  # the target being moved when an error struck (named in the error)
         try:
-            for _tmp, target in self._staged:
-                if os.path.lexists(target):
-                    fd, old = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".old", dir=target.parent)
+            for failed in [*(t for _tmp, t in self._staged), *self._removals]:
+                if os.path.lexists(failed):
+                    fd, old = tempfile.mkstemp(prefix=f".{failed.name}.", suffix=".old", dir=failed.parent)
                     os.close(fd)
-                    os.replace(target, old)
-                    moved_aside.append((Path(old), target))
-            for tmp, target in self._staged:
-                os.replace(tmp, target)
+                    os.replace(failed, old)
+                    moved_aside.append((Path(old), failed))
+            for tmp, failed in self._staged:
+                os.replace(tmp, failed)
         except OSError as exc:
             for old, target in moved_aside:  # put the previous versions back where still possible
                 if not os.path.lexists(target):
                     with contextlib.suppress(OSError):
                         os.replace(old, target)
             self.discard()
-            raise write_error(target, exc) from exc
+            raise write_error(failed, exc) from exc
         for old, _target in moved_aside:
             with contextlib.suppress(OSError):
                 os.unlink(old)
         done = [t for _tmp, t in self._staged]
         self._staged = []
+        self._removals = []
         return done
 
     def discard(self) -> None:
@@ -526,6 +542,7 @@ class OutputSet:
             with contextlib.suppress(OSError):
                 tmp.unlink()
         self._staged = []
+        self._removals = []
 
     def __enter__(self) -> OutputSet:
         return self
