@@ -11,6 +11,8 @@ import contextlib
 import csv
 import json
 import os
+import re
+import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -368,6 +370,46 @@ def write_error(path: str | os.PathLike, exc: OSError) -> InputError:
     return InputError(f"cannot write {path}: {why}; nothing of this run was written")
 
 
+_SPARK_RELEASE_FILE = re.compile(r"^(?:part-.+|_SUCCESS|\..+\.crc|_committed_.+|_started_.+)$")
+
+
+def is_spark_release_dir(path: str | os.PathLike) -> bool:
+    """Does the directory ``path`` hold only what Spark writes for a release (``part-*`` files,
+    ``_SUCCESS``, their ``.crc`` checksums, commit markers) and nothing else, no folder? Only such a
+    directory is replaced by a new Spark release of the same name."""
+    try:
+        entries = list(os.scandir(path))
+    except OSError:
+        return False
+    return all(e.is_file(follow_symlinks=False) and _SPARK_RELEASE_FILE.match(e.name) for e in entries)
+
+
+def replace_path(tmp: str | os.PathLike, target: str | os.PathLike) -> None:
+    """Rename ``tmp`` onto ``target`` (:func:`os.replace`), also when one of them is a directory (a
+    Spark release is a directory of part files): an existing ``target`` that ``os.replace`` cannot
+    overwrite (a directory, or a file where a directory goes) is first renamed aside beside it, then
+    removed once ``tmp`` is in place, and put back if that rename fails. A directory ``target`` must
+    hold an earlier Spark release (:func:`is_spark_release_dir`)."""
+    tmp, target = Path(tmp), Path(target)
+    if not os.path.lexists(target) or not (tmp.is_dir() or target.is_dir()):
+        os.replace(tmp, target)
+        return
+    if target.is_dir() and not is_spark_release_dir(target):
+        raise InputError(f"{target} is a directory that does not hold an earlier Spark release; nothing was replaced")
+    aside = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".old", dir=target.parent))
+    aside.rmdir()  # a free name beside the target
+    os.replace(target, aside)
+    try:
+        os.replace(tmp, target)
+    except OSError:
+        os.replace(aside, target)
+        raise
+    if aside.is_dir():
+        shutil.rmtree(aside, ignore_errors=True)
+    else:
+        aside.unlink(missing_ok=True)
+
+
 class OutputSet:
     """The outputs of one run: checked before anything is read, staged as temporary files, and
     committed together at the end.
@@ -398,7 +440,12 @@ class OutputSet:
         outputs: Mapping[str, str | os.PathLike | None] | None = None,
         *,
         directories: Mapping[str, str | os.PathLike | None] | None = None,
+        spark_releases: Iterable[str] = (),
     ) -> None:
+        """``spark_releases``: labels of outputs that Spark writes as a directory of part files; such a
+        target may be an existing directory when it holds an earlier Spark release
+        (:func:`is_spark_release_dir`), which the new release replaces (``SQLSource.release``)."""
+        self._spark_releases = set(spark_releases)
         self._inputs: list[tuple[str, Path, str, tuple[int, int] | None]] = []
         for p in inputs:
             if p is None or str(p) in ("", "-") or isinstance(p, pd.DataFrame):
@@ -438,7 +485,12 @@ class OutputSet:
                 return target  # registered up front, staged now
             raise InputError(f"{label} must be a file of its own (outputs must be different files): {path} is also {other} {given}")
         if os.path.isdir(real):
-            raise InputError(f"{label} {path} is a directory; give a file name")
+            if label in self._spark_releases:
+                if not is_spark_release_dir(real):
+                    raise InputError(f"{label} {path} is a directory that does not hold an earlier Spark release (only "
+                                     "part files, _SUCCESS and their .crc files): give a new name, or remove it")  # fmt: skip
+            else:
+                raise InputError(f"{label} {path} is a directory; give a file name")
         for d, dlabel in self._dirs.items():
             if real == d:
                 raise InputError(f"{label} {path} is the {dlabel} directory")

@@ -715,12 +715,14 @@ class SQLSource(FrequencySource):
                     labels = getattr(self, "_frame_index", None)
                     table.index = labels[rn] if labels is not None else pd.Index(rn)
                 return Release(rows_out=rows_out, min_class_size=min_size, table=table, checks=checks)
+            from tempanon.data.io import replace_path
+
             for t, dest in ((atmp, audit), (tmp, target)):  # the audit first: a release is never left without it
                 if t is None:
                     continue
                 if not Path(t).is_dir():
                     os.chmod(t, 0o666 & ~_umask())
-                os.replace(t, dest)
+                replace_path(t, dest)  # an earlier Spark release of that name (a directory) is replaced
             if atmp is not None and Path(atmp).parent != Path(audit).parent:
                 Path(atmp).parent.rmdir()  # the audit's temporary folder (Spark), now empty
         except BaseException:

@@ -815,7 +815,8 @@ def _output_set(job: Job):
         except InputError as exc:
             raise JobError(str(exc)) from None
         return outs
-    return OutputSet(inputs, {"[output] table": job.output_table, **outputs})
+    spark = job.params.get("engine") == "spark"  # Spark writes the table as a directory of part files
+    return OutputSet(inputs, {"[output] table": job.output_table, **outputs}, spark_releases={"[output] table"} if spark else ())
 
 
 def run_job(job: Job, progress: Any = None) -> dict:
