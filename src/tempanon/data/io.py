@@ -110,7 +110,9 @@ def read_table(
         df = pd.read_csv(path, **kwargs)
     except InputError:
         raise
-    except (pd.errors.ParserError, UnicodeDecodeError, ValueError, OSError) as exc:
+    except UnicodeDecodeError as exc:
+        raise InputError(not_utf8_message(path, exc)) from None
+    except (pd.errors.ParserError, ValueError, OSError) as exc:
         raise InputError(f"cannot read {path}: {exc}") from exc
     if df.shape[1] == 0:
         raise InputError(f"input file has no columns: {path}")
@@ -127,6 +129,26 @@ def _refuse_duplicates(columns: list[str], where: object) -> None:
     if dup:
         raise InputError(f"{where}: duplicate column name(s) {', '.join(repr(d) for d in dict.fromkeys(dup))}; "
                          "every column needs a name of its own")  # fmt: skip
+
+
+def not_utf8_message(path: str | os.PathLike, exc: UnicodeDecodeError | None = None) -> str:
+    """Where a text file stops being UTF-8: its line (the header being line 1) and the byte, found by
+    decoding the file line by line (a UTF-8 character never holds the newline byte; run only once a
+    read has failed), and what to do."""
+    path = Path(path)
+    opener = (lambda: __import__("gzip").open(path, "rb")) if path.suffix.lower() == ".gz" else (lambda: open(path, "rb"))
+    try:
+        with opener() as fh:
+            for number, raw in enumerate(fh, 1):
+                try:
+                    raw.decode("utf-8")
+                except UnicodeDecodeError as bad:
+                    return (f"{path}, line {number}: not UTF-8 (byte {bad.start + 1} of the line is 0x{raw[bad.start]:02x}); "
+                            "save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8, or 'CSV UTF-8' in a "
+                            "spreadsheet), the encoding tempanon reads data and hierarchies in")  # fmt: skip
+    except OSError:
+        pass
+    return f"cannot read {path}: not UTF-8 ({exc}); save the file as UTF-8"
 
 
 def _open_text(path: Path) -> Callable[[], Any]:
