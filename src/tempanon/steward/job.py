@@ -641,8 +641,10 @@ def _validate_stream(ctx: Ctx, model: dict, qi: list[str]) -> None:
     from tempanon.stream.api import make_cost
     from tempanon.stream.model import validate_defer, validate_l, validate_step, validate_window
     from tempanon.stream.snapshots import validate_granule
+    from tempanon.temporal.parse import check_timezone
 
-    for key, check in (("l", validate_l), ("window", validate_window), ("defer", validate_defer), ("step", validate_step)):
+    for key, check in (("l", validate_l), ("window", validate_window), ("defer", validate_defer), ("step", validate_step),
+                       ("timezone", check_timezone)):
         if key not in model:
             continue
         try:
@@ -690,7 +692,7 @@ def _run_stream(job: Job, df: pd.DataFrame, source: SourceInfo, progress: Any) -
             df, time=job.time, sensitive=sens, l=p["l"], w=p["window"], qi=qi, snapshot=p.get("snapshot", "day"),
             cost=p.get("cost", "linear"), suppression_cost={k: float(v) for k, v in beta.items()} if isinstance(beta, dict) else float(beta),
             seed=p.get("seed", 0), progress=progress, **({"defer": p["defer"]} if "defer" in p else {}),
-            **({"step": p["step"]} if "step" in p else {}),
+            **({"step": p["step"]} if "step" in p else {}), timezone=p.get("timezone"),
         )  # every snapshot verified inside (tempanon.verify.check_anatomy)
     rep = None
     if job.report is not None:  # built before anything is written
@@ -729,7 +731,7 @@ def _run_stream(job: Job, df: pd.DataFrame, source: SourceInfo, progress: Any) -
 
 _STREAM_SPEC = ModelSpec(
     schema={"l": "integer", "window": "integer", "snapshot": "string", "cost": "string", "suppression_cost": "number or table",
-            "seed": "integer", "defer": "number or boolean", "step": "string"},
+            "seed": "integer", "defer": "number or boolean", "step": "string", "timezone": "string"},
     required={"l", "window"},
     run=_run_stream,
     description="l-diverse snapshot stream with bounded delay (Anatomy, Wang et al.)",

@@ -87,6 +87,11 @@ def stream(
         "w + 1 (it holds w + 1 snapshots: a record moves at most w).",
     ),
     snapshot: str = typer.Option("day", "--snapshot", help="Snapshot unit: minute, hour, day, week, month, year, number."),
+    timezone: Optional[str] = typer.Option(
+        None, "--timezone",
+        help="Cut snapshots by this zone's clock (IANA name, e.g. America/Chicago): times with a UTC offset are "
+        "converted to it. Default: the wall clock each time is written in.",
+    ),
     cost: str = typer.Option("linear", "--cost", help="Reposition cost mu: linear, quadratic, or 'mu(0),mu(1),...,mu(w)'."),
     suppression_cost: str = typer.Option(
         "10", "--suppression-cost",
@@ -152,7 +157,8 @@ def stream(
     def _model_options(beta) -> dict:
         """The model's options, passed alike by the file and the standard-input paths."""
         return {"time": time, "sensitive": sensitive, "l": l, "w": window, "qi": qi, "snapshot": snapshot, "cost": cost,
-                "suppression_cost": beta, "seed": seed, "defer": defer, "step": step, "max_snapshots": max_snapshots}
+                "suppression_cost": beta, "seed": seed, "defer": defer, "step": step, "max_snapshots": max_snapshots,
+                "timezone": timezone}
 
     def announce_kernel() -> None:
         """Say why the first fast-step run of an environment pauses: numba compiles the kernel once (about
@@ -273,7 +279,8 @@ def stream(
 
         ckpt = checkpoint_path(out)
         params = {"time": time, "sensitive": sensitive, "qi": qi, "l": l, "window": window, "snapshot": snapshot,
-                  "cost": cost, "suppression_cost": suppression_cost, "seed": seed, "defer": defer, "step": step}
+                  "cost": cost, "suppression_cost": suppression_cost, "seed": seed, "defer": defer, "step": step,
+                  **({"timezone": timezone} if timezone is not None else {})}
         state = None
         if resume:
             if not ckpt.exists():
