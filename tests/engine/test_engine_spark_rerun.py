@@ -16,6 +16,8 @@ from tempanon.cli import app
 from tempanon.data.io import OutputSet, is_spark_release_dir, replace_path
 from tempanon.errors import InputError
 
+from job_check import fail_replace_of  # tests/job_check.py
+
 from .test_engine_backends import synthea_files
 
 runner = CliRunner()
@@ -49,17 +51,10 @@ def test_replace_path_swaps_directories_and_restores_on_failure(tmp_path, monkey
     assert sorted(os.listdir(tmp_path)) == ["out.csv"]  # nothing left aside
     # the rename of the new release fails: the earlier one is put back
     new = _spark_dir(tmp_path / ".new2.tmp", ["newer\n"])
-    real = os.replace
-
-    def failing(a, b):
-        if str(a).endswith(".new2.tmp"):
-            raise OSError(28, "No space left on device")
-        return real(a, b)
-
-    monkeypatch.setattr(os, "replace", failing)
+    undo = fail_replace_of(monkeypatch, ".new2.tmp")
     with pytest.raises(OSError):
         replace_path(new, old)
-    monkeypatch.setattr(os, "replace", real)
+    undo()
     assert (old / "part-00000-x-c000.csv").read_text() == "new\n"
     assert sorted(os.listdir(tmp_path)) == [".new2.tmp", "out.csv"]
     # a directory that is not a Spark release is never replaced; a file is (a numpy release before)

@@ -14,6 +14,8 @@ from typer.testing import CliRunner
 from tempanon.cli import app
 from tempanon.data.io import OutputSet
 
+from job_check import fail_replace_of, stream_job  # tests/job_check.py
+
 runner = CliRunner()
 ARGS = ["--time", "when", "--sensitive", "dx", "--qi", "zip", "--window", "2", "-q"]
 
@@ -115,27 +117,14 @@ def test_job_writes_the_same_folder_and_replaces_an_earlier_release(tmp_path, mo
     out = tmp_path / "job_out"
     assert _run(src, *ARGS, "--l", 2, "--out", out).exit_code == 0  # an earlier release in the job's folder
     job = tmp_path / "job.toml"
-    job.write_text(f"""
-[input]
-path = "{src}"
-[columns]
-time = "when"
-sensitive = ["dx"]
-quasi_identifiers = ["zip"]
-[model]
-name = "stream"
-l = 3
-window = 2
-[output]
-directory = "{out}"
-""")
+    job.write_text(stream_job(src, out, l=3, window=2))
     r = runner.invoke(app, ["run", str(job)])
     assert r.exit_code == 0, r.output
     assert _files(out) == _files(cli)  # before: a pair of files per snapshot, empty ones too, and stale l = 2 files
     (out / "notes.txt").write_text("mine")
     r = runner.invoke(app, ["run", str(job)])
     msg = " ".join(r.output.split())
-    assert r.exit_code == 2 and "line 13: key 'output.directory'" in msg and "'notes.txt'" in msg, msg
+    assert r.exit_code == 2 and "line 12: key 'output.directory'" in msg and "'notes.txt'" in msg, msg
     assert (out / "notes.txt").read_text() == "mine"
 
 
@@ -145,17 +134,10 @@ def test_output_set_removal_is_undone_when_the_commit_fails(tmp_path, monkeypatc
     outs = OutputSet()
     outs.text("new", tmp_path / "2024-01-02.qit.csv")
     outs.remove(old)
-    real_replace = os.replace
-
-    def failing(a, b):
-        if str(a).endswith(".tmp.qit.csv"):
-            raise OSError(28, "No space left on device")
-        return real_replace(a, b)
-
-    monkeypatch.setattr(os, "replace", failing)
+    undo = fail_replace_of(monkeypatch, ".tmp.qit.csv")
     with pytest.raises(Exception, match="cannot write .*2024-01-02.qit.csv: no space left"):
         outs.commit()  # the file that failed is named (before: the last file moved aside)
-    monkeypatch.setattr(os, "replace", real_replace)
+    undo()
     assert old.read_text() == "old" and sorted(os.listdir(tmp_path)) == ["2024-01-01.qit.csv"]
     outs = OutputSet()
     outs.text("new", tmp_path / "2024-01-02.qit.csv")

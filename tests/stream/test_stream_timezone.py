@@ -14,6 +14,8 @@ from tempanon.cli import app
 from tempanon.stream.api import anonymize_stream
 from tempanon.stream.snapshots import parse_times
 
+from job_check import stream_job  # tests/job_check.py
+
 runner = CliRunner()
 
 # Chicago local times written with their offsets: CST (-06:00) in March, CDT (-05:00) in April; the
@@ -82,21 +84,7 @@ def test_job_timezone(tmp_path):
     p = tmp_path / "s.csv"
     _df().to_csv(p, index=False)
     job = tmp_path / "job.toml"
-    text = f"""[input]
-path = "{p}"
-[columns]
-time = "when"
-sensitive = ["dx"]
-quasi_identifiers = ["zip"]
-[model]
-name = "stream"
-l = 2
-window = 1
-timezone = "UTC"
-[output]
-directory = "{tmp_path / 'out'}"
-audit = "{tmp_path / 'audit.csv'}"
-"""
+    text = stream_job(p, tmp_path / "out", l=2, window=1, model='timezone = "UTC"\n', output=f'audit = "{tmp_path / "audit.csv"}"\n')
     job.write_text(text)
     r = runner.invoke(app, ["run", str(job)])
     assert r.exit_code == 0, r.output
