@@ -29,9 +29,12 @@ order inside each part** (as ``pyarrow``/``pandas.read_parquet`` of the director
 
 * written: the release is one global ``ORDER BY`` (total: the input row number is the last key);
   Spark writes its range partitions in order as ``part-00000``, ``part-00001``, ...;
-* the audit: a second ``ORDER BY`` of the same total order writes the input lines as part files;
-  the driver numbers their rows over the parts in name order (:meth:`SparkSource._write_audit`);
-* verified: :meth:`SQLSource._verify_audit` numbers the **written** release in the order of
+* the audit: the release's sorted rows are persisted with their input row number while the
+  release is written, and the input lines are written from them as part files, partition ``i`` of
+  the release as part ``i`` of the audit (no second sort, :meth:`SparkSource._sorted_once`); the
+  driver numbers their rows over the parts in name order (:meth:`SparkSource._write_audit`);
+* verified: :meth:`SparkSource._verify_audit` (:meth:`SQLSource._verify_audit`'s checks) numbers the
+  **written** release in the order of
   ``input_file_name(), monotonically_increasing_id()`` (:meth:`SparkSource._numbered`): within
   one file Spark reads its splits in offset order (a file's splits all have the maximum split size
   but the last, and the reader's stable sort by size keeps them in order), and
@@ -44,8 +47,10 @@ order inside each part** (as ``pyarrow``/``pandas.read_parquet`` of the director
 Cost on a cluster: no step runs in one task over all rows. The numberings (the input's, the
 written release's) are two parallel scans each: rows counted per (file, read partition), a small
 table of offsets broadcast back (:meth:`SparkSource._numbered`, instead of ``row_number()`` over all
-rows, which Spark runs in one task); the release and the audit are parallel sorts written as part
-files; the driver reads the audit's parts (one integer a row) and writes the audit file.
+rows, which Spark runs in one task); the release is a parallel sort written as part files, persisted
+(memory and disk) until the audit's input lines are written from it; the driver reads the audit's
+parts (one integer a row) and writes the audit file, then streams it once more for the audit's
+counts (a bitmap of one bit per input row); the row-by-row check is one parallel join.
 """
 
 from __future__ import annotations
@@ -449,8 +454,9 @@ class SparkSource(SQLSource):
         from tempanon.kanon.command import AUDIT_HEADER
 
         rows = path + ".rows"
-        # (written from the release's persisted sorted rows, in its partitions: _sorted_once)
+        # (written from the release's persisted sorted rows, in its partitions: _sorted_once; then dropped)
         self._copy(f"SELECT s.{AUDIT_RN} + 2 AS input_line {body} ORDER BY {order}", rows, False)
+        self._drop_sorted()
         n = 0
         opts = pcsv.WriteOptions(include_header=False)
         with open(path, "wb") as fh:
