@@ -741,15 +741,18 @@ def test_spark_file_verification_refuses_a_corrupted_release(spark_session, tmp_
 
 
 def test_spark_file_refusals_before_anything_is_read(tmp_path):
-    """The Spark file path replaces no existing output: refused before Spark starts (no pyspark
-    needed). (It writes the steward audit: ``tests/engine/test_engine_audit_spark.py``.)"""
+    """The Spark file path replaces only an earlier release (a file, or a directory holding nothing
+    but a Spark release: tests/engine/test_engine_spark_rerun.py); a directory holding anything else is
+    refused before Spark starts (no pyspark needed). (It writes the steward audit:
+    ``tests/engine/test_engine_audit_spark.py``.)"""
     from tempanon.temporal.outofcore import anonymize_timestamped_file
 
     kw = dict(time="START", uid="PATIENT", k=3, engine="spark")
-    (tmp_path / "old.csv").write_text("x\n")
-    with pytest.raises(InputError, match="exists: Spark writes the release as a directory"):
+    (tmp_path / "old.csv").mkdir()
+    (tmp_path / "old.csv" / "notes.txt").write_text("x\n")
+    with pytest.raises(InputError, match="does not hold an earlier Spark release"):
         anonymize_timestamped_file(SAMPLE, out=tmp_path / "old.csv", **kw)
-    assert (tmp_path / "old.csv").read_text() == "x\n"
+    assert (tmp_path / "old.csv" / "notes.txt").read_text() == "x\n"
     with pytest.raises(InputError, match="unknown engine 'polars'"):
         anonymize_timestamped_file(SAMPLE, out=tmp_path / "a.csv", **{**kw, "engine": "polars"})
 

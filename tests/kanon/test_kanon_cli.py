@@ -145,7 +145,7 @@ def test_l_diversity_from_the_cli(setup):
     check_l_diverse_classes(pd.read_csv(out, dtype=str), ["Birthdate", "Sex", "Zipcode"], "Disease", 2)
     assert json.loads(summ.read_text())["l"] == 2
     r = runner.invoke(app, _args(data, hdir, out, "--k", "2", "--l", "2"))
-    assert r.exit_code == 2 and "needs both" in r.output
+    assert r.exit_code == 2 and "needs a sensitive column" in " ".join(r.output.split())
 
 
 def test_l_diversity_variants_budget_and_lattice_limit_on_the_cli(setup):

@@ -135,7 +135,7 @@ def test_l_diversity_release_and_errors(patients, patients_h):
     res = kanonymize(patients, QI, patients_h, 2, sensitive="Disease", l=2, criterion="height")
     check_l_diverse_classes(res.table, QI, "Disease", 2)
     assert res.summary()["l"] == 2
-    with pytest.raises(InputError, match="needs both"):
+    with pytest.raises(InputError, match="l-diversity needs a sensitive column"):
         kanonymize(patients, QI, patients_h, 2, l=2)
     with pytest.raises(InputError, match="l must be"):
         kanonymize(patients, QI, patients_h, 2, sensitive="Disease", l=1)
@@ -165,3 +165,12 @@ def test_float_column_matches_integer_hierarchy_and_passes_verification():
     # level 0 fails (21 and 22 occur once); level 1: 20-24 four times, missing (its own category) twice
     assert res.selected_node == (1,)
     assert res.table["age"].sort_index().tolist() == ["20-24", "20-24", "20-24", "", "20-24", ""]
+
+
+def test_sensitive_without_l_says_how_to_release_it_unchanged(patients, patients_h):
+    """--sensitive without --l: the error says what l does and that --keep releases the column
+    unchanged (before: "l-diversity needs both a sensitive column and l")."""
+    with pytest.raises(InputError, match=r"sensitive column 'Disease' needs l \(--l\).*declare it with --keep"):
+        kanonymize(patients, QI, patients_h, 2, sensitive="Disease")
+    with pytest.raises(InputError, match=r"l-diversity needs a sensitive column \(--sensitive\)"):
+        kanonymize(patients, QI, patients_h, 2, l=2)

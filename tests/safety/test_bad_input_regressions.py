@@ -37,3 +37,65 @@ def test_latin1_hierarchy_file_names_file_line_and_byte(tmp_path):
     assert r.exit_code == 2, r.output
     assert "not UTF-8" in r.output and "Traceback" not in r.output
     assert not (tmp_path / "o.csv").exists()
+
+
+def _latin1_table(path, rows=30_000, extra=None):
+    """A UTF-8 CSV whose last line holds a Latin-1 byte (or ``extra``): past DuckDB's sniffer sample
+    (20,480 rows), so the engine meets it in the middle of the work, not when it opens the file."""
+    with open(path, "wb") as f:
+        f.write(b"pid,when,age,city\n")
+        for i in range(rows):
+            f.write(f"p{i % 500},2020-01-{1 + i % 28:02d},{30 + i % 10},Bonn\n".encode())
+        f.write(extra if extra is not None else "p1,2020-01-05,31,Köln\n".encode("latin-1"))
+    return rows + 2  # the bad line (the header is line 1)
+
+
+@pytest.mark.parametrize("engine", ["numpy", "duckdb"])
+@pytest.mark.parametrize("command", ["kanon", "timestamped"])
+def test_latin1_table_names_file_line_and_byte(tmp_path, engine, command):
+    """A table that is not UTF-8: exit 2 naming the file, the line and the byte, on every path. Before:
+    numpy said "cannot read t.csv: 'utf-8' codec can't decode byte 0xf6 in position 19" (a position
+    inside pandas' buffer), and DuckDB, which reads lazily, ended the run with a traceback."""
+    src = tmp_path / "t.csv"
+    line = _latin1_table(src)
+    h = tmp_path / "h"
+    h.mkdir()
+    (h / "age.csv").write_text("".join(f"{a};*\n" for a in range(30, 40)))
+    args = (["kanon", str(src), "--qi", "age", "--hierarchies", str(h), "--k", "2"] if command == "kanon" else
+            ["timestamped", str(src), "--time", "when", "--uid", "pid", "--k", "2"])  # fmt: skip
+    r = runner.invoke(app, [*args, "--keep", "city", "--out", str(tmp_path / "o.csv"), "--engine", engine, "-q"])
+    msg = " ".join(r.output.split())
+    assert r.exit_code == 2, r.output
+    assert f"t.csv, line {line}: not UTF-8 (byte 19 of the line is 0xf6)" in msg and "iconv" in msg, msg
+    assert r.exception is None or isinstance(r.exception, SystemExit)
+    assert not (tmp_path / "o.csv").exists()
+
+
+def test_duckdb_bad_csv_line_past_the_sample_is_an_input_error(tmp_path):
+    """A line with a field too many, past DuckDB's sniffer sample: exit 2 naming the line, as the
+    numpy path does (before: a traceback)."""
+    src = tmp_path / "t.csv"
+    line = _latin1_table(src, extra=b"p1,2020-01-05,31,Bonn,extra\n")
+    h = tmp_path / "h"
+    h.mkdir()
+    (h / "age.csv").write_text("".join(f"{a};*\n" for a in range(30, 40)))
+    for engine in ("numpy", "duckdb"):
+        r = runner.invoke(app, ["kanon", str(src), "--qi", "age", "--hierarchies", str(h), "--k", "2", "--out",
+                                str(tmp_path / "o.csv"), "--engine", engine, "-q"])  # fmt: skip
+        assert r.exit_code == 2, r.output
+        assert f"line {line}" in r.output and "4" in r.output, r.output
+        assert r.exception is None or isinstance(r.exception, SystemExit)
+    assert not (tmp_path / "o.csv").exists()
+
+
+def test_not_utf8_message_reads_gzip(tmp_path):
+    import gzip
+
+    from tempanon.data.io import read_table
+    from tempanon.errors import InputError
+
+    p = tmp_path / "t.csv.gz"
+    with gzip.open(p, "wb") as f:
+        f.write("a,b\n1,x\n2,Köln\n".encode("latin-1"))
+    with pytest.raises(InputError, match=r"t\.csv\.gz, line 3: not UTF-8 \(byte 4 of the line is 0xf6\)"):
+        read_table(p)

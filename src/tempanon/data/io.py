@@ -11,6 +11,8 @@ import contextlib
 import csv
 import json
 import os
+import re
+import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -111,7 +113,9 @@ def read_table(
         df = pd.read_csv(path, **kwargs)
     except InputError:
         raise
-    except (pd.errors.ParserError, UnicodeDecodeError, ValueError, OSError) as exc:
+    except UnicodeDecodeError as exc:
+        raise InputError(not_utf8_message(path, exc)) from None
+    except (pd.errors.ParserError, ValueError, OSError) as exc:
         raise InputError(f"cannot read {path}: {exc}") from exc
     if df.shape[1] == 0:
         raise InputError(f"input file has no columns: {path}")
@@ -150,6 +154,26 @@ def check_column_names(columns: Iterable[Any], where: object) -> None:
         if other != name:
             raise InputError(f"{where}: columns {other!r} and {name!r} differ only in case; the engines compare column names "
                              "ignoring case: every column needs a name of its own")  # fmt: skip
+
+
+def not_utf8_message(path: str | os.PathLike, exc: UnicodeDecodeError | None = None) -> str:
+    """Where a text file stops being UTF-8: its line (the header being line 1) and the byte, found by
+    decoding the file line by line (a UTF-8 character never holds the newline byte; run only once a
+    read has failed), and what to do."""
+    path = Path(path)
+    opener = (lambda: __import__("gzip").open(path, "rb")) if path.suffix.lower() == ".gz" else (lambda: open(path, "rb"))
+    try:
+        with opener() as fh:
+            for number, raw in enumerate(fh, 1):
+                try:
+                    raw.decode("utf-8")
+                except UnicodeDecodeError as bad:
+                    return (f"{path}, line {number}: not UTF-8 (byte {bad.start + 1} of the line is 0x{raw[bad.start]:02x}); "
+                            "save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8, or 'CSV UTF-8' in a "
+                            "spreadsheet), the encoding tempanon reads data and hierarchies in")  # fmt: skip
+    except OSError:
+        pass
+    return f"cannot read {path}: not UTF-8 ({exc}); save the file as UTF-8"
 
 
 def _open_text(path: Path) -> Callable[[], Any]:
@@ -393,6 +417,46 @@ def write_error(path: str | os.PathLike, exc: OSError) -> InputError:
     return InputError(f"cannot write {path}: {why}; nothing of this run was written")
 
 
+_SPARK_RELEASE_FILE = re.compile(r"^(?:part-.+|_SUCCESS|\..+\.crc|_committed_.+|_started_.+)$")
+
+
+def is_spark_release_dir(path: str | os.PathLike) -> bool:
+    """Does the directory ``path`` hold only what Spark writes for a release (``part-*`` files,
+    ``_SUCCESS``, their ``.crc`` checksums, commit markers) and nothing else, no folder? Only such a
+    directory is replaced by a new Spark release of the same name."""
+    try:
+        entries = list(os.scandir(path))
+    except OSError:
+        return False
+    return all(e.is_file(follow_symlinks=False) and _SPARK_RELEASE_FILE.match(e.name) for e in entries)
+
+
+def replace_path(tmp: str | os.PathLike, target: str | os.PathLike) -> None:
+    """Rename ``tmp`` onto ``target`` (:func:`os.replace`), also when one of them is a directory (a
+    Spark release is a directory of part files): an existing ``target`` that ``os.replace`` cannot
+    overwrite (a directory, or a file where a directory goes) is first renamed aside beside it, then
+    removed once ``tmp`` is in place, and put back if that rename fails. A directory ``target`` must
+    hold an earlier Spark release (:func:`is_spark_release_dir`)."""
+    tmp, target = Path(tmp), Path(target)
+    if not os.path.lexists(target) or not (tmp.is_dir() or target.is_dir()):
+        os.replace(tmp, target)
+        return
+    if target.is_dir() and not is_spark_release_dir(target):
+        raise InputError(f"{target} is a directory that does not hold an earlier Spark release; nothing was replaced")
+    aside = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".old", dir=target.parent))
+    aside.rmdir()  # a free name beside the target
+    os.replace(target, aside)
+    try:
+        os.replace(tmp, target)
+    except OSError:
+        os.replace(aside, target)
+        raise
+    if aside.is_dir():
+        shutil.rmtree(aside, ignore_errors=True)
+    else:
+        aside.unlink(missing_ok=True)
+
+
 class OutputSet:
     """The outputs of one run: checked before anything is read, staged as temporary files, and
     committed together at the end.
@@ -423,7 +487,12 @@ class OutputSet:
         outputs: Mapping[str, str | os.PathLike | None] | None = None,
         *,
         directories: Mapping[str, str | os.PathLike | None] | None = None,
+        spark_releases: Iterable[str] = (),
     ) -> None:
+        """``spark_releases``: labels of outputs that Spark writes as a directory of part files; such a
+        target may be an existing directory when it holds an earlier Spark release
+        (:func:`is_spark_release_dir`), which the new release replaces (``SQLSource.release``)."""
+        self._spark_releases = set(spark_releases)
         self._inputs: list[tuple[str, Path, str, tuple[int, int] | None]] = []
         for p in inputs:
             if p is None or str(p) in ("", "-") or isinstance(p, pd.DataFrame):
@@ -432,6 +501,7 @@ class OutputSet:
             self._inputs.append((str(p), Path(p), real, ino))
         self._outputs: dict[str, tuple[str, str]] = {}  # real path -> (label, given path)
         self._staged: list[tuple[Path, Path]] = []  # (tmp, target)
+        self._removals: list[Path] = []  # earlier outputs this set replaces (see remove)
         self._dirs: dict[str, str] = {}
         for label, p in (directories or {}).items():
             if p is not None:
@@ -462,7 +532,12 @@ class OutputSet:
                 return target  # registered up front, staged now
             raise InputError(f"{label} must be a file of its own (outputs must be different files): {path} is also {other} {given}")
         if os.path.isdir(real):
-            raise InputError(f"{label} {path} is a directory; give a file name")
+            if label in self._spark_releases:
+                if not is_spark_release_dir(real):
+                    raise InputError(f"{label} {path} is a directory that does not hold an earlier Spark release (only "
+                                     "part files, _SUCCESS and their .crc files): give a new name, or remove it")  # fmt: skip
+            else:
+                raise InputError(f"{label} {path} is a directory; give a file name")
         for d, dlabel in self._dirs.items():
             if real == d:
                 raise InputError(f"{label} {path} is the {dlabel} directory")
@@ -519,30 +594,45 @@ class OutputSet:
         text = json.dumps(obj, indent=2, default=_json_default, allow_nan=False)
         return self.stage(path, lambda p: p.write_text(text + "\n", encoding="utf-8"), label)
 
+    def remove(self, path: str | os.PathLike, label: str = "earlier output") -> None:
+        """Stage the removal of an earlier run's output that this set replaces (a stream release's
+        snapshot file that the new release does not have): at :meth:`commit` it is moved aside with the
+        targets' previous versions, and deleted only after every staged file is in place (put back if
+        the commit fails). Never an input or one of this set's outputs."""
+        target = Path(path)
+        real, ino = _identity(target)
+        self._check_against_inputs(target, label, real, ino)
+        if real in self._outputs:
+            raise InputError(f"{label} {path} is also {self._outputs[real][0]} {self._outputs[real][1]}")
+        self._removals.append(target)
+
     def commit(self) -> list[Path]:
-        """Move every staged output into place (see the class docstring); returns the targets."""
+        """Move every staged output into place (see the class docstring; staged removals, :meth:`remove`,
+        go with the previous versions); returns the targets."""
         moved_aside: list[tuple[Path, Path]] = []
+        failed = None  # the target being moved when an error struck (named in the error)
         try:
-            for _tmp, target in self._staged:
-                if os.path.lexists(target):
-                    fd, old = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".old", dir=target.parent)
+            for failed in [*(t for _tmp, t in self._staged), *self._removals]:
+                if os.path.lexists(failed):
+                    fd, old = tempfile.mkstemp(prefix=f".{failed.name}.", suffix=".old", dir=failed.parent)
                     os.close(fd)
-                    os.replace(target, old)
-                    moved_aside.append((Path(old), target))
-            for tmp, target in self._staged:
-                os.replace(tmp, target)
+                    os.replace(failed, old)
+                    moved_aside.append((Path(old), failed))
+            for tmp, failed in self._staged:
+                os.replace(tmp, failed)
         except OSError as exc:
             for old, target in moved_aside:  # put the previous versions back where still possible
                 if not os.path.lexists(target):
                     with contextlib.suppress(OSError):
                         os.replace(old, target)
             self.discard()
-            raise write_error(target, exc) from exc
+            raise write_error(failed, exc) from exc
         for old, _target in moved_aside:
             with contextlib.suppress(OSError):
                 os.unlink(old)
         done = [t for _tmp, t in self._staged]
         self._staged = []
+        self._removals = []
         return done
 
     def discard(self) -> None:
@@ -551,6 +641,7 @@ class OutputSet:
             with contextlib.suppress(OSError):
                 tmp.unlink()
         self._staged = []
+        self._removals = []
 
     def __enter__(self) -> OutputSet:
         return self

@@ -375,8 +375,11 @@ def _kanonymize(src, qi, hierarchies, k, t0, *, uid, identifying, max_suppressio
         raise InputError("the input table has no rows")
     ldiv: LDiversity | None = None
     if l is not None or sensitive is not None:
-        if l is None or sensitive is None:
-            raise InputError("l-diversity needs both a sensitive column and l")
+        if l is None:
+            raise InputError(f"the sensitive column {sensitive!r} needs l (--l): every class is then l-diverse on it; to "
+                             f"release {sensitive!r} unchanged without l-diversity, declare it with --keep instead")  # fmt: skip
+        if sensitive is None:
+            raise InputError("l-diversity needs a sensitive column (--sensitive) to be l-diverse on")
         if isinstance(l, bool) or not isinstance(l, (int, np.integer)) or l < 2:
             raise InputError(f"l must be an integer of at least 2, got {l!r}")
         if l_diversity not in L_VARIANTS:

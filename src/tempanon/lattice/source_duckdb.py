@@ -29,8 +29,10 @@ tuples only, and whose rollups run in the engine until one is small enough to fe
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
+import re
 import secrets
 import shutil
 import tempfile
@@ -737,12 +739,14 @@ class SQLSource(FrequencySource):
                     labels = getattr(self, "_frame_index", None)
                     table.index = labels[rn] if labels is not None else pd.Index(rn)
                 return Release(rows_out=rows_out, min_class_size=min_size, table=table, checks=checks)
+            from tempanon.data.io import replace_path
+
             for t, dest in ((atmp, audit), (tmp, target)):  # the audit first: a release is never left without it
                 if t is None:
                     continue
                 if not Path(t).is_dir():
                     os.chmod(t, 0o666 & ~_umask())
-                os.replace(t, dest)
+                replace_path(t, dest)  # an earlier Spark release of that name (a directory) is replaced
             if atmp is not None and Path(atmp).parent != Path(audit).parent:
                 Path(atmp).parent.rmdir()  # the audit's temporary folder (Spark), now empty
         except BaseException:
@@ -1229,10 +1233,27 @@ class DuckDBSource(SQLSource):
 
 
     def _arrow(self, sql: str) -> Any:
-        return _query_arrow(self.con, sql)
+        with self._input_errors():
+            return _query_arrow(self.con, sql)
 
     def _exec(self, sql: str) -> None:
-        self.con.execute(sql).fetchall()
+        with self._input_errors():
+            self.con.execute(sql).fetchall()
+
+    @contextlib.contextmanager
+    def _input_errors(self):
+        """DuckDB reads a CSV input lazily, so a bad line past the sniffer's sample (a byte that is not
+        UTF-8, a line with more fields) fails a query in the middle of the work: that is an input error
+        (exit 2) naming the file and line, not an engine failure or a traceback."""
+        import duckdb
+
+        try:
+            yield
+        except duckdb.InvalidInputException as exc:
+            message = csv_error_message(getattr(self, "input", None), exc)
+            if message is None:
+                raise
+            raise InputError(message) from None
 
     def _register(self, name: str, table: Any) -> None:
         self.con.register(name, table)
@@ -1280,6 +1301,24 @@ def _names(con: Any, sql: str) -> list[str]:
     names = [d[0] for d in cur.description]
     cur.fetchall()
     return names
+
+
+def csv_error_message(path: str | None, exc: Exception) -> str | None:
+    """The message of DuckDB's error on reading the CSV input ``path`` (``None`` if ``exc`` is not
+    one): its line, what is wrong there, and what to do."""
+    text = str(exc)
+    m = re.search(r"CSV Error on Line: (\d+)", text)
+    if m is None or path in (None, "DataFrame"):
+        return None
+    if "Invalid unicode" in text or "not utf-8" in text.lower():
+        from tempanon.data.io import not_utf8_message
+
+        return not_utf8_message(path)
+    # DuckDB's text: "CSV Error on Line: N", "Original Line: ...", the problem, "Possible Solution: ...",
+    # then the reader's settings ("key = value")
+    lines = [ln.strip() for ln in text[m.end():].splitlines() if ln.strip()]
+    what = next((ln for ln in lines if not ln.startswith(("Original Line", "Possible Solution")) and " = " not in ln), "")
+    return f"{path}, line {m.group(1)}: {what or 'cannot be read as CSV'} (nothing was written)"
 
 
 def _query_arrow(con: Any, sql: str) -> Any:

@@ -641,8 +641,10 @@ def _validate_stream(ctx: Ctx, model: dict, qi: list[str]) -> None:
     from tempanon.stream.api import make_cost
     from tempanon.stream.model import validate_defer, validate_l, validate_step, validate_window
     from tempanon.stream.snapshots import validate_granule
+    from tempanon.temporal.parse import check_timezone
 
-    for key, check in (("l", validate_l), ("window", validate_window), ("defer", validate_defer), ("step", validate_step)):
+    for key, check in (("l", validate_l), ("window", validate_window), ("defer", validate_defer), ("step", validate_step),
+                       ("timezone", check_timezone)):
         if key not in model:
             continue
         try:
@@ -670,6 +672,7 @@ def _run_stream(job: Job, df: pd.DataFrame, source: SourceInfo, progress: Any) -
     from tempanon.data.io import OutputSet
     from tempanon.data.screen import refuse_identifiers
     from tempanon.stream.api import anonymize_stream
+    from tempanon.stream.release_files import anatomy_files, earlier_release_files, stage_release
 
     p, ctx = job.params, job.ctx
     if len(job.sensitive) != 1:
@@ -689,7 +692,7 @@ def _run_stream(job: Job, df: pd.DataFrame, source: SourceInfo, progress: Any) -
             df, time=job.time, sensitive=sens, l=p["l"], w=p["window"], qi=qi, snapshot=p.get("snapshot", "day"),
             cost=p.get("cost", "linear"), suppression_cost={k: float(v) for k, v in beta.items()} if isinstance(beta, dict) else float(beta),
             seed=p.get("seed", 0), progress=progress, **({"defer": p["defer"]} if "defer" in p else {}),
-            **({"step": p["step"]} if "step" in p else {}),
+            **({"step": p["step"]} if "step" in p else {}), timezone=p.get("timezone"),
         )  # every snapshot verified inside (tempanon.verify.check_anatomy)
     rep = None
     if job.report is not None:  # built before anything is written
@@ -700,22 +703,23 @@ def _run_stream(job: Job, df: pd.DataFrame, source: SourceInfo, progress: Any) -
     if out.exists() and not out.is_dir():
         raise ctx.error(("output", "directory"), f"{out} exists and is not a directory")
     outs = job.outputs if job.outputs is not None else OutputSet()
-    qcols = [c for c in res.qit.columns if c != "snapshot"]
-    scols = [c for c in res.st.columns if c != "snapshot"]
-    q_split = dict(tuple(res.qit.groupby("snapshot", sort=False)))
-    s_split = dict(tuple(res.st.groupby("snapshot", sort=False)))
     with outs:
-        for snap in res.published:
-            q, st = q_split.get(snap.label), s_split.get(snap.label)
-            outs.table(res.qit.iloc[:0][qcols] if q is None else q[qcols], out / f"{snap.label}.qit.csv", "snapshot file")
-            outs.table(res.st.iloc[:0][scols] if st is None else st[scols], out / f"{snap.label}.st.csv", "snapshot file")
+        # the same folder as `tempanon stream` writes: a pair of files per snapshot with records; an
+        # earlier release's files that this one does not rewrite leave with the commit
+        try:
+            earlier = earlier_release_files(out, _job_inputs(job), label=f"{ctx.where(('output', 'directory'))}: directory")
+        except InputError as exc:
+            raise JobError(str(exc)) from None
+        stage_release(outs, out, anatomy_files(res), earlier)
         job.outputs = outs
         from tempanon.data.roles import verification_statement
 
         left_out = [c for c in df.columns if c not in {*qi, sens, job.time, *job.identifying}]
         statement = verification_statement(f"{p['l']}-diversity (Anatomy) of {sens!r} in every published snapshot",
                                            [*qi, sens], overrides=overrides, left_out=left_out, dropped=job.identifying)
-        summ = _write_outputs(job, None, {**res.summary, "left_out": left_out, "verification": statement}, rep,
+        files_written = sum(1 for snap in res.published if snap.size)  # as `tempanon stream` counts them
+        summ = _write_outputs(job, None, {**res.summary, "left_out": left_out, "verification": statement,
+                                          "files_written": files_written}, rep,
                               {job.audit: res.audit[["row", "snapshot", "published", "distance"]]} if job.audit is not None else None)
     s = res.summary
     summ["_status"] = (f"stream: l={s['l']}, window {s['window']}; {s['snapshots']} snapshots of {s['records']} records: "
@@ -727,7 +731,7 @@ def _run_stream(job: Job, df: pd.DataFrame, source: SourceInfo, progress: Any) -
 
 _STREAM_SPEC = ModelSpec(
     schema={"l": "integer", "window": "integer", "snapshot": "string", "cost": "string", "suppression_cost": "number or table",
-            "seed": "integer", "defer": "number or boolean", "step": "string"},
+            "seed": "integer", "defer": "number or boolean", "step": "string", "timezone": "string"},
     required={"l", "window"},
     run=_run_stream,
     description="l-diverse snapshot stream with bounded delay (Anatomy, Wang et al.)",
@@ -783,16 +787,23 @@ MODELS: dict[str, ModelSpec] = {
 }
 
 
-def _output_set(job: Job):
-    """The job's outputs, checked against its inputs (job file, data file, hierarchy files) and
-    each other; an audit may not be written inside the release directory."""
-    from tempanon.data.io import OutputSet
-
+def _job_inputs(job: Job) -> list:
+    """The job's input files: the job file, the data file or database, the hierarchy files."""
     inputs = [job.ctx.path, job.source.get("path"), job.source.get("database")]
     for conf in (job.raw.get("hierarchies") or {}).values():
         path = conf if isinstance(conf, str) else conf.get("path") if isinstance(conf, dict) else None
         if path:
             inputs.append(job.ctx.resolve(path))
+    return inputs
+
+
+def _output_set(job: Job):
+    """The job's outputs, checked against its inputs (job file, data file, hierarchy files) and
+    each other; an audit may not be written inside the release directory."""
+    from tempanon.data.io import OutputSet
+    from tempanon.stream.release_files import earlier_release_files
+
+    inputs = _job_inputs(job)
     outputs = {"[output] summary": job.summary, "[output] report": job.report, "[output] audit": job.audit}
     if job.model == "stream":
         outs = OutputSet(inputs, outputs, directories={"[output] directory": job.output_table})
@@ -801,8 +812,13 @@ def _output_set(job: Job):
             if p is not None and d in Path(os.path.realpath(p)).parents:
                 raise job.ctx.error(("output", label[9:]), f"{p} is inside the release directory {job.output_table}; "
                                     "steward-only files may not be written inside the release")  # fmt: skip
+        try:  # a folder holding anything but an earlier release is refused before anything is read
+            earlier_release_files(job.output_table, inputs, label=f"{job.ctx.where(('output', 'directory'))}: directory")
+        except InputError as exc:
+            raise JobError(str(exc)) from None
         return outs
-    return OutputSet(inputs, {"[output] table": job.output_table, **outputs})
+    spark = job.params.get("engine") == "spark"  # Spark writes the table as a directory of part files
+    return OutputSet(inputs, {"[output] table": job.output_table, **outputs}, spark_releases={"[output] table"} if spark else ())
 
 
 def run_job(job: Job, progress: Any = None) -> dict:

@@ -146,12 +146,16 @@ def anonymize_stream(
     defer: float | bool | None = None,
     step: str = DEFAULT_STEP,
     max_snapshots: int | None = DEFAULT_MAX_SNAPSHOTS,
+    timezone: str | None = None,
 ) -> StreamResult:
     """Publish the snapshots of ``df`` (cut by truncating ``time`` to ``snapshot``) l-diverse with delay
     at most ``w``. ``qi`` defaults to every column but ``time`` and ``sensitive``. The timestamp is never
     published. Missing sensitive values are a category of their own; missing QI values are published
-    as missing."""
+    as missing. ``timezone`` (an IANA name): snapshots are that zone's days (hours, ...): times with a
+    UTC offset are converted to it; without it each time's written wall clock cuts the snapshots
+    (:func:`~tempanon.stream.snapshots.parse_times`)."""
     l = validate_l(l)
+    timezone = _check_zone(timezone)
     w = validate_window(w)
     step = validate_step(step)
     defer = None if defer is None else validate_defer(defer)
@@ -168,7 +172,7 @@ def anonymize_stream(
     cm = make_cost(cost, w, suppression_cost)
     start = _time.perf_counter()
     df = df.reset_index(drop=True)
-    idx = index_snapshots(df[time], time, granule)
+    idx = index_snapshots(df[time], time, granule, timezone)
     _check_span(len(idx.labels), max_snapshots, granule, idx.labels)
     pub = StreamPublisher(l, w, sensitive=sensitive, qi=qi_cols, cost=cm, seed=seed, verify=False, defer=defer, step=step)
     sens = df[sensitive].astype(object)
@@ -202,6 +206,7 @@ def anonymize_stream(
         sensitive=sensitive,
         qi=qi_cols,
         snapshot_unit=granule,
+        timezone=_zone_note(timezone),
     )
     for message in summary["warnings"]:
         warnings.warn(message, TempanonWarning, stacklevel=2)
@@ -275,6 +280,19 @@ def final_audit(pub: StreamPublisher) -> pd.DataFrame:
     return _audit(pub, t[final].reset_index(drop=True))
 
 
+def _check_zone(timezone: str | None) -> str | None:
+    from tempanon.temporal.parse import check_timezone
+
+    return check_timezone(timezone)
+
+
+def _zone_note(timezone: str | None) -> str:
+    """How the snapshots' clock was read (the summary's ``timezone``; see :func:`parse_times`)."""
+    if timezone is not None:
+        return f"{timezone}: times with a UTC offset converted to its wall clock, times without one read as its wall clock"
+    return "the wall clock each time is written in (a UTC offset is not converted); --timezone converts to one zone"
+
+
 def stream_json_lines(
     lines: Iterable[str],
     *,
@@ -293,6 +311,7 @@ def stream_json_lines(
     max_snapshots: int | None = DEFAULT_MAX_SNAPSHOTS,
     resume: dict | None = None,
     interruptible: bool = False,
+    timezone: str | None = None,
 ) -> StreamResult:
     """Publish JSON-lines records as they arrive: a snapshot is pushed when the first record of a later
     granule arrives (the empty granules in between are pushed too), and every snapshot leaving the window
@@ -305,8 +324,10 @@ def stream_json_lines(
     ``interruptible``: SIGINT (Ctrl-C) is taken between two records only (never inside a step) and
     raises :class:`StreamInterrupted` with a checkpoint ``state``; ``resume=state`` continues from it,
     reading the input that follows the last line read (``state["lines"]``; line numbers and rows go on).
-    The checkpoint holds the publisher (every record not yet published) and the open snapshot."""
+    The checkpoint holds the publisher (every record not yet published) and the open snapshot.
+    ``timezone``: as for :func:`anonymize_stream`, value by value."""
     l = validate_l(l)
+    timezone = _check_zone(timezone)
     w = validate_window(w)
     step = validate_step(step)
     defer = None if defer is None else validate_defer(defer)
@@ -340,8 +361,8 @@ def stream_json_lines(
             _span_ok(len(pub._snaps) + 1, current, upto, granule, max_snapshots)
         frame = pd.DataFrame(buffer, columns=[*qi_cols, sensitive, time], index=pd.Index(buffer_rows, dtype=np.int64))
         if len(frame):
-            ts = parse_times(frame[time].reset_index(drop=True), time, granule)
-            frame = frame.iloc[np.argsort(ts.to_numpy(), kind="stable")]
+            ts = parse_times(frame[time].reset_index(drop=True), time, granule, timezone)
+            frame = frame.iloc[np.argsort(np.asarray(ts.attrs["instants"]), kind="stable")]
         emit(pub.push(frame[[*qi_cols, sensitive]], label=label_of(current, granule)))
         buffer, buffer_rows = [], []
         if upto is not None:
@@ -375,7 +396,7 @@ def stream_json_lines(
             pub = StreamPublisher(l, w, sensitive=sensitive, qi=qi_cols, cost=cm, seed=seed, defer=defer, step=step)
         t_value = rec.get(time)
         try:
-            ts = parse_times(pd.Series([t_value], dtype=object), time, granule)
+            ts = parse_times(pd.Series([t_value], dtype=object), time, granule, timezone)
         except InputError as exc:
             raise InputError(f"standard input, line {lineno}: {str(exc).split(': ', 1)[-1]}") from exc
         g = truncate(ts, granule).iloc[0]
@@ -428,7 +449,8 @@ def stream_json_lines(
             state = {"publisher": pub, "qi": qi_cols, "buffer": buffer, "buffer_rows": buffer_rows, "current": current,
                      "row": row, "lines": done_lines}
             summary = pub.summary()
-            summary.update(interrupted=True, lines_read=done_lines, time=time, sensitive=sensitive, qi=qi_cols, snapshot_unit=granule)
+            summary.update(interrupted=True, lines_read=done_lines, time=time, sensitive=sensitive, qi=qi_cols, snapshot_unit=granule,
+                           timezone=_zone_note(timezone))
             res = StreamResult(published, final_audit(pub), summary, pub)
             n_files = sum(1 for p in published if p.size)
             raise StreamInterrupted(
@@ -441,7 +463,7 @@ def stream_json_lines(
             signal.signal(signal.SIGINT, old_handler)
     seconds = _time.perf_counter() - start
     summary = pub.summary()
-    summary.update(seconds=seconds, time=time, sensitive=sensitive, qi=qi_cols, snapshot_unit=granule)
+    summary.update(seconds=seconds, time=time, sensitive=sensitive, qi=qi_cols, snapshot_unit=granule, timezone=_zone_note(timezone))
     for message in summary["warnings"]:
         warnings.warn(message, TempanonWarning, stacklevel=2)
     return StreamResult(published, _audit(pub), summary, pub)

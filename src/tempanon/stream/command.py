@@ -13,6 +13,7 @@ from rich.markup import escape
 
 from tempanon._cliutil import info, progress_reporter, run_api
 from tempanon.errors import InputError, TempanonWarning
+from tempanon.stream.release_files import SNAPSHOT_FILE, anatomy_files, earlier_release_files, stage_release
 
 if TYPE_CHECKING:  # pandas is imported lazily so that ``tempanon --help`` stays fast
     import pandas as pd
@@ -86,6 +87,11 @@ def stream(
         "w + 1 (it holds w + 1 snapshots: a record moves at most w).",
     ),
     snapshot: str = typer.Option("day", "--snapshot", help="Snapshot unit: minute, hour, day, week, month, year, number."),
+    timezone: Optional[str] = typer.Option(
+        None, "--timezone",
+        help="Cut snapshots by this zone's clock (IANA name, e.g. America/Chicago): times with a UTC offset are "
+        "converted to it. Default: the wall clock each time is written in.",
+    ),
     cost: str = typer.Option("linear", "--cost", help="Reposition cost mu: linear, quadratic, or 'mu(0),mu(1),...,mu(w)'."),
     suppression_cost: str = typer.Option(
         "10", "--suppression-cost",
@@ -93,7 +99,9 @@ def stream(
     ),
     out: Path = typer.Option(
         ..., "--out",
-        help="Directory for <snapshot>.qit.csv and <snapshot>.st.csv (Anatomy) or <snapshot>.csv (generalization).",
+        help="Directory for <snapshot>.qit.csv and <snapshot>.st.csv (Anatomy) or <snapshot>.csv (generalization), "
+        "only snapshots with records; a run replaces an earlier release's snapshot files in it, and a folder "
+        "holding anything else is refused.",
     ),
     summary: Optional[Path] = typer.Option(
         None, "--summary",
@@ -149,7 +157,8 @@ def stream(
     def _model_options(beta) -> dict:
         """The model's options, passed alike by the file and the standard-input paths."""
         return {"time": time, "sensitive": sensitive, "l": l, "w": window, "qi": qi, "snapshot": snapshot, "cost": cost,
-                "suppression_cost": beta, "seed": seed, "defer": defer, "step": step, "max_snapshots": max_snapshots}
+                "suppression_cost": beta, "seed": seed, "defer": defer, "step": step, "max_snapshots": max_snapshots,
+                "timezone": timezone}
 
     def announce_kernel() -> None:
         """Say why the first fast-step run of an environment pauses: numba compiles the kernel once (about
@@ -229,10 +238,11 @@ def stream(
                                            parameters={"suppression cost": suppression_cost, "seed": seed,
                                                        "defer": result.summary["defer"], "step": step}))
                 phases["build report"] = _clock() - t2
+            from tempanon.data.io import csv_text
+
             with _file_outputs() as outs:  # staged, then committed together
-                for g in gen:
-                    if len(g.table):  # snapshots without records: listed in the summary, no file
-                        outs.table(g.table, out / f"{g.label}.csv", "snapshot file")
+                earlier = earlier_release_files(out, [input, hierarchies])  # scanned before anything is staged
+                stage_release(outs, out, [(f"{g.label}.csv", csv_text(g.table)) for g in gen if len(g.table)], earlier)
                 done = _finish(result, gen, outs=outs)
                 outs.commit()
             phases["write outputs"] = _clock() - t1
@@ -248,21 +258,8 @@ def stream(
             phases["build report"] = _clock() - t1
         t1 = _clock()
         # everything verified: write (staged, then committed together)
-        from tempanon.data.io import csv_text, csv_texts_by
-
-        qcols = [c for c in result.qit.columns if c != "snapshot"]
-        scols = [c for c in result.st.columns if c != "snapshot"]
-        # every snapshot's CSV text from one formatting pass per table (the same bytes as to_csv per file)
-        q_text = csv_texts_by(result.qit, "snapshot", qcols)
-        s_text = csv_texts_by(result.st, "snapshot", scols)
-        empty_q = csv_text(result.qit.iloc[:0][qcols])
-        empty_s = csv_text(result.st.iloc[:0][scols])
         with _file_outputs() as outs:
-            for p in result.published:
-                if p.size == 0:  # snapshots without records: listed in the summary, no file
-                    continue
-                outs.text(q_text.get(p.label, empty_q), out / f"{p.label}.qit.csv", "snapshot file")
-                outs.text(s_text.get(p.label, empty_s), out / f"{p.label}.st.csv", "snapshot file")
+            stage_release(outs, out, anatomy_files(result), earlier_release_files(out, [input, hierarchies]))
             done = _finish(result, outs=outs)
             outs.commit()
         phases["write outputs"] = _clock() - t1
@@ -282,7 +279,8 @@ def stream(
 
         ckpt = checkpoint_path(out)
         params = {"time": time, "sensitive": sensitive, "qi": qi, "l": l, "window": window, "snapshot": snapshot,
-                  "cost": cost, "suppression_cost": suppression_cost, "seed": seed, "defer": defer, "step": step}
+                  "cost": cost, "suppression_cost": suppression_cost, "seed": seed, "defer": defer, "step": step,
+                  **({"timezone": timezone} if timezone is not None else {})}
         state = None
         if resume:
             if not ckpt.exists():
@@ -343,6 +341,13 @@ def stream(
             raise InputError("--keep is not available for streams: Anatomy publishes only the quasi-identifiers (QIT) "
                              "and the sensitive column (ST); list columns to publish exactly in --qi")
         _file_outputs()  # checked before anything is read
+        earlier = earlier_release_files(out, [input, hierarchies])
+        if input == "-" and not resume and any(SNAPSHOT_FILE.match(p.name) for p in earlier):
+            raise InputError(
+                f"--out {out} holds an earlier release's snapshot files: a standard-input stream publishes each snapshot "
+                "as it is ready, so it starts in a new or empty folder (continue an interrupted run with --resume); "
+                "remove them or choose another folder"
+            )
 
     def _file_outputs():
         """The run's outputs, checked against the inputs and each other (no overwrite)."""
@@ -426,7 +431,8 @@ def stream(
             quiet,
         )
     info(
-        f"published {s['snapshots']} snapshots of {s['records']} records to {out}: "
+        f"published {s['snapshots']} snapshots of {s['records']} records to {out} ({s['files_written']} with records, in "
+        f"{s['files_written'] * (2 if publish == 'anatomy' else 1)} files): "
         f"{s['suppressed']} suppressed, {s['repositioned']} repositioned (max {s['max_reposition_distance']}), "
         f"information loss {s['information_loss']:g}",
         quiet,

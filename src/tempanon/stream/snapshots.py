@@ -10,6 +10,8 @@ the last record's, empty ones included. Labels are file-name safe: ``2016-01-31T
 
 from __future__ import annotations
 
+import re
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,8 +48,22 @@ class SnapshotIndex:
     times: pd.Series
 
 
-def parse_times(column: pd.Series, name: str, granule: str) -> pd.Series:
-    """Parse the time column; raise :class:`InputError` naming the first bad row and value."""
+# a UTC offset written after a time: Z after a digit, +hh:mm or +hhmm, or +hh after :mm or :ss (not a date's -dd)
+_OFFSET = re.compile(r"(?:(?<=\d)Z|[+-]\d\d:?\d\d|(?<=:\d\d)[+-]\d\d)$")
+
+
+def parse_times(column: pd.Series, name: str, granule: str, timezone: str | None = None) -> pd.Series:
+    """Parse the time column; raise :class:`InputError` naming the first bad row and value.
+
+    Returns the times as **wall-clock** times (naive), the ones snapshots are cut by, and
+    ``.attrs["instants"]`` their order keys (int64 ns: absolute instants where the values carry UTC
+    offsets). Without ``timezone`` a value with an offset keeps the wall clock it is written in
+    (``2020-04-01T10:00-05:00`` is 10:00), so a column whose offset changes with daylight saving time
+    is cut into the days of the clock that wrote it, as one with a single offset always was (before
+    2026-11-26 several offsets were refused: "Mixed timezones detected"). With ``timezone`` (an IANA
+    name) values with an offset are converted to that zone's wall clock and values without one are
+    its wall clock. The rule is per value, so a standard-input stream (one value at a time) cuts the
+    same snapshots as the file. A column mixing values with and without offsets is refused."""
     raw = column
     missing = raw.isna() | (raw.astype(str).str.strip() == "")
     if missing.any():
@@ -59,25 +75,75 @@ def parse_times(column: pd.Series, name: str, granule: str) -> pd.Series:
         if bad.any():
             row = int(np.nonzero(bad.to_numpy())[0][0])
             raise InputError(f"column {name!r}, line {row + 2}: {raw.iloc[row]!r} is not an integer snapshot number")
-        return num.astype(np.int64)
+        out = num.astype(np.int64)
+        out.attrs["instants"] = out.to_numpy()
+        return out
+    if timezone is not None:
+        from tempanon.temporal.parse import check_timezone
+
+        timezone = check_timezone(timezone)
+    if isinstance(raw.dtype, pd.DatetimeTZDtype):
+        aware = raw.reset_index(drop=True).dt.as_unit("ns")
+        instants = aware.dt.tz_convert("UTC").array.asi8
+        wall = aware.dt.tz_convert(timezone).dt.tz_localize(None) if timezone else aware.dt.tz_localize(None)
+        wall.attrs["instants"] = instants
+        return wall
+    if pd.api.types.is_datetime64_any_dtype(raw.dtype):
+        wall = raw.reset_index(drop=True).dt.as_unit("ns")
+        wall.attrs["instants"] = wall.array.asi8
+        return wall
+    text = raw.astype(str).str.strip().reset_index(drop=True)
+    offset = text.str.extract(f"({_OFFSET.pattern[:-1]})$", expand=False)
+    has = offset.notna().to_numpy()
+    if has.any() and not has.all():
+        minority = ~has if has.sum() * 2 >= len(has) else has
+        row = int(np.flatnonzero(minority)[0])
+        kind = "has no UTC offset" if has.sum() * 2 >= len(has) else "has a UTC offset"
+        raise InputError(f"column {name!r}, line {row + 2}: time {raw.iloc[row]!r} {kind}, unlike most of the column: a "
+                         "column mixing times with and without offsets is ambiguous; write every value with its offset, "
+                         "or none (and give --timezone)")  # fmt: skip
     parsed = None
-    if raw.dtype == object or isinstance(raw.dtype, pd.StringDtype):
-        # fast path: ISO 8601 text in one format is parsed in C by the same parser that "mixed" uses
-        # for such text; anything else (a bad value, mixed time zones, ...) takes the general path
+    for fmt in ("ISO8601", "mixed"):
+        # ISO 8601 text in one format is parsed in C by the same parser that "mixed" uses for such
+        # text; anything else takes the general path
         try:
-            parsed = pd.to_datetime(raw, format="ISO8601")
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                parsed = pd.to_datetime(text, format=fmt, utc=bool(has.any()), errors="coerce")
         except (ValueError, TypeError, OverflowError):
             parsed = None
+            continue
+        if not parsed.isna().any():
+            break
     if parsed is None:
-        try:
-            parsed = pd.to_datetime(raw, errors="coerce", format="mixed")
-        except (ValueError, TypeError) as exc:
-            raise InputError(f"column {name!r}: cannot parse times ({exc})") from exc
+        raise InputError(f"column {name!r}: cannot parse times")
+    parsed = parsed.dt.as_unit("ns")  # (pandas infers a resolution per column: instants are compared in ns)
     bad = parsed.isna()
     if bad.any():
         row = int(np.nonzero(bad.to_numpy())[0][0])
         raise InputError(f"column {name!r}, line {row + 2}: {raw.iloc[row]!r} is not a date/time")
-    return parsed
+    if not has.any():
+        if isinstance(parsed.dtype, pd.DatetimeTZDtype):  # an offset pandas read where none is written as one
+            raise InputError(f"column {name!r}, line 2: time {raw.iloc[0]!r} reads as carrying a UTC offset in no form "
+                             "tempanon recognizes; write offsets as +hh:mm, +hhmm or Z after the time")  # fmt: skip
+        parsed.attrs["instants"] = parsed.array.asi8
+        return parsed
+    instants = parsed.array.asi8  # UTC
+    if timezone:
+        wall = parsed.dt.tz_convert(timezone).dt.tz_localize(None)
+    else:  # each value's own wall clock: the instant plus its written offset
+        o = offset.to_numpy(dtype=object)
+        minutes = np.zeros(len(o), dtype=np.int64)
+        for text_offset in pd.unique(o):  # few distinct offsets
+            if text_offset == "Z":
+                continue
+            sign = -1 if text_offset[0] == "-" else 1
+            digits = text_offset[1:].replace(":", "")
+            value = sign * (int(digits[:2]) * 60 + (int(digits[2:4]) if len(digits) >= 4 else 0))
+            minutes[o == text_offset] = value
+        wall = pd.Series(pd.to_datetime(instants + minutes * 60_000_000_000, unit="ns"))
+    wall.attrs["instants"] = instants
+    return wall
 
 
 def truncate(times: pd.Series, granule: str) -> pd.Series:
@@ -113,10 +179,11 @@ def label_of(start, granule: str) -> str:
     return pd.Timestamp(start).strftime(_LABEL[granule])
 
 
-def index_snapshots(column: pd.Series, name: str, granule: str) -> SnapshotIndex:
-    """Assign every row to its snapshot (consecutive granules, empty ones included)."""
+def index_snapshots(column: pd.Series, name: str, granule: str, timezone: str | None = None) -> SnapshotIndex:
+    """Assign every row to its snapshot (consecutive granules, empty ones included), cut by the wall
+    clock of :func:`parse_times`; rows ordered by their instants."""
     granule = validate_granule(granule)
-    times = parse_times(column.reset_index(drop=True), name, granule)
+    times = parse_times(column.reset_index(drop=True), name, granule, timezone)
     if len(times) == 0:
         return SnapshotIndex(np.zeros(0, dtype=np.int64), [], np.zeros(0, dtype=np.int64), times)
     starts = truncate(times, granule)
@@ -127,9 +194,8 @@ def index_snapshots(column: pd.Series, name: str, granule: str) -> SnapshotIndex
     if (snap < 0).any():  # should not happen: every start is on the grid
         row = int(np.nonzero(snap < 0)[0][0])
         raise InputError(f"column {name!r}, line {row + 2}: time {column.iloc[row]!r} falls outside the snapshot grid")
-    # sort by the instants (epoch nanoseconds; a tz-aware column would otherwise become Timestamp objects)
-    keys = times.array.asi8 if hasattr(times.array, "asi8") else times.to_numpy()
-    order = np.argsort(keys, kind="stable")
+    # sort by the instants (epoch nanoseconds: the absolute order also where daylight saving time repeats an hour)
+    order = np.argsort(np.asarray(times.attrs["instants"]), kind="stable")
     if granule == "number":
         labels = [str(int(g)) for g in grid_index]
     else:

@@ -97,7 +97,8 @@ def timestamped(
 
         t0 = _time.perf_counter()
         # every output checked against the inputs and each other before anything is read
-        outs = OutputSet([input, hierarchies], {"--out": out, "--summary": summary, "--report": report, "--audit": audit})
+        outs = OutputSet([input, hierarchies], {"--out": out, "--summary": summary, "--report": report, "--audit": audit},
+                         spark_releases={"--out"} if engine == "spark" else ())
         parts = parse_parts(day_parts)
         from tempanon.lattice.source_temporal import resolve_time_engine
 

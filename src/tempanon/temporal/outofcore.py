@@ -50,6 +50,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tempanon.data.io import replace_path
 from tempanon.errors import InputError, VerificationError
 from tempanon.temporal.granularity import GAP, Granularity
 from tempanon.temporal.least import least_generalization
@@ -139,7 +140,7 @@ def write_release(sq, *, select: Sequence[str], body: str, order: Sequence[str],
             if t is not None:
                 if not Path(t).is_dir():  # (Spark writes a directory of part files)
                     os.chmod(t, 0o666 & ~_umask())
-                os.replace(t, dest)
+                replace_path(t, dest)  # an earlier Spark release of that name (a directory) is replaced
         if atmp is not None and Path(atmp).parent != Path(audit).parent:
             Path(atmp).parent.rmdir()  # the audit's temporary folder (Spark), now empty
     except BaseException:
@@ -232,10 +233,14 @@ def anonymize_timestamped_file(
 
     check_memory_limit(engine, memory_limit, spark_master=spark_master)  # before anything is read
     if engine == "spark":
+        from tempanon.data.io import is_spark_release_dir
+
         target = Path(out)
-        if target.exists() and not (target.is_dir() and not any(target.iterdir())):
-            raise InputError(f"{out} exists: Spark writes the release as a directory of part files and replaces only "
-                             "an empty directory; remove it or choose another --out (nothing was read or written)")  # fmt: skip
+        if target.is_dir() and not is_spark_release_dir(target):  # an earlier Spark release (or a file) is replaced
+            raise InputError(f"{out} is a directory that does not hold an earlier Spark release (only part files, "
+                             "_SUCCESS and their .crc files): Spark writes the release as a directory of part files "
+                             "and replaces only an earlier one; remove it or choose another --out (nothing was read "
+                             "or written)")  # fmt: skip
         from tempanon.lattice.source_spark import SparkSource
 
         sq = SparkSource.from_path(path, master=spark_master, delimiter=delimiter, memory_limit=memory_limit)

@@ -57,6 +57,7 @@ def kp(
     import time
 
     phases: dict[str, float] = {}
+    long_info: dict = {}  # the long format: how times were ordered, warnings
 
     def work():
         t0 = time.perf_counter()
@@ -80,8 +81,16 @@ def kp(
                 raise InputError("with --long the series id is --entity; leave out --id")
             from tempanon.timeseries.longformat import long_to_wide
 
+            import warnings
+
+            from tempanon.errors import TempanonWarning
+
             sens0 = parse_column_list(sensitive, list(df.columns))
-            df, times = long_to_wide(df, entity=entity, time=time_col, value=value, keep=sens0)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", TempanonWarning)
+                df, times = long_to_wide(df, entity=entity, time=time_col, value=value, keep=sens0)
+            long_info["time_order"] = df.attrs.get("time_order")
+            long_info["warnings"] = [str(w.message) for w in caught if issubclass(w.category, TempanonWarning)]
             id_col = entity
         elif entity is not None or time_col is not None or value is not None:
             raise InputError("--entity, --time and --value need --long")
@@ -104,6 +113,9 @@ def kp(
                 publish_values=pv, publish_patterns=pp, numeric_sensitive=sensitive_numeric, na_values=na_values,
                 missing=missing, shuffle_seed=shuffle_seed, progress=progress, keep=parse_column_list(keep, cols),
                 drop=parse_column_list(drop, cols), allow_identifier=parse_column_list(allow_identifier, cols))
+        if long_info:  # how the long format's times were ordered (and a warning when as text)
+            result.summary["time_order"] = long_info["time_order"]
+            result.summary["warnings"] = [*result.summary.get("warnings", []), *long_info["warnings"]]
         phases["read, group, publish and verify"] = time.perf_counter() - t0
         rep = None
         if report is not None:  # built before anything is written; written after the output, atomically

@@ -2,7 +2,8 @@
 
 * :func:`long_to_wide` - one row per (entity, time) reading -> one row per entity with one column
   per time point (in time order), the form :func:`~tempanon.timeseries.api.kp_anonymize` takes.
-  Times are ordered as numbers, else as timestamps, else as text. An (entity, time) pair read twice
+  Times are ordered as numbers, else as numbered labels (``t0 .. t23`` by their number), else as
+  timestamps, else as text (with a warning). An (entity, time) pair read twice
   is refused; a time point an entity has no reading for is a *missing reading*. Every other
   column kept (e.g. the sensitive one) must hold one value per entity.
 * :func:`mark_missing` - values listed as missing-value sentinels (``--na-values``, e.g. ``-1``)
@@ -27,22 +28,34 @@ from tempanon.errors import InputError
 
 
 def _time_order(values: pd.Series) -> tuple[np.ndarray, str]:
-    """Sort keys of the distinct time values and how they were read."""
+    """Sort keys of the distinct time values and how they were read: ``"numbers"``, ``"numbered
+    labels"`` (one text, a whole number, one text: ``t0 .. t23``, ``W1 .. W52``, ordered by the number:
+    as text ``t10`` would come before ``t2``, and every series' readings would be scrambled in the
+    pivot), ``"timestamps"`` or ``"text"`` (alphabetical; :func:`long_to_wide` warns)."""
     num = pd.to_numeric(values, errors="coerce")
     if num.notna().all():
         return num.to_numpy(dtype=float), "numbers"
+    text = values.astype(str)
+    parts = text.str.extract(r"^(\D*?)(\d+)(\D*)$")  # before timestamps: pandas reads 't01' as a time of day
+    if parts.notna().all().all() and parts[0].nunique() == 1 and parts[2].nunique() == 1:
+        number = parts[1].astype(float)
+        if number.nunique() == len(number):  # (t01 and t1 both: not numbered labels)
+            return number.to_numpy(), "numbered labels"
     try:
         ts = pd.to_datetime(values, errors="raise", utc=True, format="mixed")
         return ts.astype("int64").to_numpy(), "timestamps"
     except (ValueError, TypeError, OverflowError):
-        return values.astype(str).to_numpy(), "text"
+        pass
+    return text.to_numpy(), "text"
 
 
 def long_to_wide(df: pd.DataFrame, *, entity: str, time: str, value: str,
                  keep: Sequence[str] = ()) -> tuple[pd.DataFrame, list[str]]:
     """Pivot a long table to one row per entity. Returns ``(wide, time_columns)``: ``wide`` has
     the entity column, one column per distinct time (named by the time's text, in time order)
-    and the ``keep`` columns; entities in order of first appearance."""
+    and the ``keep`` columns; entities in order of first appearance. How the times were ordered
+    (:func:`_time_order`) is ``wide.attrs["time_order"]``; times ordered as plain text raise a
+    :class:`~tempanon.errors.TempanonWarning` naming the first ones in that order."""
     keep = list(keep)
     require_columns(df, [entity, time, value, *keep], role="long-format column")
     for name, c in (("--entity", entity), ("--time", time)):
@@ -58,8 +71,17 @@ def long_to_wide(df: pd.DataFrame, *, entity: str, time: str, value: str,
         lines = [int(j) + 2 for j in i[(ent_text.iloc[i] == e).to_numpy() & (time_text.iloc[i] == t).to_numpy()]][:5]
         raise InputError(f"long format: entity {e!r} has more than one reading at time {t!r} (lines {lines})")
     ut = time_text.drop_duplicates()
-    keys, _how = _time_order(df[time].loc[ut.index])
+    keys, how = _time_order(df[time].loc[ut.index])
     times = ut.to_numpy()[np.argsort(keys, kind="stable")].tolist()
+    if how == "text" and len(times) > 1:
+        import warnings
+
+        from tempanon.errors import TempanonWarning
+
+        warnings.warn(f"--time {time!r}: its values are neither numbers, numbered labels nor timestamps, so the readings "
+                      f"are ordered as text (alphabetically): {' < '.join(map(str, times[:5]))}"
+                      f"{' < ...' if len(times) > 5 else ''}; if that is not their time order, give numbers or timestamps",
+                      TempanonWarning, stacklevel=2)  # fmt: skip
     ents = ent_text.drop_duplicates()
     e_idx = pd.Index(ents.to_numpy()).get_indexer(ent_text)
     t_idx = pd.Index(times).get_indexer(time_text)
@@ -84,6 +106,7 @@ def long_to_wide(df: pd.DataFrame, *, entity: str, time: str, value: str,
             raise InputError(f"long format: column {c!r} has several values for entity {e!r} ({', '.join(vals)}); "
                              "a sensitive or kept column needs one value per entity")
         wide[c] = df[c].loc[ents.index].to_numpy()
+    wide.attrs["time_order"] = how
     return wide, [str(t) for t in times]
 
 
