@@ -49,7 +49,7 @@ import pandas as pd
 
 from tempanon.errors import InputError
 from tempanon.data.scratch import scratch_dir
-from tempanon.lattice.source_duckdb import AUDIT_RN, SQLSource, _is_parquet, check_header
+from tempanon.lattice.source_duckdb import AUDIT_RN, SQLSource, _is_parquet, check_header, check_parquet_names
 
 
 def _jvm_bytes(text: str) -> int | None:
@@ -133,6 +133,7 @@ class SparkSource(SQLSource):
             raise InputError(f"input file not found: {path}")
         spark = spark or local_session(master, memory_limit)
         if _is_parquet(path):
+            check_parquet_names(path)  # (Spark refuses names differing only in case with an engine error)
             df = spark.read.parquet(str(path))
         else:
             from tempanon.data.io import _open_text, detect_delimiter
