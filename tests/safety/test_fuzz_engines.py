@@ -48,7 +48,9 @@ pandas as written ('Unnamed: 8' for the unnamed one) but renamed by DuckDB ('AGE
 'column8'/'C8') or refused by Spark with an engine error (exit 4), so the report's roles, the
 summary's left-out columns (and with ``--qi AGE`` the run itself) differed. Such a header is now
 refused on every path with one message (:func:`tempanon.data.io.check_column_names`), and numpy
-strips a Parquet file's names as the engines do."""
+strips a Parquet file's names as the engines do. Reading the reports' structure also showed that
+``timestamped --drop`` called the dropped column "left out (no role)" in "What went in" (on
+every path) while "What was verified" said it was dropped as an identifier; fixed."""
 
 from __future__ import annotations
 
@@ -826,3 +828,23 @@ def test_parquet_column_names_are_stripped_on_numpy_as_on_the_engines(tmp_path):
     pd.testing.assert_frame_equal(_sorted(rel_b), _sorted(rel_a))
     assert report_differences((tmp_path / "numpy" / "r.html").read_text(encoding="utf-8"),
                               (tmp_path / "duckdb" / "r.html").read_text(encoding="utf-8"), command="kanon") == []  # fmt: skip
+
+
+@pytest.mark.parametrize("engine", ["numpy", "duckdb"])
+def test_timestamped_report_names_a_dropped_column_a_direct_identifier(tmp_path, engine):
+    """``timestamped --drop code --report``: the report's "What went in" called the dropped column
+    "left out (no role; not released)" while its "What was verified" said "dropped as identifiers:
+    code" (the command never told the report which columns it dropped; kanon's and the job
+    runner's reports did); now "direct identifier (removed)" on every path."""
+    n = 30
+    pd.DataFrame({"pid": np.arange(n) // 2, "sex": ["F", "M"] * (n // 2), "code": [f"c{i}" for i in range(n)],
+                  "t": (pd.Timestamp("2021-01-01") + pd.to_timedelta(np.arange(n) * 13, unit="h")).strftime("%Y-%m-%d %H:%M")}
+                 ).to_csv(tmp_path / "in.csv", index=False)  # fmt: skip
+    r = _run(["timestamped", tmp_path / "in.csv", "--time", "t", "--uid", "pid", "--qi", "sex", "--k", "2", "--granularities", "week,month",
+              "--drop", "code", "--out", tmp_path / "o.csv", "--report", tmp_path / "r.html", "--engine", engine, "-q"])  # fmt: skip
+    assert r.exit_code == 0, r.output
+    content = report_content((tmp_path / "r.html").read_text(encoding="utf-8"))
+    roles = dict(map(tuple, next(b for b in content["inputs"] if b[0] == "table")[2][1:]))
+    assert roles["code"] == "direct identifier (removed)", roles
+    verified = dict(map(tuple, next(b for b in content["verification"] if b[0] == "table")[2][1:]))
+    assert verified["dropped as identifiers"] == "code"
