@@ -40,7 +40,7 @@ CPU). The Spark test (marker ``spark``) draws ``TEMPANON_FUZZ_SPARK_EXAMPLES`` (
 session 14: 6 took 39 s more wall time than 2 on the 2-core machine at load 9.5) per command.
 Bugs found so far: see the regression tests at the end of this file and
 tests/engine/test_engine_screen.py. The report comparison (session 14, every command run with
-``--report``: DuckDB about 1,200 random examples per command, Spark 23 random and the 6 default
+``--report``: DuckDB 1,200 to 1,500 random examples per command, Spark 33 random and the 6 default
 ones per command) found no number that differs between the two reports of a run; the header names
 it then drew (``HEADER``) did find a bug: a column named like another but for case
 (``age``/``AGE``), a column with no name, or in Parquet ``age`` beside `` age``, was read by
