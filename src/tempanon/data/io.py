@@ -146,7 +146,8 @@ def check_column_names(columns: Iterable[Any], where: object) -> None:
     seen: dict[str, tuple[str, int]] = {}
     for i, name in enumerate(str(c).strip() for c in columns):
         if not name:
-            raise InputError(f"{where}: column {i + 1} has no name in the header; every column needs a name of its own")
+            hint = " (a table saved by pandas with its index has an unnamed first column: save it with index=False)" if i == 0 else ""
+            raise InputError(f"{where}: column {i + 1} has no name in the header{hint}; every column needs a name of its own")
         other, j = seen.setdefault(name.lower(), (name, i))
         if other == name and j != i:
             raise InputError(f"{where}: column {name!r} appears twice in the header (columns {j + 1} and {i + 1}); every column "
