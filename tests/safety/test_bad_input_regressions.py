@@ -99,3 +99,20 @@ def test_not_utf8_message_reads_gzip(tmp_path):
         f.write("a,b\n1,x\n2,Köln\n".encode("latin-1"))
     with pytest.raises(InputError, match=r"t\.csv\.gz, line 3: not UTF-8 \(byte 4 of the line is 0xf6\)"):
         read_table(p)
+
+
+def test_table_saved_with_pandas_index_says_how_to_save_it(tmp_path):
+    """A CSV saved by pandas with its index (an empty first header cell) is refused (engines would
+    name that column differently: tests/safety/test_fuzz_engines.py); the message says why it has
+    no name and how to save it."""
+    import pandas as pd
+
+    from tempanon.data.io import read_table
+    from tempanon.errors import InputError
+
+    p = tmp_path / "t.csv"
+    pd.DataFrame({"age": [30, 31], "sex": ["M", "F"]}).to_csv(p)  # index=True
+    with pytest.raises(InputError, match=r"column 1 has no name in the header \(a table saved by pandas with its index"):
+        read_table(p)
+    r = runner.invoke(app, ["check", str(p), "--qi", "age,sex"])
+    assert r.exit_code == 2 and "index=False" in " ".join(r.output.split()), r.output

@@ -7,7 +7,15 @@ traceback. When both succeed they give the same release (same columns in the sam
 rows after sorting, the same text of every value), the same summary numbers (chosen node or
 granularity, suppressed rows, k, respondents, candidates, the risk block), and with ``--audit``
 the same input line -> released row (and respondent) mapping; every written release passes
-``tempanon check`` re-run on it.
+``tempanon check`` re-run on it. With ``--report`` (drawn for every command, the job file's
+``report`` too) the two HTML reports say the same: the page is read back into its structure
+(:func:`report_content`: the sections of :mod:`tempanon.report.html` with their headings, texts,
+key/value lists, table cells and figures, the inline SVG as written) and compared block by block
+(:func:`report_differences`): the inputs and roles, the parameters, the guarantee requested and
+achieved with its verdict, the class-size histogram, the risk before and after, the suppression,
+the losses per attribute, the lattice or the granularity table, the "What was verified"
+statement. A float printed with a decimal point may differ by one unit in its last printed digit
+(a loss summed in another order, below); a count is exact.
 
 Differences that are intended (and documented) are encoded in the oracle: the release's row
 order (README "Large tables: engines": engine-written releases are ordered inside a class by a
@@ -17,14 +25,32 @@ engine's form (``+00``, Spark's ISO ``T...Z``) in a CSV release (docs/fidelity.m
 README "Large tables: engines"), ``--memory-limit`` not given to Spark (the heap of a
 running session is fixed: ``local_session``) and on Spark the release written as a directory of
 part files (README, docs/temporal.md "Engines"; its audit numbers the rows over the part files in
-name order, docs/engines.md, as :func:`_read_release` reads them).
+name order, docs/engines.md, as :func:`_read_release` reads them). In the report: the checker
+named in the guarantee's status line (``tempanon.verify`` on numpy, the engine's class counts of
+the written release), and in ``kanon``'s utility table the examples of released values (order of
+first appearance in memory, the hierarchy level's order on an engine: the same set when all are
+shown; :mod:`tempanon.report.kanon`). The report has no timings, engine name or plan.
 
-The default run draws 13 examples per command from a fixed seed (~10 s CPU);
+The default run draws 13 examples per command from a fixed seed (~10 s CPU; 12.6 s with the
+report comparison, the new draws and regressions, against 11.9 s before, measured at load 9);
 ``TEMPANON_FUZZ_EXAMPLES=N`` draws N random ones per command (``TEMPANON_FUZZ_NO_SHRINK=1`` to
 report a failure as drawn, ``TEMPANON_FUZZ_EVENTS=1`` with ``--hypothesis-show-statistics`` to see
-the errors met). The Spark test (marker ``spark``) draws ``TEMPANON_FUZZ_SPARK_EXAMPLES`` (2) per
-command. Bugs found so far: see the regression tests at the end of this file and
-tests/engine/test_engine_screen.py."""
+the errors met, ``TEMPANON_FUZZ_REPORT=1`` to run every command with ``--report``: about 40% more
+CPU). The Spark test (marker ``spark``) draws ``TEMPANON_FUZZ_SPARK_EXAMPLES`` (6; 2 before
+session 14: 6 took 39 s more wall time than 2 on the 2-core machine at load 9.5) per command.
+Bugs found so far: see the regression tests at the end of this file and
+tests/engine/test_engine_screen.py. The report comparison (session 14, every command run with
+``--report``: DuckDB 1,200 to 1,500 random examples per command, Spark 33 random and the 6 default
+ones per command) found no number that differs between the two reports of a run; the header names
+it then drew (``HEADER``) did find a bug: a column named like another but for case
+(``age``/``AGE``), a column with no name, or in Parquet ``age`` beside `` age``, was read by
+pandas as written ('Unnamed: 8' for the unnamed one) but renamed by DuckDB ('AGE_1',
+'column8'/'C8') or refused by Spark with an engine error (exit 4), so the report's roles, the
+summary's left-out columns (and with ``--qi AGE`` the run itself) differed. Such a header is now
+refused on every path with one message (:func:`tempanon.data.io.check_column_names`), and numpy
+strips a Parquet file's names as the engines do. Reading the reports' structure also showed that
+``timestamped --drop`` called the dropped column "left out (no role)" in "What went in" (on
+every path) while "What was verified" said it was dropped as an identifier; fixed."""
 
 from __future__ import annotations
 
@@ -32,6 +58,9 @@ import datetime as dt
 import json
 import math
 import os
+import re
+from decimal import Decimal, InvalidOperation
+from html.parser import HTMLParser
 from pathlib import Path
 
 import numpy as np
@@ -49,8 +78,9 @@ from engine.conftest import spark_session  # noqa: F401  (the engine suite's ses
 runner = CliRunner()
 
 N_DUCKDB = int(os.environ.get("TEMPANON_FUZZ_EXAMPLES", "13"))  # per command
-N_SPARK = int(os.environ.get("TEMPANON_FUZZ_SPARK_EXAMPLES", "2"))
+N_SPARK = int(os.environ.get("TEMPANON_FUZZ_SPARK_EXAMPLES", "6"))
 RANDOM = "TEMPANON_FUZZ_EXAMPLES" in os.environ
+REPORT_ALWAYS = bool(os.environ.get("TEMPANON_FUZZ_REPORT"))  # every run with --report (a hunt in the reports)
 # TEMPANON_FUZZ_NO_SHRINK=1: report the first failing example as drawn (a long hunt, faster)
 PHASES = [p for p in Phase if not (p == Phase.shrink and os.environ.get("TEMPANON_FUZZ_NO_SHRINK"))]
 
@@ -280,6 +310,172 @@ def _recheck(out: Path, qi: list[str], k: int, tmp: Path, extra=()) -> None:
     assert r.exit_code == 0, (out, r.output)
 
 
+# ---- the HTML report, compared as structured content ------------------------------------------
+
+
+class _ReportParser(HTMLParser):
+    """A tempanon report page (:mod:`tempanon.report.html`: title, subtitle, sections of blocks) as
+    structured content: ``{"_page": [...], section id: [blocks]}``, a block one of ``("title", text)``,
+    ``("h3", text)``, ``("p", css class, text)``, ``("kv", [(key, value), ...])``,
+    ``("table", caption, [[cell, ...], ...])`` (header row first) and ``("figure", svg, caption)``
+    (the inline SVG as written)."""
+
+    def __init__(self, html: str):
+        super().__init__(convert_charrefs=True)
+        self.out, self.key = {"_page": []}, "_page"
+        self.text: list[str] | None = None
+        self.kv: list | None = None
+        self.table: list | None = None
+        self.caption = None
+        self.p_class = ""
+        self.svgs = iter(re.findall(r"<svg.*?</svg>", html, flags=re.S))
+        self.in_svg = False
+        self.fig_svg = None
+        self.feed(html)
+        self.close()
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if self.in_svg:
+            return
+        if tag == "svg":
+            self.in_svg, self.fig_svg = True, next(self.svgs)
+        elif tag == "section":
+            self.key = a["id"]
+            assert self.key not in self.out, self.key
+            self.out[self.key] = []
+        elif tag in ("h1", "h2", "h3", "p", "dt", "dd", "th", "td", "caption", "figcaption", "title"):
+            self.text, self.p_class = [], a.get("class", "")
+        elif tag == "dl":
+            self.kv = []
+        elif tag == "table":
+            self.table, self.caption = [], None
+        elif tag == "tr":
+            self.table.append([])
+
+    def handle_endtag(self, tag):
+        if self.in_svg:
+            self.in_svg = tag != "svg"
+            return
+        text = "".join(self.text or [])  # as written (the page puts no layout spaces inside an element)
+        blocks = self.out[self.key]
+        if tag in ("h1", "h2", "title"):
+            blocks.append(("title", text))
+        elif tag == "h3":
+            blocks.append(("h3", text))
+        elif tag == "p":
+            blocks.append(("p", self.p_class, text))
+        elif tag == "dt":
+            self.kv.append([text])
+        elif tag == "dd":
+            self.kv[-1].append(text)
+        elif tag == "dl":
+            blocks.append(("kv", [tuple(x) for x in self.kv]))
+        elif tag in ("th", "td"):
+            self.table[-1].append(text)
+        elif tag == "caption":
+            self.caption = text
+        elif tag == "table":
+            blocks.append(("table", self.caption, self.table))
+            self.table = None
+        elif tag == "figcaption":
+            blocks.append(("figure", self.fig_svg, text))
+        if tag in ("h1", "h2", "h3", "p", "dt", "dd", "th", "td", "caption", "figcaption", "title"):
+            self.text = None
+
+    def handle_data(self, data):
+        if not self.in_svg and self.text is not None:
+            self.text.append(data)
+
+
+def report_content(html: str) -> dict[str, list]:
+    return _ReportParser(html).out
+
+
+NUMBER = re.compile(r"[-+]?(?:\d[\d,]*(?:\.\d*)?|\.\d+)(?:e[-+]?\d+)?")
+
+
+def _same_text(a: str, b: str) -> bool:
+    """Equal text, except that a number with a decimal point may differ by one unit in its last
+    printed digit: the report prints floats to 4 significant digits
+    (:func:`tempanon.report.html._fmt`) and an SVG coordinate to a few decimals, and a loss summed
+    in another order (last bits) can round the other way there. Integers (counts) are exact."""
+    if a == b:
+        return True
+    pa, pb = NUMBER.split(a), NUMBER.split(b)
+    na, nb = NUMBER.findall(a), NUMBER.findall(b)
+    if pa != pb or len(na) != len(nb):
+        return False
+    for x, y in zip(na, nb):
+        if x == y:
+            continue
+        if "." not in x or "." not in y:  # an integer (a count) is exact
+            return False
+        try:
+            dx, dy = Decimal(x.replace(",", "")), Decimal(y.replace(",", ""))
+        except InvalidOperation:
+            return False
+        if abs(dx - dy) > Decimal(1).scaleb(max(dx.as_tuple().exponent, dy.as_tuple().exponent)):
+            return False
+    return True
+
+
+# the guarantee's status line names the checker, which differs by design (the numpy path re-checks
+# the released table with tempanon.verify, an engine the class counts of the written release)
+CHECKER = re.compile(r"by the independent checker \(.*\)\.$")
+
+
+def report_differences(html_a: str, html_b: str, *, command: str) -> list:
+    """Where the engine's report (``html_b``) says something else than numpy's (``html_a``): every
+    section, heading, text, key/value, table cell and figure (inline SVG), numbers to the last
+    printed digit. Intended differences: the checker named in the guarantee's status line, and in
+    ``kanon``'s utility table the examples of released values (first appearance in the release on
+    numpy, the hierarchy level's order on an engine: the same set when all are shown,
+    :func:`tempanon.report.kanon.attribute_losses_from_counts`)."""
+    a, b = report_content(html_a), report_content(html_b)
+    if list(a) != list(b):
+        return [("sections", list(a), list(b))]
+    diffs = []
+    for key in a:
+        if len(a[key]) != len(b[key]):
+            diffs.append((key, "blocks", [x[:2] for x in a[key]], [x[:2] for x in b[key]]))
+            continue
+        for x, y in zip(a[key], b[key]):
+            if x[0] != y[0]:
+                diffs.append((key, x[:2], y[:2]))
+            elif x[0] == "figure":
+                if not _same_text(x[1], y[1]) or x[2] != y[2]:
+                    diffs.append((key, "figure", x[2], y[2]))
+            elif x[0] == "p" and key == "guarantee" and x[1] in ("ok", "bad"):
+                if x[1] != y[1] or CHECKER.sub("", x[2]) != CHECKER.sub("", y[2]):
+                    diffs.append((key, x, y))
+            elif x[0] == "kv":
+                if len(x[1]) != len(y[1]) or not all(len(p) == len(q) and all(map(_same_text, p, q)) for p, q in zip(x[1], y[1])):
+                    diffs.append((key, x, y))
+            elif x[0] == "table":
+                ra, rb = x[2], y[2]
+                if x[1] != y[1] or len(ra) != len(rb):
+                    diffs.append((key, x, y))
+                    continue
+                for r, s in zip(ra, rb):
+                    if len(r) != len(s):
+                        diffs.append((key, r, s))
+                        continue
+                    if command == "kanon" and key == "utility" and ra[0] == ["attribute", "level", "generalized to", "loss"] and r is not ra[0]:
+                        ex_a, ex_b = r[2], s[2]
+                        # (a missing value is shown as an empty example: 'F, M, ')
+                        same = ({x.strip() for x in ex_a.split(",")} == {x.strip() for x in ex_b.split(",")}
+                                if not ex_a.endswith(", ...") else ex_b.endswith(", ..."))  # fmt: skip
+                        r, s = [*r[:2], *r[3:]], [*s[:2], *s[3:]]
+                        if not same:
+                            diffs.append((key, "examples", ex_a, ex_b))
+                    if not all(map(_same_text, r, s)):
+                        diffs.append((key, r, s))
+            elif not all(map(_same_text, x[1:], y[1:])):
+                diffs.append((key, x, y))
+    return diffs
+
+
 def _compare(cmd: str, tmp: Path, engine: str, base: list, outs: dict, engine_opts: list, recheck, refused: str | None = None) -> None:
     """Run ``cmd base`` on numpy and on ``engine`` (``outs``: option -> file name; each engine's in
     its own folder, the audits in ``steward/``) and compare what they did and wrote. ``refused``:
@@ -307,6 +503,8 @@ def _compare(cmd: str, tmp: Path, engine: str, base: list, outs: dict, engine_op
         pd.testing.assert_frame_equal(_audit(pb["--audit"], rel_b), _audit(pa["--audit"], rel_a), obj=str(where))
     if "--report" in pa:
         assert pa["--report"].is_file() and pb["--report"].is_file(), where
+        diffs = report_differences(pa["--report"].read_text(encoding="utf-8"), pb["--report"].read_text(encoding="utf-8"), command=cmd)
+        assert not diffs, (where, diffs[:6])
     for _, paths in got.values():
         recheck(paths, json.loads(paths["--summary"].read_text()))
 
@@ -321,12 +519,16 @@ KANON = st.fixed_dictionaries(
 TIMESTAMPED = st.fixed_dictionaries(
     {"--k": st.sampled_from([2, 2, 2, 2, 3, 1]),
      "--granularities": st.sampled_from(["month,year", "week,month", "month,year", "quarter,year", "day", "bogus",
-                                         "day,week,month,quarter,year", "hour,day,2weeks", "business-day,month"]),
+                                         "day,week,month,quarter,year", "hour,day,2weeks", "business-day,month", "part-of-day,day,month"]),
      "--max-suppression": st.sampled_from([0.3, 0.0, 0.1, 0.3, 0.5])},
     optional={"--uid": st.just("pid"), "--qi": st.sampled_from(["sex", "sex", "sex", "sex,age", "t", "nope"]),
               "--keep": st.sampled_from(["dx", "w", "w", "w", "age", "t2", "code", "dx,t2"]), "--sensitive": st.just("dx"),
               "--allow-identifier": st.sampled_from(["t2", "code,t2", "w"]),
-              "--metric": st.sampled_from(["gen_m", "gen_s"])},
+              "--metric": st.sampled_from(["gen_m", "gen_s"]),
+              "--timezone": st.sampled_from(["UTC", "Europe/Berlin", "America/New_York", "Europe/Berlin", "Mars/Olympus"]),
+              "--drop": st.sampled_from(["A1", "code"]), "--data-granularity": st.sampled_from(["day", "hour", "minute", "day", "month"]),
+              "--country": st.sampled_from(["US", "US", "US", "XX"]),
+              "--day-parts": st.sampled_from(["night=0-6,day=6-24", "am=0-12,pm=12-24", "night=0-6,day=6-24", "am=0-12,pm=12-24", "bad"])},
 )  # fmt: skip
 
 
@@ -334,12 +536,18 @@ def _outputs(data, engine: str, cmd: str) -> dict:  # noqa: ARG001  (every engin
     outs = {"--out": "o" + data.draw(st.sampled_from([".csv", ".parquet"])), "--summary": "s.json"}
     if data.draw(st.booleans()):
         outs["--audit"] = "audit.csv"
-    if data.draw(st.booleans()):
+    if REPORT_ALWAYS or data.draw(st.booleans()):
         outs["--report"] = "r.html"
     return outs
 
 
+# the name of the column with no role (``A1``) in the header: mostly itself; odd names (none, spaces,
+# another column's name in other case, non-ASCII) that an engine could read otherwise than pandas
+HEADER = st.sampled_from(["A1"] * 14 + ["", " A1 ", "AGE", "Sex", "é", "a b"])
+
+
 def fuzz_one(tmp: Path, df: pd.DataFrame, engine: str, command: str, fmt: str, data) -> None:
+    df = df.rename(columns={"A1": data.draw(HEADER)})
     src = tmp / f"in.{fmt}"
     _write_input(df, src)
     hdir = tmp / "h"
@@ -386,6 +594,7 @@ def _job(tmp: Path, src: Path, engine: str, data) -> None:
     sup = data.draw(st.sampled_from([0.0, 0.2]))
     uid = data.draw(st.sampled_from(["", 'uid = "pid"']))
     keep = data.draw(st.sampled_from(["", 'keep = ["dx"]', 'keep = ["w"]']))
+    report = REPORT_ALWAYS or data.draw(st.booleans())
     if model == "kanon":
         cols, extra = 'quasi_identifiers = ["age", "sex"]', ""
         hier = '[hierarchies]\nage = "h/age.csv"\nsex = "h/sex.csv"\n'
@@ -398,7 +607,7 @@ def _job(tmp: Path, src: Path, engine: str, data) -> None:
         job.write_text(
             f'[input]\npath = "{src.name}"\n[columns]\n{cols}\n{uid}\n{keep}\n{hier}'
             f'[model]\nname = "{model}"\nk = {k}\nmax_suppression = {sup}\nengine = "{eng}"\n{extra}'
-            f'[output]\ntable = "{eng}/o.csv"\nsummary = "{eng}/s.json"\n'
+            f'[output]\ntable = "{eng}/o.csv"\nsummary = "{eng}/s.json"\n' + (f'report = "{eng}/r.html"\n' if report else "")
         )  # fmt: skip
         got[eng] = _run(["run", job, "-q"])
     ra, rb = got["numpy"], got[engine]
@@ -411,6 +620,10 @@ def _job(tmp: Path, src: Path, engine: str, data) -> None:
     assert list(rel_b.columns) == list(rel_a.columns), where
     pd.testing.assert_frame_equal(_sorted(rel_b), _sorted(rel_a), obj=str(where))
     _same_summary(json.loads((tmp / "numpy" / "s.json").read_text()), json.loads((tmp / engine / "s.json").read_text()), where)
+    if report:
+        diffs = report_differences((tmp / "numpy" / "r.html").read_text(encoding="utf-8"), (tmp / engine / "r.html").read_text(encoding="utf-8"),
+                                   command=model)  # fmt: skip
+        assert not diffs, (where, diffs[:6])
     _recheck(tmp / engine / "o.csv", ["age", "sex"] if model == "kanon" else ["sex", "t"], k, tmp)
 
 
@@ -511,3 +724,127 @@ def test_engine_text_of_an_aware_timestamp_is_utc_on_every_machine(tmp_path, eng
     assert texts == ({"2021-01-02 00:00:00+00", "2021-01-03 00:00:00+00"} if engine == "duckdb"
                      else {"2021-01-02T00:00:00.000Z", "2021-01-03T00:00:00.000Z"})  # fmt: skip
     assert set(_engine_text(pd.DataFrame({"t": sorted(texts)}))["t"]) == {"2021-01-02 00:00:00+00:00", "2021-01-03 00:00:00+00:00"}
+
+
+def test_report_comparison_sees_what_a_steward_reads(tmp_path):
+    """The fuzz's report comparison (:func:`report_differences`) is not blind: on one numpy
+    report, a changed number in a table, a key/value, a figure or a caption, a missing row, a
+    verdict turned to 'NOT verified' are differences; the checker's name and the order of fully
+    shown examples are not, nor a float rounded the other way in its last printed digit."""
+    n = 40
+    df = pd.DataFrame({"age": (np.arange(n) * 7) % 50 + 20, "sex": ["F", "M"] * (n // 2), "pid": np.arange(n) // 2})
+    df.to_csv(tmp_path / "in.csv", index=False)
+    _hierarchies(tmp_path / "in.csv", tmp_path / "h", complete=True)
+    rep = tmp_path / "r.html"
+    r = _run(["kanon", tmp_path / "in.csv", "--qi", "age,sex", "--hierarchies", tmp_path / "h", "--k", "3", "--uid", "pid",
+              "--max-suppression", "0.1", "--out", tmp_path / "o.csv", "--report", rep, "-q"])  # fmt: skip
+    assert r.exit_code == 0, r.output
+    html = rep.read_text(encoding="utf-8")
+    assert report_differences(html, html, command="kanon") == []
+    content = report_content(html)
+    assert list(content) == ["_page", "inputs", "guarantee", "verification", "risk", "utility", "lattice"]
+    risk = next(b for b in content["risk"] if b[0] == "table")[2]
+    mean = next(row for row in risk if row[0] == "prosecutor risk, mean")[2]  # e.g. '0.1915'
+    loss = next(b for b in content["utility"] if b[0] == "kv")[1][1][1]  # normalized loss, e.g. '0.1505'
+    assert "." in mean and "." in loss, (mean, loss)
+    examples = next(b for b in content["utility"] if b[0] == "table")[2][2][2]  # sex: 'F, M'
+    assert examples == "F, M", examples
+
+    def changed(old, new, count=1):
+        assert html.count(old) >= count, old
+        return report_differences(html, html.replace(old, new, count), command="kanon")
+
+    up = str(Decimal(mean) + Decimal(1).scaleb(Decimal(mean).as_tuple().exponent))  # one unit in the last digit
+    assert changed(f"<td class=\"num\">{mean}</td>", f"<td class=\"num\">{up}</td>") == []
+    two = str(Decimal(mean) + 2 * Decimal(1).scaleb(Decimal(mean).as_tuple().exponent))
+    assert changed(f"<td class=\"num\">{mean}</td>", f"<td class=\"num\">{two}</td>")
+    assert changed(f"<dd>{loss}</dd>", f"<dd>{float(loss) * 2:.4g}</dd>")
+    assert changed("<td>F, M</td>", "<td>M, F</td>") == []  # all shown: compared as a set
+    assert changed("<td>F, M</td>", "<td>F, *</td>")
+    assert changed("(tempanon.verify)", "(the duckdb engine's class counts of the written release)") == []
+    assert changed("verified on the released table", "NOT verified on the released table")
+    assert changed('class="ok"', 'class="bad"')
+    assert changed("<td>suppressed rows</td>", "<td>suppressed tuples</td>")
+    assert changed("</tr></tbody>", "</tr><tr><td>x</td></tr></tbody>")
+    svg = re.search(r'<path d="M (\d+\.\d+) ', html).group(1)  # a coordinate in a figure
+    assert changed(f'<path d="M {svg} ', f'<path d="M {float(svg) + 1:.6f} ')
+    level = re.search(r'<td>selected</td><td class="num">(\d+)</td>', html).group(1)  # a level (an integer) is exact
+    assert changed(f'<td>selected</td><td class="num">{level}</td>', f'<td>selected</td><td class="num">{int(level) + 1}</td>')
+    assert changed("released equivalence classes", "released classes")
+    assert report_differences(html, html.replace('<section id="lattice">', '<section id="lattice2">'), command="kanon")
+
+
+@pytest.mark.parametrize("engine", ["duckdb", pytest.param("spark", marks=pytest.mark.spark)])
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+@pytest.mark.parametrize("name", ["AGE", "", " age"])
+def test_column_names_an_engine_would_rename_are_refused_on_every_path(tmp_path, request, engine, fmt, name):
+    """A header with a column ``AGE`` beside ``age``, a column with no name, or (Parquet) `` age``
+    beside ``age``: numpy read them as pandas does ('AGE', 'Unnamed: 3' in a CSV, '' in Parquet,
+    ' age' unstripped) while DuckDB renamed them ('AGE_1', 'column3'/'C3', and took one of the two
+    'age' silently) and Spark failed with an engine error (exit 4) or named the column '_c3', so
+    the report's roles, the summary's left-out columns, or the released column itself differed. Now
+    every path refuses such a header with the same message (exit 2); found by this fuzz's report
+    comparison."""
+    if engine == "spark":
+        request.getfixturevalue("spark_session")
+    if fmt == "csv" and name == " age":  # a CSV header's names are stripped and refused as duplicates already
+        name = "Age"
+    n = 24
+    df = pd.DataFrame({"pid": np.arange(n), "age": [str(30 + i % 2) for i in range(n)], "sex": ["F", "M"] * (n // 2), "x": ["1"] * n})
+    df.columns = ["pid", "age", "sex", name]
+    src = tmp_path / f"in.{fmt}"
+    _write_input(df, src)
+    (tmp_path / "h").mkdir()
+    (tmp_path / "h" / "age.csv").write_text("30;*\n31;*\n")
+    (tmp_path / "h" / "sex.csv").write_text("F;*\nM;*\n")
+    got = {}
+    for eng in ("numpy", engine):
+        got[eng] = _run(["kanon", src, "--qi", "age,sex", "--hierarchies", tmp_path / "h", "--k", "2", "--out", tmp_path / eng / "o.csv",
+                         "--report", tmp_path / eng / "r.html", "--engine", eng, "-q"])  # fmt: skip
+    ra, rb = got["numpy"], got[engine]
+    assert ra.exit_code == rb.exit_code == 2, (ra.output, rb.output)
+    assert " ".join(ra.output.split()) == " ".join(rb.output.split())
+    assert "every column needs a name of its own" in " ".join(ra.output.split())
+    assert ("column 4 has no name" if not name else "differ only in case" if name != " age" else "appears twice") in ra.output
+
+
+def test_parquet_column_names_are_stripped_on_numpy_as_on_the_engines(tmp_path):
+    """A Parquet column named `` dx `` kept by ``--keep dx``: the engines strip the names of a
+    Parquet file as of a CSV header, numpy kept the spaces and refused 'dx' as unknown (exit 2
+    where DuckDB released the column); now numpy strips them too and both release the same."""
+    n = 24
+    df = pd.DataFrame({"age": [str(30 + i % 2) for i in range(n)], "sex": ["F", "M"] * (n // 2), " dx ": ["a", "b", "c"] * (n // 3)})
+    df.to_parquet(tmp_path / "in.parquet", index=False)
+    (tmp_path / "h").mkdir()
+    (tmp_path / "h" / "age.csv").write_text("30;*\n31;*\n")
+    (tmp_path / "h" / "sex.csv").write_text("F;*\nM;*\n")
+    got = {}
+    for eng in ("numpy", "duckdb"):
+        got[eng] = _run(["kanon", tmp_path / "in.parquet", "--qi", "age,sex", "--hierarchies", tmp_path / "h", "--k", "2", "--keep", "dx",
+                         "--out", tmp_path / eng / "o.csv", "--report", tmp_path / eng / "r.html", "--engine", eng, "-q"])  # fmt: skip
+        assert got[eng].exit_code == 0, (eng, got[eng].output)
+    rel_a, rel_b = _read_release(tmp_path / "numpy" / "o.csv"), _read_release(tmp_path / "duckdb" / "o.csv")
+    assert list(rel_a.columns) == list(rel_b.columns) == ["age", "sex", "dx"]
+    pd.testing.assert_frame_equal(_sorted(rel_b), _sorted(rel_a))
+    assert report_differences((tmp_path / "numpy" / "r.html").read_text(encoding="utf-8"),
+                              (tmp_path / "duckdb" / "r.html").read_text(encoding="utf-8"), command="kanon") == []  # fmt: skip
+
+
+@pytest.mark.parametrize("engine", ["numpy", "duckdb"])
+def test_timestamped_report_names_a_dropped_column_a_direct_identifier(tmp_path, engine):
+    """``timestamped --drop code --report``: the report's "What went in" called the dropped column
+    "left out (no role; not released)" while its "What was verified" said "dropped as identifiers:
+    code" (the command never told the report which columns it dropped; kanon's and the job
+    runner's reports did); now "direct identifier (removed)" on every path."""
+    n = 30
+    pd.DataFrame({"pid": np.arange(n) // 2, "sex": ["F", "M"] * (n // 2), "code": [f"c{i}" for i in range(n)],
+                  "t": (pd.Timestamp("2021-01-01") + pd.to_timedelta(np.arange(n) * 13, unit="h")).strftime("%Y-%m-%d %H:%M")}
+                 ).to_csv(tmp_path / "in.csv", index=False)  # fmt: skip
+    r = _run(["timestamped", tmp_path / "in.csv", "--time", "t", "--uid", "pid", "--qi", "sex", "--k", "2", "--granularities", "week,month",
+              "--drop", "code", "--out", tmp_path / "o.csv", "--report", tmp_path / "r.html", "--engine", engine, "-q"])  # fmt: skip
+    assert r.exit_code == 0, r.output
+    content = report_content((tmp_path / "r.html").read_text(encoding="utf-8"))
+    roles = dict(map(tuple, next(b for b in content["inputs"] if b[0] == "table")[2][1:]))
+    assert roles["code"] == "direct identifier (removed)", roles
+    verified = dict(map(tuple, next(b for b in content["verification"] if b[0] == "table")[2][1:]))
+    assert verified["dropped as identifiers"] == "code"

@@ -92,6 +92,8 @@ def read_table(
     try:
         if suffixes.endswith(".parquet") or suffixes.endswith(".pq"):
             df = pd.read_parquet(path)
+            check_column_names(list(df.columns), path)
+            df.columns = [str(c).strip() for c in df.columns]  # as a CSV header's (and as the engines read it)
             if as_text:
                 df = df.astype(object).where(df.notna(), None)
                 df = df.map(lambda v: None if v is None else str(v))
@@ -107,6 +109,7 @@ def read_table(
             kwargs.update(dtype=str, keep_default_na=False, na_values=[""])
         header = pd.read_csv(path, sep=sep, header=None, nrows=1, dtype=str, keep_default_na=False)
         _refuse_duplicates([str(c).strip() for c in header.iloc[0].tolist()] if len(header) else [], path)
+        check_column_names(header.iloc[0].tolist() if len(header) else [], path)
         df = pd.read_csv(path, **kwargs)
     except InputError:
         raise
@@ -131,6 +134,29 @@ def _refuse_duplicates(columns: list[str], where: object) -> None:
                          "every column needs a name of its own")  # fmt: skip
 
 
+def check_column_names(columns: Iterable[Any], where: object) -> None:
+    """Refuse a column with no name (empty after stripping spaces) and two names that differ only
+    in case: an engine would rename one silently (DuckDB calls an unnamed column ``column8`` in a
+    CSV and ``C8`` in Parquet and the second of ``age``/``AGE`` ``AGE_1``; Spark ``_c8``, and
+    compares names ignoring case), where pandas calls the unnamed one ``Unnamed: 8``, so the same
+    file would have other columns (roles, a left-out list, a report) on another engine. Used by
+    :func:`read_table` and by the engines' readers
+    (:func:`tempanon.lattice.source_duckdb.check_header`, ``SQLSource``), as is a name that
+    appears twice once spaces are stripped (``age`` and `` age`` in a Parquet file)."""
+    seen: dict[str, tuple[str, int]] = {}
+    for i, name in enumerate(str(c).strip() for c in columns):
+        if not name:
+            hint = " (a table saved by pandas with its index has an unnamed first column: save it with index=False)" if i == 0 else ""
+            raise InputError(f"{where}: column {i + 1} has no name in the header{hint}; every column needs a name of its own")
+        other, j = seen.setdefault(name.lower(), (name, i))
+        if other == name and j != i:
+            raise InputError(f"{where}: column {name!r} appears twice in the header (columns {j + 1} and {i + 1}); every column "
+                             "needs a name of its own")  # fmt: skip
+        if other != name:
+            raise InputError(f"{where}: columns {other!r} and {name!r} differ only in case; the engines compare column names "
+                             "ignoring case: every column needs a name of its own")  # fmt: skip
+
+
 def not_utf8_message(path: str | os.PathLike, exc: UnicodeDecodeError | None = None) -> str:
     """Where a text file stops being UTF-8: its line (the header being line 1) and the byte, found by
     decoding the file line by line (a UTF-8 character never holds the newline byte; run only once a
@@ -149,6 +175,31 @@ def not_utf8_message(path: str | os.PathLike, exc: UnicodeDecodeError | None = N
     except OSError:
         pass
     return f"cannot read {path}: not UTF-8 ({exc}); save the file as UTF-8"
+
+
+def check_utf8(path: str | os.PathLike, chunk: int = 1 << 24) -> None:
+    """Refuse (:class:`InputError`, :func:`not_utf8_message`) a text file that is not UTF-8. For
+    readers that do not refuse it themselves: Spark reads such a byte as U+FFFD, and would release a
+    kept column's 'K\xf6ln' as 'K\ufffdln'. Decoded in chunks cut at a line end (a UTF-8 character
+    never holds the newline byte): about a second per gigabyte."""
+    path = Path(path)
+    opener = (lambda: __import__("gzip").open(path, "rb")) if path.suffix.lower() == ".gz" else (lambda: open(path, "rb"))
+    rest = b""
+    with opener() as fh:
+        while True:
+            data = fh.read(chunk)
+            buf = rest + data
+            if not data:
+                cut = len(buf)
+            else:
+                cut = buf.rfind(b"\n") + 1
+            try:
+                buf[:cut].decode("utf-8")
+            except UnicodeDecodeError:
+                raise InputError(not_utf8_message(path)) from None
+            rest = buf[cut:]
+            if not data:
+                return
 
 
 def _open_text(path: Path) -> Callable[[], Any]:

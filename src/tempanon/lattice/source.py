@@ -334,6 +334,20 @@ def resolve_engine(data: Any, engine: str = "auto", memory_limit: str | None = N
     return "numpy"
 
 
+def spark_input_checks(path) -> None:
+    """What Spark's reader does not refuse itself, refused before it reads ``path``: a CSV file that is
+    not UTF-8 (Spark reads such a byte as U+FFFD and would release 'K\ufffdln' for a Latin-1 'Köln';
+    numpy and DuckDB refuse it: :func:`tempanon.data.io.check_utf8`, about a second per gigabyte)."""
+    from pathlib import Path
+
+    from tempanon.data.io import check_utf8
+    from tempanon.lattice.source_duckdb import _is_parquet
+
+    p = Path(path)
+    if p.is_file() and not _is_parquet(p):
+        check_utf8(p)
+
+
 def open_source(
     data: Any,
     engine: str = "auto",
@@ -392,6 +406,7 @@ def open_source(
             return DuckDBSource(path, memory_limit=memory_limit, delimiter=delimiter)
         from tempanon.lattice.source_spark import SparkSource
 
+        spark_input_checks(path)
         return SparkSource.from_path(path, master=spark_master, delimiter=delimiter, memory_limit=memory_limit)
     raise InputError(f"data must be a pandas DataFrame, a file path or a frequency source, got {type(data).__name__}")
 

@@ -106,12 +106,31 @@ def check_header(sample: str, sep: str, path: Any) -> None:
     import csv
     import io
 
+    from tempanon.data.io import check_column_names
+
     header = next(csv.reader(io.StringIO(sample), delimiter=sep), [])
     seen: dict[str, int] = {}
     for i, name in enumerate(c.strip() for c in header):
         if name in seen:
             raise InputError(f"{path}: column {name!r} appears twice in the header (columns {seen[name] + 1} and {i + 1})")
         seen[name] = i
+    check_column_names(header, path)
+
+
+def check_parquet_names(path: str | os.PathLike) -> None:
+    """The column names of a Parquet file as written in it (:func:`tempanon.data.io.check_column_names`):
+    DuckDB renames an unnamed column and one differing from another only in case, Spark refuses the
+    latter (``COLUMN_ALREADY_EXISTS``), before ``SQLSource`` sees the names. A file that cannot be
+    read here is left to the engine to refuse."""
+    from tempanon.data.io import check_column_names
+
+    try:
+        import pyarrow.parquet as pq
+
+        names = pq.read_schema(str(path)).names
+    except Exception:  # not a readable Parquet file (or a directory of parts): the engine says so
+        return
+    check_column_names(names, path)
 
 
 def _is_parquet(path: str | os.PathLike) -> bool:
@@ -180,7 +199,10 @@ class SQLSource(FrequencySource):
             p.unlink(missing_ok=True)
 
     def _init_view(self, scan: str) -> None:
+        from tempanon.data.io import check_column_names
+
         names = [f.name for f in self._arrow(f"SELECT * FROM {scan} LIMIT 0").schema]
+        check_column_names(names, self.input)  # (Spark keeps a Parquet file's names; DuckDB's are checked in from_path)
         cols = ", ".join(f"{self.q(n)} AS {self.q(str(n).strip())}" for n in names)
         self._exec(f"CREATE OR REPLACE TEMP VIEW src AS SELECT {cols} FROM {scan}")
         self._columns = [str(n).strip() for n in names]
@@ -1180,6 +1202,11 @@ class DuckDBSource(SQLSource):
             self.input = str(path)
             if _is_parquet(path):
                 scan = f"read_parquet({qstr(str(path))})"
+                try:
+                    check_parquet_names(path)
+                except InputError:
+                    self.close()
+                    raise
             else:
                 from tempanon.data.io import _open_text, detect_delimiter
 

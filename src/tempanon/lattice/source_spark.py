@@ -68,7 +68,7 @@ import pandas as pd
 
 from tempanon.errors import InputError, VerificationError
 from tempanon.data.scratch import scratch_dir
-from tempanon.lattice.source_duckdb import AUDIT_RN, SQLSource, _is_parquet, check_header
+from tempanon.lattice.source_duckdb import AUDIT_RN, SQLSource, _is_parquet, check_header, check_parquet_names
 
 
 def _jvm_bytes(text: str) -> int | None:
@@ -266,7 +266,9 @@ class SparkSource(SQLSource):
             raise InputError(f"input file not found: {path}")
         spark = spark or local_session(master, memory_limit)
         sep = None
-        if not _is_parquet(path):
+        if _is_parquet(path):
+            check_parquet_names(path)  # (Spark refuses names differing only in case with an engine error)
+        else:
             from tempanon.data.io import _open_text, detect_delimiter
 
             with _open_text(path)() as fh:

@@ -14,6 +14,12 @@ from tempanon._cliutil import info, progress_reporter, report_roles, run_api
 from tempanon.data.roles import statement_line
 
 
+
+def _dropped(res) -> list[str]:
+    """The columns ``--drop`` removed (the summary's verification statement): the report names
+    them "direct identifier (removed)", as kanon's and the job runner's reports do, not "left out"."""
+    return list((res.summary.get("verification") or {}).get("dropped") or [])
+
 def timestamped(
     input: Annotated[Path, typer.Argument(help="Input table (CSV with any delimiter, or Parquet).")],
     time: Annotated[str, typer.Option("--time", help="Timestamp column to generalize.")],
@@ -146,7 +152,8 @@ def timestamped(
             extra = {"granularities requested": granularities, "country (holidays)": country, "day parts": day_parts,
                      "hierarchies": str(hierarchies) if hierarchies is not None else None}
             rep = timestamped_report(df, res, source=str(input), checksum=file_sha256(input),
-                                     parameters={k_: v for k_, v in extra.items() if v is not None})
+                                     parameters={k_: v for k_, v in extra.items() if v is not None},
+                                     identifying=_dropped(res))  # fmt: skip
             phases["build report"] = _time.perf_counter() - t1
         t1 = _time.perf_counter()
         with outs:  # staged, then committed together
@@ -193,7 +200,8 @@ def timestamped(
                      "hierarchies": str(hierarchies) if hierarchies is not None else None}
             try:
                 rep = timestamped_report_from_measures(res, source=str(input), checksum=file_sha256(input),
-                                                       parameters={k_: v for k_, v in extra.items() if v is not None})
+                                                       parameters={k_: v for k_, v in extra.items() if v is not None},
+                                                       identifying=_dropped(res))  # fmt: skip
                 add_verification(rep, res.summary.get("verification"))
                 html = rep.render()  # rendered here: what is left to fail while writing is the file system
             except Exception as exc:  # said plainly (exit 4), no traceback; the verified release stays

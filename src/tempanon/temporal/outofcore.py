@@ -241,8 +241,10 @@ def anonymize_timestamped_file(
                              "_SUCCESS and their .crc files): Spark writes the release as a directory of part files "
                              "and replaces only an earlier one; remove it or choose another --out (nothing was read "
                              "or written)")  # fmt: skip
+        from tempanon.lattice.source import spark_input_checks
         from tempanon.lattice.source_spark import SparkSource
 
+        spark_input_checks(path)
         sq = SparkSource.from_path(path, master=spark_master, delimiter=delimiter, memory_limit=memory_limit)
         try:
             return _run(sq, **run)
