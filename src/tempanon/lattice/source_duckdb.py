@@ -888,6 +888,39 @@ class SQLSource(FrequencySource):
         return {"rows_out": int(rows_out), "classes": int(classes), "min_class_size": None if min_size is None else int(min_size),
                 "suppressed_rows": suppressed, "verified_file": True, **extra}  # fmt: skip
 
+    def _audit_with_columns(self, audit: str) -> str:
+        """The audit as a relation, refused unless its columns are ``release_row, input_line``."""
+        a = self._audit_relation(audit)
+        names = [f.name for f in self._arrow(f"SELECT * FROM {a} LIMIT 0").schema]
+        if names != ["release_row", "input_line"]:
+            raise VerificationError(f"the audit's columns are {names}, not release_row, input_line")
+        return a
+
+    def _audit_counts(self, a: str, rows_out: int) -> None:
+        """The audit ``a`` lists ``rows_out`` rows, the release rows 1..N once each, each naming a
+        distinct input line (the count query; refused naming the counts)."""
+        n, lo, hi, rows, lines = self._rows(
+            "SELECT count(*) AS n, min(TRY_CAST(release_row AS BIGINT)) AS lo, max(TRY_CAST(release_row AS BIGINT)) AS hi, "
+            "count(DISTINCT TRY_CAST(release_row AS BIGINT)) AS r, count(DISTINCT TRY_CAST(input_line AS BIGINT)) AS li "
+            f"FROM {a}"
+        )[0]  # fmt: skip
+        if not (n == rows == lines == rows_out and (n == 0 or (lo, hi) == (1, rows_out))):
+            raise VerificationError(f"the audit lists {n} rows ({rows} distinct release rows, {lines} distinct input lines); "
+                                    f"the release has {rows_out}")  # fmt: skip
+
+    def _audit_comparison(self, out_cols: Sequence[str]) -> tuple[dict, list[str], list[str], str]:
+        """What the row-by-row audit check compares: (quasi-identifier -> index, the expected text of
+        every released column from the input row ``s`` and the mappings ``vm<i>``, the written text
+        from the release row ``f``, the SQL condition "some column differs")."""
+        pos = {q: i for i, q in enumerate(self.qi)}
+        unknown = [c for c in out_cols if c not in pos and c not in self.columns]
+        if unknown:
+            raise VerificationError(f"released column(s) {', '.join(map(repr, unknown))} are not input columns")
+        txt = lambda e: f"coalesce(CAST({e} AS {self.text_type}), '')"  # noqa: E731
+        exp = [f"coalesce(vm{pos[c]}.label, '')" if c in pos else txt(f"s.{self.q(c)}") for c in out_cols]
+        got = [txt(f"f.{self.q(c)}") for c in out_cols]
+        return pos, exp, got, " OR ".join(f"{e} <> {g}" for e, g in zip(exp, got)) or "false"
+
     def _verify_audit(self, audit: str, read: str, rows_out: int, *, out_cols: Sequence[str], joins: str) -> None:
         """The steward's audit against the written release (``read``) and the input, by SQL (as
         :func:`tempanon.temporal.outofcore._verify_audit`): its columns are ``release_row,
@@ -897,26 +930,9 @@ class SQLSource(FrequencySource):
         of the hierarchy mappings ``vm<i>``), compared as text. Raises
         :class:`~tempanon.errors.VerificationError` naming the release row, input line, column and
         values of the first mismatch."""
-        a = self._audit_relation(audit)
-        names = [f.name for f in self._arrow(f"SELECT * FROM {a} LIMIT 0").schema]
-        if names != ["release_row", "input_line"]:
-            raise VerificationError(f"the audit's columns are {names}, not release_row, input_line")
-        n, lo, hi, rows, lines = self._rows(
-            "SELECT count(*) AS n, min(TRY_CAST(release_row AS BIGINT)) AS lo, max(TRY_CAST(release_row AS BIGINT)) AS hi, "
-            "count(DISTINCT TRY_CAST(release_row AS BIGINT)) AS r, count(DISTINCT TRY_CAST(input_line AS BIGINT)) AS li "
-            f"FROM {a}"
-        )[0]  # fmt: skip
-        if not (n == rows == lines == rows_out and (n == 0 or (lo, hi) == (1, rows_out))):
-            raise VerificationError(f"the audit lists {n} rows ({rows} distinct release rows, {lines} distinct input lines); "
-                                    f"the release has {rows_out}")  # fmt: skip
-        pos = {q: i for i, q in enumerate(self.qi)}
-        unknown = [c for c in out_cols if c not in pos and c not in self.columns]
-        if unknown:
-            raise VerificationError(f"released column(s) {', '.join(map(repr, unknown))} are not input columns")
-        txt = lambda e: f"coalesce(CAST({e} AS {self.text_type}), '')"  # noqa: E731
-        exp = [f"coalesce(vm{pos[c]}.label, '')" if c in pos else txt(f"s.{self.q(c)}") for c in out_cols]
-        got = [txt(f"f.{self.q(c)}") for c in out_cols]
-        differs = " OR ".join(f"{e} <> {g}" for e, g in zip(exp, got)) or "false"
+        a = self._audit_with_columns(audit)
+        self._audit_counts(a, rows_out)
+        pos, exp, got, differs = self._audit_comparison(out_cols)
         rn = AUDIT_RN
         bad = _first(self._rows(
             f"SELECT TRY_CAST(x.release_row AS BIGINT) AS rr, TRY_CAST(x.input_line AS BIGINT) AS il, "

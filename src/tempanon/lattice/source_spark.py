@@ -540,27 +540,10 @@ class SparkSource(SQLSource):
         join for the existence count; the first mismatch's values are fetched only on refusal."""
         from tempanon.lattice.source_duckdb import _first
 
-        a = self._audit_relation(audit)
-        names = [f.name for f in self._arrow(f"SELECT * FROM {a} LIMIT 0").schema]
-        if names != ["release_row", "input_line"]:
-            raise VerificationError(f"the audit's columns are {names}, not release_row, input_line")
-        if not _plain_audit(audit, names, rows_out, self.n_rows):
-            n, lo, hi, rows, lines = self._rows(
-                "SELECT count(*) AS n, min(TRY_CAST(release_row AS BIGINT)) AS lo, max(TRY_CAST(release_row AS BIGINT)) AS hi, "
-                "count(DISTINCT TRY_CAST(release_row AS BIGINT)) AS r, count(DISTINCT TRY_CAST(input_line AS BIGINT)) AS li "
-                f"FROM {a}"
-            )[0]  # fmt: skip
-            if not (n == rows == lines == rows_out and (n == 0 or (lo, hi) == (1, rows_out))):
-                raise VerificationError(f"the audit lists {n} rows ({rows} distinct release rows, {lines} distinct input lines); "
-                                        f"the release has {rows_out}")  # fmt: skip
-        pos = {q: i for i, q in enumerate(self.qi)}
-        unknown = [c for c in out_cols if c not in pos and c not in self.columns]
-        if unknown:
-            raise VerificationError(f"released column(s) {', '.join(map(repr, unknown))} are not input columns")
-        txt = lambda e: f"coalesce(CAST({e} AS {self.text_type}), '')"  # noqa: E731
-        exp = [f"coalesce(vm{pos[c]}.label, '')" if c in pos else txt(f"s.{self.q(c)}") for c in out_cols]
-        got = [txt(f"f.{self.q(c)}") for c in out_cols]
-        differs = " OR ".join(f"{e} <> {g}" for e, g in zip(exp, got)) or "false"
+        a = self._audit_with_columns(audit)
+        if not _plain_audit(audit, ["release_row", "input_line"], rows_out, self.n_rows):
+            self._audit_counts(a, rows_out)
+        pos, exp, got, differs = self._audit_comparison(out_cols)
         rn, rr, il = AUDIT_RN, "TRY_CAST(x.release_row AS BIGINT)", "TRY_CAST(x.input_line AS BIGINT)"
         # the input's columns the comparison reads (its quasi-identifiers, the released ones)
         need = [c for c in self.columns if c in pos or c in out_cols]
