@@ -162,7 +162,7 @@ def not_utf8_message(path: str | os.PathLike, exc: UnicodeDecodeError | None = N
     decoding the file line by line (a UTF-8 character never holds the newline byte; run only once a
     read has failed), and what to do."""
     path = Path(path)
-    opener = (lambda: __import__("gzip").open(path, "rb")) if path.suffix.lower() == ".gz" else (lambda: open(path, "rb"))
+    opener = _open_bytes(path)
     try:
         with opener() as fh:
             for number, raw in enumerate(fh, 1):
@@ -183,7 +183,7 @@ def check_utf8(path: str | os.PathLike, chunk: int = 1 << 24) -> None:
     kept column's 'K\xf6ln' as 'K\ufffdln'. Decoded in chunks cut at a line end (a UTF-8 character
     never holds the newline byte): about a second per gigabyte."""
     path = Path(path)
-    opener = (lambda: __import__("gzip").open(path, "rb")) if path.suffix.lower() == ".gz" else (lambda: open(path, "rb"))
+    opener = _open_bytes(path)
     rest = b""
     with opener() as fh:
         while True:
@@ -200,6 +200,15 @@ def check_utf8(path: str | os.PathLike, chunk: int = 1 << 24) -> None:
             rest = buf[cut:]
             if not data:
                 return
+
+
+def _open_bytes(path: Path) -> Callable[[], Any]:
+    """:func:`_open_text`'s file in binary (a ``.gz`` file decompressed)."""
+    if path.suffix.lower() == ".gz":
+        import gzip
+
+        return lambda: gzip.open(path, "rb")
+    return lambda: open(path, "rb")
 
 
 def _open_text(path: Path) -> Callable[[], Any]:
