@@ -572,64 +572,72 @@ def fill_candidates(p, na, P, o, v, lo, hi, n, pr, hh, oldest, mu, gain, key, ca
 _BIG = 1e7  # penalty of a violated cap or size bound in the flow network (far above any IL change)
 
 
+@jit_inline
+def record_arcs(i, s, o, v, lo, hi, pr, hh, oldest, mu, P, mv, S, ea, eb, ec, er, ed):
+    """The residual arcs of record ``i`` at positions ``s .. s + hi[i] - lo[i]`` (placed: to
+    suppression, then to every other snapshot in its reach; suppressed: to every snapshot in its reach;
+    ``hi - lo + 1`` arcs either way, so a record's arcs keep their place when it moves). Returns the
+    smallest of their costs."""
+    a = o[i]
+    u = v[i]
+    A = S if a == P else a * mv + u
+    ca = pr[i] if a == P else mu[oldest + a - hh[i]]
+    E = s
+    mn = 1e300
+    if a != P:
+        ea[E] = A
+        eb[E] = S
+        c = pr[i] - ca
+        ec[E] = c
+        er[E] = i
+        ed[E] = P
+        E += 1
+        if c < mn:
+            mn = c
+    for b in range(lo[i], hi[i] + 1):
+        if b == a:
+            continue
+        ea[E] = A
+        eb[E] = b * mv + u
+        c = mu[oldest + b - hh[i]] - ca
+        ec[E] = c
+        er[E] = i
+        ed[E] = b
+        E += 1
+        if c < mn:
+            mn = c
+    return mn
+
+
 @jit_nonrt
-def residual_arcs(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist):
-    """The residual network of the current placements for caps ``k`` (see :func:`cancel_cycles`):
-    fills the arc arrays, returns the number of arcs."""
+def slot_arcs(E, P, mv, l, k, n, N, nsup, ms, nm, ea, eb, ec, er):
+    """The arcs after the records' (from position ``E``): per pending snapshot ``p``, for each slot
+    ``(p, u)`` in ``ms[:nm]`` (the slots a record is in or can enter, in order; the others carry no flow
+    and no cycle passes through them) its arc to ``Y_p`` and, when it holds records, back; ``Y_p -> T``
+    and, when ``p`` holds records, back; then ``S -> T`` and, when records are suppressed, back. Returns
+    the number of arcs."""
     X = P * mv
     Yb = X
     S = X + P
     T = S + 1
-    # residual arcs of the current placements
-    E = 0
-    nsup = 0
-    for i in range(na):
-        a = o[i]
-        u = v[i]
-        A = S if a == P else a * mv + u
-        ca = pr[i] if a == P else mu[oldest + a - hh[i]]
-        if a == P:
-            nsup += 1
-        else:
-            ea[E] = A
-            eb[E] = S
-            ec[E] = pr[i] - ca
-            er[E] = i
-            ed[E] = P
-            E += 1
-        for b in range(lo[i], hi[i] + 1):
-            if b == a:
-                continue
-            ea[E] = A
-            eb[E] = b * mv + u
-            ec[E] = mu[oldest + b - hh[i]] - ca
-            er[E] = i
-            ed[E] = b
-            E += 1
-    # slot arcs only for the slots a record is in or can enter (the others carry no flow and no
-    # cycle passes through them): marked in ``dist`` (the callers reset it)
-    for x in range(P * mv):
-        dist[x] = 0.0
-    for i in range(na):
-        u = v[i]
-        for b in range(lo[i], hi[i] + 1):
-            dist[b * mv + u] = 1.0
+    j = 0
     for p in range(P):
-        for u in range(mv):
-            if dist[p * mv + u] == 0.0:
-                continue
-            x = n[p, u]
-            ea[E] = p * mv + u
+        end = (p + 1) * mv
+        while j < nm and ms[j] < end:
+            x = ms[j]
+            c = n[p, x - p * mv]
+            ea[E] = x
             eb[E] = Yb + p
-            ec[E] = 0.0 if x < k[p] else _BIG
+            ec[E] = 0.0 if c < k[p] else _BIG
             er[E] = -1
             E += 1
-            if x > 0:
+            if c > 0:
                 ea[E] = Yb + p
-                eb[E] = p * mv + u
-                ec[E] = -_BIG if x > k[p] else 0.0
+                eb[E] = x
+                ec[E] = -_BIG if c > k[p] else 0.0
                 er[E] = -1
                 E += 1
+            j += 1
         ea[E] = Yb + p
         eb[E] = T
         ec[E] = -_BIG if N[p] < l * k[p] else 0.0
@@ -656,7 +664,41 @@ def residual_arcs(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, e
 
 
 @jit_nonrt
-def cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, ea, eb, ec, er, ed, dist, par, onpath, cyc, max_cancel):
+def residual_arcs(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, gs, gmin, ms):
+    """The residual network of the current placements for caps ``k`` (see :func:`cancel_cycles`):
+    fills the arc arrays, returns the number of arcs. Record ``i``'s ``hi - lo + 1`` arcs from
+    ``gs[i]`` (their smallest cost in ``gmin[i]``), then :func:`slot_arcs` (the slots a record is in or
+    can enter listed in ``ms``, their number in ``gs[na + 1]``)."""
+    X = P * mv
+    S = X + P
+    # residual arcs of the current placements
+    E = np.int64(0)  # (np.int64, not 0: see _NOLIT)
+    nsup = np.int64(0)
+    for i in range(na):
+        if o[i] == P:
+            nsup += 1
+        gs[i] = E
+        gmin[i] = record_arcs(i, E, o, v, lo, hi, pr, hh, oldest, mu, P, mv, S, ea, eb, ec, er, ed)
+        E += hi[i] - lo[i] + 1
+    gs[na] = E
+    # the slots a record is in or can enter, marked in ``dist`` (the callers reset it)
+    for x in range(X):
+        dist[x] = 0.0
+    for i in range(na):
+        u = v[i]
+        for b in range(lo[i], hi[i] + 1):
+            dist[b * mv + u] = 1.0
+    nm = np.int64(0)
+    for x in range(X):
+        if dist[x] != 0.0:
+            ms[nm] = x
+            nm += 1
+    gs[na + 1] = nm
+    return slot_arcs(E, P, mv, l, k, n, N, nsup, ms, nm, ea, eb, ec, er)
+
+
+@jit_nonrt
+def cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af, max_cancel):
     """Min-cost flow for fixed caps ``k[p]`` by cancelling negative cycles (Klein), from the current
     placements. The network of the exact step's cap form (docs/stream.md): record ``i`` to a slot
     ``(p, v_i)`` at ``mu`` or to suppression at ``pr_i``; slot ``(p, u)`` to snapshot ``p`` with
@@ -666,15 +708,29 @@ def cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM
     no penalty left it is the optimum for caps ``k`` (every snapshot l-eligible). Records are arcs
     between slots (``(a, u) -> (b, u)``, cost ``c_i(b) - c_i(a)``); a simple cycle moves each record
     at most once (Section V's LP- and LL-Repositions and every chain of them are such cycles). Returns
-    the number of cycles cancelled."""
+    the number of cycles cancelled.
+
+    The network is built once (:func:`residual_arcs`); after a cycle only the moved records' arcs
+    (in their places) and the slots' and snapshots' arcs (:func:`slot_arcs`) are rewritten: the same
+    arcs in the same order as a new build, so the same cycles are found. ``ai``, ``af``: scratch
+    (:func:`flow_workspace`)."""
     X = P * mv
     Yb = X
     S = X + P
     T = S + 1
     V = T + 1
+    gs = ai[: na + 2]
+    ms = ai[na + 2 : na + 2 + X]
+    gmin = af[:na]
     cancelled = 0
+    E = residual_arcs(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, gs, gmin, ms)
+    Es = gs[na]
+    nm = gs[na + 1]
+    nsup = np.int64(0)
+    for i in range(na):
+        if o[i] == P:
+            nsup += 1
     while cancelled < max_cancel:
-        E = residual_arcs(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist)
         # Bellman-Ford from a virtual source (every distance 0), parent graph checked for a cycle
         for x in range(V):
             dist[x] = 0.0
@@ -723,14 +779,24 @@ def cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM
             break
         for z in range(nc):
             e = cyc[z]
-            if er[e] >= 0:
-                move(n, N, M, cM, H, o, v, er[e], ed[e], P, mv)
+            i = er[e]
+            if i >= 0:
+                b = ed[e]
+                if o[i] == P:
+                    nsup -= 1
+                if b == P:
+                    nsup += 1
+                move(n, N, M, cM, H, o, v, i, b, P, mv)
+                # the moved record's arcs, in their place (only record arcs follow in this cycle: a
+                # simple cycle moves a record once, and a slot arc is not read again)
+                gmin[i] = record_arcs(i, gs[i], o, v, lo, hi, pr, hh, oldest, mu, P, mv, S, ea, eb, ec, er, ed)
+        E = slot_arcs(Es, P, mv, l, k, n, N, nsup, ms, nm, ea, eb, ec, er)
         cancelled += 1
     return cancelled
 
 
 @jit_nonrt
-def cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, G, rev):
+def cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, ai, af, G, rev):
     """A linear bound on what changing the caps can gain (LP duality), for placements that are a
     min-cost flow for caps ``k`` (no negative cycle): the distances ``d`` of Bellman-Ford on the
     residual network are a feasible dual, feasible for every cap vector, so by weak duality the optimum
@@ -744,7 +810,8 @@ def cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb
     S = X + P
     T = S + 1
     V = T + 1
-    E = residual_arcs(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist)
+    E = residual_arcs(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, ai[: na + 2],
+                      af[:na], ai[na + 2 : na + 2 + X])
     for x in range(V):
         dist[x] = 0.0
     conv = False
@@ -784,18 +851,19 @@ def flow_workspace_sized(emax, V):
     """The arrays of :func:`flow_workspace` for at most ``emax`` arcs and ``V`` nodes."""
     return (np.empty(emax, dtype=np.int64), np.empty(emax, dtype=np.int64), np.empty(emax), np.empty(emax, dtype=np.int64),
             np.empty(emax, dtype=np.int64), np.empty(V), np.empty(V, dtype=np.int64), np.zeros(V, dtype=np.int64),
-            np.empty(V + 2, dtype=np.int64))
+            np.empty(V + 2, dtype=np.int64), np.empty(emax, dtype=np.int64), np.empty(emax))
 
 
 @jit
 def flow_workspace(na, P, mv, w):
     """The arrays :func:`cancel_cycles` works in (arcs: ``ea, eb, ec, er, ed``; nodes: ``dist, par,
-    onpath``; ``cyc``), sized for ``na`` records, ``P`` snapshots, ``mv`` values."""
+    onpath``; ``cyc``; the scratch ``ai``, ``af`` of the arcs' positions, the records' smallest arc costs
+    and the nodes' change times), sized for ``na`` records, ``P`` snapshots, ``mv`` values."""
     emax = na * (w + 3) + 2 * P * mv + 2 * P + 4
     V = P * mv + P + 2
     return (np.empty(emax, dtype=np.int64), np.empty(emax, dtype=np.int64), np.empty(emax), np.empty(emax, dtype=np.int64),
             np.empty(emax, dtype=np.int64), np.empty(V), np.empty(V, dtype=np.int64), np.zeros(V, dtype=np.int64),
-            np.empty(V + 2, dtype=np.int64))
+            np.empty(V + 2, dtype=np.int64), np.empty(emax, dtype=np.int64), np.empty(emax))
 
 
 @jit_nonrt
@@ -805,11 +873,11 @@ def flow_polish(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, 
     these caps, so the result has none either (every snapshot stays l-eligible) and its IL is not
     higher. ``fw``: :func:`flow_workspace`; ``k``: scratch of ``P`` entries. Returns the number of cycles
     cancelled."""
-    ea, eb, ec, er, ed, dist, par, onpath, cyc = fw
+    ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af = fw
     onpath[:] = 0  # (cancel_cycles marks visits by call-local numbers)
     for p in range(P):
         k[p] = M[p]
-    return cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, ea, eb, ec, er, ed, dist, par, onpath, cyc, 4 * na + 10)
+    return cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af, 4 * na + 10)
 
 
 @jit_nonrt
@@ -820,7 +888,7 @@ def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, 
     left: optimal for those caps, every snapshot l-eligible); the best candidate that lowers the IL
     applied, until none does. ``fw``: :func:`flow_workspace`; scratch ``k``, ``G``, ``G2`` (``P``
     entries), ``save``, ``best_o`` (``na``), ``cnt`` (``mv``, zeros, left zeroed). Returns the IL."""
-    ea, eb, ec, er, ed, dist, par, onpath, cyc = fw
+    ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af = fw
     il = placement_il(na, P, o, pr, hh, oldest, mu)
     for p in range(P):
         G[p] = 0.0
@@ -836,9 +904,9 @@ def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, 
             k[r] = M[r]
         # two duals of the flow for the current levels (XFER_BOUND): a candidate neither says can gain
         # more than the best one so far is not solved (the results are the same as without)
-        okG = prune and cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, G, np.bool_(False))
+        okG = prune and cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, ai, af, G, np.bool_(False))
         if okG:
-            okG = cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, G2, np.bool_(True))
+            okG = cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, ai, af, G2, np.bool_(True))
         for p in range(P):
             # a necessary condition for level M[p] + 1 at p: the records that can be in p, at most
             # M[p] + 1 per value, are at least l (M[p] + 1) (Definition 1)
@@ -866,7 +934,7 @@ def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, 
                     stats[38] += 1
                     continue
                 onpath[:] = 0  # (cancel_cycles marks visits by call-local numbers)
-                cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, ea, eb, ec, er, ed, dist, par, onpath, cyc, 4 * na + 10)
+                cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af, 4 * na + 10)
                 stats[36] += 1
                 # accepted only as the flow optimum for caps k (no penalty left: every count within
                 # its cap, every size at least l k), so that cap_gradient bounds its gain
