@@ -610,18 +610,23 @@ def record_arcs(i, s, o, v, lo, hi, pr, hh, oldest, mu, P, mv, S, ea, eb, ec, er
 
 
 @jit_nonrt
-def slot_arcs(E, P, mv, l, k, n, N, nsup, ms, nm, ea, eb, ec, er):
-    """The arcs after the records' (from position ``E``): per pending snapshot ``p``, for each slot
-    ``(p, u)`` in ``ms[:nm]`` (the slots a record is in or can enter, in order; the others carry no flow
-    and no cycle passes through them) its arc to ``Y_p`` and, when it holds records, back; ``Y_p -> T``
-    and, when ``p`` holds records, back; then ``S -> T`` and, when records are suppressed, back. Returns
-    the number of arcs."""
+def slot_arcs(p0, P, mv, l, k, n, N, nsup, ms, nm, spos, ea, eb, ec, er):
+    """The arcs after the records': per pending snapshot ``p``, for each slot ``(p, u)`` in ``ms[:nm]``
+    (the slots a record is in or can enter, in order; the others carry no flow and no cycle passes
+    through them) its arc to ``Y_p`` and, when it holds records, back; ``Y_p -> T`` and, when ``p``
+    holds records, back; then ``S -> T`` and, when records are suppressed, back. Written from snapshot
+    ``p0`` on (the arcs before it are kept): ``spos[p]`` is the position of ``p``'s first arc and
+    ``spos[P + 1 + p]`` the index in ``ms`` of its first slot (``spos[P]``, ``spos[2 P + 1]``: those of
+    ``S -> T``), set for ``p > p0``. Returns the number of arcs."""
     X = P * mv
     Yb = X
     S = X + P
     T = S + 1
-    j = 0
-    for p in range(P):
+    E = spos[p0]
+    j = spos[P + 1 + p0]
+    for p in range(p0, P):
+        spos[p] = E
+        spos[P + 1 + p] = j
         end = (p + 1) * mv
         while j < nm and ms[j] < end:
             x = ms[j]
@@ -649,6 +654,8 @@ def slot_arcs(E, P, mv, l, k, n, N, nsup, ms, nm, ea, eb, ec, er):
             ec[E] = 0.0 if N[p] > l * k[p] else _BIG
             er[E] = -1
             E += 1
+    spos[P] = E
+    spos[2 * P + 1] = j
     ea[E] = S
     eb[E] = T
     ec[E] = 0.0
@@ -664,7 +671,7 @@ def slot_arcs(E, P, mv, l, k, n, N, nsup, ms, nm, ea, eb, ec, er):
 
 
 @jit_nonrt
-def residual_arcs(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, gs, gmin, ms):
+def residual_arcs(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, gs, gmin, ms, spos):
     """The residual network of the current placements for caps ``k`` (see :func:`cancel_cycles`):
     fills the arc arrays, returns the number of arcs. Record ``i``'s ``hi - lo + 1`` arcs from
     ``gs[i]`` (their smallest cost in ``gmin[i]``), then :func:`slot_arcs` (the slots a record is in or
@@ -694,7 +701,9 @@ def residual_arcs(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, e
             ms[nm] = x
             nm += 1
     gs[na + 1] = nm
-    return slot_arcs(E, P, mv, l, k, n, N, nsup, ms, nm, ea, eb, ec, er)
+    spos[0] = E
+    spos[P + 1] = 0
+    return slot_arcs(np.int64(0), P, mv, l, k, n, N, nsup, ms, nm, spos, ea, eb, ec, er)
 
 
 @jit_nonrt
@@ -721,10 +730,10 @@ def cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM
     V = T + 1
     gs = ai[: na + 2]
     ms = ai[na + 2 : na + 2 + X]
+    spos = ai[na + 2 + X : na + 2 + X + 2 * P + 2]
     gmin = af[:na]
     cancelled = 0
-    E = residual_arcs(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, gs, gmin, ms)
-    Es = gs[na]
+    E = residual_arcs(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, gs, gmin, ms, spos)
     nm = gs[na + 1]
     nsup = np.int64(0)
     for i in range(na):
@@ -777,20 +786,26 @@ def cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM
                 break
         if tot >= -_EPS or nc > V:
             break
+        p0 = P  # the first snapshot whose slot arcs change
         for z in range(nc):
             e = cyc[z]
             i = er[e]
             if i >= 0:
                 b = ed[e]
-                if o[i] == P:
+                a = o[i]
+                if a == P:
                     nsup -= 1
+                elif a < p0:
+                    p0 = a
                 if b == P:
                     nsup += 1
+                elif b < p0:
+                    p0 = b
                 move(n, N, M, cM, H, o, v, i, b, P, mv)
                 # the moved record's arcs, in their place (only record arcs follow in this cycle: a
                 # simple cycle moves a record once, and a slot arc is not read again)
                 gmin[i] = record_arcs(i, gs[i], o, v, lo, hi, pr, hh, oldest, mu, P, mv, S, ea, eb, ec, er, ed)
-        E = slot_arcs(Es, P, mv, l, k, n, N, nsup, ms, nm, ea, eb, ec, er)
+        E = slot_arcs(p0, P, mv, l, k, n, N, nsup, ms, nm, spos, ea, eb, ec, er)
         cancelled += 1
     return cancelled
 
@@ -811,7 +826,7 @@ def cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb
     T = S + 1
     V = T + 1
     E = residual_arcs(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, ai[: na + 2],
-                      af[:na], ai[na + 2 : na + 2 + X])
+                      af[:na], ai[na + 2 : na + 2 + X], ai[na + 2 + X : na + 2 + X + 2 * P + 2])
     for x in range(V):
         dist[x] = 0.0
     conv = False
