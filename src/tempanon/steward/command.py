@@ -208,6 +208,7 @@ def hierarchy(
 ) -> None:
     """Build a generalization hierarchy (like ARX's wizards) or show one as a tree.
 
+    \b
     Show:  tempanon hierarchy age.csv
     Build: tempanon hierarchy --data adult.csv --column age --type intervals --widths 5,10,20 --out age.csv
     """

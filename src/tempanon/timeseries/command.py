@@ -48,6 +48,7 @@ def kp(
     Each published series carries its k-group's value envelope (<col>_lo, <col>_hi) and its
     P-subgroup's SAX pattern (letters, 'a' lowest) with its level. The release is checked by an
     independent verifier before anything is written; all files are written atomically.
+
     Exit status: 0 ok, 1 no solution, 2 bad input, 3 verification failed.
     """
     from tempanon.data.io import OutputSet, read_table
