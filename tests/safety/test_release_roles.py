@@ -78,6 +78,7 @@ def test_kanon_leaves_unnamed_columns_out_and_refuses_identifiers(people, tmp_pa
     s = json.loads(summ.read_text())
     assert set(IDENTIFYING + ["t", "dx"]) <= set(s["left_out"])
     assert "left out (no role, not released)" in r.output and "forename" in r.output
+    assert "declare them with --qi, --sensitive, --keep" in r.output and "[columns]" not in r.output
     last = r.output.strip().splitlines()[-1]
     assert last.startswith("verified: respondent-level 2-anonymity") and "forename" not in last
     for col in IDENTIFYING:

@@ -150,7 +150,7 @@ def _statement(summ: dict, quiet: bool) -> None:
 
     v = summ.get("verification")
     if isinstance(v, dict) and "guarantee" in v:
-        report_roles(summ, quiet)
+        report_roles(summ, quiet, job=True)
         info(_esc(statement_line(v)), quiet)
 
 
