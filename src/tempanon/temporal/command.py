@@ -91,7 +91,7 @@ def timestamped(
     """Least k-anonymous generalization of timestamps over time granularities (many tuples per
     respondent; Mascetti, Bettini, Wang, Jajodia, TIME 2006).
 
-    Exit status: 0 written, 1 no granularity satisfies k within --max-suppressed, 2 bad input, 3 the
+    Exit status: 0 written, 1 no granularity satisfies k within --max-suppression, 2 bad input, 3 the
     independent verifier rejected the output (nothing written), 4 the engine could not finish (out of
     memory, a failed Spark job).
     """
