@@ -214,6 +214,9 @@ def reference_times(col: pd.Series, instants: np.ndarray, missing: np.ndarray, t
 
 
 def _validate(df, time, qi, uid, k, metric, max_suppression, joint=False):
+    from tempanon.data.io import check_frame
+
+    check_frame(df)
     require_columns(df, [time], role="time column")
     require_columns(df, qi, role="quasi-identifier")
     if uid is not None:
