@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from tempanon.errors import InputError
+
+if TYPE_CHECKING:  # pandas is not imported by `tempanon --help` (the CLI's modules import this one)
+    import pandas as pd
 
 
 def require_columns(df: pd.DataFrame, columns: Iterable[str], *, role: str = "column") -> None:
