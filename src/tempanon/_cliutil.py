@@ -183,6 +183,12 @@ def progress_reporter(quiet: bool = False) -> Iterator[ProgressFn | None]:
         yield update
 
 
+def levels_text(levels: dict) -> str:
+    """A selected node for the status line: ``age=4, sex=0`` (each quasi-identifier's level name;
+    the summary keeps the mapping)."""
+    return ", ".join(f"{q}={v}" for q, v in levels.items())
+
+
 def report_roles(summary: dict, quiet: bool = False, job: bool = False) -> None:
     """Print the columns left out of the release (no role) and the overridden identifier findings
     on stderr (from the summary's ``left_out`` and ``verification`` keys); ``job``: a job file's run
