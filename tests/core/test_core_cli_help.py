@@ -56,3 +56,16 @@ def test_reflow():
     assert _reflow("One\n    two.\n\n    Three\n    four.\n    ") == "One two.\n\nThree four."
     assert _reflow("A.\n\n    \b\n    x y\n    z\n") == "A.\n\nx y\nz"
     assert _reflow(None) is None
+
+
+def test_short_options_are_the_same_on_every_command():
+    """-q is --quiet and -v is --verbose wherever the long option exists (kp had --quiet only)."""
+    import typer.main
+
+    cmd = typer.main.get_command(app)
+    for name, sub in cmd.commands.items():
+        for p in sub.params:
+            opts = set(p.opts) | set(getattr(p, "secondary_opts", []))
+            for long, short in (("--quiet", "-q"), ("--verbose", "-v")):
+                if long in opts:
+                    assert short in opts, (name, long)
