@@ -7,6 +7,8 @@ Exit status: 0 success, 1 no anonymization satisfies the request, 2 bad usage or
 
 from __future__ import annotations
 
+import re
+
 import typer
 
 app = typer.Typer(
@@ -43,7 +45,28 @@ def _register() -> None:
             app.command(name.replace("_", "-"))(getattr(mod, name))
 
 
+def _reflow(doc: str | None) -> str | None:
+    """A command's docstring as Typer's help shows it: the lines of each paragraph joined into one, so
+    Rich wraps the text at the terminal's width (it keeps single line breaks, and the source's lines,
+    wrapped at ~100 characters, came out as a ragged column of long and short lines at 80). A
+    paragraph whose first line is ``\\b`` (click's convention) keeps its lines: examples."""
+    if not doc:
+        return doc
+    import inspect
+
+    paragraphs = []
+    for para in re.split(r"\n\s*\n", inspect.cleandoc(doc)):
+        lines = para.splitlines()
+        if lines and lines[0].strip() == "\b":
+            paragraphs.append("\n".join(lines[1:]))
+        else:
+            paragraphs.append(" ".join(line.strip() for line in lines))
+    return "\n\n".join(paragraphs)
+
+
 _register()
+for _command in app.registered_commands:
+    _command.callback.__doc__ = _reflow(_command.callback.__doc__)
 
 
 def main() -> None:
