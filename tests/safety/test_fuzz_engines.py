@@ -50,7 +50,11 @@ summary's left-out columns (and with ``--qi AGE`` the run itself) differed. Such
 refused on every path with one message (:func:`tempanon.data.io.check_column_names`), and numpy
 strips a Parquet file's names as the engines do. Reading the reports' structure also showed that
 ``timestamped --drop`` called the dropped column "left out (no role)" in "What went in" (on
-every path) while "What was verified" said it was dropped as an identifier; fixed."""
+every path) while "What was verified" said it was dropped as an identifier; fixed. The fuzz's own hierarchy writer (:func:`_cell`) quotes a drawn value as the format
+defines (session 15; before, a value holding ';' gave a ragged hierarchy row, and both paths
+refused it: 3 of the 13 default kanon examples compared only that refusal); quoting showed
+that the product's hierarchy reader stripped a quoted value's spaces (``" 7"`` read as ``7``)
+and read ``"a"b`` as ``ab``: fixed, tests/core/test_hierarchy_quoting.py."""
 
 from __future__ import annotations
 
@@ -167,8 +171,20 @@ def _bucket(v: str, width: int) -> str:
     return f"{lo}-{lo + width - 1}"
 
 
-def _hierarchies(src: Path, hdir: Path, complete: bool) -> None:
-    """``age`` and ``sex`` hierarchies over the values as the numpy path reads them (text); with
+def _cell(value: str, quote_all: bool = False) -> str:
+    """One cell of a hierarchy file in the ARX format as README ("Full-domain k-anonymity") and
+    :meth:`tempanon.hierarchy.Hierarchy.from_csv` define it: ``;``-separated; a value holding
+    ``;``, a quote, a line break or outer spaces (which are layout around an unquoted value) is
+    quoted with ``"``, a quote inside doubled. Written here, not with the product's writer, so the
+    fuzz does not share its mistakes."""
+    if quote_all or value != value.strip() or any(c in value for c in ';"\r\n'):
+        return '"' + value.replace('"', '""') + '"'
+    return value
+
+
+def _hierarchies(src: Path, hdir: Path, complete: bool, quote_all: bool = False) -> None:
+    """``age`` and ``sex`` hierarchies over the values as the numpy path reads them (text), any
+    drawn value quoted as the format needs (:func:`_cell`; every cell with ``quote_all``); with
     ``complete`` False one present value is left out (an error on both paths)."""
     hdir.mkdir()
     try:
@@ -179,7 +195,8 @@ def _hierarchies(src: Path, hdir: Path, complete: bool) -> None:
         vals = sorted({str(v) for v in data.get(col, pd.Series(dtype=object)).dropna()} | ({"F", "M"} if col == "sex" else {"20"}))
         if not complete and len(vals) > 1:
             vals = vals[1:]
-        (hdir / f"{col}.csv").write_text("".join(";".join(rows(v)) + "\n" for v in vals), encoding="utf-8")
+        text = "".join(";".join(_cell(c, quote_all) for c in rows(v)) + "\n" for v in vals)
+        (hdir / f"{col}.csv").write_bytes(text.encode("utf-8"))  # (bytes: a '\n' in a value is not translated)
 
 
 def _args(opts: dict) -> list[str]:
@@ -848,3 +865,20 @@ def test_timestamped_report_names_a_dropped_column_a_direct_identifier(tmp_path,
     assert roles["code"] == "direct identifier (removed)", roles
     verified = dict(map(tuple, next(b for b in content["verification"] if b[0] == "table")[2][1:]))
     assert verified["dropped as identifiers"] == "code"
+
+
+def test_fuzz_hierarchy_writer_quotes_any_drawn_value(tmp_path):
+    """The fuzz's own hierarchy writer (:func:`_cell`) writes a drawn value holding ``;``, a quote,
+    a line break or outer spaces so that the product reads it back as written (before, ``a;b`` gave
+    a ragged row and `` 7`` was stripped: the example compared two refusals)."""
+    from tempanon.hierarchy import load_hierarchies
+
+    ages = ["a;b", " 7", "7", 'q"', "x\ny", "M ", "Ā", ""]
+    pd.DataFrame({"age": ages, "sex": ["F", "M ", "a;b", "F", "M", "F", "M", "F"]}).to_csv(tmp_path / "in.csv", index=False)
+    for quote_all in (False, True):
+        hdir = tmp_path / f"h{quote_all}"
+        _hierarchies(tmp_path / "in.csv", hdir, complete=True, quote_all=quote_all)
+        h = load_hierarchies(hdir, ["age", "sex"])
+        got = set(h["age"].values.tolist())
+        assert {" 7", "7", "a;b", 'q"', "x\ny", "M ", "Ā"} <= got, got
+        assert set(h["sex"].values.tolist()) == {"F", "M", "M ", "a;b"}

@@ -509,6 +509,9 @@ def finish_summary(summary: dict, report: dict, *, k, uid, time, qi, keep, sensi
     if tinfo.get("note"):
         summary["messages"].append(tinfo["note"])
     summary["row_order"] = row_order(shuffle_seed, audit)
+    from tempanon.temporal.api import STEWARD_ONLY
+
+    summary["steward_only"] = STEWARD_ONLY
 
 
 def row_order(shuffle_seed, audit) -> str:
