@@ -69,6 +69,27 @@ for _command in app.registered_commands:
     _command.callback.__doc__ = _reflow(_command.callback.__doc__)
 
 
+def _show_tempanon_warnings() -> None:
+    """A :class:`~tempanon.errors.TempanonWarning` (a valid input that is probably not what the user
+    means) is printed as ``warning: ...`` on stderr, as the commands' own notes are, not as Python's
+    ``file:line: TempanonWarning: ...``; other warnings as Python shows them."""
+    import warnings
+
+    from tempanon.errors import TempanonWarning
+
+    python_show = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, TempanonWarning):
+            from tempanon._cliutil import _escape, _stderr_console
+
+            _stderr_console().print(f"[yellow]warning:[/] {_escape(str(message))}", markup=True, emoji=False)
+        else:
+            python_show(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
+
+
 def main() -> None:
     import warnings
 
@@ -76,6 +97,7 @@ def main() -> None:
     # paths are tested with the pandas it installs (the spark-marked suite), and the line reached users
     # of --engine spark even with --quiet
     warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
+    _show_tempanon_warnings()
     app()
 
 

@@ -279,7 +279,7 @@ def demo(
         f"Adult ({summ['rows_in']} rows), k={summ['k']}: {len(summ['anonymous_nodes'])} of {summ['lattice_size']} "
         f"full-domain generalizations are {summ['k']}-anonymous; {summ['nodes_checked']} checked by {summ['algorithm']} "
         f"in {summ['search_seconds']:.2f} s.\n"
-        f"Selected (min. loss {summ['loss']:.4f}): {summ['selected_levels']}\n"
+        f"Selected (min. loss {summ['loss']:.4f}): {levels_text(summ['selected_levels'])}\n"
         f"Result:  {out.resolve()}\nSummary: {summary.resolve()}\n"
         + statement_line(summ["verification"])
     )
