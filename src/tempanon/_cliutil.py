@@ -183,14 +183,21 @@ def progress_reporter(quiet: bool = False) -> Iterator[ProgressFn | None]:
         yield update
 
 
-def report_roles(summary: dict, quiet: bool = False) -> None:
+def levels_text(levels: dict) -> str:
+    """A selected node for the status line: ``age=4, sex=0`` (each quasi-identifier's level name;
+    the summary keeps the mapping)."""
+    return ", ".join(f"{q}={v}" for q, v in levels.items())
+
+
+def report_roles(summary: dict, quiet: bool = False, job: bool = False) -> None:
     """Print the columns left out of the release (no role) and the overridden identifier findings
-    on stderr (from the summary's ``left_out`` and ``verification`` keys)."""
+    on stderr (from the summary's ``left_out`` and ``verification`` keys); ``job``: a job file's run
+    (the advice names the job's keys)."""
     from tempanon.data.roles import left_out_line
 
-    line = left_out_line(summary.get("left_out") or [])
+    line = left_out_line(summary.get("left_out") or [], job=job)
     if line:
         info(f"[yellow]note:[/] {_escape(line)}", quiet)
     for o in (summary.get("verification") or {}).get("identifier_overrides", []):
-        info(f"[yellow]note:[/] column {_escape(repr(o['column']))} released unchanged by --allow-identifier although "
+        info(f"[yellow]note:[/] column {_escape(repr(o['column']))} released unchanged by {'allow_identifier' if job else '--allow-identifier'} although "
              f"{_escape(o['reason'])}", quiet)  # fmt: skip

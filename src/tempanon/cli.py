@@ -7,6 +7,8 @@ Exit status: 0 success, 1 no anonymization satisfies the request, 2 bad usage or
 
 from __future__ import annotations
 
+import re
+
 import typer
 
 app = typer.Typer(
@@ -43,7 +45,49 @@ def _register() -> None:
             app.command(name.replace("_", "-"))(getattr(mod, name))
 
 
+def _reflow(doc: str | None) -> str | None:
+    """A command's docstring as Typer's help shows it: the lines of each paragraph joined into one, so
+    Rich wraps the text at the terminal's width (it keeps single line breaks, and the source's lines,
+    wrapped at ~100 characters, came out as a ragged column of long and short lines at 80). A
+    paragraph whose first line is ``\\b`` (click's convention) keeps its lines: examples."""
+    if not doc:
+        return doc
+    import inspect
+
+    paragraphs = []
+    for para in re.split(r"\n\s*\n", inspect.cleandoc(doc)):
+        lines = para.splitlines()
+        if lines and lines[0].strip() == "\b":
+            paragraphs.append("\n".join(lines[1:]))
+        else:
+            paragraphs.append(" ".join(line.strip() for line in lines))
+    return "\n\n".join(paragraphs)
+
+
 _register()
+for _command in app.registered_commands:
+    _command.callback.__doc__ = _reflow(_command.callback.__doc__)
+
+
+def _show_tempanon_warnings() -> None:
+    """A :class:`~tempanon.errors.TempanonWarning` (a valid input that is probably not what the user
+    means) is printed as ``warning: ...`` on stderr, as the commands' own notes are, not as Python's
+    ``file:line: TempanonWarning: ...``; other warnings as Python shows them."""
+    import warnings
+
+    from tempanon.errors import TempanonWarning
+
+    python_show = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, TempanonWarning):
+            from tempanon._cliutil import _escape, _stderr_console
+
+            _stderr_console().print(f"[yellow]warning:[/] {_escape(str(message))}", markup=True, emoji=False)
+        else:
+            python_show(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
 
 
 def main() -> None:
@@ -53,6 +97,7 @@ def main() -> None:
     # paths are tested with the pandas it installs (the spark-marked suite), and the line reached users
     # of --engine spark even with --quiet
     warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
+    _show_tempanon_warnings()
     app()
 
 

@@ -67,6 +67,21 @@ def test_delimiter_detection_and_text_reading(tmp_path):
     assert df["zip"].iloc[0] == "05371" and pd.isna(df["zip"].iloc[1])
 
 
+@pytest.mark.parametrize("eol", ["\n", "\r\n"])
+@pytest.mark.parametrize("sep", [";", "\t", "|", ","])
+def test_delimiter_of_a_file_with_a_quoted_line_break(tmp_path, sep, eol):
+    """A quoted field holding a line break (Windows line ends, or a semicolon file with a quoted
+    delimiter too) made csv.Sniffer give up, and the fallback counted the delimiter per physical line:
+    a semicolon file with CRLF line ends was read as one column 'age;sex;dx'."""
+    rows = [["age", "sex", "dx"], ["30", "M", f"flu{eol}severe"], ["30", "M", f"co{sep}ld"], ["40", "F", "flu"], ["40", "F", "hiv"]]
+    text = eol.join(sep.join(f'"{v}"' if (eol in v or sep in v) else v for v in r) for r in rows) + eol
+    assert detect_delimiter(text) == sep
+    p = tmp_path / "t.csv"
+    p.write_bytes(("\ufeff" + text).encode())
+    df = read_table(p, as_text=True)
+    assert list(df.columns) == ["age", "sex", "dx"] and df["dx"].tolist() == [f"flu{eol}severe", f"co{sep}ld", "flu", "hiv"]
+
+
 def test_parquet_roundtrip_and_atomic_write(tmp_path):
     df = pd.DataFrame({"a": [1, 2], "b": ["x", "y"]})
     write_table(df, tmp_path / "t.parquet")

@@ -133,6 +133,8 @@ def test_demo_runs_on_bundled_adult(tmp_path):
     rel = pd.read_csv(out, dtype=str, keep_default_na=False)
     check_k_anonymity(rel, s["quasi_identifiers"], 5)
     assert str(out) in r.output.replace("\n", "")
+    levels = ", ".join(f"{q}={v}" for q, v in s["selected_levels"].items())
+    assert f"Selected (min. loss {s['loss']:.4f}): {levels}" in r.output
 
 
 def test_l_diversity_from_the_cli(setup):

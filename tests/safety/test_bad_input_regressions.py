@@ -116,3 +116,35 @@ def test_table_saved_with_pandas_index_says_how_to_save_it(tmp_path):
         read_table(p)
     r = runner.invoke(app, ["check", str(p), "--qi", "age,sex"])
     assert r.exit_code == 2 and "index=False" in " ".join(r.output.split()), r.output
+
+
+@pytest.mark.parametrize("api", ["kanon", "timestamped", "stream", "kp"])
+@pytest.mark.parametrize("columns, message", [
+    ([0, 1, 2], "column 1 is named 0 (int); column names must be text"),
+    (["a", "A", "t"], "columns 'a' and 'A' differ only in case"),
+    (["a", "a", "t"], "column 'a' appears twice"),
+])  # fmt: skip
+def test_dataframe_column_names_are_checked_by_every_api(api, columns, message):
+    """A DataFrame given to the Python API gets the file reader's checks of its column names: names that
+    are not text (``pd.DataFrame(array)``) ended in a TypeError inside an error message (kanon) or a
+    wrong 'unknown column'; names twice or differing in case reached the engines, which rename them."""
+    import numpy as np
+    import pandas as pd
+
+    from tempanon.errors import InputError
+    from tempanon.kanon import kanonymize
+    from tempanon.stream.api import anonymize_stream
+    from tempanon.temporal.api import anonymize_timestamped
+    from tempanon.timeseries.api import kp_anonymize
+
+    df = pd.DataFrame(np.arange(12).reshape(4, 3) % 2, columns=columns)
+    a, t = columns[0], columns[2]
+    calls = {
+        "kanon": lambda: kanonymize(df, qi=[a], k=2, hierarchies={a: "x"}),
+        "timestamped": lambda: anonymize_timestamped(df, time=t, uid=a, k=2),
+        "stream": lambda: anonymize_stream(df, time=t, sensitive=a, l=2, w=1, qi=[]),
+        "kp": lambda: kp_anonymize(df, id_col=t, qi=[a], k=2, P=2),
+    }
+    with pytest.raises(InputError) as e:
+        calls[api]()
+    assert str(e.value).startswith("the DataFrame: ") and message in str(e.value)

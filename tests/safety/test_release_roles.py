@@ -77,7 +77,9 @@ def test_kanon_leaves_unnamed_columns_out_and_refuses_identifiers(people, tmp_pa
     assert _released_columns(out) == ["age", "sex"]
     s = json.loads(summ.read_text())
     assert set(IDENTIFYING + ["t", "dx"]) <= set(s["left_out"])
+    assert "for the data steward, not for release" in s["steward_only"]  # it counts the input's rows
     assert "left out (no role, not released)" in r.output and "forename" in r.output
+    assert "declare them with --qi, --sensitive, --keep" in r.output and "[columns]" not in r.output
     last = r.output.strip().splitlines()[-1]
     assert last.startswith("verified: respondent-level 2-anonymity") and "forename" not in last
     for col in IDENTIFYING:
@@ -102,6 +104,7 @@ def test_timestamped_refuses_a_second_timestamp_and_identifiers(people, tmp_path
     assert r.exit_code == 0, r.output
     assert _released_columns(out) == ["t", "sex"] or set(_released_columns(out)) == {"t", "sex"}
     assert set(IDENTIFYING) <= set(json.loads(summ.read_text())["left_out"])
+    assert "for the data steward, not for release" in json.loads(summ.read_text())["steward_only"]  # it counts the input
     for col in IDENTIFYING:
         r = _timestamped(p, tmp_path / f"t-{col}.csv", "--keep", col)
         assert r.exit_code == 2 and repr(col) in r.output, (col, r.output)

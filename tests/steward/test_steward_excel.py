@@ -40,14 +40,32 @@ ROWS = [
 
 def test_xlsx_is_read_as_text_like_a_csv_export(tmp_path):
     p = workbook(tmp_path / "t.xlsx", ROWS, extra_sheet=True)
-    df = read_table(p, as_text=True)
+    from tempanon.errors import TempanonWarning
+
+    with pytest.warns(TempanonWarning, match="has 2 sheets; tempanon reads the first, 'data', and not 'other'"):
+        df = read_table(p, as_text=True)
     assert list(df.columns) == ["zip", "age", "sex", "when", "note"]
     assert df["zip"].tolist() == ["05371", "05372", "05371"]  # text cells keep leading zeros
     assert df["age"].tolist() == ["34", "41", "2.5"]  # integers as Excel's CSV export writes them
     assert df["when"].tolist() == ["2020-01-31 08:15:00", "2020-02-01", "2021-03-04"]
     assert pd.isna(df.loc[1, "note"]) and df.loc[2, "note"] == "third"  # empty cell = missing
-    typed = read_table(p)
+    with pytest.warns(TempanonWarning, match="2 sheets"):
+        typed = read_table(p)
     assert typed["age"].tolist() == [34, 41, 2.5]
+
+
+def test_the_cli_says_which_sheet_it_reads(tmp_path):
+    """A workbook with several sheets: the command line prints a plain 'warning:' line naming the sheet
+    read and the others (Python's default display would print a file, a line number and the class)."""
+    import subprocess
+
+    rows = [(f"0537{i % 3}", 30, "F", dt.date(2020, 1, 1), "x") for i in range(6)]
+    p = workbook(tmp_path / "t.xlsx", rows, extra_sheet=True)
+    code = "import sys; from tempanon.cli import main; sys.argv[0] = 'tempanon'; main()"
+    r = subprocess.run([sys.executable, "-c", code, "check", str(p), "--qi", "zip"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "warning: " + str(p) + " has 2 sheets; tempanon reads the first, 'data', and not 'other'" in " ".join(r.stderr.split())
+    assert "TempanonWarning" not in r.stderr
 
 
 def test_xlsx_through_the_cli(tmp_path):

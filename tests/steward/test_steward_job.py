@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 from pathlib import Path
 
@@ -218,6 +219,12 @@ def test_init_proposes_roles_and_the_job_runs(tmp_path):
     # respondent-level k >= 5 implies every class has >= 5 rows
     check_k_anonymity(out, j.quasi_identifiers, 5)
     assert (tmp_path / "visits-report.html").exists()
+    # the note on columns left out names the job file's keys, not the command line's options
+    r = runner.invoke(app, ["run", str(job)])
+    assert r.exit_code == 0 and "left out (no role, not released): dx" in r.output, r.output
+    assert "[columns] (quasi_identifiers, sensitive, keep" in r.output and "--qi" not in r.output
+    # the selected node as levels per quasi-identifier (not a Python dict's repr)
+    assert re.search(r"selected (age|sex|zip|visit)=\w+(, (age|sex|zip|visit)=\w+){3};", r.output), r.output
 
 
 def test_init_profiles_missing_values_and_free_text(tmp_path):

@@ -80,6 +80,32 @@ def test_measures_match_brute_force(df, with_uid):
     assert got["l_frequency"] <= got["l_distinct"]
 
 
+@settings(max_examples=40, deadline=None)
+@given(tables(), st.sampled_from(["distinct", "frequency", "entropy"]), st.integers(2, 3))
+def test_check_names_the_least_diverse_class(df, model, l):
+    """A failed l check says how many classes are below l and shows a least diverse one: brute force
+    per class (the oracle's definitions) over two sensitive columns, the smallest of the two."""
+    df = df.assign(t=df["q2"])
+    qi, sens = ["q1"], ["s", "t"]
+    per = {}
+    for i in range(len(df)):
+        key = "" if df["q1"].iloc[i] is None else df["q1"].iloc[i]
+        per.setdefault(key, []).append(i)
+    lvals = {key: min(oracle(df.iloc[rows], qi, sens=[c])[f"l_{model}"] for c in sens) for key, rows in per.items()}
+    worst = min(lvals.values())
+    res = check_table(df, qi, sensitive=sens, l=l, l_model=model)
+    if worst >= l:
+        assert res.failures == []
+        return
+    msg = res.failures[0]
+    below = sum(v < l for v in lvals.values())
+    assert f"is {worst}, below the requested {l}: {below} of {len(per)} classes have l below {l}" in msg
+    line = int(msg.rsplit("(line ", 1)[1].rstrip(")"))
+    first = df["q1"].iloc[line - 2]
+    assert lvals["" if first is None else first] == worst
+    assert min(i for key, rows in per.items() if lvals[key] == worst for i in rows) == line - 2  # the first such row
+
+
 def test_missing_values_are_a_category():
     df = pd.DataFrame({"a": ["x", None, None, "x"], "s": ["p", "q", "p", None]}, dtype=object)
     r = measure(df, ["a"], sensitive=["s"])
@@ -166,6 +192,7 @@ def test_check_gates_on_requested_levels(table):
     assert "respondent-level k is 3, below the requested 4" in bad_k.output and "age=" in bad_k.output
     bad_l = runner.invoke(app, ["check", str(table), "--qi", "age,sex", "--sensitive", "dx", "--l", "2", "--l-model", "frequency"])
     assert bad_l.exit_code == 1 and "frequency l-diversity of dx is 1" in bad_l.output
+    assert "1 of 2 classes have l below 2; the least diverse, with l = 1, is age=40, sex=F (line 6)" in bad_l.output
     quiet = runner.invoke(app, ["check", str(table), "--qi", "age,sex", "--k", "5", "-q"])
     assert quiet.exit_code == 1 and quiet.output == ""
 

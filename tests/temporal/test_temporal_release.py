@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -199,7 +200,15 @@ def test_no_solution_hints_do_not_repeat_what_was_tried():
     assert "generalize the other quasi-identifiers" in msg and "lower k (the largest k reached without suppression is 2" in msg
     with pytest.raises(NoSolutionError) as e1:
         anonymize_timestamped(df, time="Date", qi=["Address"], allow_identifier=["Address"], sensitive=["Exam"], uid="Patient", k=2, granularities="day")
-    assert "allow suppression of at least 2 tuples (the fewest below k, at day)" in str(e1.value)
+    m = re.search(r"allow suppression of at least 2 of (\d+) tuples \(max_suppression ([0-9.]+); the fewest below "
+                  r"k, at day\)", str(e1.value))  # fmt: skip
+    assert m, str(e1.value)
+    # the fraction named is the one to give: it allows the 2 tuples, and the run then succeeds
+    frac = float(m.group(2))
+    assert int(frac * int(m.group(1)) + 1e-9) >= 2
+    res = anonymize_timestamped(df, time="Date", qi=["Address"], allow_identifier=["Address"], sensitive=["Exam"], uid="Patient", k=2,
+                                granularities="day", max_suppression=frac)  # fmt: skip
+    assert res.summary["suppressed"] == 2 and len(res.released) == len(df) - 2
     with pytest.raises(NoSolutionError) as e2:
         anonymize_timestamped(df, time="Date", qi=["Address"], allow_identifier=["Address"], sensitive=["Exam"], uid="Patient", k=3, granularities="week,month")
     assert "add coarser granularities (quarter, semester, year)" in str(e2.value)

@@ -1,6 +1,15 @@
 """Tables, column roles, dictionary encoding and I/O."""
 
-from tempanon.data.io import atomic_write, read_table, write_json, write_table
-from tempanon.data.roles import ColumnRoles, require_columns
+from tempanon._lazy import lazy_exports
 
-__all__ = ["ColumnRoles", "atomic_write", "read_table", "require_columns", "write_json", "write_table"]
+_EXPORTS = {
+    "atomic_write": "io",
+    "read_table": "io",
+    "write_json": "io",
+    "write_table": "io",
+    "ColumnRoles": "roles",
+    "require_columns": "roles",
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__ = sorted(_EXPORTS)

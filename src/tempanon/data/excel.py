@@ -131,6 +131,15 @@ def read_excel(path: str | Path, *, as_text: bool = False) -> pd.DataFrame:
         raise InputError(f"cannot read the Excel workbook {path}: {exc}") from None
     try:
         ws = wb.worksheets[0]
+        if len(wb.worksheets) > 1:
+            import warnings
+
+            from tempanon.errors import TempanonWarning
+
+            others = ", ".join(repr(s.title) for s in wb.worksheets[1:])
+            warnings.warn(TempanonWarning(f"{path} has {len(wb.worksheets)} sheets; tempanon reads the first, {ws.title!r}, and "
+                                          f"not {others}: to use another, save it as a workbook of its own or as CSV"),
+                          stacklevel=2)  # fmt: skip
         rows = list(ws.iter_rows(values_only=True))
         header = rows[0] if rows else None
         if header is None or all(h is None for h in header):

@@ -28,12 +28,29 @@ _DELIMITERS = ";,\t|"
 def detect_delimiter(sample: str) -> str:
     """Guess the delimiter of a CSV sample among ``; , TAB |``.
 
-    Uses :class:`csv.Sniffer`; when it cannot decide, the candidate occurring most consistently in
-    the first lines wins (``,`` when nothing else occurs).
+    Uses :class:`csv.Sniffer`; when it cannot decide (a quoted field holding a line break, as in
+    a CSV saved with Windows line ends), the one candidate that splits the first records (parsed
+    with quotes) into the header's number of fields (more than one); failing that, the candidate
+    occurring most consistently in the first lines (``,`` when nothing else occurs).
     """
     try:
         return csv.Sniffer().sniff(sample, delimiters=_DELIMITERS).delimiter
     except csv.Error:
+        # records parsed with quotes (a quoted field may hold a line break or a delimiter, where the
+        # sniffer gives up): the one candidate whose first records all have the header's field count
+        import io as _io
+
+        fits = []
+        for d in _DELIMITERS:
+            try:
+                rows = [r for r in csv.reader(_io.StringIO(sample, newline=""), delimiter=d, strict=True)][:51]
+            except csv.Error:
+                continue
+            rows = [r for r in rows[:-1] if r] if len(rows) > 1 else rows  # the last may be cut by the sample
+            if rows and len(rows[0]) > 1 and all(len(r) == len(rows[0]) for r in rows):
+                fits.append(d)
+        if len(fits) == 1:
+            return fits[0]
         lines = [ln for ln in sample.splitlines()[:20] if ln.strip()]
         best, best_score = ",", 0
         for d in _DELIMITERS:
@@ -140,9 +157,14 @@ def check_column_names(columns: Iterable[Any], where: object) -> None:
     CSV and ``C8`` in Parquet and the second of ``age``/``AGE`` ``AGE_1``; Spark ``_c8``, and
     compares names ignoring case), where pandas calls the unnamed one ``Unnamed: 8``, so the same
     file would have other columns (roles, a left-out list, a report) on another engine. Used by
-    :func:`read_table` and by the engines' readers
+    :func:`read_table`, by the APIs for a DataFrame (:func:`check_frame`) and by the engines' readers
     (:func:`tempanon.lattice.source_duckdb.check_header`, ``SQLSource``), as is a name that
     appears twice once spaces are stripped (``age`` and `` age`` in a Parquet file)."""
+    columns = list(columns)
+    for i, c in enumerate(columns):  # a DataFrame's names may be numbers; roles name columns by text
+        if not isinstance(c, str):
+            raise InputError(f"{where}: column {i + 1} is named {c!r} ({type(c).__name__}); column names must be text: "
+                             "rename the columns, e.g. df.columns = df.columns.astype(str)")  # fmt: skip
     seen: dict[str, tuple[str, int]] = {}
     for i, name in enumerate(str(c).strip() for c in columns):
         if not name:
@@ -155,6 +177,13 @@ def check_column_names(columns: Iterable[Any], where: object) -> None:
         if other != name:
             raise InputError(f"{where}: columns {other!r} and {name!r} differ only in case; the engines compare column names "
                              "ignoring case: every column needs a name of its own")  # fmt: skip
+
+
+def check_frame(df: pd.DataFrame) -> None:
+    """:func:`check_column_names` for a DataFrame given to the Python API (a file's names are
+    checked when it is read): names that are not text (``pd.DataFrame(array)`` numbers its columns),
+    missing, twice, or differing only in case are refused as they are in a file."""
+    check_column_names(df.columns, "the DataFrame")
 
 
 def not_utf8_message(path: str | os.PathLike, exc: UnicodeDecodeError | None = None) -> str:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from tempanon.errors import InputError
+
+if TYPE_CHECKING:  # pandas is not imported by `tempanon --help` (the CLI's modules import this one)
+    import pandas as pd
 
 
 def require_columns(df: pd.DataFrame, columns: Iterable[str], *, role: str = "column") -> None:
@@ -172,11 +174,12 @@ def statement_line(v: Mapping) -> str:
     return line
 
 
-def left_out_line(left_out: Sequence[str]) -> str | None:
-    """The stderr line naming the columns left out of the release (no role), or ``None``."""
+def left_out_line(left_out: Sequence[str], job: bool = False) -> str | None:
+    """The stderr line naming the columns left out of the release (no role), or ``None``; ``job``: the
+    run came from a job file, so the advice names its ``[columns]`` keys instead of the options."""
     if not left_out:
         return None
-    return (
-        f"left out (no role, not released): {', '.join(left_out)}; declare them with --qi, --sensitive, "
-        "--keep (released unchanged) or --drop"
-    )
+    how = ("give them a role in the job file's [columns] (quasi_identifiers, sensitive, keep: released "
+           "unchanged, or identifying)") if job else (
+        "declare them with --qi, --sensitive, --keep (released unchanged) or --drop")  # fmt: skip
+    return f"left out (no role, not released): {', '.join(left_out)}; {how}"

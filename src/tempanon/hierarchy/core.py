@@ -108,7 +108,10 @@ class Hierarchy:
 
     @classmethod
     def from_csv(cls, path: str | os.PathLike, name: str | None = None, *, delimiter: str = ";") -> Hierarchy:
-        """Read the ARX format: ``;``-separated, no header, column 0 the value, column j level j."""
+        """Read the ARX format: ``;``-separated, no header, column 0 the value, column j level j.
+
+        A value holding the separator, a quote, a line break or outer spaces is quoted with ``"``
+        (a quote inside doubled); spaces around an unquoted value are stripped (:func:`_hierarchy_rows`)."""
         p = Path(path)
         attr = name or p.stem
         if not p.exists():
@@ -123,10 +126,10 @@ class Hierarchy:
                 "save it as UTF-8 (e.g. iconv -f latin1 -t utf-8), the encoding tempanon reads data and hierarchies in"
             ) from None
         rows, lines = [], []
-        for lineno, row in enumerate(csv.reader(io.StringIO(text), delimiter=delimiter), start=1):
+        for lineno, row in _hierarchy_rows(text, delimiter, attr, p):
             if not row or all(not c.strip() for c in row):
                 continue
-            rows.append([c.strip() for c in row])
+            rows.append(row)
             lines.append(lineno)
         return cls.from_rows(attr, rows, source=str(p), lines=lines)
 
@@ -136,11 +139,12 @@ class Hierarchy:
 
         def write(tmp: Path) -> None:
             rows = self.table.tolist()
-            # a lone carriage return is left unquoted by the csv writer and read back as a line end:
-            # then every field is quoted (as data.io.csv_text does)
-            cr = any("\r" in str(c) for row in rows for c in row)
+            # a lone carriage return is left unquoted by the csv writer and read back as a line end,
+            # and an unquoted value's outer spaces are layout to the reader (:meth:`from_csv`): then
+            # every field is quoted (as data.io.csv_text does for a carriage return)
+            quote_all = any("\r" in c or c != c.strip() for row in rows for c in map(str, row))
             with open(tmp, "w", encoding="utf-8", newline="") as fh:
-                csv.writer(fh, delimiter=delimiter, lineterminator="\n", quoting=csv.QUOTE_ALL if cr else csv.QUOTE_MINIMAL).writerows(rows)
+                csv.writer(fh, delimiter=delimiter, lineterminator="\n", quoting=csv.QUOTE_ALL if quote_all else csv.QUOTE_MINIMAL).writerows(rows)
 
         return atomic_write(path, write)
 
@@ -220,6 +224,55 @@ class Hierarchy:
                 f"column {self.name!r}: {len(vals)} value(s) missing from the hierarchy ({self.source}): {shown}{more}"
             )
         return hier.dimension(), codes.astype(np.int64)
+
+
+def _hierarchy_rows(text: str, delimiter: str, attr: str, path: Path) -> list[tuple[int, list[str]]]:
+    """The rows of a hierarchy file as ``(line, cells)``: ``delimiter``-separated cells, a cell
+    quoted with ``"`` (RFC 4180, as :meth:`Hierarchy.to_csv` and ARX write it: a ``""`` inside is a
+    quote) holding the delimiter, a quote, a line break or outer spaces as written. The spaces
+    around an unquoted cell are layout and are stripped (``7 ; 0-9`` is ``7`` and ``0-9``); a
+    quoted cell keeps its own (``" 7"`` is `` 7``, a value that a data file can hold beside
+    ``7``). Text after a quoted cell's closing quote (``"a"b``) or a quote never closed is
+    ambiguous and refused with the line; a quote inside an unquoted cell (``5'11"``) is literal.
+    ``line`` is the physical line the row starts on."""
+    if '"' not in text:  # no quoting: the csv module's reader (C), the cells stripped
+        return [(n, [c.strip() for c in row]) for n, row in enumerate(csv.reader(io.StringIO(text), delimiter=delimiter), start=1)]
+    import re
+
+    d = re.escape(delimiter)
+    field = re.compile(rf'[ \t]*"((?:[^"]|"")*)"[ \t]*|(?![ \t]*")([^{d}\r\n]*)')
+    rows: list[tuple[int, list[str]]] = []
+    pos, line, end = 0, 1, len(text)
+    while pos < end:
+        start_line, row = line, []
+        while True:
+            m = field.match(text, pos)
+            if m is None:  # a quote opened and never closed
+                raise HierarchyError(
+                    f"attribute {attr!r}: hierarchy file {path} line {line}: a quoted value is never closed "
+                    f"(starting {text[pos:pos + 20].strip()!r}); close it with '\"' and double a quote inside it ('\"\"')"
+                )
+            quoted = m.group(1)
+            row.append(quoted.replace('""', '"') if quoted is not None else m.group(2).strip())
+            if quoted is not None:
+                line += quoted.count("\n") + quoted.count("\r") - quoted.count("\r\n")
+            pos = m.end()
+            if pos < end and text.startswith(delimiter, pos):
+                pos += len(delimiter)
+                continue
+            if pos < end and text[pos] not in "\r\n":  # "a"b: the quote does not hold the whole value
+                raise HierarchyError(
+                    f"attribute {attr!r}: hierarchy file {path} line {line}: text after the closing quote of a quoted value "
+                    f"({text[m.start():m.end() + 10].strip()!r}); quote the whole value and double a quote inside it (\"a\"\"b\")"
+                )
+            break
+        if text.startswith("\r\n", pos):
+            pos += 2
+        elif pos < end:
+            pos += 1
+        line += 1
+        rows.append((start_line, row))
+    return rows
 
 
 def _validate(name: str, table: np.ndarray, lines: Sequence[int] | None, source: str) -> None:

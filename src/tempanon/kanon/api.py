@@ -164,6 +164,8 @@ class KAnonResult:
             "keep": list(self.keep),
             "left_out": list(self.left_out),
             "verification": self.verification,
+            "steward_only": "this summary counts the input (rows_in, suppressed_rows, respondents): for the data "
+                            "steward, not for release",
         }
 
 

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from tempanon._cliutil import info, progress_reporter, report_roles, run_api
+from tempanon._cliutil import info, levels_text, progress_reporter, report_roles, run_api
 from tempanon.data.roles import statement_line
 from tempanon.errors import InputError
 
@@ -250,7 +250,7 @@ def kanon(
     report_roles(summ, quiet)
     info(
         f"{summ['algorithm']}: {len(summ['anonymous_nodes'])} of {summ['lattice_size']} nodes are {summ['k']}-anonymous "
-        f"({summ['nodes_checked']} nodes checked{' in the lattices of all quasi-identifier subsets' if summ['checks']['search_space'] > summ['lattice_size'] else ''}); selected {summ['selected_levels']} by {summ['criterion']}; "
+        f"({summ['nodes_checked']} nodes checked{' in the lattices of all quasi-identifier subsets' if summ['checks']['search_space'] > summ['lattice_size'] else ''}); selected {levels_text(summ['selected_levels'])} by {summ['criterion']}; "
         f"{summ['suppressed_rows']} rows suppressed; loss {summ['loss']:.4f}\n"
         + (f"search stopped early ({summ['stopped_early']}): best verified result found so far\n" if summ.get("stopped_early") else "")
         + f"wrote {out}" + (f" and {summary}" if summary else "") + (f" and {report}" if report else "")
@@ -279,7 +279,7 @@ def demo(
         f"Adult ({summ['rows_in']} rows), k={summ['k']}: {len(summ['anonymous_nodes'])} of {summ['lattice_size']} "
         f"full-domain generalizations are {summ['k']}-anonymous; {summ['nodes_checked']} checked by {summ['algorithm']} "
         f"in {summ['search_seconds']:.2f} s.\n"
-        f"Selected (min. loss {summ['loss']:.4f}): {summ['selected_levels']}\n"
+        f"Selected (min. loss {summ['loss']:.4f}): {levels_text(summ['selected_levels'])}\n"
         f"Result:  {out.resolve()}\nSummary: {summary.resolve()}\n"
         + statement_line(summ["verification"])
     )

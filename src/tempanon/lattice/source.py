@@ -377,6 +377,9 @@ def open_source(
     from tempanon.lattice.memory import check_memory_limit
 
     if isinstance(data, pd.DataFrame):
+        from tempanon.data.io import check_frame
+
+        check_frame(data)
         engine = resolve_engine(data, engine, memory_limit)
         check_memory_limit(engine, memory_limit, spark_master=spark_master)
         if engine == "numpy":

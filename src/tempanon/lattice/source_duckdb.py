@@ -712,7 +712,7 @@ class SQLSource(FrequencySource):
             target = Path(out)
             target.parent.mkdir(parents=True, exist_ok=True)
         tmps = [self._new_temp_path(target)]
-        tmp, atmp = tmps[0], None
+        tmp, atmp, holder = tmps[0], None, False
         try:
             if audit is not None:
                 atarget = Path(audit)
@@ -723,7 +723,9 @@ class SQLSource(FrequencySource):
                     from tempanon.data.io import write_error
 
                     raise write_error(audit, exc) from exc
-                tmps += [atmp, atmp + ".rows", *([] if Path(atmp).parent == atarget.parent else [str(Path(atmp).parent)])]
+                # (Spark: a hidden holder folder; compared as absolute paths: a relative --audit is no holder)
+                holder = os.path.abspath(Path(atmp).parent) != os.path.abspath(atarget.parent)
+                tmps += [atmp, atmp + ".rows", *([str(Path(atmp).parent)] if holder else [])]
             self._copy(query, tmp, parquet)
             if atmp is not None:
                 self._write_audit(atmp, order, body, salt)
@@ -747,7 +749,7 @@ class SQLSource(FrequencySource):
                 if not Path(t).is_dir():
                     os.chmod(t, 0o666 & ~_umask())
                 replace_path(t, dest)  # an earlier Spark release of that name (a directory) is replaced
-            if atmp is not None and Path(atmp).parent != Path(audit).parent:
+            if atmp is not None and holder:
                 Path(atmp).parent.rmdir()  # the audit's temporary folder (Spark), now empty
         except BaseException:
             for t in tmps:

@@ -167,6 +167,15 @@ def l_from_pairs(pair_class: np.ndarray, pair_count: np.ndarray) -> tuple[int, i
     The entropy of a class is summed over its pairs in increasing count order, so it depends on the
     multiset of counts only, not on how the caller numbered classes or values (the engine and the
     numpy path give the same float)."""
+    distinct, l_freq, ent = _l_per_class(pair_class, pair_count)
+    # tolerate rounding: exp(ln l) may land a hair below l
+    l_ent = int(math.floor(math.exp(float(ent.min())) + 1e-9))
+    return int(distinct.min()), int(l_freq.min()), l_ent
+
+
+def _l_per_class(pair_class: np.ndarray, pair_count: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per class: distinct values, frequency l (``|E| // max count``) and the entropy (nats) of one
+    sensitive column's (class, value) pair counts (see :func:`l_from_pairs`)."""
     pc = np.asarray(pair_class, dtype=np.int64)
     cnt = np.asarray(pair_count, dtype=np.int64)
     order = np.lexsort((cnt, pc))
@@ -179,10 +188,21 @@ def l_from_pairs(pair_class: np.ndarray, pair_count: np.ndarray) -> tuple[int, i
     np.maximum.at(maxfreq, pc, cnt)
     p = cnt / sizes[pc]
     ent = np.bincount(pc, weights=-p * np.log(p), minlength=nc)  # summed in array order
-    l_freq = int((sizes // maxfreq).min())
-    # tolerate rounding: exp(ln l) may land a hair below l
-    l_ent = int(math.floor(math.exp(float(ent.min())) + 1e-9))
-    return int(distinct.min()), l_freq, l_ent
+    return distinct, sizes // maxfreq, ent
+
+
+def l_of_classes(df: pd.DataFrame, qi: Sequence[str], sensitive: Sequence[str], model: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(cls, l)``: each row's class code (:func:`class_codes` over ``qi``) and each class's l under
+    ``model`` (``distinct``, ``frequency`` or ``entropy``), the smallest over the ``sensitive`` columns:
+    which classes make a table's l (:func:`measure` reports the minimum)."""
+    cls, nc = class_codes(df, qi)
+    out = np.full(nc, np.iinfo(np.int64).max, dtype=np.int64)
+    for s in sensitive:
+        distinct, l_freq, ent = _l_per_class(*value_counts_per_class(cls, nc, _text_codes(df[s])))
+        per = {"distinct": distinct, "frequency": l_freq,
+               "entropy": np.floor(np.exp(ent) + 1e-9).astype(np.int64)}[model]  # fmt: skip
+        np.minimum(out, per, out=out)
+    return cls, out
 
 
 def l_measures(cls: np.ndarray, n_classes: int, sensitive: np.ndarray) -> tuple[int, int, int]:
@@ -327,4 +347,4 @@ def aggregates_of(df: pd.DataFrame, qi: Sequence[str], *, uid: str | None = None
 
 
 __all__ = ["ClassAggregates", "RiskSummary", "aggregates_of", "class_codes", "class_sizes", "distinct_per_class", "l_from_pairs",
-           "l_measures", "measure", "risk_from_aggregates"]
+           "l_measures", "l_of_classes", "measure", "risk_from_aggregates"]

@@ -126,8 +126,13 @@ def check_table(
     if l is not None:
         got_l = {"distinct": risk.l_distinct, "frequency": risk.l_frequency, "entropy": risk.l_entropy}[l_model]
         if got_l < l:
+            from tempanon.metrics.risk import l_of_classes
+
+            cls, per_class = l_of_classes(df, qi, sensitive, l_model)
             res.failures.append(
-                f"{l_model} l-diversity of {', '.join(sensitive)} is {got_l}, below the requested {l}"
+                f"{l_model} l-diversity of {', '.join(sensitive)} is {got_l}, below the requested {l}: "
+                f"{int((per_class < l).sum())} of {risk.classes} classes have l below {l}; the least diverse, "
+                f"with l = {got_l}, is {_example_class(df, qi, per_class[cls], got_l)}"
             )
     return res
 

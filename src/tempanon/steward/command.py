@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from tempanon._cliutil import info, progress_reporter, run_api
+from tempanon._cliutil import info, levels_text, progress_reporter, run_api
 from tempanon.errors import InputError
 
 
@@ -136,7 +136,7 @@ def run(
         )
     written = [summ["output"]] + [summ[k] for k in ("report",) if k in summ]
     info(
-        f"{summ['algorithm']}: k={summ['k']}, selected {summ['selected_levels']}; {summ['suppressed_rows']} of {summ['rows_in']} rows "
+        f"{summ['algorithm']}: k={summ['k']}, selected {levels_text(summ['selected_levels'])}; {summ['suppressed_rows']} of {summ['rows_in']} rows "
         f"suppressed; loss {summ['loss']:.4f}\nwrote {', '.join(written)}",
         quiet,
     )
@@ -150,7 +150,7 @@ def _statement(summ: dict, quiet: bool) -> None:
 
     v = summ.get("verification")
     if isinstance(v, dict) and "guarantee" in v:
-        report_roles(summ, quiet)
+        report_roles(summ, quiet, job=True)
         info(_esc(statement_line(v)), quiet)
 
 
@@ -208,6 +208,7 @@ def hierarchy(
 ) -> None:
     """Build a generalization hierarchy (like ARX's wizards) or show one as a tree.
 
+    \b
     Show:  tempanon hierarchy age.csv
     Build: tempanon hierarchy --data adult.csv --column age --type intervals --widths 5,10,20 --out age.csv
     """

@@ -160,6 +160,9 @@ def anonymize_stream(
     step = validate_step(step)
     defer = None if defer is None else validate_defer(defer)
     granule = validate_granule(snapshot)
+    from tempanon.data.io import check_frame
+
+    check_frame(df)
     require_columns(df, [time], role="time column")
     require_columns(df, [sensitive], role="sensitive column")
     if time == sensitive:

@@ -147,7 +147,11 @@ def stream(
     ),
 ) -> None:
     """Publish a stream of snapshots l-diverse (Anatomy) with delay at most --window snapshots,
-    repositioning and suppressing records at minimum information loss (Wang et al., ICDM 2010)."""
+    repositioning and suppressing records at minimum information loss (Wang et al., ICDM 2010).
+
+    Exit status: 0 written, 1 a step's ILP found no solution (--step exact or paper), 2 bad input, 3
+    the independent verifier rejected the output (nothing written).
+    """
 
     from time import perf_counter as _clock
 

@@ -214,6 +214,9 @@ def reference_times(col: pd.Series, instants: np.ndarray, missing: np.ndarray, t
 
 
 def _validate(df, time, qi, uid, k, metric, max_suppression, joint=False):
+    from tempanon.data.io import check_frame
+
+    check_frame(df)
     require_columns(df, [time], role="time column")
     require_columns(df, qi, role="quasi-identifier")
     if uid is not None:
@@ -412,6 +415,10 @@ def anonymize_timestamped(
                   shuffle_seed=shuffle_seed, tinfo=tinfo, res=res, class_key=cls[keep])  # fmt: skip
 
 
+STEWARD_ONLY = ("this summary counts the input (tuples, respondents, suppressed, each candidate's tuples below k): for "
+                "the data steward, not for release")  # fmt: skip
+
+
 def finish(result: TimestampedResult, df: pd.DataFrame, *, time: str, qi: Sequence[str], uid: str | None,
            shuffle_seed: int | None, tinfo: dict, res=None, class_key: np.ndarray | None = None) -> TimestampedResult:  # fmt: skip
     """Shuffle the release within classes, build the steward's audit, state time zone and budget."""
@@ -423,6 +430,7 @@ def finish(result: TimestampedResult, df: pd.DataFrame, *, time: str, qi: Sequen
     if tinfo.get("note"):
         s["messages"].append(tinfo["note"])
     s["row_order"] = "grouped by class, shuffled within classes (secret seed, recorded in the steward audit only)"
+    s["steward_only"] = STEWARD_ONLY
     if res is not None and getattr(res, "budget_exhausted", False):
         s["budget"] = {"exhausted": True, "checked": len(res.checks), "not_reached": len(res.not_reached),
                        "note": "the time limit stopped the search: the release is the best verified among the "

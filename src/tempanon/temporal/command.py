@@ -89,7 +89,12 @@ def timestamped(
     spark_master: Annotated[Optional[str], typer.Option("--spark-master", help="Spark master URL for --engine spark (default: a local[2] session).")] = None,
 ) -> None:
     """Least k-anonymous generalization of timestamps over time granularities (many tuples per
-    respondent; Mascetti, Bettini, Wang, Jajodia, TIME 2006)."""
+    respondent; Mascetti, Bettini, Wang, Jajodia, TIME 2006).
+
+    Exit status: 0 written, 1 no granularity satisfies k within --max-suppression, 2 bad input, 3 the
+    independent verifier rejected the output (nothing written), 4 the engine could not finish (out of
+    memory, a failed Spark job).
+    """
     from tempanon.data.io import OutputSet, read_table
     from tempanon.data.roles import parse_column_list
     from tempanon.temporal.api import anonymize_timestamped

@@ -43,6 +43,7 @@ respondent and QI values" link, with no sort per granularity.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -219,7 +220,8 @@ def no_solution_message(dag: GranularityDAG, checks: dict[int, Check], k: int, m
         fewest = min(checks.values(), key=lambda c: c.suppressed)
         top_k = max(checks.values(), key=lambda c: c.min_respondents)
         if fewest.suppressed < n:
-            hints.append(f"allow suppression of at least {fewest.suppressed} tuples (the fewest below k, at {fewest.name})")
+            hints.append(f"allow suppression of at least {fewest.suppressed} of {n:,} tuples (max_suppression "
+                         f"{_fraction_for(fewest.suppressed, n)}; the fewest below k, at {fewest.name})")  # fmt: skip
         else:
             hints.append("generalize the other quasi-identifiers too (--hierarchies): in every granularity tried, "
                          "every class has fewer than k respondents")
@@ -229,6 +231,16 @@ def no_solution_message(dag: GranularityDAG, checks: dict[int, Check], k: int, m
     return (f"no granularity makes the relation {k}-anonymous at the respondent level"
             f"{' within the suppression limit' if max_suppressed else ''}; tried {tried or 'none'}. "
             + "; ".join(hints) + ".")
+
+
+def _fraction_for(count: int, n: int) -> str:
+    """The shortest decimal ``f`` (up to 6 places, rounded up) with ``floor(f * n) >= count``: the
+    ``max_suppression`` that allows ``count`` of ``n`` suppressed tuples (the API's conversion)."""
+    for places in range(2, 7):
+        f = math.ceil(count / n * 10**places) / 10**places
+        if int(math.floor(f * n + 1e-9)) >= count and f < 1:
+            return f"{f:.{places}f}"
+    return f"{count / n:.6f}"
 
 
 def _n_tuples(checks: dict[int, Check]) -> int:

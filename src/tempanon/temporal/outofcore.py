@@ -102,14 +102,17 @@ def write_release(sq, *, select: Sequence[str], body: str, order: Sequence[str],
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = sq._new_temp_path(target)
         tmps.append(tmp)
-        atmp = None
+        atmp, holder = None, False
         if audit is not None:
             atarget = Path(audit)
             atarget.parent.mkdir(parents=True, exist_ok=True)
             atmp = sq._new_audit_temp(atarget)
             tmps.append(atmp)
             tmps.append(atmp + ".rows")
-            if Path(atmp).parent != atarget.parent:  # Spark: a hidden folder holding the audit under a plain name
+            # Spark: a hidden folder holding the audit under a plain name (compared as absolute paths:
+            # the temporary names are absolute, a relative --audit's folder is not a holder)
+            holder = os.path.abspath(Path(atmp).parent) != os.path.abspath(atarget.parent)
+            if holder:
                 tmps.append(str(Path(atmp).parent))
     except OSError as exc:
         from tempanon.data.io import write_error
@@ -141,7 +144,7 @@ def write_release(sq, *, select: Sequence[str], body: str, order: Sequence[str],
                 if not Path(t).is_dir():  # (Spark writes a directory of part files)
                     os.chmod(t, 0o666 & ~_umask())
                 replace_path(t, dest)  # an earlier Spark release of that name (a directory) is replaced
-        if atmp is not None and Path(atmp).parent != Path(audit).parent:
+        if atmp is not None and holder:
             Path(atmp).parent.rmdir()  # the audit's temporary folder (Spark), now empty
     except BaseException:
         for t in tmps:
@@ -506,6 +509,9 @@ def finish_summary(summary: dict, report: dict, *, k, uid, time, qi, keep, sensi
     if tinfo.get("note"):
         summary["messages"].append(tinfo["note"])
     summary["row_order"] = row_order(shuffle_seed, audit)
+    from tempanon.temporal.api import STEWARD_ONLY
+
+    summary["steward_only"] = STEWARD_ONLY
 
 
 def row_order(shuffle_seed, audit) -> str:

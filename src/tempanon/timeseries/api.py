@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from tempanon.data.io import check_frame
 from tempanon.data.roles import require_columns
 from tempanon.errors import InputError, NoSolutionError
 from tempanon.timeseries.algorithms import kapra, naive
@@ -206,6 +207,7 @@ def kp_anonymize(
     if len(set(qi)) != len(qi):
         raise InputError("a quasi-identifier is listed twice")
     _check_params(len(qi), k, P, algorithm, max_level, paa_segments, l_diversity, epsilon)
+    check_frame(df)
     require_columns(df, sensitive, role="sensitive column")
     roles = {id_col: "id"}
     for c in qi:

@@ -36,7 +36,7 @@ def kp(
     publish_patterns: Annotated[Optional[str], typer.Option("--publish-patterns", help="Publish pattern symbols only for these quasi-identifiers.")] = None,
     summary: Annotated[Optional[Path], typer.Option("--summary", help="Write a JSON summary here.")] = None,
     audit: Annotated[Optional[Path], typer.Option("--audit", help="Steward-only CSV: id, output_row (empty if suppressed), shuffle_seed; not inside the release's folder.")] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", help="No progress or status output.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or status output.")] = False,
     report: Annotated[Optional[Path], typer.Option("--report", help="Write a self-contained HTML report here (after verification).")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show the grouping (k-groups, P-subgroups, levels) and the time per phase.")] = False,
     keep: Annotated[Optional[str], typer.Option("--keep", help="Columns declared insensitive: released unchanged (screened for identifiers). Columns with no role are left out.")] = None,
@@ -48,6 +48,7 @@ def kp(
     Each published series carries its k-group's value envelope (<col>_lo, <col>_hi) and its
     P-subgroup's SAX pattern (letters, 'a' lowest) with its level. The release is checked by an
     independent verifier before anything is written; all files are written atomically.
+
     Exit status: 0 ok, 1 no solution, 2 bad input, 3 verification failed.
     """
     from tempanon.data.io import OutputSet, read_table
