@@ -105,9 +105,9 @@ examined): bounded, it stays deterministic."""
 LIFT_LEVELS = 6
 """A lift raises a snapshot's largest value count by 1 .. LIFT_LEVELS."""
 
-SWAPS, EMPTY, SHED, LIFT_BOUND, FLOW, XFER, XFER_BOUND, PAIRS = 1, 2, 4, 8, 16, 32, 64, 128
-ALL_MOVES = SWAPS | EMPTY | SHED | LIFT_BOUND | FLOW | XFER | XFER_BOUND | PAIRS
-MOVES = EMPTY | SHED | LIFT_BOUND | FLOW | XFER | XFER_BOUND
+SWAPS, EMPTY, SHED, LIFT_BOUND, FLOW, XFER, XFER_BOUND, PAIRS, XFER_HALL, XFER_HALL_CHECK = 1, 2, 4, 8, 16, 32, 64, 128, 256, 512
+ALL_MOVES = SWAPS | EMPTY | SHED | LIFT_BOUND | FLOW | XFER | XFER_BOUND | PAIRS | XFER_HALL
+MOVES = EMPTY | SHED | LIFT_BOUND | FLOW | XFER | XFER_BOUND | XFER_HALL
 """The local search's optional parts (bits; switched off only to measure what each one does, and in
 the tests that show a case each is needed for): ``SWAPS`` two records of one value exchange places
 (**off by default**: its scan is quadratic in the records of a value, and on the stops stream, daily,
@@ -124,7 +124,12 @@ snapshots (or up to :data:`XFER_REACH_PER_W` apart), a flow per candidate (:func
 when ``w <= _fastkernel.XFER_ANY_SIZE_MAX_W``);
 ``XFER_BOUND`` a level-transfer candidate is solved only when a dual bound of the flow for the current
 levels says it can beat the best candidate so far (:func:`_fastkernel.cap_gradient`; the same results
-as without it, fewer flows)."""
+as without it, fewer flows); ``XFER_HALL`` a level-transfer candidate whose caps a cut proves that no
+placement meets (:func:`_fastkernel.caps_infeasible`: Hall's condition on runs of snapshots) is not
+solved: its flow would end with a penalty and be rejected, so the results are the same, with fewer
+flows (daily use-of-force, 2026-11-26: 83-97% of the infeasible candidates caught, step rate x0.97-1.27
+at ``w >= 4``; docs/benchmarks.md); ``XFER_HALL_CHECK`` (tests only) solves those candidates anyway and
+counts any whose flow is accepted (``STATS[40]``, never)."""
 
 TIE = 1.0
 """Ties between placements of equal IL (integer costs only; 0 switches it off): the search prices a
@@ -145,14 +150,16 @@ within 2% of the exact step (2026-11-25 night: IL / exact 1.007-1.014, before up
 CPU-second (4 was the minimum before: without the bound and with the pair scan they cost 25-30% of the
 rate at ``w = 2``)."""
 
-STATS = np.zeros(40, dtype=np.int64)
+STATS = np.zeros(42, dtype=np.int64)
 """Counters of the kernel's work, added to by every run in this process (diagnostics for benchmarks,
 never read by the step): 0 rounds, 1 single moves applied, 2 lift scans, 3 lifts tried, 4 lifts
 applied, 5 pair scans, 6 pairs applied, 7 steps searched, 8 steps ended by the bound, 10-19 applied lifts
 by snapshot (0 = newest), 20-29 by levels raised, 30-32 by variant (strict, drain, shed), 33 swaps, 34
 snapshots emptied, 35 lift levels skipped by the bound, 9 flow polishes that cancelled a cycle, 36
 level-transfer candidates solved, 37 level transfers applied, 38 level-transfer candidates skipped by
-the dual bound (``XFER_BOUND``).
+the dual bound (``XFER_BOUND``), 39 level-transfer candidates proved infeasible by the cut test
+(``XFER_HALL``; with ``XFER_HALL_CHECK`` solved anyway), 40 of those whose flow was accepted (with
+``XFER_HALL_CHECK``: must stay 0), 41 solved candidates whose flow ended infeasible (rejected).
 
 Measured (2026-11-25, shared 2-core machine, perf): before the small helpers (``cost_of``, ``add_ok``,
 ``removal_ok``, ``inc``/``dec``) were inlined at numba's IR level, about half of the kernel's time was
