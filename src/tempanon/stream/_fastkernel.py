@@ -929,6 +929,8 @@ def caps_infeasible(P, mv, l, k, p, q, hw):
                 tot = 0
                 for u in range(mv):
                     tot += Rq[u] if Rq[u] < Sq[u] else Sq[u]
+                    if tot >= need:
+                        break
                 if tot < need:
                     return True
     return False
