@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 def _load_fast_tests():
@@ -32,6 +32,43 @@ def _hall(k, win, l, caps, p, q):
     hw = np.full(4 * V, -7, dtype=np.int64)
     k.hall_tables(np.int64(win.na), np.int64(P), np.int64(mv), win.code, win.lo, win.hi, hw)
     return bool(k.caps_infeasible(np.int64(P), np.int64(mv), np.int64(l), np.asarray(caps, dtype=np.int64), np.int64(p), np.int64(q), hw))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 10_000), st.integers(2, 4), st.integers(1, 8), st.data())
+def test_hall_sure_only_when_the_cut_test_passes(seed, l, w, data):
+    """The shortcut (``_fastkernel.hall_slack`` for levels ``M``, ``hall_sure`` per candidate) says a
+    candidate (``M`` with ``p`` one higher, ``q`` one lower) passes only when ``caps_infeasible`` says it
+    does not fail: skipping the cut test there changes no answer."""
+    from tempanon.stream import fast
+
+    k = fast.kernel()
+    rng = np.random.default_rng(seed)
+    P, oldest = w + 1, 10
+    na = int(rng.integers(2, 60))
+    home = np.sort(rng.integers(oldest - w, oldest + P, size=na))
+    code = rng.integers(0, int(rng.integers(1, 6)), size=na).astype(np.int64)
+    mv = int(code.max()) + 1
+    lo = (np.maximum(home, oldest) - oldest).astype(np.int64)
+    hi = (np.minimum(home + w, oldest + P - 1) - oldest).astype(np.int64)
+    win = _Window(P, oldest, na, home, code, mv, lo, hi, None, None, None, None, None, None, None, None)
+    M = rng.integers(0, int(rng.integers(1, 4)), size=P).astype(np.int64)
+    p = data.draw(st.integers(0, P - 1))
+    q = data.draw(st.integers(0, P - 1).filter(lambda x: x != p))
+    if M[q] == 0:
+        M[q] = 1
+    V = P * mv + P + 2
+    hw = np.full(4 * V + P * P + P, -7, dtype=np.int64)
+    k.hall_tables(np.int64(win.na), np.int64(P), np.int64(mv), win.code, win.lo, win.hi, hw)
+    k.hall_slack(np.int64(P), np.int64(mv), np.int64(l), M, hw)
+    caps = M.copy()
+    caps[p] += 1
+    caps[q] -= 1
+    D = hw[2 * P * mv + 2 * mv + P * P + q]
+    sure = k.hall_sure(np.int64(P), np.int64(mv), np.int64(l), np.int64(p), np.int64(q), D, hw)
+    fails = k.caps_infeasible(np.int64(P), np.int64(mv), np.int64(l), caps, np.int64(p), np.int64(q), hw)
+    assert not (sure and fails)
+    event(f"sure={bool(sure)} fails={bool(fails)}")
 
 
 @settings(max_examples=150, deadline=None)

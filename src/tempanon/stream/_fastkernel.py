@@ -937,6 +937,62 @@ def caps_infeasible(P, mv, l, k, p, q, hw):
 
 
 @jit_nonrt
+def hall_slack(P, mv, l, M, hw):
+    """For the levels ``M`` as caps, per run ``a..b`` of pending snapshots, how far :func:`caps_infeasible`'s
+    cut is above its need (``hw[2 X + 2 mv + a P + b]``, ``X = P mv``), and per snapshot ``r`` the values
+    that can have ``M[r]`` records in it (``hw[2 X + 2 mv + P P + r]``): lowering ``r``'s cap by one
+    lowers a run's cut by at most that many, raising one never lowers it, so a candidate whose every run
+    keeps a non-negative slack by these bounds passes :func:`caps_infeasible` (which is then not run:
+    the same answers)."""
+    X = P * mv
+    Rq = hw[2 * X : 2 * X + mv]
+    Sq = hw[2 * X + mv : 2 * X + 2 * mv]
+    base = 2 * X + 2 * mv
+    for r in range(P):
+        d = 0
+        for u in range(mv):
+            if hw[r * mv + u] >= M[r]:
+                d += 1
+        hw[base + P * P + r] = d
+    for a in range(P):
+        for u in range(mv):
+            Rq[u] = hw[a * mv + u]
+            Sq[u] = 0
+        need = 0
+        for b in range(a, P):
+            need += l * M[b]
+            kb = M[b]
+            tot = 0
+            for u in range(mv):
+                if b > a:
+                    Rq[u] += hw[X + b * mv + u]
+                c = hw[b * mv + u]
+                Sq[u] += c if c < kb else kb
+                tot += Rq[u] if Rq[u] < Sq[u] else Sq[u]
+            hw[base + a * P + b] = tot - need
+
+
+@jit_nonrt
+def hall_sure(P, mv, l, p, q, D, hw):
+    """True when every run through ``p`` or ``q`` keeps a non-negative slack by :func:`hall_slack`'s bounds
+    for the caps ``M`` with ``p`` one higher and ``q`` one lower (``D``: the values that can have ``M[q]``
+    records in ``q``)."""
+    base = 2 * P * mv + 2 * mv
+    top = p if p > q else q
+    bot = p if p < q else q
+    for a in range(top + 1):
+        for b in range(a if a > bot else bot, P):
+            x = hw[base + a * P + b]
+            if a <= p and p <= b:
+                x -= l
+            if a <= q and q <= b:
+                x += l - D
+            if x < 0:
+                return False
+    return True
+
+
+@jit_nonrt
 def flow_polish(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, fw, k):
     """The ``FLOW`` part of the local search: the min-cost flow for the current levels (caps ``k[p] =
     M[p]``, :func:`cancel_cycles`) from the current placements, which are a flow without penalty for
@@ -976,6 +1032,10 @@ def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, 
             k[r] = M[r]
         # two duals of the flow for the current levels (XFER_BOUND): a candidate neither says can gain
         # more than the best one so far is not solved (the results are the same as without)
+        # the runs' slack for the levels (caps_infeasible is run only where it can fail)
+        sure_ok = hall > 0 and len(hw) >= 2 * P * mv + 2 * mv + P * P + P
+        if sure_ok:
+            hall_slack(P, mv, l, M, hw)
         okG = prune and cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, ai, af, G, np.bool_(False))
         if okG:
             okG = cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, ai, af, G2, np.bool_(True))
@@ -1008,7 +1068,10 @@ def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, 
                 # caps that no placement meets are not solved (the flow would end with a penalty and
                 # the candidate be rejected below: the same results, fewer flows); hall = 2 solves them
                 # anyway and counts in stats[40] any that was not rejected (a test: never)
-                skip = hall > 0 and caps_infeasible(P, mv, l, k, np.int64(p), np.int64(q), hw)
+                skip = False
+                if hall > 0:
+                    if not (sure_ok and hall_sure(P, mv, l, np.int64(p), np.int64(q), hw[2 * P * mv + 2 * mv + P * P + q], hw)):
+                        skip = caps_infeasible(P, mv, l, k, np.int64(p), np.int64(q), hw)
                 if skip:
                     stats[39] += 1
                     if hall == 1:
