@@ -127,7 +127,7 @@ levels says it can beat the best candidate so far (:func:`_fastkernel.cap_gradie
 as without it, fewer flows); ``XFER_HALL`` a level-transfer candidate whose caps a cut proves that no
 placement meets (:func:`_fastkernel.caps_infeasible`: Hall's condition on runs of snapshots) is not
 solved: its flow would end with a penalty and be rejected, so the results are the same, with fewer
-flows (daily use-of-force, 2026-11-26: 83-97% of the infeasible candidates caught, step rate x0.97-1.27
+flows (daily use-of-force, 2026-11-26: 83-98% of the infeasible candidates caught, step rate x0.98-1.27
 at ``w >= 4``; docs/benchmarks.md); ``XFER_HALL_CHECK`` (tests only) solves those candidates anyway and
 counts any whose flow is accepted (``STATS[40]``, never)."""
 
