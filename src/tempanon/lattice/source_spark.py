@@ -82,9 +82,15 @@ def _jvm_bytes(text: str) -> int | None:
 
 
 SESSION_TIME_ZONE = "spark.sql.session.timeZone"
+PARQUET_TIMESTAMP_TYPE = "spark.sql.parquet.outputTimestampType"
+#: the session settings every Spark call of tempanon's runs with (:func:`utc_session`), the caller's
+#: values restored after: text of an aware timestamp in UTC; an aware timestamp written to Parquet as
+#: ``TIMESTAMP_MICROS`` (UTC-adjusted INT64, what pandas/pyarrow write for ``datetime64[us, UTC]``),
+#: not Spark's default INT96 (deprecated in Parquet, read back naive by pyarrow)
+SESSION_SETTINGS = {SESSION_TIME_ZONE: "UTC", PARQUET_TIMESTAMP_TYPE: "TIMESTAMP_MICROS"}
 
 _utc_lock = threading.Lock()
-_utc_held: dict[int, list] = {}  # id(session) -> [session, users inside, the caller's value (None: not set)]
+_utc_held: dict[int, list] = {}  # id(session) -> [session, users inside, the caller's values ({key: None}: not set)]
 
 
 @contextmanager
@@ -96,7 +102,10 @@ def utc_session(spark: Any) -> Iterator[Any]:
     time-zone-aware timestamp (``CAST`` to text: a hierarchy's key, the verification's and the
     audit check's comparisons, the timestamped release's row hash; Spark's CSV writer: a kept column
     in a CSV release) is UTC's whatever zone a caller's session is in, as in the sessions
-    :func:`local_session` starts and on numpy and DuckDB (``docs/engines.md``).
+    :func:`local_session` starts and on numpy and DuckDB (``docs/engines.md``). The block also runs
+    with ``spark.sql.parquet.outputTimestampType`` set to ``TIMESTAMP_MICROS`` (an aware timestamp
+    in a Parquet release as pandas writes it, not INT96), the caller's value restored the same way
+    (:data:`SESSION_SETTINGS`).
 
     Nested and concurrent uses on one session (the search's threads) count their users: the first
     one in sets UTC and keeps the caller's value, the last one out restores it, so a restore never
@@ -109,9 +118,18 @@ def utc_session(spark: Any) -> Iterator[Any]:
     with _utc_lock:
         held = _utc_held.get(key)
         if held is None:
-            old = spark.conf.get(SESSION_TIME_ZONE, None)
-            if old != "UTC":
-                spark.conf.set(SESSION_TIME_ZONE, "UTC")
+            old = {}
+            try:
+                for name, value in SESSION_SETTINGS.items():
+                    old[name] = spark.conf.get(name, None)
+                    if old[name] != value:
+                        spark.conf.set(name, value)
+            except BaseException:
+                try:
+                    _restore(spark, old)
+                except Exception:  # pragma: no cover - a stopped session: the original error is what counts
+                    pass
+                raise
             held = _utc_held[key] = [spark, 0, old]
         held[1] += 1
     try:
@@ -131,11 +149,23 @@ def _utc_leave(key: int, held: list) -> None:
         if held[1]:
             return
         del _utc_held[key]
-        spark, old = held[0], held[2]
-        if old is None:
-            spark.conf.unset(SESSION_TIME_ZONE)
-        elif old != "UTC":
-            spark.conf.set(SESSION_TIME_ZONE, old)
+        _restore(held[0], held[2])
+
+
+def _restore(spark: Any, old: dict) -> None:
+    """Give ``spark`` back the values ``old`` of the settings :func:`utc_session` changed (unset the
+    ones that were not set); every one is tried, the first failure raised after."""
+    failed = None
+    for name, value in old.items():
+        try:
+            if value is None:
+                spark.conf.unset(name)
+            elif value != SESSION_SETTINGS[name]:
+                spark.conf.set(name, value)
+        except Exception as exc:  # pragma: no cover - a stopped session
+            failed = failed or exc
+    if failed is not None:
+        raise failed
 
 
 def local_session(master: str | None = None, memory_limit: str | None = None) -> Any:
@@ -187,6 +217,50 @@ def local_session(master: str | None = None, memory_limit: str | None = None) ->
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def python_timestamp_text(expr: str, kind: str, zone: str | None = None) -> str:
+    """Spark SQL giving a typed timestamp ``expr`` the text Python (the numpy path's release) gives it,
+    ``str(pandas.Timestamp)``: ``2021-01-02 00:00:00``, ``2021-01-02 00:00:00.123456`` (the six digits
+    of the microseconds only when they are not all zero), and for a time-zone-aware value
+    (``kind == "timestamp"``; run in a UTC session, :func:`utc_session`) the wall clock in ``zone``
+    (default UTC) with its offset, ``+00:00``, ``-05:00`` (``+HH:MM:SS`` for an offset with seconds).
+    ``kind == "timestamp_ntz"``: a naive value, no offset. NULL stays NULL. (Spark's CSV writer writes
+    ``2021-01-02T00:00:00.000Z``, milliseconds only; ``CAST`` to text ``2021-01-02 00:00:00``.)"""
+    wall, off = expr, ""
+    if kind == "timestamp":
+        if zone in (None, "UTC", "Etc/UTC", "+00:00"):
+            off = "'+00:00'"
+        else:
+            z = "'" + str(zone).replace("'", "''") + "'"
+            wall = f"from_utc_timestamp({expr}, {z})"
+            d = f"(unix_seconds({wall}) - unix_seconds({expr}))"
+            a = f"abs({d})"
+            off = (f"concat(CASE WHEN {d} < 0 THEN '-' ELSE '+' END, lpad(CAST({a} DIV 3600 AS STRING), 2, '0'), ':', "
+                   f"lpad(CAST(({a} % 3600) DIV 60 AS STRING), 2, '0'), "
+                   f"CASE WHEN {a} % 60 = 0 THEN '' ELSE concat(':', lpad(CAST({a} % 60 AS STRING), 2, '0')) END)")  # fmt: skip
+    frac = f"date_format({wall}, 'SSSSSS')"
+    parts = [f"date_format({wall}, 'yyyy-MM-dd HH:mm:ss')", f"CASE WHEN {frac} = '000000' THEN '' ELSE concat('.', {frac}) END"]
+    return f"concat({', '.join([*parts, *([off] if off else [])])})"
+
+
+def _timestamp_kind(dtype: Any) -> str | None:
+    """``"timestamp"`` (aware), ``"timestamp_ntz"`` (naive) or None for a Spark data type."""
+    name = type(dtype).__name__
+    return {"TimestampType": "timestamp", "TimestampNTZType": "timestamp_ntz"}.get(name)
+
+
+def _parquet_zones(path: Path) -> dict[str, str]:
+    """The time zone of every time-zone-aware timestamp column of a Parquet input, as its Arrow schema
+    names it (what pandas, so the numpy path, reads it in): column name (stripped) -> zone."""
+    try:
+        import pyarrow as pa
+        import pyarrow.dataset as ds
+
+        schema = ds.dataset(str(path), format="parquet").schema
+    except Exception:  # unreadable here: Spark's reading reports it
+        return {}
+    return {f.name.strip(): f.type.tz for f in schema if pa.types.is_timestamp(f.type) and f.type.tz}
 
 
 def _plain_audit(path: str, names: list[str], rows_out: int, n_input: int, block: int = 1 << 22) -> bool:
@@ -245,6 +319,8 @@ class SparkSource(SQLSource):
     def __init__(self, df: Any, *, input_name: str = "Spark DataFrame"):
         super().__init__()
         self.spark = df.sparkSession
+        self._zones: dict[str, str] = {}  # aware timestamp column -> its zone (a Parquet input's Arrow schema)
+        self._kinds: dict[str, dict[str, str]] = {}  # view -> timestamp columns' kinds (released_text)
         self._views: list[str] = []  # the temporary views this source made in the session (dropped by close)
         self._tmpdir = scratch_dir("spark")
         self.input = input_name
@@ -282,7 +358,10 @@ class SparkSource(SQLSource):
                 df = spark.read.parquet(str(path))
             else:
                 df = spark.read.csv(str(path), header=True, sep=sep, quote='"', escape='"', inferSchema=False, nullValue="")
-            return cls(df, input_name=str(path))
+            source = cls(df, input_name=str(path))
+        if sep is None:
+            source._zones = _parquet_zones(path)
+        return source
 
     @classmethod
     def from_pandas(cls, data: pd.DataFrame, *, master: str | None = None, spark: Any = None,
@@ -341,9 +420,40 @@ class SparkSource(SQLSource):
             self.spark.sql(f"UNCACHE TABLE IF EXISTS {name}")
             self.spark.catalog.dropTempView(name)
 
+    def released_text(self, alias: str, col: str, rel: str = "src") -> str:
+        """:meth:`SQLSource.released_text`; a typed timestamp column (of ``rel``'s schema) has the
+        numpy path's text, the text a CSV release is written with (:meth:`_copy`,
+        :func:`python_timestamp_text`; an aware one in its Parquet input's zone)."""
+        kind = self._timestamp_kinds(rel).get(col)
+        if kind is None:
+            return super().released_text(alias, col, rel)
+        return f"coalesce({python_timestamp_text(f'{alias}.{self.q(col)}', kind, self._zones.get(col))}, '')"
+
+    def _timestamp_kinds(self, rel: str) -> dict[str, str]:
+        """Column -> ``"timestamp"``/``"timestamp_ntz"`` of the typed timestamp columns of the view ``rel``
+        (the input's cached; a written release's read each time: it is made again for every release)."""
+        if rel in self._kinds:
+            return self._kinds[rel]
+        with self._utc():
+            fields = self.spark.table(rel).schema.fields
+        kinds = {f.name: k for f in fields if (k := _timestamp_kind(f.dataType)) is not None}
+        if rel == "src":
+            self._kinds[rel] = kinds
+        return kinds
+
     def _copy(self, query: str, path: str, parquet: bool) -> None:
         with self._utc():  # (Spark's CSV writer writes a timestamp in the session's zone)
-            w = self._sorted_once(query).write.mode("errorifexists")
+            df = self._sorted_once(query)
+            if not parquet:
+                # a typed timestamp as the numpy path writes it (Spark's CSV writer: ISO, milliseconds only):
+                # a projection over the sorted rows (same partitions, same order)
+                kinds = [_timestamp_kind(f.dataType) for f in df.schema.fields]
+                if any(kinds):
+                    from pyspark.sql import functions as F
+
+                    df = df.select(*(F.expr(python_timestamp_text(self.q(f.name), k, self._zones.get(f.name))).alias(f.name)
+                                     if k else F.col(self.q(f.name)) for f, k in zip(df.schema.fields, kinds)))  # fmt: skip
+            w = df.write.mode("errorifexists")
             if parquet:
                 w.parquet(path)
             else:
@@ -543,7 +653,7 @@ class SparkSource(SQLSource):
         a = self._audit_with_columns(audit)
         if not _plain_audit(audit, ["release_row", "input_line"], rows_out, self.n_rows):
             self._audit_counts(a, rows_out)
-        pos, exp, got, differs = self._audit_comparison(out_cols)
+        pos, exp, got, differs = self._audit_comparison(out_cols, read)
         rn, rr, il = AUDIT_RN, "TRY_CAST(x.release_row AS BIGINT)", "TRY_CAST(x.input_line AS BIGINT)"
         # the input's columns the comparison reads (its quasi-identifiers, the released ones)
         need = [c for c in self.columns if c in pos or c in out_cols]
