@@ -214,9 +214,59 @@ def local_session(master: str | None = None, memory_limit: str | None = None) ->
     running = SparkSession.getActiveSession() or SparkSession._instantiatedSession
     if running is not None and running._sc._jsc is not None:
         return running  # the caller's session: its settings stay its own
+    _start_quiet_context(builder._options)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+LOG4J2_PROPERTIES = Path(__file__).with_name("spark-log4j2.properties")
+
+#: lines the JVM and Spark print at start-up whatever the logging configuration says: the JVM's own
+#: notice of the incubator module Spark 4 adds (``--add-modules=jdk.incubator.vector``), and Spark's
+#: lines about its default logging profile, should the configuration not be read
+_START_NOISE = re.compile(rb"^(WARNING: Using incubator modules: |Using Spark's default log4j profile: |"
+                          rb"Setting default log level to |To adjust logging level use sc\.setLogLevel)")  # fmt: skip
+
+
+def _start_quiet_context(options: dict) -> None:
+    """Start the driver of a session tempanon makes itself (no SparkContext runs in this process)
+    with its logging at ERROR from the first line (:data:`LOG4J2_PROPERTIES` passed as
+    ``-Dlog4j2.configurationFile`` in ``spark.driver.extraJavaOptions``: no "Using Spark's default
+    log4j profile", no hostname/loopback or native-hadoop warnings, no "Setting default log level"),
+    and the JVM's standard error read by a thread that drops the start-up lines of
+    :data:`_START_NOISE` (the JVM's "WARNING: Using incubator modules", which no option turns off)
+    and passes every other line on to this process's standard error. ``getOrCreate`` then returns a
+    session on this context. (``--quiet`` runs print nothing but errors; a caller's session, or
+    one already running, is left as it is.)"""
+    from subprocess import PIPE
+
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    if SparkContext._active_spark_context is not None:
+        return
+    conf = SparkConf()
+    for key, value in options.items():
+        conf.set(key, value)
+    java = conf.get("spark.driver.extraJavaOptions", "") or ""
+    conf.set("spark.driver.extraJavaOptions", f"{java} -Dlog4j2.configurationFile={LOG4J2_PROPERTIES.as_uri()}".strip())
+    gateway = launch_gateway(conf, popen_kwargs={"stderr": PIPE})
+    proc = getattr(gateway, "proc", None)
+    if proc is not None and proc.stderr is not None:
+        threading.Thread(target=_pass_on_errors, args=(proc.stderr,), name="tempanon-spark-stderr", daemon=True).start()
+    SparkContext(conf=conf, gateway=gateway)
+
+
+def _pass_on_errors(stream: Any) -> None:
+    """Copy the JVM's standard error to this process's (file descriptor 2) line by line, without the
+    start-up lines of :data:`_START_NOISE`."""
+    try:
+        for line in iter(stream.readline, b""):
+            if not _START_NOISE.match(line):
+                os.write(2, line)
+    except (OSError, ValueError):  # pragma: no cover - the process is ending
+        pass
 
 
 def python_timestamp_text(expr: str, kind: str, zone: str | None = None) -> str:
