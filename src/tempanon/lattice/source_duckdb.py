@@ -170,6 +170,11 @@ class SQLSource(FrequencySource):
         numpy's text, :meth:`~tempanon.lattice.source_spark.SparkSource.released_text`)."""
         return self.text_expr(col, alias)
 
+    def merge_hint(self, *aliases: str) -> str:
+        """A hint (put after ``SELECT``) that the joins of the relations named ``aliases`` run as
+        sort-merge joins, not one side broadcast: none here (Spark: :meth:`SparkSource.merge_hint`)."""
+        return ""
+
     # plumbing (subclasses)
     def _arrow(self, sql: str) -> Any:
         raise NotImplementedError

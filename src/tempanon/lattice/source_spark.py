@@ -479,6 +479,15 @@ class SparkSource(SQLSource):
             return super().released_text(alias, col, rel)
         return f"coalesce({python_timestamp_text(f'{alias}.{self.q(col)}', kind, self._zones.get(col))}, '')"
 
+    def merge_hint(self, *aliases: str) -> str:
+        """``/*+ MERGE(f), MERGE(s) */``: the row-by-row audit checks join the audit with the numbered
+        written release ``f`` and the numbered input ``s`` as sort-merge joins. Without it Spark
+        broadcast the written release (its size estimated from the compressed Parquet file: a few MB
+        for a million rows, hundreds of MB once decoded and built into a hash table), which ran the
+        default 1 GB driver heap out of memory at 1M rows (``docs/benchmarks.md``, "Spark audit
+        within the default heap")."""
+        return "/*+ " + ", ".join(f"MERGE({a})" for a in aliases) + " */ "
+
     def _timestamp_kinds(self, rel: str) -> dict[str, str]:
         """Column -> ``"timestamp"``/``"timestamp_ntz"`` of the typed timestamp columns of the view ``rel``
         (the input's cached; a written release's read each time: it is made again for every release)."""
@@ -709,11 +718,11 @@ class SparkSource(SQLSource):
         need = [c for c in self.columns if c in pos or c in out_cols]
         joined = (f"FROM {a} x JOIN {self._numbered(read, out_cols)} f ON {rr} = f.{rn} + 1 "
                   f"LEFT JOIN {self._numbered('src', need)} s ON {il} - 2 = s.{rn} {joins}")  # fmt: skip
-        matched, first_bad = self._rows(f"SELECT count(s.{rn}) AS matched, "
+        matched, first_bad = self._rows(f"SELECT {self.merge_hint('f', 's')}count(s.{rn}) AS matched, "
                                         f"min(CASE WHEN s.{rn} IS NOT NULL AND ({differs}) THEN {rr} END) AS bad {joined}")[0]  # fmt: skip
         if first_bad is not None:
             bad = _first(self._rows(
-                f"SELECT {rr} AS rr, {il} AS il, " + ", ".join(f"{e} AS e{j}, {g} AS g{j}" for j, (e, g) in enumerate(zip(exp, got)))
+                f"SELECT {self.merge_hint('f', 's')}{rr} AS rr, {il} AS il, " + ", ".join(f"{e} AS e{j}, {g} AS g{j}" for j, (e, g) in enumerate(zip(exp, got)))
                 + f" {joined} WHERE s.{rn} IS NOT NULL AND {rr} = {int(first_bad)}"
             ))  # fmt: skip
             rr_, il_, vals = bad[0], bad[1], bad[2:]

@@ -661,7 +661,7 @@ def _verify_audit(sq, audit: str, read: str, rows_out: int, *, out_cols, expect:
     got = "hash(" + ", ".join(sq.released_text("f", c, read) for c in out_cols) + ")"
     resp = sq.released_text("s", uid) if uid is not None else f"CAST(s.{RN} + 2 AS {sq.text_type})"
     bad = sq._rows(
-        f"SELECT x.release_row FROM {a} x "
+        f"SELECT {sq.merge_hint('f', 's')}x.release_row FROM {a} x "
         f"JOIN (SELECT {RN} + 1 AS rr, * FROM {sq._numbered(read, out_cols)} y) f ON CAST(x.release_row AS BIGINT) = f.rr "
         f"JOIN {sq._numbered('src', sq.columns)} s ON CAST(x.input_line AS BIGINT) - 2 = s.{RN} {joins} "
         f"WHERE {exp} <> {got} OR coalesce(x.respondent, '') <> {resp} LIMIT 1"
