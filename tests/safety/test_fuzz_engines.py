@@ -20,7 +20,7 @@ statement. A float printed with a decimal point may differ by one unit in its la
 Differences that are intended (and documented) are encoded in the oracle: the release's row
 order (README "Large tables: engines": engine-written releases are ordered inside a class by a
 salted hash), the summary's ``plan``/``engine``/``verification``/timings, floats to the last bits
-(a loss summed in another order), a typed boolean column written as ``true``/``false`` and a timestamp in the
+(a loss summed in another order), a time-zone-aware timestamp in the
 engine's form (``+00``, Spark's ISO ``T...Z``) in a CSV release (docs/fidelity.md 12, README), l-diversity with suppression refused by the engines (exit 2,
 README "Large tables: engines"), ``--memory-limit`` not given to Spark (the heap of a
 running session is fixed: ``local_session``) and on Spark the release written as a directory of
@@ -247,13 +247,10 @@ def _read_release(path: Path) -> pd.DataFrame:
     return pd.read_csv(path, dtype=str, keep_default_na=False)
 
 
-# A typed boolean Parquet column is written by DuckDB/Spark as 'true'/'false' in a CSV release,
-# where numpy writes Python's 'True'/'False': intended, docs/fidelity.md 12 ("Values are compared
-# as text in every engine ... `true`"), README "Large tables: engines"; the generated tables hold
-# no other 'true'/'false' text.
-# A time-zone-aware timestamp likewise: DuckDB writes '2021-01-02 00:00:00+00' (its session is UTC),
+# A typed boolean Parquet column is 'True'/'False' on every engine (docs/engines.md, "Typed columns
+# of a Parquet input on every engine"): compared as written, no mapping.
+# A time-zone-aware timestamp has the engine's text: DuckDB writes '2021-01-02 00:00:00+00' (its session is UTC),
 # numpy Python's '2021-01-02 00:00:00+00:00' (README "Large tables: engines").
-BOOL_TEXT = {"true": "True", "false": "False"}
 # Spark's CSV writer: ISO '2021-01-02T00:00:00.000Z' (aware; its session is UTC), '...T00:00:00.000' (naive).
 ENGINE_TEXT = [(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)\+00$", r"\1+00:00"),
                (r"^(\d{4}-\d\d-\d\d)T(\d\d:\d\d:\d\d)(?:\.0+)?Z$", r"\1 \2+00:00"),
@@ -263,7 +260,6 @@ ENGINE_TEXT = [(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)\+00$", r"\1+00:00"
 def _engine_text(df: pd.DataFrame) -> pd.DataFrame:
     """Both releases' text with the engines' forms of a typed value mapped to Python's (applied to
     numpy's too, so a text cell is compared as it is)."""
-    df = df.replace(BOOL_TEXT)
     for pattern, repl in ENGINE_TEXT:
         df = df.replace(pattern, repl, regex=True)
     return df
