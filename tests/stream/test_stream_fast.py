@@ -336,15 +336,16 @@ def _flow_arrays(win, w):
     emax = win.na * (w + 3) + 2 * win.P * win.mv + 2 * win.P + 4
     V = win.P * win.mv + win.P + 2
     ints = lambda m: np.zeros(m, dtype=np.int64)  # noqa: E731
-    return ints(emax), ints(emax), np.zeros(emax), ints(emax), ints(emax), np.zeros(V), ints(V), ints(V), ints(V + 2)
+    return (ints(emax), ints(emax), np.zeros(emax), ints(emax), ints(emax), np.zeros(V), ints(V), ints(V), ints(V + 2),
+            ints(emax), np.zeros(emax))
 
 
 def _cancel(k, win, l, caps):
     """``cancel_cycles`` for caps ``caps`` on the window (placements and counts updated in place)."""
-    ea, eb, ec, er, ed, dist, par, onpath, cyc = _flow_arrays(win, win.P - 1)
+    ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af = _flow_arrays(win, win.P - 1)
     return k.cancel_cycles(win.na, win.P, win.mv, l, np.asarray(caps, dtype=np.int64), win.o, win.code, win.lo, win.hi,
                            win.price, win.home, win.oldest, win.mu, win.n, win.N, win.M, win.cM, win.H, ea, eb, ec, er,
-                           ed, dist, par, onpath, cyc, 10_000)
+                           ed, dist, par, onpath, cyc, ai, af, 10_000)
 
 
 def _window_il(win):
@@ -446,10 +447,10 @@ def test_cap_gradient_bounds_the_optimum_of_every_cap_vector(seed, l, w, cost_ki
     assert il == pytest.approx(want)
     grads = []
     for rev in (False, True):
-        ea, eb, ec, er, ed, dist, par, onpath, cyc = _flow_arrays(win, w)
+        ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af = _flow_arrays(win, w)
         G = np.zeros(P)
         assert k.cap_gradient(win.na, P, win.mv, l, caps, win.o, win.code, win.lo, win.hi, win.price, win.home, win.oldest,
-                              win.mu, win.n, win.N, ea, eb, ec, er, ed, dist, G, rev)
+                              win.mu, win.n, win.N, ea, eb, ec, er, ed, dist, ai, af, G, rev)
         grads.append(G)
     for _ in range(4):
         k2 = np.array(data.draw(st.lists(st.integers(0, 3), min_size=P, max_size=P)), dtype=np.int64)

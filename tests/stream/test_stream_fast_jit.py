@@ -33,10 +33,10 @@ def literal_arguments(source: str) -> list[str]:
     a call from one ``@jit`` function of ``source`` to another."""
     tree = ast.parse(source)
     funcs = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
-    compiled = {f.name for f in funcs if "jit" in _decorator_names(f)}
+    compiled = {f.name for f in funcs if _decorator_names(f) & {"jit", "jit_nonrt"}}
     out = []
     for f in funcs:
-        if "jit" not in _decorator_names(f) and "jit_inline" not in _decorator_names(f):
+        if not _decorator_names(f) & {"jit", "jit_nonrt", "jit_inline"}:
             continue
         literal_vars = set()
         for node in ast.walk(f):

@@ -213,9 +213,21 @@ class SQLSource(FrequencySource):
     def _init_view(self, scan: str) -> None:
         from tempanon.data.io import check_column_names
 
-        names = [f.name for f in self._arrow(f"SELECT * FROM {scan} LIMIT 0").schema]
+        import pyarrow as pa
+
+        schema = self._arrow(f"SELECT * FROM {scan} LIMIT 0").schema
+        names = [f.name for f in schema]
         check_column_names(names, self.input)  # (Spark keeps a Parquet file's names; DuckDB's are checked in from_path)
-        cols = ", ".join(f"{self.q(n)} AS {self.q(str(n).strip())}" for n in names)
+
+        def column(f: Any) -> str:
+            n, alias = self.q(f.name), self.q(str(f.name).strip())
+            if pa.types.is_boolean(f.type):
+                # a boolean's text as the numpy path has it (Python's str, pandas' CSV writer): True / False,
+                # not SQL's true / false, so hierarchies, releases and checks see the same values on every engine
+                return f"CASE WHEN {n} THEN 'True' WHEN NOT {n} THEN 'False' END AS {alias}"
+            return f"{n} AS {alias}"
+
+        cols = ", ".join(column(f) for f in schema)
         self._exec(f"CREATE OR REPLACE TEMP VIEW src AS SELECT {cols} FROM {scan}")
         self._columns = [str(n).strip() for n in names]
         self._n_rows = None

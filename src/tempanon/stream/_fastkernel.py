@@ -10,6 +10,14 @@ try:
     def jit(fn):
         return njit(cache=True, nogil=True)(fn)
 
+    def jit_nonrt(fn):
+        # without numba's runtime (NRT): no reference counting of array arguments (45% of the kernel's
+        # time at l = 3, w = 8, docs/benchmarks.md "Fast step: the same search, cheaper"). ``_nrt`` is
+        # a flag of numba's own, not of its documented API: a function that would allocate does not
+        # compile with it (so nothing here can leak), and a numba without the flag fails at the first
+        # compile, caught by every fast-step test (pyproject pins numba >= 0.60; measured and tested with 0.68.1)
+        return njit(cache=True, nogil=True, _nrt=False)(fn)
+
     def jit_inline(fn):
         # inlined into the caller at numba's IR level: a call of a compiled function with array
         # arguments costs an atomic reference count increment and decrement per array, which numba
@@ -22,6 +30,7 @@ except ImportError:  # pragma: no cover - numba is a dependency
         return fn
 
     jit_inline = jit
+    jit_nonrt = jit
     HAVE_NUMBA = False
 
 METHOD_INITIAL, METHOD_FAST = 0, 1
@@ -51,6 +60,10 @@ these versions cascade into their own callees. Measured (2026-11-26, cold cache)
 was compiled 2 times, ``lift`` and ``empty`` 6 times each, ten functions in all more than once; the
 cold compile of the kernel took 47.5 CPU-s."""
 _EPS = 1e-9
+WS_I_ROWS = 19
+"""Integer scratch rows of :func:`local_search` (``steps`` allocates them once per batch)."""
+WS_F_ROWS = 5
+"""Float scratch rows of :func:`local_search`."""
 _TOL = 1e-5  # slack for the rounding in a dual bound (distances of size ~_BIG, each within _EPS)
 
 
@@ -121,7 +134,7 @@ def cost_of(i, opt, P, pr, hh, oldest, mu):
         return pr[i]
     return mu[oldest + opt - hh[i]]
 
-@jit
+@jit_nonrt
 def placement_il(na, P, o, pr, hh, oldest, mu):
     """The IL of the placements ``o`` (each record at its option's cost)."""
     il = 0.0
@@ -130,7 +143,7 @@ def placement_il(na, P, o, pr, hh, oldest, mu):
     return il
 
 
-@jit
+@jit_nonrt
 def move(n, N, M, cM, H, o, v, i, b, P, mv):
     a = o[i]
     u = v[i]
@@ -140,7 +153,7 @@ def move(n, N, M, cM, H, o, v, i, b, P, mv):
         inc(n, N, M, cM, H, b, u)
     o[i] = b
 
-@jit
+@jit_nonrt
 def ok_after(n, N, M, cM, p, u1, e1, u2, e2, l):
     """Is snapshot ``p`` l-eligible after count changes ``e1`` of value ``u1`` and ``e2`` of ``u2``
     (``u = -1``: none; ``e`` = +-1)? O(1) from the largest count ``M[p]`` and how many values reach it
@@ -188,7 +201,7 @@ def ok_after(n, N, M, cM, p, u1, e1, u2, e2, l):
     return l * newmax <= tot
 
 
-@jit
+@jit_nonrt
 def pair_ok(n, N, M, cM, o, v, i, b, j, d, P, mv, l):
     """Both moves (i -> b, then j -> d): are the touched snapshots l-eligible afterwards?"""
     a = o[i]
@@ -227,7 +240,7 @@ def pair_ok(n, N, M, cM, o, v, i, b, j, d, P, mv, l):
     return True
 
 
-@jit
+@jit_nonrt
 def lift(n, N, M, cM, H, o, v, order, ogain, nc, p, K, P, mv, l, mode, taken, prev, dst, keep, pr, hh, oldest, mu, lo, hi, na, vidx, vstart, info, scr, rng):
     """Fill snapshot ``p`` up to ``|D'[p]| >= l K`` with at most ``K`` records per value, candidates in
     ``order`` (gains ``ogain``): every positive gain, then the least negative ones while too small.
@@ -411,7 +424,7 @@ def lift(n, N, M, cM, H, o, v, order, ogain, nc, p, K, P, mv, l, mode, taken, pr
     return total
 
 
-@jit
+@jit_nonrt
 def empty(n, N, M, cM, H, o, v, q, P, mv, l, taken, prev, dst, keep, pr, hh, oldest, mu, lo, hi, na, rng):
     """Empty snapshot ``q``: each of its records (input order) to its best other option, a pending
     snapshot that stays l-eligible or suppression (an empty snapshot is l-eligible: Definition 1).
@@ -453,7 +466,7 @@ def empty(n, N, M, cM, H, o, v, q, P, mv, l, taken, prev, dst, keep, pr, hh, old
     return total
 
 
-@jit
+@jit_nonrt
 def fill_bound(n, N, p, K, l, v, order, ogain, nc, tk, tv):
     """The most a selection of the candidates (``order``, gains ``ogain``) into snapshot ``p`` can
     gain with at most ``K`` records per value in ``p`` and ``|D'[p]| >= l K`` (sources' eligibility
@@ -483,11 +496,55 @@ def fill_bound(n, N, p, K, l, v, order, ogain, nc, tk, tv):
     return g
 
 
-@jit
-def fill_candidates(p, na, P, o, v, lo, hi, n, pr, hh, oldest, mu, gain, key, cand, order, ogain, rng):
+@jit_nonrt
+def stable_order(key, nc, idx, tmp):
+    """``idx[:nc]``: the indices ``0 .. nc - 1`` sorted by ``key`` (stable: equal keys in index order,
+    the same order as ``np.argsort(key[:nc], kind="mergesort")``), by a bottom-up merge sort in the
+    scratch ``tmp`` (no allocation)."""
+    for k in range(nc):
+        idx[k] = k
+    width = 1
+    src_is_idx = True
+    while width < nc:
+        a = idx if src_is_idx else tmp
+        b = tmp if src_is_idx else idx
+        lo = 0
+        while lo < nc:
+            mid = min(lo + width, nc)
+            hi = min(lo + 2 * width, nc)
+            i = lo
+            j = mid
+            k = lo
+            while i < mid and j < hi:
+                if key[a[j]] < key[a[i]]:
+                    b[k] = a[j]
+                    j += 1
+                else:
+                    b[k] = a[i]
+                    i += 1
+                k += 1
+            while i < mid:
+                b[k] = a[i]
+                i += 1
+                k += 1
+            while j < hi:
+                b[k] = a[j]
+                j += 1
+                k += 1
+            lo = hi
+        src_is_idx = not src_is_idx
+        width *= 2
+    if not src_is_idx:
+        for k in range(nc):
+            idx[k] = tmp[k]
+
+
+@jit_nonrt
+def fill_candidates(p, na, P, o, v, lo, hi, n, pr, hh, oldest, mu, gain, key, cand, order, ogain, rng, srt, tmp):
     """The records that can reach snapshot ``p`` and are elsewhere, in ``order`` (gains ``ogain``): by
-    decreasing gain, among equal gains first those whose value is the most frequent in their source."""
-    nc = 0
+    decreasing gain, among equal gains first those whose value is the most frequent in their source.
+    ``srt``, ``tmp``: scratch of at least ``nc`` entries."""
+    nc = np.int64(0)
     for j in range(rng[0, p], rng[1, p]):
         if o[j] != p:
             g = cost_of(j, o[j], P, pr, hh, oldest, mu) - cost_of(j, p, P, pr, hh, oldest, mu)
@@ -497,7 +554,7 @@ def fill_candidates(p, na, P, o, v, lo, hi, n, pr, hh, oldest, mu, gain, key, ca
             cand[nc] = j
             nc += 1
     if nc > 32:
-        srt = np.argsort(key[:nc], kind="mergesort")
+        stable_order(key, nc, srt, tmp)
         for k in range(nc):
             order[k] = cand[srt[k]]
             ogain[k] = gain[srt[k]]
@@ -520,64 +577,77 @@ def fill_candidates(p, na, P, o, v, lo, hi, n, pr, hh, oldest, mu, gain, key, ca
 _BIG = 1e7  # penalty of a violated cap or size bound in the flow network (far above any IL change)
 
 
-@jit
-def residual_arcs(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist):
-    """The residual network of the current placements for caps ``k`` (see :func:`cancel_cycles`):
-    fills the arc arrays, returns the number of arcs."""
+@jit_inline
+def record_arcs(i, s, o, v, lo, hi, pr, hh, oldest, mu, P, mv, S, ea, eb, ec, er, ed):
+    """The residual arcs of record ``i`` at positions ``s .. s + hi[i] - lo[i]`` (placed: to
+    suppression, then to every other snapshot in its reach; suppressed: to every snapshot in its reach;
+    ``hi - lo + 1`` arcs either way, so a record's arcs keep their place when it moves). Returns the
+    smallest of their costs."""
+    a = o[i]
+    u = v[i]
+    A = S if a == P else a * mv + u
+    ca = pr[i] if a == P else mu[oldest + a - hh[i]]
+    E = s
+    mn = 1e300
+    if a != P:
+        ea[E] = A
+        eb[E] = S
+        c = pr[i] - ca
+        ec[E] = c
+        er[E] = i
+        ed[E] = P
+        E += 1
+        if c < mn:
+            mn = c
+    for b in range(lo[i], hi[i] + 1):
+        if b == a:
+            continue
+        ea[E] = A
+        eb[E] = b * mv + u
+        c = mu[oldest + b - hh[i]] - ca
+        ec[E] = c
+        er[E] = i
+        ed[E] = b
+        E += 1
+        if c < mn:
+            mn = c
+    return mn
+
+
+@jit_nonrt
+def slot_arcs(p0, P, mv, l, k, n, N, nsup, ms, nm, spos, ea, eb, ec, er):
+    """The arcs after the records': per pending snapshot ``p``, for each slot ``(p, u)`` in ``ms[:nm]``
+    (the slots a record is in or can enter, in order; the others carry no flow and no cycle passes
+    through them) its arc to ``Y_p`` and, when it holds records, back; ``Y_p -> T`` and, when ``p``
+    holds records, back; then ``S -> T`` and, when records are suppressed, back. Written from snapshot
+    ``p0`` on (the arcs before it are kept): ``spos[p]`` is the position of ``p``'s first arc and
+    ``spos[P + 1 + p]`` the index in ``ms`` of its first slot (``spos[P]``, ``spos[2 P + 1]``: those of
+    ``S -> T``), set for ``p > p0``. Returns the number of arcs."""
     X = P * mv
     Yb = X
     S = X + P
     T = S + 1
-    # residual arcs of the current placements
-    E = 0
-    nsup = 0
-    for i in range(na):
-        a = o[i]
-        u = v[i]
-        A = S if a == P else a * mv + u
-        ca = pr[i] if a == P else mu[oldest + a - hh[i]]
-        if a == P:
-            nsup += 1
-        else:
-            ea[E] = A
-            eb[E] = S
-            ec[E] = pr[i] - ca
-            er[E] = i
-            ed[E] = P
-            E += 1
-        for b in range(lo[i], hi[i] + 1):
-            if b == a:
-                continue
-            ea[E] = A
-            eb[E] = b * mv + u
-            ec[E] = mu[oldest + b - hh[i]] - ca
-            er[E] = i
-            ed[E] = b
-            E += 1
-    # slot arcs only for the slots a record is in or can enter (the others carry no flow and no
-    # cycle passes through them): marked in ``dist`` (the callers reset it)
-    for x in range(P * mv):
-        dist[x] = 0.0
-    for i in range(na):
-        u = v[i]
-        for b in range(lo[i], hi[i] + 1):
-            dist[b * mv + u] = 1.0
-    for p in range(P):
-        for u in range(mv):
-            if dist[p * mv + u] == 0.0:
-                continue
-            x = n[p, u]
-            ea[E] = p * mv + u
+    E = spos[p0]
+    j = spos[P + 1 + p0]
+    for p in range(p0, P):
+        spos[p] = E
+        spos[P + 1 + p] = j
+        end = (p + 1) * mv
+        while j < nm and ms[j] < end:
+            x = ms[j]
+            c = n[p, x - p * mv]
+            ea[E] = x
             eb[E] = Yb + p
-            ec[E] = 0.0 if x < k[p] else _BIG
+            ec[E] = 0.0 if c < k[p] else _BIG
             er[E] = -1
             E += 1
-            if x > 0:
+            if c > 0:
                 ea[E] = Yb + p
-                eb[E] = p * mv + u
-                ec[E] = -_BIG if x > k[p] else 0.0
+                eb[E] = x
+                ec[E] = -_BIG if c > k[p] else 0.0
                 er[E] = -1
                 E += 1
+            j += 1
         ea[E] = Yb + p
         eb[E] = T
         ec[E] = -_BIG if N[p] < l * k[p] else 0.0
@@ -589,6 +659,8 @@ def residual_arcs(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, e
             ec[E] = 0.0 if N[p] > l * k[p] else _BIG
             er[E] = -1
             E += 1
+    spos[P] = E
+    spos[2 * P + 1] = j
     ea[E] = S
     eb[E] = T
     ec[E] = 0.0
@@ -603,8 +675,44 @@ def residual_arcs(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, e
     return E
 
 
-@jit
-def cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, ea, eb, ec, er, ed, dist, par, onpath, cyc, max_cancel):
+@jit_nonrt
+def residual_arcs(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, gs, gmin, ms, spos):
+    """The residual network of the current placements for caps ``k`` (see :func:`cancel_cycles`):
+    fills the arc arrays, returns the number of arcs. Record ``i``'s ``hi - lo + 1`` arcs from
+    ``gs[i]`` (their smallest cost in ``gmin[i]``), then :func:`slot_arcs` (the slots a record is in or
+    can enter listed in ``ms``, their number in ``gs[na + 1]``)."""
+    X = P * mv
+    S = X + P
+    # residual arcs of the current placements
+    E = np.int64(0)  # (np.int64, not 0: see _NOLIT)
+    nsup = np.int64(0)
+    for i in range(na):
+        if o[i] == P:
+            nsup += 1
+        gs[i] = E
+        gmin[i] = record_arcs(i, E, o, v, lo, hi, pr, hh, oldest, mu, P, mv, S, ea, eb, ec, er, ed)
+        E += hi[i] - lo[i] + 1
+    gs[na] = E
+    # the slots a record is in or can enter, marked in ``dist`` (the callers reset it)
+    for x in range(X):
+        dist[x] = 0.0
+    for i in range(na):
+        u = v[i]
+        for b in range(lo[i], hi[i] + 1):
+            dist[b * mv + u] = 1.0
+    nm = np.int64(0)
+    for x in range(X):
+        if dist[x] != 0.0:
+            ms[nm] = x
+            nm += 1
+    gs[na + 1] = nm
+    spos[0] = E
+    spos[P + 1] = 0
+    return slot_arcs(np.int64(0), P, mv, l, k, n, N, nsup, ms, nm, spos, ea, eb, ec, er)
+
+
+@jit_nonrt
+def cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af, max_cancel):
     """Min-cost flow for fixed caps ``k[p]`` by cancelling negative cycles (Klein), from the current
     placements. The network of the exact step's cap form (docs/stream.md): record ``i`` to a slot
     ``(p, v_i)`` at ``mu`` or to suppression at ``pr_i``; slot ``(p, u)`` to snapshot ``p`` with
@@ -614,15 +722,29 @@ def cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM
     no penalty left it is the optimum for caps ``k`` (every snapshot l-eligible). Records are arcs
     between slots (``(a, u) -> (b, u)``, cost ``c_i(b) - c_i(a)``); a simple cycle moves each record
     at most once (Section V's LP- and LL-Repositions and every chain of them are such cycles). Returns
-    the number of cycles cancelled."""
+    the number of cycles cancelled.
+
+    The network is built once (:func:`residual_arcs`); after a cycle only the moved records' arcs
+    (in their places) and the slots' and snapshots' arcs (:func:`slot_arcs`) are rewritten: the same
+    arcs in the same order as a new build, so the same cycles are found. ``ai``, ``af``: scratch
+    (:func:`flow_workspace`)."""
     X = P * mv
     Yb = X
     S = X + P
     T = S + 1
     V = T + 1
+    gs = ai[: na + 2]
+    ms = ai[na + 2 : na + 2 + X]
+    spos = ai[na + 2 + X : na + 2 + X + 2 * P + 2]
+    gmin = af[:na]
     cancelled = 0
+    E = residual_arcs(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, gs, gmin, ms, spos)
+    nm = gs[na + 1]
+    nsup = np.int64(0)
+    for i in range(na):
+        if o[i] == P:
+            nsup += 1
     while cancelled < max_cancel:
-        E = residual_arcs(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist)
         # Bellman-Ford from a virtual source (every distance 0), parent graph checked for a cycle
         for x in range(V):
             dist[x] = 0.0
@@ -669,16 +791,32 @@ def cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM
                 break
         if tot >= -_EPS or nc > V:
             break
+        p0 = P  # the first snapshot whose slot arcs change
         for z in range(nc):
             e = cyc[z]
-            if er[e] >= 0:
-                move(n, N, M, cM, H, o, v, er[e], ed[e], P, mv)
+            i = er[e]
+            if i >= 0:
+                b = ed[e]
+                a = o[i]
+                if a == P:
+                    nsup -= 1
+                elif a < p0:
+                    p0 = a
+                if b == P:
+                    nsup += 1
+                elif b < p0:
+                    p0 = b
+                move(n, N, M, cM, H, o, v, i, b, P, mv)
+                # the moved record's arcs, in their place (only record arcs follow in this cycle: a
+                # simple cycle moves a record once, and a slot arc is not read again)
+                gmin[i] = record_arcs(i, gs[i], o, v, lo, hi, pr, hh, oldest, mu, P, mv, S, ea, eb, ec, er, ed)
+        E = slot_arcs(p0, P, mv, l, k, n, N, nsup, ms, nm, spos, ea, eb, ec, er)
         cancelled += 1
     return cancelled
 
 
-@jit
-def cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, G, rev):
+@jit_nonrt
+def cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, ai, af, G, rev):
     """A linear bound on what changing the caps can gain (LP duality), for placements that are a
     min-cost flow for caps ``k`` (no negative cycle): the distances ``d`` of Bellman-Ford on the
     residual network are a feasible dual, feasible for every cap vector, so by weak duality the optimum
@@ -692,7 +830,8 @@ def cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb
     S = X + P
     T = S + 1
     V = T + 1
-    E = residual_arcs(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist)
+    E = residual_arcs(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, ai[: na + 2],
+                      af[:na], ai[na + 2 : na + 2 + X], ai[na + 2 + X : na + 2 + X + 2 * P + 2])
     for x in range(V):
         dist[x] = 0.0
     conv = False
@@ -728,43 +867,54 @@ def cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb
 
 
 @jit
+def flow_workspace_sized(emax, V):
+    """The arrays of :func:`flow_workspace` for at most ``emax`` arcs and ``V`` nodes."""
+    return (np.empty(emax, dtype=np.int64), np.empty(emax, dtype=np.int64), np.empty(emax), np.empty(emax, dtype=np.int64),
+            np.empty(emax, dtype=np.int64), np.empty(V), np.empty(V, dtype=np.int64), np.zeros(V, dtype=np.int64),
+            np.empty(V + 2, dtype=np.int64), np.empty(emax, dtype=np.int64), np.empty(emax))
+
+
+@jit
 def flow_workspace(na, P, mv, w):
     """The arrays :func:`cancel_cycles` works in (arcs: ``ea, eb, ec, er, ed``; nodes: ``dist, par,
-    onpath``; ``cyc``), sized for ``na`` records, ``P`` snapshots, ``mv`` values."""
+    onpath``; ``cyc``; the scratch ``ai``, ``af`` of the arcs' positions, the records' smallest arc costs
+    and the nodes' change times), sized for ``na`` records, ``P`` snapshots, ``mv`` values."""
     emax = na * (w + 3) + 2 * P * mv + 2 * P + 4
     V = P * mv + P + 2
     return (np.empty(emax, dtype=np.int64), np.empty(emax, dtype=np.int64), np.empty(emax), np.empty(emax, dtype=np.int64),
             np.empty(emax, dtype=np.int64), np.empty(V), np.empty(V, dtype=np.int64), np.zeros(V, dtype=np.int64),
-            np.empty(V + 2, dtype=np.int64))
+            np.empty(V + 2, dtype=np.int64), np.empty(emax, dtype=np.int64), np.empty(emax))
 
 
-@jit
-def flow_polish(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, fw):
+@jit_nonrt
+def flow_polish(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, fw, k):
     """The ``FLOW`` part of the local search: the min-cost flow for the current levels (caps ``k[p] =
     M[p]``, :func:`cancel_cycles`) from the current placements, which are a flow without penalty for
     these caps, so the result has none either (every snapshot stays l-eligible) and its IL is not
-    higher. ``fw``: :func:`flow_workspace`. Returns the number of cycles cancelled."""
-    ea, eb, ec, er, ed, dist, par, onpath, cyc = fw
+    higher. ``fw``: :func:`flow_workspace`; ``k``: scratch of ``P`` entries. Returns the number of cycles
+    cancelled."""
+    ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af = fw
     onpath[:] = 0  # (cancel_cycles marks visits by call-local numbers)
-    k = M[:P].copy()
-    return cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, ea, eb, ec, er, ed, dist, par, onpath, cyc, 4 * na + 10)
+    for p in range(P):
+        k[p] = M[p]
+    return cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af, 4 * na + 10)
 
 
-@jit
-def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, stats, prune, reach, fw):
+@jit_nonrt
+def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, stats, prune, reach, fw, k, save, best_o, cnt, G, G2):
     """Level transfers (``XFER``): the levels as caps ``k = M`` with one pending snapshot one level
     higher and another at most ``reach`` snapshots away one lower; each such candidate solved as the
     min-cost flow for its caps by :func:`cancel_cycles` from the current placements (without penalty
     left: optimal for those caps, every snapshot l-eligible); the best candidate that lowers the IL
-    applied, until none does. ``fw``: :func:`flow_workspace`. Returns the IL."""
-    ea, eb, ec, er, ed, dist, par, onpath, cyc = fw
-    k = np.empty(P, dtype=np.int64)
-    save = np.empty(na, dtype=np.int64)
-    best_o = np.empty(na, dtype=np.int64)
+    applied, until none does. ``fw``: :func:`flow_workspace`; scratch ``k``, ``G``, ``G2`` (``P``
+    entries), ``save``, ``best_o`` (``na``), ``cnt`` (``mv``, zeros, left zeroed). Returns the IL."""
+    ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af = fw
     il = placement_il(na, P, o, pr, hh, oldest, mu)
-    cnt = np.zeros(mv, dtype=np.int64)
-    G = np.zeros(P)
-    G2 = np.zeros(P)
+    for p in range(P):
+        G[p] = 0.0
+        G2[p] = 0.0
+    for u in range(mv):
+        cnt[u] = 0
     while True:
         for i in range(na):
             save[i] = o[i]
@@ -774,9 +924,9 @@ def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, 
             k[r] = M[r]
         # two duals of the flow for the current levels (XFER_BOUND): a candidate neither says can gain
         # more than the best one so far is not solved (the results are the same as without)
-        okG = prune and cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, G, np.bool_(False))
+        okG = prune and cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, ai, af, G, np.bool_(False))
         if okG:
-            okG = cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, G2, np.bool_(True))
+            okG = cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, ai, af, G2, np.bool_(True))
         for p in range(P):
             # a necessary condition for level M[p] + 1 at p: the records that can be in p, at most
             # M[p] + 1 per value, are at least l (M[p] + 1) (Definition 1)
@@ -804,7 +954,7 @@ def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, 
                     stats[38] += 1
                     continue
                 onpath[:] = 0  # (cancel_cycles marks visits by call-local numbers)
-                cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, ea, eb, ec, er, ed, dist, par, onpath, cyc, 4 * na + 10)
+                cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af, 4 * na + 10)
                 stats[36] += 1
                 # accepted only as the flow optimum for caps k (no penalty left: every count within
                 # its cap, every size at least l k), so that cap_gradient bounds its gain
@@ -833,11 +983,14 @@ def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, 
     return il
 
 
-@jit
-def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, lo, hi, lb, max_rounds, pair_budget, lift_levels, stats, flags, ws_i, ws_f, xfer_reach):
+@jit_nonrt
+def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, lo, hi, lb, max_rounds, pair_budget, lift_levels, stats, flags, ws_i, ws_f, xfer_reach, fw):
     """Best-improvement local search (single moves, repaired pairs, lifts). Returns the IL. ``ws_i``
-    (10 rows) and ``ws_f`` (3 rows) are scratch rows of at least ``na + 2`` entries (allocated once per
-    batch by ``steps``, not per step)."""
+    (:data:`WS_I_ROWS` rows) and ``ws_f`` (:data:`WS_F_ROWS` rows) are scratch rows of at least ``na +
+    2`` and ``P`` entries, ``fw`` the flow workspace (:func:`flow_workspace`, large enough for this step),
+    allocated by ``steps`` once per batch (grown when a step needs more), not per step: this function
+    and every function it calls allocate nothing, so they are compiled without numba's reference
+    counting (``jit_nonrt``)."""
     il = placement_il(na, P, o, pr, hh, oldest, mu)
     no = np.bool_(False)  # the ``keep`` arguments as variables, not literals (see _NOLIT)
     yes = np.bool_(True)
@@ -864,13 +1017,21 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
     for i in range(na):
         vidx[fillp[v[i]]] = i
         fillp[v[i]] += 1
-    info = np.zeros(1, dtype=np.int64)
+    info = ws_i[10]
     tk = ws_i[8]
     for u in range(mv):
         tk[u] = 0
     # rng[:, c]: the records whose reach holds snapshot c, ``lo <= c <= hi``: a range, because the
     # records come sorted by home (``steps``), so lo and hi do not decrease
-    rng = np.zeros((2, P), dtype=np.int64)
+    rng = ws_i[11:13]
+    srt = ws_i[13]
+    tmp = ws_i[14]
+    xk = ws_i[15]
+    save = ws_i[16]
+    best_o = ws_i[17]
+    cnt = ws_i[18]
+    G = ws_f[3]
+    G2 = ws_f[4]
     a = 0
     b = np.int64(0)
     for c in range(P):
@@ -968,7 +1129,7 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
         for p in range(P):
             # candidates: records that can reach p and are elsewhere, by decreasing gain; among equal
             # gains, first those whose value is the most frequent in their source (it stays l-eligible)
-            nc = fill_candidates(p, na, P, o, v, lo, hi, n, pr, hh, oldest, mu, gain, key, cand, order, ogain, rng)
+            nc = fill_candidates(p, na, P, o, v, lo, hi, n, pr, hh, oldest, mu, gain, key, cand, order, ogain, rng, srt, tmp)
             if nc == 0:
                 continue
             # pruning (heuristic, drains and sheds ignored): skip p when its candidates' positive gains
@@ -1001,7 +1162,7 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
             stats[10 + min(P - 1 - bp, 9)] += 1
             stats[20 + min(bK - M[bp], 9)] += 1
             stats[30 + bs] += 1
-            nc = fill_candidates(bp, na, P, o, v, lo, hi, n, pr, hh, oldest, mu, gain, key, cand, order, ogain, rng)
+            nc = fill_candidates(bp, na, P, o, v, lo, hi, n, pr, hh, oldest, mu, gain, key, cand, order, ogain, rng, srt, tmp)
             il -= lift(n, N, M, cM, H, o, v, order, ogain, nc, bp, bK, P, mv, l, bs, taken, prev, dst, yes, pr, hh, oldest, mu, lo, hi, na, vidx, vstart, info, cand, rng)
             continue
         # 3. repaired pairs (only when no single move and no lift improves): a gaining move that breaks a snapshot, and a repair entering or leaving it
@@ -1078,14 +1239,13 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
         polish = flags & 16 != 0
         transfers = flags & 32 != 0 and (na <= XFER_MAX_ACTIVE or w <= XFER_ANY_SIZE_MAX_W)
         if polish or transfers:
-            fw = flow_workspace(na, P, mv, w)
-            if polish and flow_polish(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, fw) > 0:
+            if polish and flow_polish(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, fw, xk) > 0:
                 stats[9] += 1
                 il = placement_il(na, P, o, pr, hh, oldest, mu)
             # 5. then level transfers (two snapshots up to ``xfer_reach`` apart re-levelled at once, a
             # flow per candidate)
             if transfers:
-                il = xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, stats, flags & 64 != 0, xfer_reach, fw)
+                il = xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, stats, flags & 64 != 0, xfer_reach, fw, xk, save, best_o, cnt, G, G2)
         break
     return il
 
@@ -1154,8 +1314,11 @@ def steps(codes, place, starts, base, t_from, t_to, l, w, mu, beta, defer, round
     cM = np.zeros(w + 2, dtype=np.int64)
     # scratch of the local search and of H, grown when a step needs more (not allocated per step)
     wcap = 0
-    ws_i = np.zeros((10, 1), dtype=np.int64)
-    ws_f = np.zeros((3, 1))
+    ws_i = np.zeros((WS_I_ROWS, 1), dtype=np.int64)
+    ws_f = np.zeros((WS_F_ROWS, 1))
+    fw = flow_workspace_sized(np.int64(1), np.int64(1))
+    fw_e = np.int64(0)
+    fw_v = np.int64(0)
     Hbuf = np.zeros((w + 3, 1), dtype=np.int64)
     for t in range(t_from, t_to):
         k = t - t_from
@@ -1232,10 +1395,10 @@ def steps(codes, place, starts, base, t_from, t_to, l, w, mu, beta, defer, round
                         n[o[i], v[i]] += 1
                         N[o[i]] += 1
                 # H[p, k]: values with k records in p (inc / dec keep M and cM in O(1))
-                if na + 2 > wcap:
-                    wcap = 2 * (na + 2)
-                    ws_i = np.zeros((10, wcap), dtype=np.int64)
-                    ws_f = np.zeros((3, wcap))
+                if na + 2 > wcap or P + 2 > wcap:
+                    wcap = 2 * max(na + 2, P + 2)
+                    ws_i = np.zeros((WS_I_ROWS, wcap), dtype=np.int64)
+                    ws_f = np.zeros((WS_F_ROWS, wcap))
                     Hbuf = np.zeros((w + 3, wcap), dtype=np.int64)
                 H = Hbuf
                 for p in range(P + 1):
@@ -1251,7 +1414,14 @@ def steps(codes, place, starts, base, t_from, t_to, l, w, mu, beta, defer, round
                     c0 = pr[i]
                     c1 = mud[oldest + lo[i] - hh[i]]
                     lb += c1 if c1 < c0 else c0
-                il = local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mud, n, N, M, cM, H, lo, hi, lb, max_rounds, pair_budget, lift_levels, stats, flags, ws_i, ws_f, xfer_reach)
+                # the flow workspace, grown when this step needs more (never allocated per step)
+                need_e = na * (w + 3) + 2 * P * mv + 2 * P + 4
+                need_v = P * mv + P + 2
+                if need_e > fw_e or need_v > fw_v:
+                    fw_e = max(need_e, 2 * fw_e)
+                    fw_v = max(need_v, 2 * fw_v)
+                    fw = flow_workspace_sized(fw_e, fw_v)
+                il = local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mud, n, N, M, cM, H, lo, hi, lb, max_rounds, pair_budget, lift_levels, stats, flags, ws_i, ws_f, xfer_reach, fw)
                 stats[7] += 1
                 # the certificate and the gap with the true costs (the search saw ``mud``)
                 il = 0.0

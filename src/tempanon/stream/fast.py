@@ -161,7 +161,12 @@ CPU by 10-15% and raised the cold compile from ~36 to ~54 CPU-s (load 10-12); in
 cut ~7% more but took ~98 CPU-s to compile, and ``lift`` cannot be inlined (numba refuses). Those
 compile times included numba's extra versions of ten functions for literal argument types (see
 ``_fastkernel._NOLIT``): without them, 2026-11-26, the cold compile is 19.0 CPU-s (was 49.0, same
-machine, side by side)."""
+machine, side by side). The inlined helpers still paid it inside loops where their bodies branch
+(numba's pruning keeps an increment and decrement pair across a branch): since 2026-11-26 the search
+(``local_search`` and everything it calls) allocates nothing and is compiled without reference counting
+(``_fastkernel.jit_nonrt``), and the flows' network is rewritten in place after a cycle: the same
+placements, x1.4-2.0 step rate on daily use-of-force (docs/benchmarks.md, "Fast step: the same search,
+cheaper")."""
 
 XFER_REACH_PER_W = 4
 """A level transfer raises one pending snapshot and lowers another at most ``max(1, w //

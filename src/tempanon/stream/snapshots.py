@@ -52,6 +52,25 @@ class SnapshotIndex:
 _OFFSET = re.compile(r"(?:(?<=\d)Z|[+-]\d\d:?\d\d|(?<=:\d\d)[+-]\d\d)$")
 
 
+def _as_ns(parsed: pd.Series, raw: pd.Series, name: str) -> pd.Series:
+    """``parsed`` at nanosecond resolution. pandas parses a time such as ``-3`` (year -3) or
+    ``2300-01-01`` at a coarser resolution, and one outside the range of nanosecond timestamps
+    (1677-09-21 .. 2262-04-11) is refused with its line, as ``timestamped`` refuses it
+    (:func:`tempanon.temporal.parse._to_seconds`); before, the conversion raised pandas'
+    OutOfBoundsDatetime, a traceback (found by tests/safety/test_fuzz_commands.py)."""
+    try:
+        return parsed.dt.as_unit("ns")
+    except (OverflowError, pd.errors.OutOfBoundsDatetime):
+        pass
+    wall = parsed.dt.tz_localize(None) if isinstance(parsed.dtype, pd.DatetimeTZDtype) else parsed
+    secs = wall.to_numpy().astype("datetime64[s]").astype(np.int64)
+    lo, hi = pd.Timestamp.min.ceil("s").value // 10**9, pd.Timestamp.max.floor("s").value // 10**9
+    out = parsed.notna().to_numpy() & ((secs < lo) | (secs > hi))
+    row = int(np.flatnonzero(out)[0]) if out.any() else 0
+    raise InputError(f"column {name!r}, line {row + 2}: time {raw.iloc[row]!r} is outside 1677-09-21 00:12:44 .. 2262-04-11 23:47:16, "
+                     f"the range tempanon can represent ({int(out.sum())} such value(s))")  # fmt: skip
+
+
 def parse_times(column: pd.Series, name: str, granule: str, timezone: str | None = None) -> pd.Series:
     """Parse the time column; raise :class:`InputError` naming the first bad row and value.
 
@@ -117,7 +136,7 @@ def parse_times(column: pd.Series, name: str, granule: str, timezone: str | None
             break
     if parsed is None:
         raise InputError(f"column {name!r}: cannot parse times")
-    parsed = parsed.dt.as_unit("ns")  # (pandas infers a resolution per column: instants are compared in ns)
+    parsed = _as_ns(parsed, raw, name)  # (pandas infers a resolution per column: instants are compared in ns)
     bad = parsed.isna()
     if bad.any():
         row = int(np.nonzero(bad.to_numpy())[0][0])
