@@ -8,8 +8,7 @@ on Spark"): Spark's CSV writer wrote a kept time-zone-aware timestamp in that zo
 (``2021-01-01T21:00:00.000-05:00``); ``CAST(ts AS STRING)``, the text a hierarchy is keyed by, gave
 the zone's wall clock (a hierarchy's values were then missing); the timestamped release's row order
 hashes that text. And ``local_session`` on a running session set UTC on it for good. The oracle is
-the numpy path (the engines' text of a typed timestamp mapped to Python's, README "Large tables:
-engines"); the time zone is America/New_York on the shared session, set and restored by a fixture.
+the numpy path (a kept typed timestamp is released in Python's text on Spark too); the time zone is America/New_York on the shared session, set and restored by a fixture.
 """
 
 from __future__ import annotations
@@ -47,26 +46,10 @@ def _views(spark) -> set[str]:
     return {t.name for t in spark.catalog.listTables() if t.isTemporary}
 
 
-# Python's text of an aware UTC timestamp, from the engines' forms (Spark's CSV writer ISO with Z;
-# Spark's CAST to text, without the offset, which the hierarchies below list too)
-_ENGINE_TEXT = [(r"^(\d{4}-\d\d-\d\d)T(\d\d:\d\d:\d\d)(?:\.0+)?Z$", r"\1 \2+00:00")]
-
-
-def _python_text(df: pd.DataFrame) -> pd.DataFrame:
-    for pattern, repl in _ENGINE_TEXT:
-        df = df.replace(pattern, repl, regex=True)
-    return df
-
-
-def _int96_utc(rel: pd.DataFrame, column: str = "seen") -> pd.DataFrame:
-    """A Spark Parquet release's aware timestamp is INT96 (UTC instants, read back naive): Python's
-    text of the instant in UTC."""
-    rel[column] = rel[column].str.replace(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)$", r"\1+00:00", regex=True)
-    return rel
-
-
 def _sorted(df: pd.DataFrame) -> pd.DataFrame:
-    df = _python_text(df.astype(str))
+    # (no mapping of Spark's text: a kept aware timestamp is written in Python's, `+00:00`, as numpy's;
+    # before, Spark's CSV writer's ISO `...T00:00:00.000Z` was mapped here)
+    df = df.astype(str)
     return df.sort_values(list(df.columns)).reset_index(drop=True)
 
 
@@ -161,9 +144,9 @@ def test_kanon_on_a_caller_session_in_new_york_releases_what_numpy_does(tmp_path
     else:
         data = ny.read.csv(str(inp), header=True)
     out = tmp_path / "spark" / f"r{suffix}"
-    # (a kept timestamp: Spark's CSV writer and CAST spell it differently, the audit's check compares
-    # them as text: audited on Parquet releases only, docs/engines.md)
-    audit = tmp_path / "steward" / "a.csv" if suffix == ".parquet" else None
+    # (a kept typed timestamp: written to a CSV release in numpy's text and checked through it, so the
+    # CSV releases are audited too; before they were refused, docs/engines.md)
+    audit = tmp_path / "steward" / "a.csv"
     try:
         got = _kanon(data, hdir, out, audit)
     finally:
@@ -173,15 +156,12 @@ def test_kanon_on_a_caller_session_in_new_york_releases_what_numpy_does(tmp_path
     assert _views(ny) == before
     _same_summary(want.summary(), got.summary())
     rel = _read_release(out)
-    if suffix == ".parquet" and fmt == "parquet":
-        rel = _int96_utc(rel)
-    if suffix == ".parquet":
-        if fmt == "parquet":  # typed: the instants (pandas' text of them is Python's)
-            assert pd.api.types.is_datetime64_any_dtype(pd.read_parquet(out)["seen"])
-        assert got.engine_checks["audit"].startswith("checked row by row")
-        assert _read_audit(audit)[1]["release_row"].tolist() == list(range(1, len(rel) + 1))
-    elif fmt == "parquet":  # Spark's CSV writer's text of the instants, in UTC
-        assert set(rel["seen"]) == {"2021-01-02T00:00:00.000Z", "2021-01-03T00:00:00.000Z"}
+    if suffix == ".parquet" and fmt == "parquet":  # typed (TIMESTAMP_MICROS, aware): pandas' text of them is Python's
+        assert str(pd.read_parquet(out)["seen"].dtype) == "datetime64[us, UTC]"
+    assert got.engine_checks["audit"].startswith("checked row by row")
+    assert _read_audit(audit)[1]["release_row"].tolist() == list(range(1, len(rel) + 1))
+    if suffix == ".csv" and fmt == "parquet":  # numpy's text of the instants, in UTC
+        assert set(rel["seen"]) == {"2021-01-02 00:00:00+00:00", "2021-01-03 00:00:00+00:00"}
     pd.testing.assert_frame_equal(_sorted(rel), _sorted(want.table))
 
 
@@ -194,8 +174,8 @@ def test_kanon_release_read_back_on_a_caller_session(tmp_path, ny):
     assert ny.conf.get(TZ) == NY
     assert isinstance(got.table, pd.DataFrame)
     table = got.table.copy()
-    assert pd.api.types.is_datetime64_any_dtype(table["seen"])  # (INT96: naive, in UTC)
-    table["seen"] = pd.to_datetime(table["seen"]).dt.tz_localize("UTC").map(str)
+    assert str(table["seen"].dtype) == "datetime64[us, UTC]"  # (TIMESTAMP_MICROS: aware, in UTC; INT96 was naive)
+    table["seen"] = table["seen"].map(str)
     pd.testing.assert_frame_equal(_sorted(table), _sorted(want.table))
 
 
@@ -259,9 +239,9 @@ def _timestamped_spark(inp: Path, out: Path, audit: Path):
     return res.summary
 
 
-# (a typed timestamp kept in a CSV release is refused by the timestamped path's verification on any
-# session, Spark's CSV text not being CAST's: docs/engines.md; a Parquet input here writes Parquet)
-@pytest.mark.parametrize("fmt, suffix", [("parquet", ".parquet"), ("csv", ".csv")])
+# (a typed timestamp kept in a CSV release was refused by the timestamped path's verification on any
+# session, Spark's CSV text not being CAST's; now written and checked in numpy's text: docs/engines.md)
+@pytest.mark.parametrize("fmt, suffix", [("parquet", ".parquet"), ("parquet", ".csv"), ("csv", ".csv")])
 def test_timestamped_on_the_callers_active_session_in_new_york(tmp_path, ny, fmt, suffix):
     """``anonymize_timestamped_file(engine="spark")`` while the caller's session (New York time) is
     the process's active one (``local_session`` returns it): the same release and summary as the
@@ -276,7 +256,7 @@ def test_timestamped_on_the_callers_active_session_in_new_york(tmp_path, ny, fmt
     _same_summary(want_summary, got_summary)
     assert got_summary["verification"]["audit"].startswith("checked row by row")
     rel = _read_release(tmp_path / "spark" / f"o{suffix}")
-    pd.testing.assert_frame_equal(_sorted(_int96_utc(rel.copy()) if fmt == "parquet" else rel), _sorted(want))
+    pd.testing.assert_frame_equal(_sorted(rel), _sorted(want))
     # the same seed on a session in UTC: the same rows in the same order (the row hash reads UTC's text)
     ny.conf.set(TZ, "UTC")
     try:

@@ -20,19 +20,18 @@ statement. A float printed with a decimal point may differ by one unit in its la
 Differences that are intended (and documented) are encoded in the oracle: the release's row
 order (README "Large tables: engines": engine-written releases are ordered inside a class by a
 salted hash), the summary's ``plan``/``engine``/``verification``/timings, floats to the last bits
-(a loss summed in another order), a typed boolean column written as ``true``/``false`` and a timestamp in the
+(a loss summed in another order), a time-zone-aware timestamp in the
 engine's form (``+00``, Spark's ISO ``T...Z``) in a CSV release (docs/fidelity.md 12, README), l-diversity with suppression refused by the engines (exit 2,
 README "Large tables: engines"), ``--memory-limit`` not given to Spark (the heap of a
 running session is fixed: ``local_session``) and on Spark the release written as a directory of
 part files (README, docs/temporal.md "Engines"; its audit numbers the rows over the part files in
 name order, docs/engines.md, as :func:`_read_release` reads them). In the report: the checker
 named in the guarantee's status line (``tempanon.verify`` on numpy, the engine's class counts of
-the written release), and in ``kanon``'s utility table the examples of released values (order of
-first appearance in memory, the hierarchy level's order on an engine: the same set when all are
-shown; :mod:`tempanon.report.kanon`); a row cut off with ', ...' (more than four values), which the
-two reports cannot share, is compared on each side against that path's own release by the
-product's rule (:func:`examples_by_rule`, session 15; before, only the ', ...' was compared). The
-report has no timings, engine name or plan.
+the written release). ``kanon``'s utility table lists the examples of released values in the
+hierarchy level's order on every path (session 15; numpy's followed the release's shuffled rows, so
+a row cut off with ', ...' could not be compared between the reports): the rows are compared
+exactly, and each report's examples also against its own release by the rule
+(:func:`examples_by_rule`). The report has no timings, engine name or plan.
 
 The default run draws 11 examples per command from a fixed seed (``TEMPANON_FUZZ_SEED``, 4). Four
 draws in five are *valid* (:data:`VALID`, :func:`_valid`: no option refused whatever the data), so
@@ -247,14 +246,12 @@ def _read_release(path: Path) -> pd.DataFrame:
     return pd.read_csv(path, dtype=str, keep_default_na=False)
 
 
-# A typed boolean Parquet column is written by DuckDB/Spark as 'true'/'false' in a CSV release,
-# where numpy writes Python's 'True'/'False': intended, docs/fidelity.md 12 ("Values are compared
-# as text in every engine ... `true`"), README "Large tables: engines"; the generated tables hold
-# no other 'true'/'false' text.
-# A time-zone-aware timestamp likewise: DuckDB writes '2021-01-02 00:00:00+00' (its session is UTC),
+# A typed boolean Parquet column is 'True'/'False' on every engine (docs/engines.md, "Typed columns
+# of a Parquet input on every engine"): compared as written, no mapping.
+# A time-zone-aware timestamp has the engine's text: DuckDB writes '2021-01-02 00:00:00+00' (its session is UTC),
 # numpy Python's '2021-01-02 00:00:00+00:00' (README "Large tables: engines").
-BOOL_TEXT = {"true": "True", "false": "False"}
-# Spark's CSV writer: ISO '2021-01-02T00:00:00.000Z' (aware; its session is UTC), '...T00:00:00.000' (naive).
+# Spark's CSV writer wrote ISO '2021-01-02T00:00:00.000Z' (aware), '...T00:00:00.000' (naive); a kept typed
+# timestamp is now written in numpy's text (docs/engines.md): the last two patterns are kept for the record.
 ENGINE_TEXT = [(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)\+00$", r"\1+00:00"),
                (r"^(\d{4}-\d\d-\d\d)T(\d\d:\d\d:\d\d)(?:\.0+)?Z$", r"\1 \2+00:00"),
                (r"^(\d{4}-\d\d-\d\d)T(\d\d:\d\d:\d\d)\.0+$", r"\1 \2")]  # fmt: skip
@@ -263,7 +260,6 @@ ENGINE_TEXT = [(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)\+00$", r"\1+00:00"
 def _engine_text(df: pd.DataFrame) -> pd.DataFrame:
     """Both releases' text with the engines' forms of a typed value mapped to Python's (applied to
     numpy's too, so a text cell is compared as it is)."""
-    df = df.replace(BOOL_TEXT)
     for pattern, repl in ENGINE_TEXT:
         df = df.replace(pattern, repl, regex=True)
     return df
@@ -458,10 +454,9 @@ CHECKER = re.compile(r"by the independent checker \(.*\)\.$")
 def report_differences(html_a: str, html_b: str, *, command: str) -> list:
     """Where the engine's report (``html_b``) says something else than numpy's (``html_a``): every
     section, heading, text, key/value, table cell and figure (inline SVG), numbers to the last
-    printed digit. Intended differences: the checker named in the guarantee's status line, and in
-    ``kanon``'s utility table the examples of released values (first appearance in the release on
-    numpy, the hierarchy level's order on an engine: the same set when all are shown,
-    :func:`tempanon.report.kanon.attribute_losses_from_counts`)."""
+    printed digit (``kanon``'s examples of released values too: in the hierarchy level's order on
+    every path since session 15). Intended difference: the checker named in the guarantee's status
+    line."""
     a, b = report_content(html_a), report_content(html_b)
     if list(a) != list(b):
         return [("sections", list(a), list(b))]
@@ -491,14 +486,6 @@ def report_differences(html_a: str, html_b: str, *, command: str) -> list:
                     if len(r) != len(s):
                         diffs.append((key, r, s))
                         continue
-                    if command == "kanon" and key == "utility" and ra[0] == ["attribute", "level", "generalized to", "loss"] and r is not ra[0]:
-                        ex_a, ex_b = r[2], s[2]
-                        # (a missing value is shown as an empty example: 'F, M, ')
-                        same = ({x.strip() for x in ex_a.split(",")} == {x.strip() for x in ex_b.split(",")}
-                                if not ex_a.endswith(", ...") else ex_b.endswith(", ..."))  # fmt: skip
-                        r, s = [*r[:2], *r[3:]], [*s[:2], *s[3:]]
-                        if not same:
-                            diffs.append((key, "examples", ex_a, ex_b))
                     if not all(map(_same_text, r, s)):
                         diffs.append((key, r, s))
             elif not all(map(_same_text, x[1:], y[1:])):
@@ -522,27 +509,26 @@ def _level_order(hdir: Path, attribute: str, level: int) -> list[str]:
     return list(dict.fromkeys([*(r[level] for r in rows), ""]))  # (the missing category last: Hierarchy.with_missing)
 
 
-def examples_by_rule(html: str, release: pd.DataFrame, hdir: Path, *, engine: bool) -> list:
+def examples_by_rule(html: str, release: pd.DataFrame, hdir: Path) -> list:
     """Where ``kanon``'s utility table (the "generalized to" examples of released values) is not
     what the product's rule gives on this path's own written release (:mod:`tempanon.report.kanon`):
-    the distinct released values of the attribute (missing as ''), in order of first appearance in
-    the release on numpy, in the hierarchy level's order on an engine (a value not in the level
-    first), the first four shown and ', ...' when there are more. A truncated row, which the two
-    reports cannot share, is so compared exactly on each side."""
+    the distinct released values of the attribute (missing as ''), in the hierarchy level's order (a
+    value not in the level first; on every path since session 15: numpy's followed the release's
+    shuffled rows), the first four shown and ', ...' when there are more. Compared exactly on each
+    side (and the two reports' rows are compared with each other as well)."""
     table = next((b for b in report_content(html).get("utility", []) if b[0] == "table" and b[2] and b[2][0] == UTILITY_HEADER), None)
     if table is None:
         return [("utility", "no table")]
     diffs = []
     for attribute, level, shown, *_ in table[2][1:]:
         values = list(dict.fromkeys(release[attribute].tolist())) if attribute in release.columns else []
-        if engine:
-            order = {v: i for i, v in enumerate(_level_order(hdir, attribute, int(level)))}
-            values = sorted(values, key=lambda v: order.get(v, -1))
+        order = {v: i for i, v in enumerate(_level_order(hdir, attribute, int(level)))}
+        values = sorted(values, key=lambda v: order.get(v, -1))
         want = ", ".join(values[:4]) + (", ..." if len(values) > 4 else "")
         if len(values) > 4 and currently_in_test_context():
             event("kanon report: a truncated examples row compared by the rule")
         if shown != want:
-            diffs.append(("utility", "engine" if engine else "numpy", attribute, "examples", shown, want))
+            diffs.append(("utility", attribute, "examples", shown, want))
     return diffs
 
 
@@ -577,7 +563,7 @@ def _compare(cmd: str, tmp: Path, engine: str, base: list, outs: dict, engine_op
         diffs = report_differences(html_a, html_b, command=cmd)
         if cmd == "kanon":  # the examples of released values, each report against its own release and the rule
             hdir = Path(base[base.index("--hierarchies") + 1])
-            diffs += examples_by_rule(html_a, rel_a, hdir, engine=False) + examples_by_rule(html_b, rel_b, hdir, engine=True)
+            diffs += examples_by_rule(html_a, rel_a, hdir) + examples_by_rule(html_b, rel_b, hdir)
         assert not diffs, (where, diffs[:6])
     for _, paths in got.values():
         recheck(paths, json.loads(paths["--summary"].read_text()))
@@ -765,8 +751,8 @@ def _job(tmp: Path, src: Path, engine: str, data, valid: bool = False) -> None:
     if report:
         html_a, html_b = (tmp / "numpy" / "r.html").read_text(encoding="utf-8"), (tmp / engine / "r.html").read_text(encoding="utf-8")
         diffs = report_differences(html_a, html_b, command=model)
-        if model == "kanon":  # (the job runner releases in memory on every engine: kanon_report, first appearance)
-            diffs += examples_by_rule(html_a, rel_a, tmp / "h", engine=False) + examples_by_rule(html_b, rel_b, tmp / "h", engine=False)
+        if model == "kanon":  # (the job runner releases in memory on every engine: kanon_report)
+            diffs += examples_by_rule(html_a, rel_a, tmp / "h") + examples_by_rule(html_b, rel_b, tmp / "h")
         assert not diffs, (where, diffs[:6])
     _recheck(tmp / engine / "o.csv", ["age", "sex"] if model == "kanon" else ["sex", "t"], k, tmp)
 
@@ -848,7 +834,9 @@ def test_engine_text_of_an_aware_timestamp_is_utc_on_every_machine(tmp_path, eng
     machine's local zone (TZ=America/New_York: DuckDB '2021-01-01 19:00:00-05', Spark
     '2021-01-01T19:00:00.000-05:00' for 2021-01-02 00:00 UTC), so the release (and the text a
     hierarchy must hold for such a quasi-identifier) changed with the machine; the engines'
-    sessions are now in UTC (DuckDB '2021-01-02 00:00:00+00', Spark '2021-01-02T00:00:00.000Z')."""
+    sessions are now in UTC (DuckDB '2021-01-02 00:00:00+00'; Spark writes numpy's text
+    '2021-01-02 00:00:00+00:00', computed in UTC; before, its CSV writer's '2021-01-02T00:00:00.000Z',
+    docs/engines.md)."""
     import subprocess
     import sys
 
@@ -866,15 +854,15 @@ def test_engine_text_of_an_aware_timestamp_is_utc_on_every_machine(tmp_path, eng
     assert r.returncode == 0, r.stderr[-2000:]
     texts = set(_read_release(out)["t"])
     assert texts == ({"2021-01-02 00:00:00+00", "2021-01-03 00:00:00+00"} if engine == "duckdb"
-                     else {"2021-01-02T00:00:00.000Z", "2021-01-03T00:00:00.000Z"})  # fmt: skip
+                     else {"2021-01-02 00:00:00+00:00", "2021-01-03 00:00:00+00:00"})  # fmt: skip
     assert set(_engine_text(pd.DataFrame({"t": sorted(texts)}))["t"]) == {"2021-01-02 00:00:00+00:00", "2021-01-03 00:00:00+00:00"}
 
 
 def test_report_comparison_sees_what_a_steward_reads(tmp_path):
     """The fuzz's report comparison (:func:`report_differences`) is not blind: on one numpy
     report, a changed number in a table, a key/value, a figure or a caption, a missing row, a
-    verdict turned to 'NOT verified' are differences; the checker's name and the order of fully
-    shown examples are not, nor a float rounded the other way in its last printed digit."""
+    verdict turned to 'NOT verified', examples in another order are differences; the checker's name
+    is not, nor a float rounded the other way in its last printed digit."""
     n = 40
     df = pd.DataFrame({"age": (np.arange(n) * 7) % 50 + 20, "sex": ["F", "M"] * (n // 2), "pid": np.arange(n) // 2})
     df.to_csv(tmp_path / "in.csv", index=False)
@@ -903,7 +891,7 @@ def test_report_comparison_sees_what_a_steward_reads(tmp_path):
     two = str(Decimal(mean) + 2 * Decimal(1).scaleb(Decimal(mean).as_tuple().exponent))
     assert changed(f"<td class=\"num\">{mean}</td>", f"<td class=\"num\">{two}</td>")
     assert changed(f"<dd>{loss}</dd>", f"<dd>{float(loss) * 2:.4g}</dd>")
-    assert changed("<td>F, M</td>", "<td>M, F</td>") == []  # all shown: compared as a set
+    assert changed("<td>F, M</td>", "<td>M, F</td>")  # the hierarchy's order on every path: compared exactly
     assert changed("<td>F, M</td>", "<td>F, *</td>")
     assert changed("(tempanon.verify)", "(the duckdb engine's class counts of the written release)") == []
     assert changed("verified on the released table", "NOT verified on the released table")
@@ -938,18 +926,18 @@ def test_truncated_examples_are_compared_by_the_rule(tmp_path):
     shown = {eng: rows[eng][1][2] for eng in rows}  # age at level 0: 20 values, four shown
     assert rows["numpy"][1][:2] == ["age", "0"] and all(x.endswith(", ...") for x in shown.values()), shown
     assert report_differences(html["numpy"], html["duckdb"], command="kanon") == []
-    assert examples_by_rule(html["numpy"], rel["numpy"], tmp_path / "h", engine=False) == []
-    assert examples_by_rule(html["duckdb"], rel["duckdb"], tmp_path / "h", engine=True) == []
-    assert shown["duckdb"] == "20, 21, 22, 23, ..."  # the hierarchy's order (its rows sorted as text)
+    assert examples_by_rule(html["numpy"], rel["numpy"], tmp_path / "h") == []
+    assert examples_by_rule(html["duckdb"], rel["duckdb"], tmp_path / "h") == []
+    assert shown["duckdb"] == shown["numpy"] == "20, 21, 22, 23, ..."  # the hierarchy's order (its rows sorted as text)
     for eng in html:
         first = shown[eng].split(", ")
         changed = ", ".join([*first[:2], "39", *first[3:]])  # another released value in the third place
         bad = html[eng].replace(f"<td>{shown[eng]}</td>", f"<td>{changed}</td>", 1)
         assert bad != html[eng]
-        assert report_differences(html["numpy"], bad, command="kanon") == []  # blind to it: both truncated
-        assert examples_by_rule(bad, rel[eng], tmp_path / "h", engine=eng != "numpy"), eng
-    # numpy's examples follow its release's row order: the release read backwards shows others
-    assert examples_by_rule(html["numpy"], rel["numpy"].iloc[::-1], tmp_path / "h", engine=False)
+        assert report_differences(html["numpy"], bad, command="kanon")  # the reports' rows compared exactly
+        assert examples_by_rule(bad, rel[eng], tmp_path / "h"), eng
+    # the examples do not follow the release's (secretly shuffled) row order: read backwards, the same
+    assert examples_by_rule(html["numpy"], rel["numpy"].iloc[::-1], tmp_path / "h") == []
 
 
 @pytest.mark.parametrize("engine", ["duckdb", pytest.param("spark", marks=pytest.mark.spark)])

@@ -163,6 +163,18 @@ class SQLSource(FrequencySource):
         """The text of a value as hierarchies see it: missing is the empty string."""
         return f"coalesce(CAST({alias}.{self.q(col)} AS {self.text_type}), '')"
 
+    def released_text(self, alias: str, col: str, rel: str = "src") -> str:
+        """The text of column ``col`` of the relation ``rel`` (a view: ``src``, or the written release
+        read back), its row named ``alias``, as a release writes it and the checks compare a column
+        released unchanged with it: :meth:`text_expr` here (on Spark a typed timestamp is given
+        numpy's text, :meth:`~tempanon.lattice.source_spark.SparkSource.released_text`)."""
+        return self.text_expr(col, alias)
+
+    def merge_hint(self, *aliases: str) -> str:
+        """A hint (put after ``SELECT``) that the joins of the relations named ``aliases`` run as
+        sort-merge joins, not one side broadcast: none here (Spark: :meth:`SparkSource.merge_hint`)."""
+        return ""
+
     # plumbing (subclasses)
     def _arrow(self, sql: str) -> Any:
         raise NotImplementedError
@@ -922,17 +934,16 @@ class SQLSource(FrequencySource):
             raise VerificationError(f"the audit lists {n} rows ({rows} distinct release rows, {lines} distinct input lines); "
                                     f"the release has {rows_out}")  # fmt: skip
 
-    def _audit_comparison(self, out_cols: Sequence[str]) -> tuple[dict, list[str], list[str], str]:
+    def _audit_comparison(self, out_cols: Sequence[str], read: str) -> tuple[dict, list[str], list[str], str]:
         """What the row-by-row audit check compares: (quasi-identifier -> index, the expected text of
         every released column from the input row ``s`` and the mappings ``vm<i>``, the written text
-        from the release row ``f``, the SQL condition "some column differs")."""
+        from the release row ``f`` of ``read``, the SQL condition "some column differs")."""
         pos = {q: i for i, q in enumerate(self.qi)}
         unknown = [c for c in out_cols if c not in pos and c not in self.columns]
         if unknown:
             raise VerificationError(f"released column(s) {', '.join(map(repr, unknown))} are not input columns")
-        txt = lambda e: f"coalesce(CAST({e} AS {self.text_type}), '')"  # noqa: E731
-        exp = [f"coalesce(vm{pos[c]}.label, '')" if c in pos else txt(f"s.{self.q(c)}") for c in out_cols]
-        got = [txt(f"f.{self.q(c)}") for c in out_cols]
+        exp = [f"coalesce(vm{pos[c]}.label, '')" if c in pos else self.released_text("s", c) for c in out_cols]
+        got = [self.released_text("f", c, read) for c in out_cols]
         return pos, exp, got, " OR ".join(f"{e} <> {g}" for e, g in zip(exp, got)) or "false"
 
     def _verify_audit(self, audit: str, read: str, rows_out: int, *, out_cols: Sequence[str], joins: str) -> None:
@@ -946,7 +957,7 @@ class SQLSource(FrequencySource):
         values of the first mismatch."""
         a = self._audit_with_columns(audit)
         self._audit_counts(a, rows_out)
-        pos, exp, got, differs = self._audit_comparison(out_cols)
+        pos, exp, got, differs = self._audit_comparison(out_cols, read)
         rn = AUDIT_RN
         bad = _first(self._rows(
             f"SELECT TRY_CAST(x.release_row AS BIGINT) AS rr, TRY_CAST(x.input_line AS BIGINT) AS il, "

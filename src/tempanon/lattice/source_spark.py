@@ -82,9 +82,15 @@ def _jvm_bytes(text: str) -> int | None:
 
 
 SESSION_TIME_ZONE = "spark.sql.session.timeZone"
+PARQUET_TIMESTAMP_TYPE = "spark.sql.parquet.outputTimestampType"
+#: the session settings every Spark call of tempanon's runs with (:func:`utc_session`), the caller's
+#: values restored after: text of an aware timestamp in UTC; an aware timestamp written to Parquet as
+#: ``TIMESTAMP_MICROS`` (UTC-adjusted INT64, what pandas/pyarrow write for ``datetime64[us, UTC]``),
+#: not Spark's default INT96 (deprecated in Parquet, read back naive by pyarrow)
+SESSION_SETTINGS = {SESSION_TIME_ZONE: "UTC", PARQUET_TIMESTAMP_TYPE: "TIMESTAMP_MICROS"}
 
 _utc_lock = threading.Lock()
-_utc_held: dict[int, list] = {}  # id(session) -> [session, users inside, the caller's value (None: not set)]
+_utc_held: dict[int, list] = {}  # id(session) -> [session, users inside, the caller's values ({key: None}: not set)]
 
 
 @contextmanager
@@ -96,7 +102,10 @@ def utc_session(spark: Any) -> Iterator[Any]:
     time-zone-aware timestamp (``CAST`` to text: a hierarchy's key, the verification's and the
     audit check's comparisons, the timestamped release's row hash; Spark's CSV writer: a kept column
     in a CSV release) is UTC's whatever zone a caller's session is in, as in the sessions
-    :func:`local_session` starts and on numpy and DuckDB (``docs/engines.md``).
+    :func:`local_session` starts and on numpy and DuckDB (``docs/engines.md``). The block also runs
+    with ``spark.sql.parquet.outputTimestampType`` set to ``TIMESTAMP_MICROS`` (an aware timestamp
+    in a Parquet release as pandas writes it, not INT96), the caller's value restored the same way
+    (:data:`SESSION_SETTINGS`).
 
     Nested and concurrent uses on one session (the search's threads) count their users: the first
     one in sets UTC and keeps the caller's value, the last one out restores it, so a restore never
@@ -109,9 +118,18 @@ def utc_session(spark: Any) -> Iterator[Any]:
     with _utc_lock:
         held = _utc_held.get(key)
         if held is None:
-            old = spark.conf.get(SESSION_TIME_ZONE, None)
-            if old != "UTC":
-                spark.conf.set(SESSION_TIME_ZONE, "UTC")
+            old = {}
+            try:
+                for name, value in SESSION_SETTINGS.items():
+                    old[name] = spark.conf.get(name, None)
+                    if old[name] != value:
+                        spark.conf.set(name, value)
+            except BaseException:
+                try:
+                    _restore(spark, old)
+                except Exception:  # pragma: no cover - a stopped session: the original error is what counts
+                    pass
+                raise
             held = _utc_held[key] = [spark, 0, old]
         held[1] += 1
     try:
@@ -131,11 +149,23 @@ def _utc_leave(key: int, held: list) -> None:
         if held[1]:
             return
         del _utc_held[key]
-        spark, old = held[0], held[2]
-        if old is None:
-            spark.conf.unset(SESSION_TIME_ZONE)
-        elif old != "UTC":
-            spark.conf.set(SESSION_TIME_ZONE, old)
+        _restore(held[0], held[2])
+
+
+def _restore(spark: Any, old: dict) -> None:
+    """Give ``spark`` back the values ``old`` of the settings :func:`utc_session` changed (unset the
+    ones that were not set); every one is tried, the first failure raised after."""
+    failed = None
+    for name, value in old.items():
+        try:
+            if value is None:
+                spark.conf.unset(name)
+            elif value != SESSION_SETTINGS[name]:
+                spark.conf.set(name, value)
+        except Exception as exc:  # pragma: no cover - a stopped session
+            failed = failed or exc
+    if failed is not None:
+        raise failed
 
 
 def local_session(master: str | None = None, memory_limit: str | None = None) -> Any:
@@ -184,9 +214,103 @@ def local_session(master: str | None = None, memory_limit: str | None = None) ->
     running = SparkSession.getActiveSession() or SparkSession._instantiatedSession
     if running is not None and running._sc._jsc is not None:
         return running  # the caller's session: its settings stay its own
+    _start_quiet_context(builder._options)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+LOG4J2_PROPERTIES = Path(__file__).with_name("spark-log4j2.properties")
+
+#: lines the JVM and Spark print at start-up whatever the logging configuration says: the JVM's own
+#: notice of the incubator module Spark 4 adds (``--add-modules=jdk.incubator.vector``), and Spark's
+#: lines about its default logging profile, should the configuration not be read
+_START_NOISE = re.compile(rb"^(WARNING: Using incubator modules: |Using Spark's default log4j profile: |"
+                          rb"Setting default log level to |To adjust logging level use sc\.setLogLevel)")  # fmt: skip
+
+
+def _start_quiet_context(options: dict) -> None:
+    """Start the driver of a session tempanon makes itself (no SparkContext runs in this process)
+    with its logging at ERROR from the first line (:data:`LOG4J2_PROPERTIES` passed as
+    ``-Dlog4j2.configurationFile`` in ``spark.driver.extraJavaOptions``: no "Using Spark's default
+    log4j profile", no hostname/loopback or native-hadoop warnings, no "Setting default log level"),
+    and the JVM's standard error read by a thread that drops the start-up lines of
+    :data:`_START_NOISE` (the JVM's "WARNING: Using incubator modules", which no option turns off)
+    and passes every other line on to this process's standard error. ``getOrCreate`` then returns a
+    session on this context. (``--quiet`` runs print nothing but errors; a caller's session, or
+    one already running, is left as it is.)"""
+    from subprocess import PIPE
+
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    if SparkContext._active_spark_context is not None:
+        return
+    conf = SparkConf()
+    for key, value in options.items():
+        conf.set(key, value)
+    java = conf.get("spark.driver.extraJavaOptions", "") or ""
+    conf.set("spark.driver.extraJavaOptions", f"{java} -Dlog4j2.configurationFile={LOG4J2_PROPERTIES.as_uri()}".strip())
+    gateway = launch_gateway(conf, popen_kwargs={"stderr": PIPE})
+    proc = getattr(gateway, "proc", None)
+    if proc is not None and proc.stderr is not None:
+        threading.Thread(target=_pass_on_errors, args=(proc.stderr,), name="tempanon-spark-stderr", daemon=True).start()
+    SparkContext(conf=conf, gateway=gateway)
+
+
+def _pass_on_errors(stream: Any) -> None:
+    """Copy the JVM's standard error to this process's (file descriptor 2) line by line, without the
+    start-up lines of :data:`_START_NOISE`."""
+    try:
+        for line in iter(stream.readline, b""):
+            if not _START_NOISE.match(line):
+                os.write(2, line)
+    except (OSError, ValueError):  # pragma: no cover - the process is ending
+        pass
+
+
+def python_timestamp_text(expr: str, kind: str, zone: str | None = None) -> str:
+    """Spark SQL giving a typed timestamp ``expr`` the text Python (the numpy path's release) gives it,
+    ``str(pandas.Timestamp)``: ``2021-01-02 00:00:00``, ``2021-01-02 00:00:00.123456`` (the six digits
+    of the microseconds only when they are not all zero), and for a time-zone-aware value
+    (``kind == "timestamp"``; run in a UTC session, :func:`utc_session`) the wall clock in ``zone``
+    (default UTC) with its offset, ``+00:00``, ``-05:00`` (``+HH:MM:SS`` for an offset with seconds).
+    ``kind == "timestamp_ntz"``: a naive value, no offset. NULL stays NULL. (Spark's CSV writer writes
+    ``2021-01-02T00:00:00.000Z``, milliseconds only; ``CAST`` to text ``2021-01-02 00:00:00``.)"""
+    wall, off = expr, ""
+    if kind == "timestamp":
+        if zone in (None, "UTC", "Etc/UTC", "+00:00"):
+            off = "'+00:00'"
+        else:
+            z = "'" + str(zone).replace("'", "''") + "'"
+            wall = f"from_utc_timestamp({expr}, {z})"
+            d = f"(unix_seconds({wall}) - unix_seconds({expr}))"
+            a = f"abs({d})"
+            off = (f"concat(CASE WHEN {d} < 0 THEN '-' ELSE '+' END, lpad(CAST({a} DIV 3600 AS STRING), 2, '0'), ':', "
+                   f"lpad(CAST(({a} % 3600) DIV 60 AS STRING), 2, '0'), "
+                   f"CASE WHEN {a} % 60 = 0 THEN '' ELSE concat(':', lpad(CAST({a} % 60 AS STRING), 2, '0')) END)")  # fmt: skip
+    frac = f"date_format({wall}, 'SSSSSS')"
+    parts = [f"date_format({wall}, 'yyyy-MM-dd HH:mm:ss')", f"CASE WHEN {frac} = '000000' THEN '' ELSE concat('.', {frac}) END"]
+    return f"concat({', '.join([*parts, *([off] if off else [])])})"
+
+
+def _timestamp_kind(dtype: Any) -> str | None:
+    """``"timestamp"`` (aware), ``"timestamp_ntz"`` (naive) or None for a Spark data type."""
+    name = type(dtype).__name__
+    return {"TimestampType": "timestamp", "TimestampNTZType": "timestamp_ntz"}.get(name)
+
+
+def _parquet_zones(path: Path) -> dict[str, str]:
+    """The time zone of every time-zone-aware timestamp column of a Parquet input, as its Arrow schema
+    names it (what pandas, so the numpy path, reads it in): column name (stripped) -> zone."""
+    try:
+        import pyarrow as pa
+        import pyarrow.dataset as ds
+
+        schema = ds.dataset(str(path), format="parquet").schema
+    except Exception:  # unreadable here: Spark's reading reports it
+        return {}
+    return {f.name.strip(): f.type.tz for f in schema if pa.types.is_timestamp(f.type) and f.type.tz}
 
 
 def _plain_audit(path: str, names: list[str], rows_out: int, n_input: int, block: int = 1 << 22) -> bool:
@@ -245,6 +369,8 @@ class SparkSource(SQLSource):
     def __init__(self, df: Any, *, input_name: str = "Spark DataFrame"):
         super().__init__()
         self.spark = df.sparkSession
+        self._zones: dict[str, str] = {}  # aware timestamp column -> its zone (a Parquet input's Arrow schema)
+        self._kinds: dict[str, dict[str, str]] = {}  # view -> timestamp columns' kinds (released_text)
         self._views: list[str] = []  # the temporary views this source made in the session (dropped by close)
         self._tmpdir = scratch_dir("spark")
         self.input = input_name
@@ -282,7 +408,10 @@ class SparkSource(SQLSource):
                 df = spark.read.parquet(str(path))
             else:
                 df = spark.read.csv(str(path), header=True, sep=sep, quote='"', escape='"', inferSchema=False, nullValue="")
-            return cls(df, input_name=str(path))
+            source = cls(df, input_name=str(path))
+        if sep is None:
+            source._zones = _parquet_zones(path)
+        return source
 
     @classmethod
     def from_pandas(cls, data: pd.DataFrame, *, master: str | None = None, spark: Any = None,
@@ -341,9 +470,49 @@ class SparkSource(SQLSource):
             self.spark.sql(f"UNCACHE TABLE IF EXISTS {name}")
             self.spark.catalog.dropTempView(name)
 
+    def released_text(self, alias: str, col: str, rel: str = "src") -> str:
+        """:meth:`SQLSource.released_text`; a typed timestamp column (of ``rel``'s schema) has the
+        numpy path's text, the text a CSV release is written with (:meth:`_copy`,
+        :func:`python_timestamp_text`; an aware one in its Parquet input's zone)."""
+        kind = self._timestamp_kinds(rel).get(col)
+        if kind is None:
+            return super().released_text(alias, col, rel)
+        return f"coalesce({python_timestamp_text(f'{alias}.{self.q(col)}', kind, self._zones.get(col))}, '')"
+
+    def merge_hint(self, *aliases: str) -> str:
+        """``/*+ MERGE(f), MERGE(s) */``: the row-by-row audit checks join the audit with the numbered
+        written release ``f`` and the numbered input ``s`` as sort-merge joins. Without it Spark
+        broadcast the written release (its size estimated from the compressed Parquet file: a few MB
+        for a million rows, hundreds of MB once decoded and built into a hash table), which ran the
+        default 1 GB driver heap out of memory at 1M rows (``docs/benchmarks.md``, "Spark audit
+        within the default heap")."""
+        return "/*+ " + ", ".join(f"MERGE({a})" for a in aliases) + " */ "
+
+    def _timestamp_kinds(self, rel: str) -> dict[str, str]:
+        """Column -> ``"timestamp"``/``"timestamp_ntz"`` of the typed timestamp columns of the view ``rel``
+        (the input's cached; a written release's read each time: it is made again for every release)."""
+        if rel in self._kinds:
+            return self._kinds[rel]
+        with self._utc():
+            fields = self.spark.table(rel).schema.fields
+        kinds = {f.name: k for f in fields if (k := _timestamp_kind(f.dataType)) is not None}
+        if rel == "src":
+            self._kinds[rel] = kinds
+        return kinds
+
     def _copy(self, query: str, path: str, parquet: bool) -> None:
         with self._utc():  # (Spark's CSV writer writes a timestamp in the session's zone)
-            w = self._sorted_once(query).write.mode("errorifexists")
+            df = self._sorted_once(query)
+            if not parquet:
+                # a typed timestamp as the numpy path writes it (Spark's CSV writer: ISO, milliseconds only):
+                # a projection over the sorted rows (same partitions, same order)
+                kinds = [_timestamp_kind(f.dataType) for f in df.schema.fields]
+                if any(kinds):
+                    from pyspark.sql import functions as F
+
+                    df = df.select(*(F.expr(python_timestamp_text(self.q(f.name), k, self._zones.get(f.name))).alias(f.name)
+                                     if k else F.col(self.q(f.name)) for f, k in zip(df.schema.fields, kinds)))  # fmt: skip
+            w = df.write.mode("errorifexists")
             if parquet:
                 w.parquet(path)
             else:
@@ -543,17 +712,17 @@ class SparkSource(SQLSource):
         a = self._audit_with_columns(audit)
         if not _plain_audit(audit, ["release_row", "input_line"], rows_out, self.n_rows):
             self._audit_counts(a, rows_out)
-        pos, exp, got, differs = self._audit_comparison(out_cols)
+        pos, exp, got, differs = self._audit_comparison(out_cols, read)
         rn, rr, il = AUDIT_RN, "TRY_CAST(x.release_row AS BIGINT)", "TRY_CAST(x.input_line AS BIGINT)"
         # the input's columns the comparison reads (its quasi-identifiers, the released ones)
         need = [c for c in self.columns if c in pos or c in out_cols]
         joined = (f"FROM {a} x JOIN {self._numbered(read, out_cols)} f ON {rr} = f.{rn} + 1 "
                   f"LEFT JOIN {self._numbered('src', need)} s ON {il} - 2 = s.{rn} {joins}")  # fmt: skip
-        matched, first_bad = self._rows(f"SELECT count(s.{rn}) AS matched, "
+        matched, first_bad = self._rows(f"SELECT {self.merge_hint('f', 's')}count(s.{rn}) AS matched, "
                                         f"min(CASE WHEN s.{rn} IS NOT NULL AND ({differs}) THEN {rr} END) AS bad {joined}")[0]  # fmt: skip
         if first_bad is not None:
             bad = _first(self._rows(
-                f"SELECT {rr} AS rr, {il} AS il, " + ", ".join(f"{e} AS e{j}, {g} AS g{j}" for j, (e, g) in enumerate(zip(exp, got)))
+                f"SELECT {self.merge_hint('f', 's')}{rr} AS rr, {il} AS il, " + ", ".join(f"{e} AS e{j}, {g} AS g{j}" for j, (e, g) in enumerate(zip(exp, got)))
                 + f" {joined} WHERE s.{rn} IS NOT NULL AND {rr} = {int(first_bad)}"
             ))  # fmt: skip
             rr_, il_, vals = bad[0], bad[1], bad[2:]

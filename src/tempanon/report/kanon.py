@@ -45,21 +45,26 @@ def attribute_loss(result: Any, i: int, labels: Sequence[Any], counts: Sequence[
     return total / n if n else 0.0
 
 
-def _examples(shown: Sequence[Any], n_values: int) -> str:
-    return ", ".join(map(str, list(shown)[:4])) + (", ..." if n_values > 4 else "")
+def _examples(d: Any, v: int, labels: Sequence[Any]) -> str:
+    """The released values ``labels`` of dimension ``d`` at level ``v`` in the hierarchy level's order
+    (a value not in the level, such as missing, first), the first four shown: the same on every
+    engine and every run (in the release's order they followed the secret shuffle of its rows)."""
+    order = pd.Index([str(x) for x in d.labels[v]]).get_indexer(np.asarray(labels, dtype=object))
+    shown = [labels[j] for j in np.argsort(order, kind="stable")]
+    return ", ".join(map(str, shown[:4])) + (", ..." if len(shown) > 4 else "")
 
 
 def attribute_losses(result: Any) -> list[tuple[str, int, str, float]]:
     """Per quasi-identifier ``(name, level, examples of released values, loss)`` of an in-memory
-    release (``result.table``; examples in order of first appearance). The loss is
+    release (``result.table``; examples in the hierarchy level's order, :func:`_examples`). The loss is
     :func:`attribute_loss`; their mean over the attributes is the run's normalized loss
     ``result.loss``."""
     out = []
-    for i, (q, v) in enumerate(zip(result.quasi_identifiers, result.selected_node)):
+    for i, (q, d, v) in enumerate(zip(result.quasi_identifiers, result.dimensions, result.selected_node)):
         codes, uniq = pd.factorize(pd.Series(as_text(result.table[q]), dtype=object))
         counts = np.bincount(codes, minlength=len(uniq)) if len(codes) else np.zeros(0, dtype=np.int64)
         loss = attribute_loss(result, i, np.asarray(uniq, dtype=object), counts)
-        out.append((q, int(v), _examples(uniq, len(uniq)), loss))
+        out.append((q, int(v), _examples(d, v, list(uniq)), loss))
     return out
 
 
@@ -71,9 +76,7 @@ def attribute_losses_from_counts(result: Any, values: Sequence[tuple[Sequence[An
     for i, (q, d, v) in enumerate(zip(result.quasi_identifiers, result.dimensions, result.selected_node)):
         labels, counts = values[i]
         loss = attribute_loss(result, i, labels, counts)
-        order = pd.Index([str(x) for x in d.labels[v]]).get_indexer(np.asarray(labels, dtype=object))
-        shown = [labels[j] for j in np.argsort(order, kind="stable")]
-        out.append((q, int(v), _examples(shown, len(shown)), loss))
+        out.append((q, int(v), _examples(d, v, list(labels)), loss))
     return out
 
 
@@ -235,8 +238,8 @@ def kanon_report_from_aggregates(
     (:meth:`~tempanon.lattice.source_duckdb.SQLSource.input_aggregates`,
     :meth:`~tempanon.lattice.source_duckdb.SQLSource.release_aggregates`). ``columns`` are the
     input's columns. The guarantee is re-checked on ``after`` by :func:`recheck_k`. Same sections
-    and numbers as :func:`kanon_report` on the same run; the examples of released values are in the
-    hierarchy level's order (in-memory: order of first appearance in the release)."""
+    and numbers as :func:`kanon_report` on the same run (the examples of released values in the
+    hierarchy level's order on both)."""
     from tempanon.errors import VerificationError
 
     try:

@@ -581,7 +581,7 @@ def verify_written(sq, path: str, parquet: bool, *, time: str, qi: Sequence[str]
     sq._register("vlab", pa.table({"v": vcol, "label": pa.array(lab.tolist(), pa.string())}))
     txt = lambda e: f"coalesce(CAST({e} AS {sq.text_type}), '')"  # noqa: E731
     qi_maps = dict(qi_maps or {})
-    expect = {c: txt(f"s.{Q(c)}") for c in out_cols}
+    expect = {c: sq.released_text("s", c) for c in out_cols}  # (a column released unchanged: as written)
     expect[time] = "coalesce(vl.label, '')"
     mjoin = ""
     for i, (c, mp) in enumerate(qi_maps.items()):
@@ -592,9 +592,9 @@ def verify_written(sq, path: str, parquet: bool, *, time: str, qi: Sequence[str]
         mjoin += f" JOIN vmap{i} vm{i} ON {txt(f's.{Q(c)}')} = vm{i}.t"
         expect[c] = f"coalesce(vm{i}.label, '')"
     keys_in = [expect[c] for c in qi] + ["coalesce(vl.label, '')"]
-    keys_out = [txt(f"f.{Q(c)}") for c in qi] + [txt(f"f.{Q(time)}")]
+    keys_out = [sq.released_text("f", c, read) for c in qi] + [txt(f"f.{Q(time)}")]
     fp_in = "hash(" + ", ".join(expect[c] for c in out_cols) + ")"
-    fp_out = "hash(" + ", ".join(txt(f"f.{Q(c)}") for c in out_cols) + ")"
+    fp_out = "hash(" + ", ".join(sq.released_text("f", c, read) for c in out_cols) + ")"
     resp = f"count(DISTINCT s.{Q(uid)})" if uid is not None else "count(*)"
     names = [f"k{j}" for j in range(len(keys_in))]
     sq._exec(f"{sq.temp_result} v_expected AS SELECT {', '.join(f'{e} AS {n}' for e, n in zip(keys_in, names))}, "
@@ -657,12 +657,11 @@ def _verify_audit(sq, audit: str, read: str, rows_out: int, *, out_cols, expect:
     if not (n == rows == lines == rows_out and (n == 0 or (lo, hi) == (1, rows_out))):
         raise VerificationError(f"the audit lists {n} rows ({rows} distinct release rows, {lines} distinct input lines); "
                                 f"the release has {rows_out}")  # fmt: skip
-    txt = lambda e: f"coalesce(CAST({e} AS {sq.text_type}), '')"  # noqa: E731
     exp = "hash(" + ", ".join(expect[c] for c in out_cols) + ")"
-    got = "hash(" + ", ".join(txt(f"f.{Q(c)}") for c in out_cols) + ")"
-    resp = txt(f"s.{Q(uid)}") if uid is not None else f"CAST(s.{RN} + 2 AS {sq.text_type})"
+    got = "hash(" + ", ".join(sq.released_text("f", c, read) for c in out_cols) + ")"
+    resp = sq.released_text("s", uid) if uid is not None else f"CAST(s.{RN} + 2 AS {sq.text_type})"
     bad = sq._rows(
-        f"SELECT x.release_row FROM {a} x "
+        f"SELECT {sq.merge_hint('f', 's')}x.release_row FROM {a} x "
         f"JOIN (SELECT {RN} + 1 AS rr, * FROM {sq._numbered(read, out_cols)} y) f ON CAST(x.release_row AS BIGINT) = f.rr "
         f"JOIN {sq._numbered('src', sq.columns)} s ON CAST(x.input_line AS BIGINT) - 2 = s.{RN} {joins} "
         f"WHERE {exp} <> {got} OR coalesce(x.respondent, '') <> {resp} LIMIT 1"

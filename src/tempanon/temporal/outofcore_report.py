@@ -54,7 +54,7 @@ def measure_written(sq, *, time: str, qi: Sequence[str], uid: str | None, expect
     else:
         r_total = int(sizes.sum())
     attrs = [time, *qi]
-    raw = [sq.text_expr(c) for c in attrs]  # (verify_written's expected text of a column released unchanged)
+    raw = [sq.released_text("s", c) for c in attrs]  # (verify_written's expected text of a column released unchanged)
     size_b = f"count(DISTINCT s.{Q(uid)})" if uid is not None else "count(*)"
     # a histogram of (records, respondents) over the input's classes: raw timestamps make nearly one
     # class per record, so one row per class would bring the whole table's worth to the driver
