@@ -11,6 +11,9 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
+from shared_data import shared_data  # tests/shared_data.py
+
+
 def _load_fast_tests():
     # the helpers of test_stream_fast.py (the suite imports test modules by path: no package to import from)
     import importlib.util
@@ -141,8 +144,7 @@ def test_skipped_candidates_are_infeasible_and_placements_unchanged():
     assert 0 < skipped <= infeasible
 
 
-# the shared data beside the repository (a clone's parent, or a worktree's grandparent)
-DATA = next((d for d in (Path(__file__).resolve().parents[k] / "shared" / "data" / "snapshots" for k in (3, 4)) if d.exists()), None)
+DATA = shared_data("snapshots")
 
 
 @pytest.mark.skipif(DATA is None, reason="shared data not available")

@@ -6,12 +6,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from shared_data import shared_data  # tests/shared_data.py
 from tempanon.errors import InputError
 from tempanon.stream.api import anonymize_stream
 from tempanon.stream.publisher import StreamPublisher
 from tempanon.stream.queries import WindowQuery, answer_workload, generate_workload
 
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "snapshots"
+DATA = shared_data("snapshots") or Path("/nonexistent")
 
 
 def _eligible_stream(days=6, per_day=6):

@@ -9,12 +9,13 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
+from shared_data import shared_data  # tests/shared_data.py
 from tempanon.cli import app
 
 from tempanon.temporal.generator import example_exams as table3
 
 runner = CliRunner()
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "timestamped"
+SHARED = shared_data("timestamped") or Path("/nonexistent")
 
 
 @pytest.fixture

@@ -8,12 +8,13 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
+from shared_data import shared_data  # tests/shared_data.py
 from tempanon.cli import app
 from tempanon.timeseries.data import random_walk
 from tempanon.verify import check_kp_anonymity
 
 SAMPLE = Path(__file__).resolve().parents[2] / "src" / "tempanon" / "samples" / "timeseries" / "randomwalk_300.csv"
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "timeseries"
+SHARED = shared_data("timeseries") or Path("/nonexistent")
 QI = [f"A{i}" for i in range(10)]
 runner = CliRunner()
 

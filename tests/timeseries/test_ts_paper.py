@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from shared_data import shared_data  # tests/shared_data.py
 from tempanon.timeseries.ldiversity import perturb_l_diverse
 from tempanon.timeseries.model import breach_probabilities, instant_value_loss
 from tempanon.timeseries.partition import envelopes
@@ -100,8 +101,7 @@ def test_section_5_4_number_of_perturbed_values():
     assert int((new != vals).sum()) == 3 and (pd.Series(new).value_counts() <= 2).all()
 
 
-WALK = next((p / "shared/data/timeseries/randomwalk_10k_float.csv" for p in Path(__file__).resolve().parents
-             if (p / "shared/data/timeseries/randomwalk_10k_float.csv").exists()), None)
+WALK = next((d / "randomwalk_10k_float.csv" for d in [shared_data("timeseries")] if d and (d / "randomwalk_10k_float.csv").exists()), None)
 
 
 @pytest.mark.skipif(WALK is None, reason="../shared/data/timeseries/randomwalk_10k_float.csv not present")
