@@ -19,3 +19,18 @@ def random_chain(draw, name: str, domain: int) -> Hierarchy:
         cols.append([f"{name}L{lv}_{g}" for g in groups])
     cols.append(["*"] * domain)
     return Hierarchy.from_rows(name, [list(r) for r in zip(*cols)])
+
+
+def bucket(v: str, width: int) -> str:
+    """A value's interval of ``width`` (``'20-29'``) for the fuzz tests' age hierarchies; text that is
+    not a finite number falls in ``'other'``."""
+    import numpy as np
+
+    try:
+        x = float(v)
+    except ValueError:
+        return "other"
+    if not np.isfinite(x):
+        return "other"
+    lo = int(x // width * width)
+    return f"{lo}-{lo + width - 1}"

@@ -23,6 +23,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from hierarchy_strategies import bucket  # tests/hierarchy_strategies.py
 from tempanon.cli import app
 from tempanon.data.io import read_table, write_csv
 from tempanon.hierarchy import Hierarchy, build_intervals, build_suppression
@@ -146,17 +147,6 @@ def _valid(command, opts):
     return o
 
 
-def _bucket(v, width):
-    try:
-        x = float(v)
-    except ValueError:
-        return "other"
-    if not np.isfinite(x):
-        return "other"
-    lo = int(x // width * width)
-    return f"{lo}-{lo + width - 1}"
-
-
 def _valid_hierarchies(src, hdir):
     """``age`` and ``sex`` hierarchies over every value of the written input as read (text)."""
     try:
@@ -164,7 +154,7 @@ def _valid_hierarchies(src, hdir):
     except Exception:  # an unreadable input: refused by the command
         data = pd.DataFrame({"age": ["20"], "sex": ["F"]})
     ages = sorted({str(v) for v in data["age"].dropna()} - {""} | {"20"})
-    Hierarchy.from_rows("age", [[v, _bucket(v, 10), _bucket(v, 40), "*"] for v in ages]).to_csv(hdir / "age.csv")
+    Hierarchy.from_rows("age", [[v, bucket(v, 10), bucket(v, 40), "*"] for v in ages]).to_csv(hdir / "age.csv")
     sexes = sorted({str(v) for v in data["sex"].dropna()} - {""} | {"F", "M"})
     Hierarchy.from_rows("sex", [[v, "*"] for v in sexes]).to_csv(hdir / "sex.csv")
 

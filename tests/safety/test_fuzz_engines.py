@@ -83,6 +83,7 @@ from hypothesis import HealthCheck, Phase, currently_in_test_context, event, giv
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from hierarchy_strategies import bucket  # tests/hierarchy_strategies.py
 from tempanon.cli import app
 from tempanon.data.io import read_table
 
@@ -172,17 +173,6 @@ def _write_input(df: pd.DataFrame, path: Path) -> None:
         df.to_csv(path, index=False, sep=";" if path.name.endswith("semicolon.csv") else ",")
 
 
-def _bucket(v: str, width: int) -> str:
-    try:
-        x = float(v)
-    except ValueError:
-        return "other"
-    if not np.isfinite(x):
-        return "other"
-    lo = int(x // width * width)
-    return f"{lo}-{lo + width - 1}"
-
-
 def _cell(value: str, quote_all: bool = False) -> str:
     """One cell of a hierarchy file in the ARX format as README ("Full-domain k-anonymity") and
     :meth:`tempanon.hierarchy.Hierarchy.from_csv` define it: ``;``-separated; a value holding
@@ -203,7 +193,7 @@ def _hierarchies(src: Path, hdir: Path, complete: bool, quote_all: bool = False)
         data = read_table(src, as_text=True)
     except Exception:  # an unreadable input: both paths refuse it
         data = pd.DataFrame({"age": ["20"], "sex": ["F"]})
-    for col, rows in (("age", lambda v: [v, _bucket(v, 10), _bucket(v, 40), "*"]), ("sex", lambda v: [v, "*"])):
+    for col, rows in (("age", lambda v: [v, bucket(v, 10), bucket(v, 40), "*"]), ("sex", lambda v: [v, "*"])):
         vals = sorted({str(v) for v in data.get(col, pd.Series(dtype=object)).dropna()} | ({"F", "M"} if col == "sex" else {"20"}))
         if not complete and len(vals) > 1:
             vals = vals[1:]
