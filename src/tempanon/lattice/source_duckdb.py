@@ -138,6 +138,14 @@ def _is_parquet(path: str | os.PathLike) -> bool:
     return suf.endswith(".parquet") or suf.endswith(".pq")
 
 
+def audit_holder(atmp: str, audit: str | os.PathLike) -> bool:
+    """Does the temporary audit ``atmp`` sit in a folder of its own (Spark: a hidden folder holding the
+    audit under a plain name, removed once the audit is renamed into place)? Compared as absolute
+    paths: the temporary names are absolute, and a relative ``--audit``'s folder is no holder (taken
+    for one, the steward's folder was removed with everything in it)."""
+    return os.path.abspath(Path(atmp).parent) != os.path.abspath(Path(audit).parent)
+
+
 class SQLSource(FrequencySource):
     """The frequency-set source of a SQL engine: the input is the view ``src``; subclasses give the
     dialect (identifier quoting, text type, anti join, temporary results) and the plumbing (run a
@@ -211,9 +219,9 @@ class SQLSource(FrequencySource):
             p.unlink(missing_ok=True)
 
     def _init_view(self, scan: str) -> None:
-        from tempanon.data.io import check_column_names
-
         import pyarrow as pa
+
+        from tempanon.data.io import check_column_names
 
         schema = self._arrow(f"SELECT * FROM {scan} LIMIT 0").schema
         names = [f.name for f in schema]
@@ -747,8 +755,7 @@ class SQLSource(FrequencySource):
                     from tempanon.data.io import write_error
 
                     raise write_error(audit, exc) from exc
-                # (Spark: a hidden holder folder; compared as absolute paths: a relative --audit is no holder)
-                holder = os.path.abspath(Path(atmp).parent) != os.path.abspath(atarget.parent)
+                holder = audit_holder(atmp, atarget)
                 tmps += [atmp, atmp + ".rows", *([str(Path(atmp).parent)] if holder else [])]
             self._copy(query, tmp, parquet)
             if atmp is not None:

@@ -60,7 +60,7 @@ import re
 import shutil
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -125,20 +125,16 @@ def utc_session(spark: Any) -> Iterator[Any]:
                     if old[name] != value:
                         spark.conf.set(name, value)
             except BaseException:
-                try:
+                with suppress(Exception):  # a stopped session: the original error is what counts
                     _restore(spark, old)
-                except Exception:  # pragma: no cover - a stopped session: the original error is what counts
-                    pass
                 raise
             held = _utc_held[key] = [spark, 0, old]
         held[1] += 1
     try:
         yield spark
     except BaseException:
-        try:
+        with suppress(Exception):  # a stopped session: the original error is what counts
             _utc_leave(key, held)
-        except Exception:  # pragma: no cover - a stopped session: the original error is what counts
-            pass
         raise
     _utc_leave(key, held)
 
@@ -536,11 +532,8 @@ class SparkSource(SQLSource):
     def _drop_sorted(self) -> None:
         if self._sorted is not None:
             df, self._sorted = self._sorted[0], None
-            try:
-                with self._utc():
-                    df.unpersist()
-            except Exception:  # pragma: no cover - a stopped session: nothing cached any more
-                pass
+            with suppress(Exception), self._utc():  # a stopped session: nothing cached any more
+                df.unpersist()
 
     def _sorted_once(self, query: str) -> Any:
         """The DataFrame :meth:`_copy` writes for ``query``. The audited release's query
@@ -571,7 +564,7 @@ class SparkSource(SQLSource):
             # the persisted plan partitioned as the release's would be without it (adaptive execution
             # coalescing a small release's shuffle partitions; Spark runs a persisted plan without it
             # unless this is set when the plan is persisted)
-            key, old = "spark.sql.optimizer.canChangeCachedPlanOutputPartitioning", None
+            key = "spark.sql.optimizer.canChangeCachedPlanOutputPartitioning"
             old = self.spark.conf.get(key, None)
             self.spark.conf.set(key, "true")
             try:

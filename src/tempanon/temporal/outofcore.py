@@ -109,9 +109,9 @@ def write_release(sq, *, select: Sequence[str], body: str, order: Sequence[str],
             atmp = sq._new_audit_temp(atarget)
             tmps.append(atmp)
             tmps.append(atmp + ".rows")
-            # Spark: a hidden folder holding the audit under a plain name (compared as absolute paths:
-            # the temporary names are absolute, a relative --audit's folder is not a holder)
-            holder = os.path.abspath(Path(atmp).parent) != os.path.abspath(atarget.parent)
+            from tempanon.lattice.source_duckdb import audit_holder
+
+            holder = audit_holder(atmp, atarget)
             if holder:
                 tmps.append(str(Path(atmp).parent))
     except OSError as exc:
