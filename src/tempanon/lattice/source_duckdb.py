@@ -133,6 +133,67 @@ def check_parquet_names(path: str | os.PathLike) -> None:
     check_column_names(names, path)
 
 
+def parquet_zones(path: str | os.PathLike) -> dict[str, str]:
+    """The time zone of every time-zone-aware timestamp column of a Parquet input, as its Arrow schema
+    names it (what pandas, so the numpy path, reads it in): column name (stripped) -> zone."""
+    try:
+        import pyarrow as pa
+        import pyarrow.dataset as ds
+
+        schema = ds.dataset(str(path), format="parquet").schema
+    except Exception:  # unreadable here: the engine's reading reports it
+        return {}
+    return {f.name.strip(): str(f.type.tz) for f in schema if pa.types.is_timestamp(f.type) and f.type.tz}
+
+
+def frame_zones(data: pd.DataFrame) -> dict[str, str]:
+    """:func:`parquet_zones` of a pandas DataFrame: column (stripped) -> the zone of its aware dtype."""
+    return {str(c).strip(): str(t.tz) for c, t in data.dtypes.items() if isinstance(t, pd.DatetimeTZDtype)}
+
+
+_FIXED_OFFSET = re.compile(r"^([+-])(\d\d):(\d\d)$")
+_UTC_NAMES = {"UTC", "Etc/UTC", "utc", "Z", "+00:00", "-00:00"}
+
+
+def duckdb_timestamp_text(expr: str, kind: str, zone: str | None = None) -> str:
+    """DuckDB SQL giving a typed timestamp ``expr`` the text Python (the numpy path) gives it,
+    ``str(pandas.Timestamp)``, as :func:`tempanon.lattice.source_spark.python_timestamp_text` does on
+    Spark: ``2021-01-02 00:00:00``, ``2021-01-02 00:00:01.234000`` (six digits when the microseconds
+    are not zero; nine, ``.234567891``, when a ``TIMESTAMP_NS`` value has nanoseconds), and for a
+    time-zone-aware value (``kind == "timestamp"``) the wall clock in ``zone`` (its Parquet column's,
+    default UTC) with its offset, ``+00:00``, ``-04:00`` (``+HH:MM:SS`` for an offset with seconds,
+    e.g. a zone's local mean time before 1900). DuckDB's ``CAST`` gives ``... 00:00:00+00`` and trims
+    trailing zeros (``00:00:01.234``). NULL stays NULL."""
+    wall, off = expr, ""
+    if kind == "timestamp":
+        m = _FIXED_OFFSET.match(zone or "")
+        if zone is None or zone in _UTC_NAMES:
+            wall, off = f"timezone('UTC', {expr})", "'+00:00'"
+        elif m:  # a fixed offset (pyarrow's '+05:30'): ICU has no such zone name
+            secs = (1 if m.group(1) == "+" else -1) * (int(m.group(2)) * 3600 + int(m.group(3)) * 60)
+            wall, off = f"(timezone('UTC', {expr}) + INTERVAL ({secs}) SECOND)", qstr(zone)
+        else:
+            wall = f"timezone({qstr(zone)}, {expr})"
+            d = f"((epoch_us(CAST({wall} AS TIMESTAMP)) - epoch_us(CAST({expr} AS TIMESTAMPTZ))) // 1000000)"  # (exact: whole seconds)
+            a = f"abs({d})"
+            off = (f"(CASE WHEN {d} < 0 THEN '-' ELSE '+' END || lpad(CAST({a} // 3600 AS VARCHAR), 2, '0') || ':' || "
+                   f"lpad(CAST(({a} % 3600) // 60 AS VARCHAR), 2, '0') || "
+                   f"CASE WHEN {a} % 60 = 0 THEN '' ELSE ':' || lpad(CAST({a} % 60 AS VARCHAR), 2, '0') END)")  # fmt: skip
+    n = f"strftime({wall}, '%n')"
+    frac = f"(CASE WHEN {n} = '000000000' THEN '' WHEN right({n}, 3) = '000' THEN '.' || left({n}, 6) ELSE '.' || {n} END)"
+    # (|| keeps NULL NULL; concat() would make it the empty string)
+    return f"(strftime({wall}, '%Y-%m-%d %H:%M:%S') || {frac}" + (f" || {off})" if off else ")")
+
+
+def timestamp_kind(arrow_type: Any) -> str | None:
+    """``"timestamp"`` (aware), ``"timestamp_ntz"`` (naive) or None for an Arrow type."""
+    import pyarrow as pa
+
+    if not pa.types.is_timestamp(arrow_type):
+        return None
+    return "timestamp" if arrow_type.tz else "timestamp_ntz"
+
+
 def _is_parquet(path: str | os.PathLike) -> bool:
     suf = "".join(Path(path).suffixes).lower()
     return suf.endswith(".parquet") or suf.endswith(".pq")
@@ -167,16 +228,56 @@ class SQLSource(FrequencySource):
     def q(self, name: str) -> str:
         return qident(name)
 
-    def text_expr(self, col: str, alias: str = "s") -> str:
-        """The text of a value as hierarchies see it: missing is the empty string."""
+    def __init__(self) -> None:
+        super().__init__()
+        self._zones: dict[str, str] = {}  # aware timestamp column -> its zone (a Parquet input's Arrow schema)
+        self._kinds: dict[str, dict[str, str]] = {}  # relation -> its typed timestamp columns' kinds
+
+    def text_expr(self, col: str, alias: str = "s", rel: str = "src") -> str:
+        """The text of a value of column ``col`` of the relation ``rel`` (the input view ``src``, or a
+        written release read back), its row named ``alias``, as hierarchies see it: missing is the
+        empty string; ``CAST`` to text, but a typed timestamp has the numpy path's text (Python's
+        ``str``: :meth:`timestamp_text`), so a hierarchy keyed by it matches on every engine."""
+        kind = self._timestamp_kinds(rel).get(col)
+        if kind is not None:
+            return f"coalesce({self.timestamp_text(f'{alias}.{self.q(col)}', kind, self._zones.get(col))}, '')"
         return f"coalesce(CAST({alias}.{self.q(col)} AS {self.text_type}), '')"
 
     def released_text(self, alias: str, col: str, rel: str = "src") -> str:
         """The text of column ``col`` of the relation ``rel`` (a view: ``src``, or the written release
         read back), its row named ``alias``, as a release writes it and the checks compare a column
-        released unchanged with it: :meth:`text_expr` here (on Spark a typed timestamp is given
-        numpy's text, :meth:`~tempanon.lattice.source_spark.SparkSource.released_text`)."""
-        return self.text_expr(col, alias)
+        released unchanged with it: :meth:`text_expr` (a typed timestamp in the numpy path's text, the
+        text a CSV release writes it with, :meth:`_copy`)."""
+        return self.text_expr(col, alias, rel)
+
+    def timestamp_text(self, expr: str, kind: str, zone: str | None) -> str:
+        """The engine's SQL giving the typed timestamp ``expr`` (``kind``: ``"timestamp"`` aware,
+        ``"timestamp_ntz"`` naive) Python's text, an aware one in ``zone``; NULL stays NULL
+        (DuckDB: :func:`duckdb_timestamp_text`)."""
+        return duckdb_timestamp_text(expr, kind, zone)
+
+    def _timestamp_kinds(self, rel: str) -> dict[str, str]:
+        """Column -> ``"timestamp"``/``"timestamp_ntz"`` of the typed timestamp columns of the relation
+        ``rel`` (the input's cached; a written release's read each time: it is made again for every
+        release)."""
+        if rel in self._kinds:
+            return self._kinds[rel]
+        schema = self._arrow(f"SELECT * FROM {rel} LIMIT 0").schema
+        kinds = {f.name: k for f in schema if (k := timestamp_kind(f.type)) is not None}
+        if rel == "src":
+            self._kinds[rel] = kinds
+        return kinds
+
+    def _text_projection(self, query: str) -> str | None:
+        """``query`` with its typed timestamp columns in the numpy path's text (:meth:`timestamp_text`),
+        for a CSV release; None when it has none."""
+        schema = self._arrow(f"SELECT * FROM ({query}) q LIMIT 0").schema
+        kinds = [timestamp_kind(f.type) for f in schema]
+        if not any(kinds):
+            return None
+        cols = [f"{self.timestamp_text('q.' + self.q(f.name), k, self._zones.get(f.name))} AS {self.q(f.name)}" if k
+                else f"q.{self.q(f.name)}" for f, k in zip(schema, kinds)]  # fmt: skip
+        return f"SELECT {', '.join(cols)} FROM ({query}) q"
 
     def merge_hint(self, *aliases: str) -> str:
         """A hint (put after ``SELECT``) that the joins of the relations named ``aliases`` run as
@@ -238,6 +339,7 @@ class SQLSource(FrequencySource):
         cols = ", ".join(column(f) for f in schema)
         self._exec(f"CREATE OR REPLACE TEMP VIEW src AS SELECT {cols} FROM {scan}")
         self._columns = [str(n).strip() for n in names]
+        self._kinds = {}
         self._n_rows = None
         self._texts = []
         self._codes = []
@@ -1059,8 +1161,8 @@ class SQLSource(FrequencySource):
         read = self._read_written(path, _is_parquet(path))
         nq = len(self.qi)
         keys = [f"k{i}" for i in range(nq)]
-        cols = [f"{self.text_expr(q, 'w')} AS k{i}" for i, q in enumerate(self.qi)]
-        cols += [f"{self.text_expr(c, 'w')} AS x{j}" for j, c in enumerate(sensitive)]
+        cols = [f"{self.text_expr(q, 'w', read)} AS k{i}" for i, q in enumerate(self.qi)]
+        cols += [f"{self.text_expr(c, 'w', read)} AS x{j}" for j, c in enumerate(sensitive)]
         inner = f"SELECT {', '.join(cols)} FROM {read} w"
         agg = self._aggregates(inner, nq, uid=False, n_sensitive=len(sensitive), classes=uid is None)
         if uid is not None:
@@ -1237,6 +1339,7 @@ class DuckDBSource(SQLSource):
         if isinstance(data, pd.DataFrame):
             self._frame_index = data.index  # the release read back keeps these row labels (release)
             self.con.register("tempanon_input_df", _text_floats(data.reset_index(drop=True)))
+            zones = frame_zones(data)
             scan = "tempanon_input_df"
             self.input = "DataFrame"
         else:
@@ -1248,6 +1351,7 @@ class DuckDBSource(SQLSource):
                 self.close()
                 raise InputError(f"input is a directory, not a table file: {path}")
             self.input = str(path)
+            zones = {}
             if _is_parquet(path):
                 scan = f"read_parquet({qstr(str(path))})"
                 try:
@@ -1255,6 +1359,7 @@ class DuckDBSource(SQLSource):
                 except InputError:
                     self.close()
                     raise
+                zones = parquet_zones(path)
             else:
                 from tempanon.data.io import _open_text, detect_delimiter
 
@@ -1278,6 +1383,14 @@ class DuckDBSource(SQLSource):
         except duckdb.Error as exc:
             self.close()
             raise InputError(f"cannot read {self.input}: {exc}") from exc
+        self._zones = zones
+        for col, zone in zones.items():  # an aware column's text is its wall clock in its zone (duckdb_timestamp_text)
+            try:
+                self._rows(f"SELECT {duckdb_timestamp_text('TIMESTAMPTZ ' + qstr('2000-01-01 00:00:00+00'), 'timestamp', zone)}")
+            except duckdb.Error:
+                self.close()
+                raise InputError(f"{self.input}: column {col!r} is in time zone {zone!r}, which DuckDB does not know; "
+                                 "convert it to UTC or to a named zone (e.g. America/New_York)") from None
 
 
     def _arrow(self, sql: str) -> Any:
@@ -1308,6 +1421,11 @@ class DuckDBSource(SQLSource):
 
     def _copy(self, query: str, path: str, parquet: bool) -> None:
         fmt = "(FORMAT parquet)" if parquet else "(FORMAT csv, HEADER true, DELIMITER ',')"
+        if not parquet:
+            # a typed timestamp as the numpy path writes it (DuckDB's CSV writer: '... 00:00:00+00', trailing
+            # zeros trimmed); a projection of the ordered rows (DuckDB keeps their order: the release's and
+            # the audit's verification check it row by row)
+            query = self._text_projection(query) or query
         self._exec(f"COPY ({query}) TO {qstr(path)} {fmt}")
 
     def _read_written(self, path: str, parquet: bool) -> str:
