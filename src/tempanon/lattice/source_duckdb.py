@@ -194,6 +194,15 @@ def timestamp_kind(arrow_type: Any) -> str | None:
     return "timestamp" if arrow_type.tz else "timestamp_ntz"
 
 
+def _duckdb_timestamp_kind(type_name: str) -> str | None:
+    """:func:`timestamp_kind` of a DuckDB type's name (``TIMESTAMP WITH TIME ZONE``, ``TIMESTAMPTZ_NS``,
+    ``TIMESTAMP``, ``TIMESTAMP_NS``, ``TIMESTAMP_MS``, ``TIMESTAMP_S``)."""
+    t = type_name.upper()
+    if t.startswith("TIMESTAMP WITH TIME ZONE") or t.startswith("TIMESTAMPTZ"):
+        return "timestamp"
+    return "timestamp_ntz" if t.startswith("TIMESTAMP") else None
+
+
 def _is_parquet(path: str | os.PathLike) -> bool:
     suf = "".join(Path(path).suffixes).lower()
     return suf.endswith(".parquet") or suf.endswith(".pq")
@@ -243,6 +252,30 @@ class SQLSource(FrequencySource):
             return f"coalesce({self.timestamp_text(f'{alias}.{self.q(col)}', kind, self._zones.get(col))}, '')"
         return f"coalesce(CAST({alias}.{self.q(col)} AS {self.text_type}), '')"
 
+    def text_join(self, col: str, table: str, alias: str, how: str = "JOIN") -> str:
+        """``{how} table alias`` on the text of the input's column ``col`` (row ``s`` of ``src``) equal to
+        ``alias.t``: ``ON`` :meth:`text_expr` ``= alias.t``. A typed timestamp column goes through its
+        map of distinct values to their text (:meth:`_timestamp_map`, joined by the typed value), so
+        its text is computed once per distinct value, not once per row and query (measured at 1M
+        rows with one aware quasi-identifier on DuckDB: 1.3 s CPU per join query by the text
+        expression, 0.13 s through the map)."""
+        if self._timestamp_kinds("src").get(col) is None:
+            return f"{how} {table} {alias} ON {self.text_expr(col)} = {alias}.t"
+        m = self._timestamp_map(col)
+        return f"JOIN {m} {alias}_m ON s.{self.q(col)} IS NOT DISTINCT FROM {alias}_m.v {how} {table} {alias} ON {alias}_m.t = {alias}.t"
+
+    def _timestamp_map(self, col: str) -> str:
+        """The name of a table of the distinct values ``v`` of the input's typed timestamp column ``col``
+        (a missing value too) and their text ``t`` (:meth:`text_expr`), made in the engine on first use."""
+        maps = self._tmaps
+        if col not in maps:
+            name = f"tmap{self.columns.index(col)}"
+            kind = self._timestamp_kinds("src")[col]
+            text = f"coalesce({self.timestamp_text('x.v', kind, self._zones.get(col))}, '')"
+            self._materialize(name, f"SELECT x.v AS v, {text} AS t FROM (SELECT DISTINCT s.{self.q(col)} AS v FROM src s) x")
+            maps[col] = name
+        return maps[col]
+
     def released_text(self, alias: str, col: str, rel: str = "src") -> str:
         """The text of column ``col`` of the relation ``rel`` (a view: ``src``, or the written release
         read back), its row named ``alias``, as a release writes it and the checks compare a column
@@ -262,22 +295,25 @@ class SQLSource(FrequencySource):
         release)."""
         if rel in self._kinds:
             return self._kinds[rel]
-        schema = self._arrow(f"SELECT * FROM {rel} LIMIT 0").schema
-        kinds = {f.name: k for f in schema if (k := timestamp_kind(f.type)) is not None}
+        kinds = {name: k for name, k in self._column_kinds(f"SELECT * FROM {rel}") if k is not None}
         if rel == "src":
             self._kinds[rel] = kinds
         return kinds
 
+    def _column_kinds(self, query: str) -> list[tuple[str, str | None]]:
+        """The columns of ``query`` with their :func:`timestamp_kind` (None for any other type)."""
+        schema = self._arrow(f"SELECT * FROM ({query}) q LIMIT 0").schema
+        return [(f.name, timestamp_kind(f.type)) for f in schema]
+
     def _text_projection(self, query: str) -> str | None:
         """``query`` with its typed timestamp columns in the numpy path's text (:meth:`timestamp_text`),
         for a CSV release; None when it has none."""
-        schema = self._arrow(f"SELECT * FROM ({query}) q LIMIT 0").schema
-        kinds = [timestamp_kind(f.type) for f in schema]
-        if not any(kinds):
+        cols = self._column_kinds(query)
+        if not any(k for _, k in cols):
             return None
-        cols = [f"{self.timestamp_text('q.' + self.q(f.name), k, self._zones.get(f.name))} AS {self.q(f.name)}" if k
-                else f"q.{self.q(f.name)}" for f, k in zip(schema, kinds)]  # fmt: skip
-        return f"SELECT {', '.join(cols)} FROM ({query}) q"
+        sel = [f"{self.timestamp_text('q.' + self.q(n), k, self._zones.get(n))} AS {self.q(n)}" if k else f"q.{self.q(n)}"
+               for n, k in cols]  # fmt: skip
+        return f"SELECT {', '.join(sel)} FROM ({query}) q"
 
     def merge_hint(self, *aliases: str) -> str:
         """A hint (put after ``SELECT``) that the joins of the relations named ``aliases`` run as
@@ -339,7 +375,7 @@ class SQLSource(FrequencySource):
         cols = ", ".join(column(f) for f in schema)
         self._exec(f"CREATE OR REPLACE TEMP VIEW src AS SELECT {cols} FROM {scan}")
         self._columns = [str(n).strip() for n in names]
-        self._kinds = {}
+        self._kinds, self._tmaps = {}, {}
         self._n_rows = None
         self._texts = []
         self._codes = []
@@ -439,7 +475,7 @@ class SQLSource(FrequencySource):
         raise HierarchyError(f"column {encoder.name!r}: {len(vals)} value(s) missing from the hierarchy ({encoder.source}): {shown}{more}")
 
     def _joins(self, prefix: str = "dim") -> str:
-        return " ".join(f"JOIN {prefix}{i} d{i} ON {self.text_expr(q)} = d{i}.t" for i, q in enumerate(self.qi))
+        return " ".join(self.text_join(q, f"{prefix}{i}", f"d{i}") for i, q in enumerate(self.qi))
 
     def bottom(self, uid: str | None = None, sensitive: str | None = None) -> Table:
         import pyarrow.compute as pc
@@ -571,7 +607,7 @@ class SQLSource(FrequencySource):
             self.batch_fetches = getattr(self, "batch_fetches", 0) + 1
         else:
             sel = [f"d{j}.l{v} AS g{p}" for p, (j, v) in enumerate(zip(attrs, levels))]
-            joins = " ".join(f"JOIN dim{j} d{j} ON {self.text_expr(self.qi[j])} = d{j}.t" for j in attrs)
+            joins = " ".join(self.text_join(self.qi[j], f"dim{j}", f"d{j}") for j in attrs)
             if self._extra is not None:
                 sel.append(f"s.{self.q(self._extra)} AS x")
             sql = f"SELECT {', '.join(sel)}, count(*) AS n FROM src s {joins} GROUP BY ALL" if sel else "SELECT count(*) AS n FROM src s"
@@ -625,7 +661,7 @@ class SQLSource(FrequencySource):
             exprs = {jv: f"d{jv[0]}.l{jv[1]}" for jv in pairs}
             names = {jv: f"g_{jv[0]}_{jv[1]}" for jv in pairs}
             attrs_used = sorted({j for j, _ in pairs})
-            joins = " ".join(f"JOIN dim{j} d{j} ON {self.text_expr(self.qi[j])} = d{j}.t" for j in attrs_used)
+            joins = " ".join(self.text_join(self.qi[j], f"dim{j}", f"d{j}") for j in attrs_used)
             x = [f"s.{self.q(self._extra)}"] if self._extra is not None else []
             sets = ", ".join("(" + ", ".join([*x, *(exprs[jv] for jv in zip(a, lv))]) + ")" for a, lv in todo)
             all_exprs = [*x, *(exprs[jv] for jv in pairs)]  # x is grouped in every set: its bit is 0
@@ -813,7 +849,7 @@ class SQLSource(FrequencySource):
         pos = {q: i for i, q in enumerate(self.qi)}
         exprs = {c: f"r{pos[c]}.label" if c in pos else f"s.{self.q(c)}" for c in self.columns if c not in dropped}
         select = [e if e.startswith("s.") else f"{e} AS {self.q(c)}" for c, e in exprs.items()]
-        joins = " ".join(f"JOIN rdim{i} r{i} ON {self.text_expr(q)} = r{i}.t" for i, q in enumerate(self.qi))
+        joins = " ".join(self.text_join(q, f"rdim{i}", f"r{i}") for i, q in enumerate(self.qi))
         # Row order must not leak what the model hides (issue 12): rows grouped by class and, inside a
         # class, ordered by a hash of the released row salted with a fresh secret seed (recorded in the
         # steward's audit only, when one is asked for), never in input order.
@@ -972,9 +1008,9 @@ class SQLSource(FrequencySource):
         joins, sel = [], []
         for i, q in enumerate(self.qi):
             if labels[i] is None:
-                joins.append(f"JOIN rdim{i} vm{i} ON {self.text_expr(q)} = vm{i}.t")
+                joins.append(self.text_join(q, f"rdim{i}", f"vm{i}"))
             else:
-                joins.append(f"LEFT JOIN vmap{i} vm{i} ON {self.text_expr(q)} = vm{i}.t")
+                joins.append(self.text_join(q, f"vmap{i}", f"vm{i}", "LEFT JOIN"))
             sel.append(f"vm{i}.label AS l{i}")
         size = f"count(DISTINCT s.{self.q(uid)})" if uid else "count(*)"
         self._exec(
@@ -1166,7 +1202,7 @@ class SQLSource(FrequencySource):
         inner = f"SELECT {', '.join(cols)} FROM {read} w"
         agg = self._aggregates(inner, nq, uid=False, n_sensitive=len(sensitive), classes=uid is None)
         if uid is not None:
-            joins = " ".join(f"JOIN rdim{i} r{i} ON {self.text_expr(q)} = r{i}.t" for i, q in enumerate(self.qi))
+            joins = " ".join(self.text_join(q, f"rdim{i}", f"r{i}") for i, q in enumerate(self.qi))
             ksel = ", ".join(f"r{i}.label AS k{i}" for i in range(nq))
             on = " AND ".join(f"c.{k} = e.{k}" for k in keys)
             with_ = (f"WITH c AS (SELECT {', '.join(keys)}, count(*) AS n FROM ({inner}) t GROUP BY {', '.join(keys)}), "
@@ -1418,6 +1454,13 @@ class DuckDBSource(SQLSource):
 
     def _register(self, name: str, table: Any) -> None:
         self.con.register(name, table)
+
+    def _column_kinds(self, query: str) -> list[tuple[str, str | None]]:
+        """:meth:`SQLSource._column_kinds` from the bound query's types, without running it (a
+        ``LIMIT 0`` over a release's ``ORDER BY`` ran half of it)."""
+        with self._input_errors():
+            rel = self.con.sql(query)
+            return [(n, _duckdb_timestamp_kind(str(t))) for n, t in zip(rel.columns, rel.types)]
 
     def _copy(self, query: str, path: str, parquet: bool) -> None:
         fmt = "(FORMAT parquet)" if parquet else "(FORMAT csv, HEADER true, DELIMITER ',')"
