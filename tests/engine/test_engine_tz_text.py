@@ -76,8 +76,14 @@ def _kanon(inp, tmp_path, eng, tag, extra, suffix=".csv"):
     (tmp_path / eng).mkdir(exist_ok=True)
     out, audit = tmp_path / eng / f"{tag}{suffix}", tmp_path / "steward" / f"{eng}-{tag}.csv"
     r = _cli(["kanon", str(inp), "--k", "2", "--uid", "pid", *extra, "--out", str(out), "--audit", str(audit),
-              "--engine", eng, "-q"])  # fmt: skip
+              "--summary", str(tmp_path / "steward" / f"{eng}-{tag}.json"), "--engine", eng, "-q"])  # fmt: skip
     return r, out, audit
+
+
+def _risk(tmp_path, eng, tag) -> dict:
+    import json
+
+    return json.loads((tmp_path / "steward" / f"{eng}-{tag}.json").read_text())["risk"]
 
 
 def test_numpy_text_of_the_input(tmp_path):
@@ -148,6 +154,7 @@ def test_kanon_timestamp_quasi_identifier_keyed_by_numpy_text(tmp_path, engine, 
             assert res["numpy"] == 0
             pd.testing.assert_frame_equal(res[engine, "rows"], res["numpy", "rows"])
             assert set(res[engine, "rows"][column]) == set(keys) - {""}  # released unchanged: the hierarchy's keys
+            assert _risk(tmp_path, engine, tag) == _risk(tmp_path, "numpy", tag)  # (the input's classes, by the value)
         else:
             assert res["numpy"] == 2
 

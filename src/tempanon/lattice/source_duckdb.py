@@ -426,6 +426,9 @@ class SQLSource(FrequencySource):
         return int(row[0]), int(row[1]), int(row[2])
 
     def distinct_values(self, column: str) -> pd.Series:
+        if column in self.qi and self._timestamp_kinds("src").get(column):  # (its map, made once: text_join)
+            tab = self._arrow(f"SELECT DISTINCT t FROM {self._timestamp_map(column)} ORDER BY t")
+            return pd.Series(tab.column("t").to_pylist(), dtype=object)
         tab = self._arrow((f"SELECT DISTINCT {self.text_expr(column)} AS t FROM src s ORDER BY t"))
         return pd.Series(tab.column("t").to_pylist(), dtype=object)
 
@@ -1174,7 +1177,10 @@ class SQLSource(FrequencySource):
         Values are compared as text and a missing value is its own category, the empty string, as
         :func:`tempanon.metrics.risk.measure` does in memory (:func:`~tempanon.hierarchy.core.as_text`):
         ``coalesce(CAST(col AS text), '')``, so NULL and the empty string are one category."""
-        cols = [f"{self.text_expr(q)} AS k{i}" for i, q in enumerate(qi)]
+        # (a typed timestamp quasi-identifier is grouped by its value: the same classes as by its text, which
+        # is one text per value and '' for the missing one only, without computing the text for every row)
+        key = lambda c: f"s.{self.q(c)}" if self._timestamp_kinds("src").get(c) else self.text_expr(c)  # noqa: E731
+        cols = [f"{key(q)} AS k{i}" for i, q in enumerate(qi)]
         if uid is not None:
             cols.append(f"{self.text_expr(uid)} AS u")
         cols += [f"{self.text_expr(c)} AS x{j}" for j, c in enumerate(sensitive)]
