@@ -272,7 +272,7 @@ class SQLSource(FrequencySource):
             name = f"tmap{self.columns.index(col)}"
             kind = self._timestamp_kinds("src")[col]
             text = f"coalesce({self.timestamp_text('x.v', kind, self._zones.get(col))}, '')"
-            self._drop_materialized(name)  # (one a source left in the session: Spark's CACHE TABLE does not replace it)
+            self._drop_materialized(name)  # (a map of that name another source left in the session is replaced)
             self._materialize(name, f"SELECT x.v AS v, {text} AS t FROM (SELECT DISTINCT s.{self.q(col)} AS v FROM src s) x")
             maps[col] = name
         return maps[col]
