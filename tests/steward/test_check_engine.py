@@ -185,17 +185,15 @@ def _cli(path, engine, *args):
     return runner.invoke(app, ["check", str(path), *args, "--engine", engine])
 
 
-@pytest.mark.parametrize("args", [
-    ["--qi", "q1,q2", "--k", "2", "--sensitive", "s", "--l", "2"],
-    ["--qi", "q1:q2", "--uid", "u", "--k", "2", "--json"],
-    ["--qi", "q1,q2", "--k", "1"],
-])  # fmt: skip
-def test_cli_same_output(tmp_path, engine, args):
+def test_cli_same_output(tmp_path, engine):
     """The command prints the same table (or JSON), notes and failures, and exits with the same status."""
     p = _write(_table(2, 40), tmp_path, "csv")
-    want, got = _cli(p, "numpy", *args), _cli(p, engine, *args)
-    assert (got.exit_code, got.stdout, got.stderr) == (want.exit_code, want.stdout, want.stderr)
-    assert want.exit_code in (0, 1)
+    for args in (["--qi", "q1,q2", "--k", "2", "--sensitive", "s", "--l", "2"],
+                 ["--qi", "q1:q2", "--uid", "u", "--k", "2", "--json"],
+                 ["--qi", "q1,q2", "--k", "1"]):  # fmt: skip
+        want, got = _cli(p, "numpy", *args), _cli(p, engine, *args)
+        assert (got.exit_code, got.stdout, got.stderr) == (want.exit_code, want.stdout, want.stderr)
+        assert want.exit_code in (0, 1)
 
 
 @pytest.mark.parametrize("args", [
@@ -276,3 +274,18 @@ def test_typed_parquet(tmp_path, engine):
         assert got.failures[0] == want.failures[0].replace("+00:00 (line", "+00 (line")
         got.failures = want.failures
     assert got.as_dict() == want.as_dict()
+
+
+def test_screening_per_respondent(tmp_path, engine):
+    """A column unique per respondent but repeated on each of their rows (near-unique per respondent,
+    not per row), a float column with NaN beside it: the same findings as in memory."""
+    n = 30
+    df = pd.DataFrame({"pid": [f"P{i}" for i in range(n) for _ in range(3)],
+                       "nick": [f"nick{i}" for i in range(n) for _ in range(3)],
+                       "q": ["a", "b", "a"] * n,
+                       "w": [0.5, float("nan"), 1.0] * n})  # fmt: skip
+    p = tmp_path / "r.parquet"
+    df.to_parquet(p)
+    res = _same(p, engine, qi=["q"], uid="pid", k=2)
+    assert [f.column for f in res.identifier_findings] == ["nick"]
+    assert "near-unique per respondent (30 of 30 respondents ('pid')" in res.identifier_findings[0].reason

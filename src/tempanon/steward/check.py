@@ -312,9 +312,20 @@ def _check_source(src, qi: Sequence[str], *, uid, sensitive, k, l, l_model, thre
     measure(pd.DataFrame({c: pd.Series(dtype=object) for c in src.columns}), qi, uid=uid, sensitive=sensitive,
             threshold=threshold)  # fmt: skip
     tx = _Texts(src)
-    # SQLSource.input_aggregates with NaN as missing (_Texts): the same GROUP BY queries
-    inner = _rows_query(src, tx, qi, uid=uid, sensitive=sensitive, numbered=False)
-    risk = src._aggregates(inner, len(qi), uid=uid is not None, n_sensitive=len(sensitive)).risk(threshold)
+    # SQLSource.input_aggregates with NaN as missing (_Texts): a histogram of the class sizes (and
+    # respondents) over the classes, and the sensitive values as a histogram of count lists (_l_histogram)
+    inner = _rows_query(src, tx, qi, uid=uid, numbered=False)
+    risk = src._aggregates(inner, len(qi), uid=uid is not None, n_sensitive=0).risk(threshold)
+    if sensitive and risk.rows:
+        from tempanon.metrics.risk import l_from_pairs
+
+        pairs, m, _ = _l_histogram(src, tx, qi, sensitive)
+        ls = []
+        for pc_, cnt in pairs:
+            if int(m.sum()) != risk.classes or int((np.bincount(pc_, weights=cnt) * m).sum()) != risk.rows:
+                raise ValueError("class aggregates: the sensitive counts do not cover the same classes and records as the sizes")
+            ls.append(l_from_pairs(pc_, cnt))
+        risk.l_distinct, risk.l_frequency, risk.l_entropy = (min(v) for v in zip(*ls))
     res = CheckResult(risk, qi, uid, sensitive, k, l, l_model)
     others = [c for c in src.columns if c not in {*qi, *sensitive, uid}]
     res.identifier_findings = _screen_source(src, tx, others, uid)
@@ -361,40 +372,65 @@ def _engine_k_example(src, tx: _Texts, qi: Sequence[str], uid: str | None, got: 
     return _row_example(src, tx, qi, rn)
 
 
-def _engine_l_classes(src, tx: _Texts, qi: Sequence[str], sensitive: Sequence[str], model: str,
-                      l: int) -> tuple[int, Callable[[int], str]]:  # fmt: skip
-    """``l_of_classes`` on the engine: every class's l under ``model`` (the smallest over the sensitive
-    columns) from its per-value counts, computed by the in-memory function; classes aligned by their
-    first row. Returns the number of classes below ``l`` and the example of a class of a given l."""
+def _l_histogram(src, tx: _Texts, qi: Sequence[str], sensitive: Sequence[str], *, first: bool = False) -> tuple[list, np.ndarray, np.ndarray | None]:
+    """The sensitive values of the classes as a histogram: every class reduced to the sorted counts of
+    its values in each sensitive column (``cs0..``), the classes grouped by those lists, ``m`` classes
+    each (``f``: the first row of the first of them, with ``first``). A class's l of every model
+    depends on those counts only, so the l's come from the few distinct lists, not one row per class
+    (on a table of nearly one class per record, one row per class would be the whole table's worth).
+    Returns per sensitive column the pairs ``(combination, count)`` of its lists, ``m`` and ``f``."""
     import pyarrow.compute as pc
 
+    keys = [f"k{i}" for i in range(len(qi))]
+    ks = ", ".join(keys)
+    inner = _rows_query(src, tx, qi, sensitive=sensitive, numbered=first)
+    sort_list = "array_sort(collect_list(c))" if src.engine == "spark" else "list_sort(list(c))"
+    ctes = [f"t AS ({inner})"]
+    for j in range(len(sensitive)):
+        ctes.append(f"c{j} AS (SELECT {ks}, {sort_list} AS cs{', min(f) AS f' if first else ''} FROM (SELECT {ks}, x{j}, "
+                    f"count(*) AS c{', min(rn) AS f' if first else ''} FROM t GROUP BY {ks}, x{j}) p GROUP BY {ks})")  # fmt: skip
+    joins = " ".join(f"JOIN c{j} ON " + " AND ".join(f"c0.{k} = c{j}.{k}" for k in keys) for j in range(1, len(sensitive)))
+    lists = ", ".join(f"c{j}.cs" for j in range(len(sensitive)))
+    sel = ", ".join(f"c{j}.cs AS cs{j}" for j in range(len(sensitive)))
+    tab = src._arrow(f"WITH {', '.join(ctes)} SELECT {sel}, count(*) AS m{', min(c0.f) AS f' if first else ''} "
+                     f"FROM c0 {joins} GROUP BY {lists}")  # fmt: skip
+    m = np.asarray(tab.column("m").to_numpy(), dtype=np.int64)
+    pairs = []
+    for j in range(len(sensitive)):
+        col = tab.column(f"cs{j}")
+        lengths = np.asarray(pc.list_value_length(col).to_numpy(zero_copy_only=False), dtype=np.int64)
+        counts = np.asarray(pc.list_flatten(col).to_numpy(zero_copy_only=False), dtype=np.int64)
+        pairs.append((np.repeat(np.arange(len(m), dtype=np.int64), lengths), counts))
+    f = np.asarray(tab.column("f").to_numpy(), dtype=np.int64) if first else None
+    return pairs, m, f
+
+
+def _l_per_combination(pairs: list, model: str) -> np.ndarray:
+    """Each combination's l under ``model`` (the smallest over the sensitive columns), computed from its
+    sorted counts by the in-memory function (:func:`tempanon.metrics.risk._l_per_class`, summing the
+    entropy in increasing count order as for a class: the same float)."""
     from tempanon.metrics.risk import _l_per_class
 
-    keys = ", ".join(f"k{i}" for i in range(len(qi)))
-    inner = _rows_query(src, tx, qi, sensitive=sensitive)
-    first, out = None, None
-    for j in range(len(sensitive)):
-        tab = src._arrow(
-            f"SELECT min(f) AS f, {src.list_agg}(c) AS cs FROM (SELECT {keys}, x{j}, count(*) AS c, min(rn) AS f "
-            f"FROM ({inner}) t GROUP BY {keys}, x{j}) p GROUP BY {keys}"
-        )  # fmt: skip
-        f = np.asarray(tab.column("f").to_numpy(), dtype=np.int64)
-        lists = tab.column("cs")
-        lengths = np.asarray(pc.list_value_length(lists).to_numpy(zero_copy_only=False), dtype=np.int64)
-        counts = np.asarray(pc.list_flatten(lists).to_numpy(zero_copy_only=False), dtype=np.int64)
-        distinct, l_freq, ent = _l_per_class(np.repeat(np.arange(len(f), dtype=np.int64), lengths), counts)
+    out = None
+    for pc_, cnt in pairs:
+        distinct, l_freq, ent = _l_per_class(pc_, cnt)
         per = {"distinct": distinct, "frequency": l_freq,
                "entropy": np.floor(np.exp(ent) + 1e-9).astype(np.int64)}[model]  # fmt: skip
-        order = np.argsort(f, kind="stable")  # classes in order of their first row: the same on every column
-        if first is None:
-            first, out = f[order], per[order]
-        else:
-            np.minimum(out, per[order], out=out)
+        out = per if out is None else np.minimum(out, per)
+    return out
+
+
+def _engine_l_classes(src, tx: _Texts, qi: Sequence[str], sensitive: Sequence[str], model: str,
+                      l: int) -> tuple[int, Callable[[int], str]]:  # fmt: skip
+    """``l_of_classes`` on the engine (:func:`_l_histogram`): the number of classes whose l under
+    ``model`` is below ``l``, and the example (first row in file order) of a class of a given l."""
+    pairs, m, f = _l_histogram(src, tx, qi, sensitive, first=True)
+    per = _l_per_combination(pairs, model)
 
     def example(got: int) -> str:
-        return _row_example(src, tx, qi, int(first[np.flatnonzero(out == got)[0]]))
+        return _row_example(src, tx, qi, int(f[per == got].min()))
 
-    return int((out < l).sum()), example
+    return int(m[per < l].sum()), example
 
 
 def _screen_source(src, tx: _Texts, columns: Sequence[str], uid: str | None, min_rows: int = 20) -> list:
@@ -407,13 +443,26 @@ def _screen_source(src, tx: _Texts, columns: Sequence[str], uid: str | None, min
     from tempanon.data import screen
     from tempanon.lattice.source_duckdb import AUDIT_RN
 
+    cols = [c for c in dict.fromkeys(columns) if c != uid]
+    if not cols:
+        return []
+    # one scan for every column's present and distinct values, one for the distinct values of those
+    # with few (GROUPING SETS: a column's values are the rows where it is not NULL)
+    row = src._rows("SELECT " + ", ".join(f"count({tx.val(c)}) AS n{i}, count(DISTINCT {tx.text(c)}) AS d{i}"
+                                          for i, c in enumerate(cols)) + " FROM src s")[0]  # fmt: skip
+    counts = {c: (int(row[2 * i]), int(row[2 * i + 1])) for i, c in enumerate(cols)}
+    few = [c for c in cols if counts[c][1] <= screen._MAX_DISTINCT]
+    few_values: dict = {}
+    if few:
+        sel = ", ".join(f"{tx.text(c)} AS t{i}" for i, c in enumerate(few))
+        sets = ", ".join(f"({tx.text(c)})" for c in few)
+        tab = src._arrow(f"SELECT {sel} FROM src s GROUP BY GROUPING SETS ({sets})")
+        for i, c in enumerate(few):
+            few_values[c] = [v for v in tab.column(f"t{i}").to_pylist() if v is not None]
     found = []
-    for c in dict.fromkeys(columns):
-        if c == uid:
-            continue
+    for c in cols:
         v, text = tx.val(c), tx.text(c)
-        n, d = src._rows(f"SELECT count({v}) AS n, count(DISTINCT {text}) AS d FROM src s")[0]
-        n, d = int(n), int(d)
+        n, d = counts[c]
         near = []
         if n >= min_rows and d >= 0.9 * n:
             near.append(f"near-unique per row ({d} distinct values in {n} rows)")
@@ -440,7 +489,7 @@ def _screen_source(src, tx: _Texts, columns: Sequence[str], uid: str | None, min
                 "JOIN tempanon_check_pos q ON p.pos = q.pos"
             ).column("t").to_pylist()  # fmt: skip
         else:
-            values = src._arrow(f"SELECT DISTINCT {text} AS t FROM src s WHERE {v} IS NOT NULL").column("t").to_pylist()
+            values = few_values[c]
         shown = screen.screen_columns(pd.DataFrame({c: pd.Series(values, dtype=object)}), [c], min_rows=2**62)
         reasons = shown[0].reason.split("; ") if shown else []
         at = 1 if screen.identifier_name_token(c) is not None else 0  # screen_columns' order: name, uniqueness, values
