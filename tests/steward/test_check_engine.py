@@ -132,6 +132,12 @@ def test_failing_and_passing(tmp_path, engine):
         "distinct l-diversity of dx is 1, below the requested 2: 2 of 3 classes have l below 2; the least diverse, with l = 1, "
         "is zip=2, sex=M (line 5)",
     ]
+    if engine == "spark":  # a Spark DataFrame as data (rows numbered in its order, as a DataFrame's index)
+        from tempanon.lattice.source_spark import local_session
+
+        sdf = local_session().createDataFrame(df)
+        got = check_table(sdf, ["zip", "sex"], sensitive=["dx"], k=2, l=2)
+        assert got.as_dict() == check_table(df, ["zip", "sex"], sensitive=["dx"], k=2, l=2).as_dict() == res.as_dict()
     good = pd.DataFrame({"zip": ["1", "1", "2", "2"], "sex": ["F", "F", "M", "M"], "dx": ["a", "b", "a", "b"]})
     p = _write(good, tmp_path, "parquet")
     res = _same(p, engine, qi=["zip", "sex"], sensitive=["dx"], k=2, l=2)

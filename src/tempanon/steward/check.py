@@ -114,7 +114,7 @@ def check_engine(data, engine: str = "auto", memory_limit: str | None = None) ->
         raise InputError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")
     if isinstance(data, FrequencySource):
         return data.engine
-    if engine == "auto" and not isinstance(data, pd.DataFrame) and memory_limit is None:
+    if engine == "auto" and memory_limit is None and (isinstance(data, (str, bytes)) or hasattr(data, "__fspath__")):
         from pathlib import Path
 
         from tempanon.data.excel import is_spreadsheet
@@ -168,7 +168,7 @@ def check_table(
     respondents per class), as ``tempanon kanon --uid`` guarantees it; ``l`` is checked against
     the l of ``l_model`` (``distinct``, ``frequency`` or ``entropy``) and needs ``sensitive``.
 
-    ``df``: a pandas DataFrame, a CSV or Parquet path, or an open engine source. ``engine``
+    ``df``: a pandas DataFrame, a CSV or Parquet path, a Spark DataFrame, or an open engine source. ``engine``
     (``auto``, ``numpy``, ``duckdb``, ``spark``; ``memory_limit``, ``spark_master`` as for
     :func:`tempanon.kanon.kanonymize`): who computes the class aggregates. On ``duckdb`` and
     ``spark`` a file is read in place, never loaded into pandas (module doc); the result (measures,
@@ -184,12 +184,12 @@ def check_table(
             raise InputError("memory_limit applies when tempanon opens the engine; this source is already open")
         return _check_source(df, qi, uid=uid, sensitive=sensitive, k=k, l=l, l_model=l_model, threshold=threshold)
     if eng != "numpy":
-        if isinstance(df, pd.DataFrame):
+        if isinstance(df, (str, bytes)) or hasattr(df, "__fspath__"):
+            src = open_check_source(df, eng, memory_limit=memory_limit, delimiter=delimiter, spark_master=spark_master)
+        else:  # a pandas DataFrame handed to an engine, or a Spark DataFrame
             from tempanon.lattice.source import open_source
 
             src = open_source(df, eng, memory_limit=memory_limit, spark_master=spark_master)
-        else:
-            src = open_check_source(df, eng, memory_limit=memory_limit, delimiter=delimiter, spark_master=spark_master)
         try:
             return _check_source(src, qi, uid=uid, sensitive=sensitive, k=k, l=l, l_model=l_model, threshold=threshold)
         finally:
