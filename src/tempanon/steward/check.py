@@ -4,15 +4,16 @@ whether it meets requested levels (to gate a release in a pipeline).
 The measures are defined in :mod:`tempanon.metrics.risk`.
 
 **Engines.** ``engine="numpy"`` holds the table in pandas. ``engine="duckdb"`` / ``"spark"`` read a
-CSV or Parquet file in place and never load it into pandas: the class aggregates come from the
-engine's ``GROUP BY`` (:meth:`SQLSource.input_aggregates
+CSV or Parquet file in place and never load it into pandas: the class sizes come from the
+engine's ``GROUP BY`` as a histogram (the query of :meth:`SQLSource.input_aggregates
 <tempanon.lattice.source_duckdb.SQLSource.input_aggregates>`, as for the ``kanon`` report) and go
-through the same :func:`~tempanon.metrics.risk.risk_from_aggregates`; a failed level's example
-class (the first record, in file order, of a smallest or least diverse class, and its file line)
-is found by a second ``GROUP BY`` over the rows numbered in file order (the numbering of the
-steward audit, :meth:`SQLSource._numbered <tempanon.lattice.source_duckdb.SQLSource._numbered>`);
-the per-class l is computed from the engine's per-class value counts by the same numpy function
-as in memory (:func:`tempanon.metrics.risk._l_per_class`). Identifier screening of the other
+through the same :func:`~tempanon.metrics.risk.risk_from_aggregates`; the sensitive values come as
+a histogram of the classes' sorted value counts (:func:`_l_histogram`: a class's l of every model
+depends on those only), whose l's are computed by the same numpy function as in memory
+(:func:`tempanon.metrics.risk._l_per_class`, the same floats). A failed level's example class (the
+first record, in file order, of a smallest or least diverse class, and its file line) is found by
+a further ``GROUP BY`` over the rows numbered in file order (the numbering of the steward audit,
+:meth:`SQLSource._numbered <tempanon.lattice.source_duckdb.SQLSource._numbered>`). Identifier screening of the other
 columns uses the rules of :mod:`tempanon.data.screen` on counts and on the distinct values (at most
 the 20,000 the in-memory screening samples, picked at the same positions of the values in order of
 first appearance). Verdict, numbers and messages are those of the numpy path (tested,
