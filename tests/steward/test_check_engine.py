@@ -188,7 +188,11 @@ def test_screening_sample_of_many_values(tmp_path):
 
 
 def _cli(path, engine, *args):
-    return runner.invoke(app, ["check", str(path), *args, "--engine", engine])
+    import warnings
+
+    with warnings.catch_warnings():  # as tempanon.cli.main does (the runner calls the app without it)
+        warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
+        return runner.invoke(app, ["check", str(path), *args, "--engine", engine])
 
 
 def test_cli_same_output(tmp_path, engine):
@@ -229,7 +233,9 @@ def test_engine_options(tmp_path):
     assert r.exit_code == 2 and "unknown engine 'polars'" in r.stderr
     r = runner.invoke(app, ["check", str(p), "--qi", "q1", "--engine", "duckdb", "--memory-limit", "lots"])
     assert r.exit_code == 2 and "--memory-limit 'lots'" in r.stderr
-    r = runner.invoke(app, ["check", str(p), "--qi", "q1", "--uid", "u", "--audit", str(p), "--engine", "duckdb"])
+    x = tmp_path / "book.xlsx"
+    x.write_bytes(b"PK\x03\x04")
+    r = runner.invoke(app, ["check", str(x), "--qi", "q1", "--engine", "duckdb"])
     assert r.exit_code == 2 and "--engine numpy" in r.stderr
     # a memory limit alone picks DuckDB (auto), as for kanon
     r = runner.invoke(app, ["check", str(p), "--qi", "q1", "--memory-limit", "1GB", "--json"])
@@ -295,3 +301,38 @@ def test_screening_per_respondent(tmp_path, engine):
     res = _same(p, engine, qi=["q"], uid="pid", k=2)
     assert [f.column for f in res.identifier_findings] == ["nick"]
     assert "near-unique per respondent (30 of 30 respondents ('pid')" in res.identifier_findings[0].reason
+
+
+def test_audit_of_a_timestamped_release(tmp_path, engine):
+    """``check --audit`` (respondent-level k of a timestamped release through the steward's audit): the
+    respondents are joined by row number in the engine; the same output, and the same errors for an
+    audit that is not the release's, not an audit, or a --uid that is missing or already a column."""
+    from tempanon.temporal.generator import hospital_exams
+
+    p = tmp_path / "exams.csv"
+    hospital_exams(120, seed=3).to_csv(p, index=False)
+    (tmp_path / "release").mkdir()
+    (tmp_path / "steward").mkdir()
+    out, audit = tmp_path / "release" / "o.csv", tmp_path / "steward" / "audit.csv"
+    r = runner.invoke(app, ["timestamped", str(p), "--uid", "PATIENT", "--time", "TIME", "--qi", "GENDER", "--k", "2",
+                            "--granularities", "week,month,quarter,year", "--max-suppression", "0.2",
+                            "--out", str(out), "--audit", str(audit), "-q"])  # fmt: skip
+    assert r.exit_code == 0, r.output
+    lines = audit.read_text().splitlines()
+    short = tmp_path / "steward" / "short.csv"
+    short.write_text("\n".join(lines[:5]) + "\n")
+    swapped = tmp_path / "steward" / "swapped.csv"
+    swapped.write_text("\n".join(lines[:3] + [lines[4], lines[3]] + lines[5:]) + "\n")
+    plain = tmp_path / "steward" / "plain.csv"
+    plain.write_text("release_row,input_line,respondent\n1,2,x\n")
+    for args in (["--qi", "GENDER,TIME", "--uid", "P", "--audit", str(audit), "--k", "2", "--json"],
+                 ["--qi", "GENDER,TIME", "--uid", "P", "--audit", str(audit), "--k", "30"],
+                 ["--qi", "GENDER,TIME", "--audit", str(audit)],
+                 ["--qi", "GENDER", "--uid", "TIME", "--audit", str(audit)],
+                 ["--qi", "GENDER,TIME", "--uid", "P", "--audit", str(short)],
+                 ["--qi", "GENDER,TIME", "--uid", "P", "--audit", str(swapped)],
+                 ["--qi", "GENDER,TIME", "--uid", "P", "--audit", str(plain)],
+                 ["--qi", "GENDER,P", "--uid", "P", "--audit", str(audit)]):  # fmt: skip
+        want, got = _cli(out, "numpy", *args), _cli(out, engine, *args)
+        assert (got.exit_code, got.stdout, got.stderr) == (want.exit_code, want.stdout, want.stderr), args
+    assert json.loads(_cli(out, engine, "--qi", "GENDER,TIME", "--uid", "P", "--audit", str(audit), "--json").stdout)["respondent_k"] >= 2
