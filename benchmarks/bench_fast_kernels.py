@@ -16,6 +16,7 @@ import argparse
 import hashlib
 import importlib.util
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -29,8 +30,12 @@ from tempanon.stream.api import anonymize_stream
 
 
 def _load(path: Path):
+    # registered in sys.modules before it runs: numba's on-disk cache records the module of each
+    # compiled function and imports it by name when a later run loads the cache (without this, the
+    # second run with the same --base file failed: "No module named '<dynamic>'")
     spec = importlib.util.spec_from_file_location("_fastkernel_other", path)
     mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
     spec.loader.exec_module(mod)
     return mod
 

@@ -4,7 +4,12 @@ sort without allocation (``_fastkernel.stable_order``), and the flows' residual 
 place after a cycle instead of rebuilt (``_fastkernel.cancel_cycles``). Every placement is the same as
 before: fingerprints of whole random streams' releases computed with the kernel of main at 7c6b8fb
 (before these changes), and the daily use-of-force cells in docs/benchmarks.md ("Fast step: the same
-search, cheaper")."""
+search, cheaper").
+
+Since 2026-11-26 afternoon the default (``fast.WHOLE_GAINS``) applies a lift or a level transfer only
+when it lowers the true IL, so the default's placements differ; without that flag the search is still
+the one fingerprinted here, and the flag is shown to change nothing where every gain is whole (no ties'
+perturbation) or where costs are not whole numbers."""
 
 import hashlib
 
@@ -17,19 +22,19 @@ from tempanon.stream.model import CostModel
 from tempanon.stream.publisher import StreamPublisher
 
 
-def _stream_fingerprints():
+def _stream_fingerprints(beta=10.0, cases=30):
     """Per random stream (w in {1, 2, 4, 5, 8}, l in {2, 3, 5}, linear and quadratic mu, defer 0 and the
     default, skewed values): md5 of the final placements (``placed`` per record, flushed)."""
     import pandas as pd
 
     rng = np.random.default_rng(20261126)
     out = []
-    for case in range(30):
+    for case in range(cases):
         w = [1, 2, 4, 5, 8][case % 5]
         l = [2, 3, 5][case % 3]
         kind = ["linear", "quadratic"][case % 2]
         kw = {"defer": 0.0} if case % 4 == 0 else {}
-        cost = CostModel.linear(w, 1.0, 10.0) if kind == "linear" else CostModel.quadratic(w, 10.0)
+        cost = CostModel.linear(w, 1.0, beta) if kind == "linear" else CostModel.quadratic(w, beta)
         pub = StreamPublisher(l, w, sensitive="s", qi=["q"], cost=cost, step="fast", **kw)
         rid = 0
         for t in range(18):
@@ -59,9 +64,53 @@ def test_placements_are_those_of_the_kernel_before():
     from tempanon.stream import fast
 
     before = fast.STATS.copy()
-    got = _stream_fingerprints()
+    saved = fast.MOVES
+    fast.MOVES = saved & ~fast.WHOLE_GAINS
+    try:
+        got = _stream_fingerprints()
+    finally:
+        fast.MOVES = saved
     assert fast.STATS[9] > before[9] and fast.STATS[36] > before[36] and fast.STATS[37] > before[37]
     assert got == MAIN_FINGERPRINTS
+
+
+def _with_moves(moves, fn):
+    from tempanon.stream import fast
+
+    saved = fast.MOVES
+    fast.MOVES = moves
+    try:
+        return fn()
+    finally:
+        fast.MOVES = saved
+
+
+def test_whole_gains_changes_nothing_without_ties():
+    """With ``TIE = 0`` every gain of a whole-number cost model is a whole number, so "lowers the true IL
+    by more than 0.5" is "lowers it at all": the same placements with and without ``WHOLE_GAINS`` (a
+    threshold above 1 would fail this). And the flag does change the default's placements (with ties)."""
+    from tempanon.stream import fast
+
+    saved_tie = fast.TIE
+    fast.TIE = 0.0
+    try:
+        on = _with_moves(fast.MOVES | fast.WHOLE_GAINS, lambda: _stream_fingerprints(cases=15))
+        off = _with_moves(fast.MOVES & ~fast.WHOLE_GAINS, lambda: _stream_fingerprints(cases=15))
+    finally:
+        fast.TIE = saved_tie
+    assert on == off
+    with_ties = _with_moves(fast.MOVES | fast.WHOLE_GAINS, lambda: _stream_fingerprints(cases=15))
+    assert with_ties != MAIN_FINGERPRINTS[:15]
+
+
+def test_whole_gains_changes_nothing_without_whole_costs():
+    """With a suppression price of 10.5 the costs are not whole numbers (no ties' perturbation, no
+    threshold): the same placements with and without ``WHOLE_GAINS``."""
+    from tempanon.stream import fast
+
+    on = _with_moves(fast.MOVES | fast.WHOLE_GAINS, lambda: _stream_fingerprints(beta=10.5, cases=15))
+    off = _with_moves(fast.MOVES & ~fast.WHOLE_GAINS, lambda: _stream_fingerprints(beta=10.5, cases=15))
+    assert on == off
 
 
 @settings(max_examples=200, deadline=None)

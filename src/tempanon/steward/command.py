@@ -25,16 +25,34 @@ def check(
     delimiter: Annotated[str | None, typer.Option("--delimiter", help="CSV delimiter (detected if omitted).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing; only the exit status tells.")] = False,
     audit: Annotated[Path | None, typer.Option("--audit", help="Steward-only audit of a timestamped release: the respondent of each row goes into the --uid column.")] = None,
+    engine: Annotated[str, typer.Option("--engine", help="auto|numpy|duckdb|spark: who reads the rows and computes the classes (auto: DuckDB for files from 256 MiB).")] = "auto",
+    memory_limit: Annotated[str | None, typer.Option("--memory-limit", help="Bound the engine's memory, e.g. 4GB, 512MiB or 80%: DuckDB spills to a temporary directory beyond it (auto picks DuckDB when a limit is given); with --engine spark the local driver's heap; refused with --engine numpy.")] = None,
+    spark_master: Annotated[str | None, typer.Option("--spark-master", help="Spark master URL for --engine spark (default: a local[2] session).")] = None,
 ) -> None:
     """Measure k, respondent-level k, l, uniques and prosecutor risk of a table as it is.
 
-    Exit status: 0 every requested level is met, 1 a requested level is not met, 2 bad input.
+    With --engine duckdb or spark the file (CSV or Parquet) is read in place, not loaded into memory:
+    the classes are counted by GROUP BY in the engine, with the same numbers and messages.
+
+    Exit status: 0 every requested level is met, 1 a requested level is not met, 2 bad input,
+    4 the engine could not finish (out of memory, a failed Spark job).
     """
     from tempanon.data.io import read_table
     from tempanon.data.roles import parse_column_list
-    from tempanon.steward.check import check_table
+    from tempanon.steward.check import check_engine, check_table, open_check_source
 
     def go():
+        eng = check_engine(input, engine, memory_limit)
+        if eng != "numpy":
+            src = open_check_source(input, eng, memory_limit=memory_limit, delimiter=delimiter, spark_master=spark_master)
+            try:  # (the column lists are parsed once --audit added its column, as below)
+                return check_table(src, qi, uid=uid, sensitive=sensitive, k=k, l=l, l_model=l_model, threshold=threshold,
+                                   audit=audit)  # fmt: skip
+            finally:
+                src.close()
+        from tempanon.lattice.memory import check_memory_limit
+
+        check_memory_limit(eng, memory_limit)  # before anything is read
         df = read_table(input, as_text=True, delimiter=delimiter)
         if audit is not None:
             from tempanon.steward.check import attach_audit
@@ -50,6 +68,7 @@ def check(
             l=l,
             l_model=l_model,
             threshold=threshold,
+            engine="numpy",
         )
 
     res = run_api(go)

@@ -1012,13 +1012,16 @@ def flow_polish(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, 
 
 
 @jit_nonrt
-def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, stats, prune, hall, reach, fw, k, save, best_o, cnt, G, G2):
+def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, stats, prune, hall, reach, fw, k, save, best_o, cnt, G, G2, gmin):
     """Level transfers (``XFER``): the levels as caps ``k = M`` with one pending snapshot one level
     higher and another at most ``reach`` snapshots away one lower; each such candidate solved as the
     min-cost flow for its caps by :func:`cancel_cycles` from the current placements (without penalty
     left: optimal for those caps, every snapshot l-eligible); the best candidate that lowers the IL
-    applied, until none does. ``fw``: :func:`flow_workspace`; scratch ``k``, ``G``, ``G2`` (``P``
-    entries), ``save``, ``best_o`` (``na``), ``cnt`` (``mv``, zeros, left zeroed). Returns the IL."""
+    applied, until none does. A candidate is applied only when it lowers the IL by more than ``gmin``
+    (``_EPS``; 0.5 with whole-number costs and ``WHOLE_GAINS``: then only a change of the true IL
+    counts, not of the ties' perturbation alone, see :func:`local_search`). ``fw``:
+    :func:`flow_workspace`; scratch ``k``, ``G``, ``G2`` (``P`` entries), ``save``, ``best_o``
+    (``na``), ``cnt`` (``mv``, zeros, left zeroed). Returns the IL."""
     ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af, hw = fw
     il = placement_il(na, P, o, pr, hh, oldest, mu)
     if hall > 0:
@@ -1067,7 +1070,7 @@ def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, 
                 k[q] -= 1
                 if l * k[p] > N[p] + na:
                     continue
-                if okG and min(G[p] - G[q], G2[p] - G2[q]) + _TOL <= il - best + _EPS:
+                if okG and min(G[p] - G[q], G2[p] - G2[q]) + _TOL <= (il - best + _EPS if have else gmin):
                     stats[38] += 1
                     continue
                 # caps that no placement meets are not solved (the flow would end with a penalty and
@@ -1097,7 +1100,7 @@ def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, 
                     stats[41] += 1
                 if ok:
                     il2 = placement_il(na, P, o, pr, hh, oldest, mu)
-                    if il2 < best - _EPS:
+                    if il2 < best - _EPS and il2 < il - gmin:
                         best = il2
                         have = True
                         for i in range(na):
@@ -1116,14 +1119,21 @@ def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, 
 
 
 @jit_nonrt
-def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, lo, hi, lb, max_rounds, pair_budget, lift_levels, stats, flags, ws_i, ws_f, xfer_reach, fw):
+def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, lo, hi, lb, max_rounds, pair_budget, lift_levels, stats, flags, ws_i, ws_f, xfer_reach, fw, whole):
     """Best-improvement local search (single moves, repaired pairs, lifts). Returns the IL. ``ws_i``
     (:data:`WS_I_ROWS` rows) and ``ws_f`` (:data:`WS_F_ROWS` rows) are scratch rows of at least ``na +
     2`` and ``P`` entries, ``fw`` the flow workspace (:func:`flow_workspace`, large enough for this step),
     allocated by ``steps`` once per batch (grown when a step needs more), not per step: this function
     and every function it calls allocate nothing, so they are compiled without numba's reference
-    counting (``jit_nonrt``)."""
+    counting (``jit_nonrt``).
+
+    With whole-number costs (``whole``: integral ``mu`` and ``beta``, so every price is rounded and
+    the true IL of a placement is a whole number) and ``WHOLE_GAINS`` in ``flags``, a lift or a level transfer is applied only when it lowers the true IL (by at least 1: a
+    search gain above 0.5, since the ties' perturbations of all records together stay below 1/2,
+    :func:`tie_costs`); the ties' secondary objective (evenly spread delays) is still pursued by the
+    single moves, the emptyings and the flow polish, which cost little."""
     il = placement_il(na, P, o, pr, hh, oldest, mu)
+    gmin = 0.5 if (whole and flags & 1024) else _EPS
     no = np.bool_(False)  # the ``keep`` arguments as variables, not literals (see _NOLIT)
     yes = np.bool_(True)
     gain = ws_f[0]
@@ -1254,7 +1264,7 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
         # 2. lifts: raise the largest count of snapshot p to K and fill it with the best records; the
         # best lift over every pending snapshot p, level K and the two variants (strict; shed, or drain
         # without SHED) is applied
-        bt = _EPS
+        bt = gmin  # (WHOLE_GAINS: a lift must lower the true IL)
         bp = np.int64(-1)
         bK = np.int64(-1)
         bs = np.int64(0)
@@ -1377,7 +1387,7 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
             # 5. then level transfers (two snapshots up to ``xfer_reach`` apart re-levelled at once, a
             # flow per candidate)
             if transfers:
-                il = xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, stats, flags & 64 != 0, (flags >> 8) & 3, xfer_reach, fw, xk, save, best_o, cnt, G, G2)
+                il = xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, stats, flags & 64 != 0, (flags >> 8) & 3, xfer_reach, fw, xk, save, best_o, cnt, G, G2, gmin)
         break
     return il
 
@@ -1553,7 +1563,7 @@ def steps(codes, place, starts, base, t_from, t_to, l, w, mu, beta, defer, round
                     fw_e = max(need_e, 2 * fw_e)
                     fw_v = max(need_v, 2 * fw_v)
                     fw = flow_workspace_sized(fw_e, fw_v)
-                il = local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mud, n, N, M, cM, H, lo, hi, lb, max_rounds, pair_budget, lift_levels, stats, flags, ws_i, ws_f, xfer_reach, fw)
+                il = local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mud, n, N, M, cM, H, lo, hi, lb, max_rounds, pair_budget, lift_levels, stats, flags, ws_i, ws_f, xfer_reach, fw, np.bool_(round_prices))
                 stats[7] += 1
                 # the certificate and the gap with the true costs (the search saw ``mud``)
                 il = 0.0
