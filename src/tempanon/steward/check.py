@@ -281,8 +281,8 @@ class _Texts:
     * an integer column holding a missing value is read by pandas as floats (``2`` is ``2.0``): cast
       to DOUBLE, so its text and its classes (integers beyond 2**53 collide as floats) are numpy's;
     * a typed timestamp has the text the engine releases it with
-      (:meth:`~tempanon.lattice.source_duckdb.SQLSource.released_text`: numpy's on Spark, DuckDB's
-      own, ``+00`` for ``+00:00``, on DuckDB: ``docs/fidelity.md`` 12).
+      (:meth:`~tempanon.lattice.source_duckdb.SQLSource.released_text`: numpy's on every engine,
+      ``docs/engines.md``, "Typed timestamps on DuckDB, and as quasi-identifiers").
 
     ``key``: the class key text, missing as the empty string (as
     :meth:`~tempanon.lattice.source_duckdb.SQLSource.text_expr`).
