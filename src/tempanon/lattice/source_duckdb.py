@@ -133,6 +133,76 @@ def check_parquet_names(path: str | os.PathLike) -> None:
     check_column_names(names, path)
 
 
+def parquet_zones(path: str | os.PathLike) -> dict[str, str]:
+    """The time zone of every time-zone-aware timestamp column of a Parquet input, as its Arrow schema
+    names it (what pandas, so the numpy path, reads it in): column name (stripped) -> zone."""
+    try:
+        import pyarrow as pa
+        import pyarrow.dataset as ds
+
+        schema = ds.dataset(str(path), format="parquet").schema
+    except Exception:  # unreadable here: the engine's reading reports it
+        return {}
+    return {f.name.strip(): str(f.type.tz) for f in schema if pa.types.is_timestamp(f.type) and f.type.tz}
+
+
+def frame_zones(data: pd.DataFrame) -> dict[str, str]:
+    """:func:`parquet_zones` of a pandas DataFrame: column (stripped) -> the zone of its aware dtype."""
+    return {str(c).strip(): str(t.tz) for c, t in data.dtypes.items() if isinstance(t, pd.DatetimeTZDtype)}
+
+
+_FIXED_OFFSET = re.compile(r"^([+-])(\d\d):(\d\d)$")
+_UTC_NAMES = {"UTC", "Etc/UTC", "utc", "Z", "+00:00", "-00:00"}
+
+
+def duckdb_timestamp_text(expr: str, kind: str, zone: str | None = None) -> str:
+    """DuckDB SQL giving a typed timestamp ``expr`` the text Python (the numpy path) gives it,
+    ``str(pandas.Timestamp)``, as :func:`tempanon.lattice.source_spark.python_timestamp_text` does on
+    Spark: ``2021-01-02 00:00:00``, ``2021-01-02 00:00:01.234000`` (six digits when the microseconds
+    are not zero; nine, ``.234567891``, when a ``TIMESTAMP_NS`` value has nanoseconds), and for a
+    time-zone-aware value (``kind == "timestamp"``) the wall clock in ``zone`` (its Parquet column's,
+    default UTC) with its offset, ``+00:00``, ``-04:00`` (``+HH:MM:SS`` for an offset with seconds,
+    e.g. a zone's local mean time before 1900). DuckDB's ``CAST`` gives ``... 00:00:00+00`` and trims
+    trailing zeros (``00:00:01.234``). NULL stays NULL."""
+    wall, off = expr, ""
+    if kind == "timestamp":
+        m = _FIXED_OFFSET.match(zone or "")
+        if zone is None or zone in _UTC_NAMES:
+            wall, off = f"timezone('UTC', {expr})", "'+00:00'"
+        elif m:  # a fixed offset (pyarrow's '+05:30'): ICU has no such zone name
+            secs = (1 if m.group(1) == "+" else -1) * (int(m.group(2)) * 3600 + int(m.group(3)) * 60)
+            wall, off = f"(timezone('UTC', {expr}) + INTERVAL ({secs}) SECOND)", qstr(zone)
+        else:
+            wall = f"timezone({qstr(zone)}, {expr})"
+            d = f"((epoch_us(CAST({wall} AS TIMESTAMP)) - epoch_us(CAST({expr} AS TIMESTAMPTZ))) // 1000000)"  # (exact: whole seconds)
+            a = f"abs({d})"
+            off = (f"(CASE WHEN {d} < 0 THEN '-' ELSE '+' END || lpad(CAST({a} // 3600 AS VARCHAR), 2, '0') || ':' || "
+                   f"lpad(CAST(({a} % 3600) // 60 AS VARCHAR), 2, '0') || "
+                   f"CASE WHEN {a} % 60 = 0 THEN '' ELSE ':' || lpad(CAST({a} % 60 AS VARCHAR), 2, '0') END)")  # fmt: skip
+    n = f"strftime({wall}, '%n')"
+    frac = f"(CASE WHEN {n} = '000000000' THEN '' WHEN right({n}, 3) = '000' THEN '.' || left({n}, 6) ELSE '.' || {n} END)"
+    # (|| keeps NULL NULL; concat() would make it the empty string)
+    return f"(strftime({wall}, '%Y-%m-%d %H:%M:%S') || {frac}" + (f" || {off})" if off else ")")
+
+
+def timestamp_kind(arrow_type: Any) -> str | None:
+    """``"timestamp"`` (aware), ``"timestamp_ntz"`` (naive) or None for an Arrow type."""
+    import pyarrow as pa
+
+    if not pa.types.is_timestamp(arrow_type):
+        return None
+    return "timestamp" if arrow_type.tz else "timestamp_ntz"
+
+
+def _duckdb_timestamp_kind(type_name: str) -> str | None:
+    """:func:`timestamp_kind` of a DuckDB type's name (``TIMESTAMP WITH TIME ZONE``, ``TIMESTAMPTZ_NS``,
+    ``TIMESTAMP``, ``TIMESTAMP_NS``, ``TIMESTAMP_MS``, ``TIMESTAMP_S``)."""
+    t = type_name.upper()
+    if t.startswith("TIMESTAMP WITH TIME ZONE") or t.startswith("TIMESTAMPTZ"):
+        return "timestamp"
+    return "timestamp_ntz" if t.startswith("TIMESTAMP") else None
+
+
 def _is_parquet(path: str | os.PathLike) -> bool:
     suf = "".join(Path(path).suffixes).lower()
     return suf.endswith(".parquet") or suf.endswith(".pq")
@@ -167,16 +237,84 @@ class SQLSource(FrequencySource):
     def q(self, name: str) -> str:
         return qident(name)
 
-    def text_expr(self, col: str, alias: str = "s") -> str:
-        """The text of a value as hierarchies see it: missing is the empty string."""
+    def __init__(self) -> None:
+        super().__init__()
+        self._zones: dict[str, str] = {}  # aware timestamp column -> its zone (a Parquet input's Arrow schema)
+        self._kinds: dict[str, dict[str, str]] = {}  # relation -> its typed timestamp columns' kinds
+
+    def text_expr(self, col: str, alias: str = "s", rel: str = "src") -> str:
+        """The text of a value of column ``col`` of the relation ``rel`` (the input view ``src``, or a
+        written release read back), its row named ``alias``, as hierarchies see it: missing is the
+        empty string; ``CAST`` to text, but a typed timestamp has the numpy path's text (Python's
+        ``str``: :meth:`timestamp_text`), so a hierarchy keyed by it matches on every engine."""
+        kind = self._timestamp_kinds(rel).get(col)
+        if kind is not None:
+            return f"coalesce({self.timestamp_text(f'{alias}.{self.q(col)}', kind, self._zones.get(col))}, '')"
         return f"coalesce(CAST({alias}.{self.q(col)} AS {self.text_type}), '')"
+
+    def text_join(self, col: str, table: str, alias: str, how: str = "JOIN") -> str:
+        """``{how} table alias`` on the text of the input's column ``col`` (row ``s`` of ``src``) equal to
+        ``alias.t``: ``ON`` :meth:`text_expr` ``= alias.t``. A typed timestamp column goes through its
+        map of distinct values to their text (:meth:`_timestamp_map`, joined by the typed value), so
+        its text is computed once per distinct value, not once per row and query (measured at 1M
+        rows with one aware quasi-identifier on DuckDB: 1.3 s CPU per join query by the text
+        expression, 0.13 s through the map)."""
+        if self._timestamp_kinds("src").get(col) is None:
+            return f"{how} {table} {alias} ON {self.text_expr(col)} = {alias}.t"
+        m = self._timestamp_map(col)
+        return f"JOIN {m} {alias}_m ON s.{self.q(col)} IS NOT DISTINCT FROM {alias}_m.v {how} {table} {alias} ON {alias}_m.t = {alias}.t"
+
+    def _timestamp_map(self, col: str) -> str:
+        """The name of a table of the distinct values ``v`` of the input's typed timestamp column ``col``
+        (a missing value too) and their text ``t`` (:meth:`text_expr`), made in the engine on first use."""
+        maps = self._tmaps
+        if col not in maps:
+            name = f"tmap{self.columns.index(col)}"
+            kind = self._timestamp_kinds("src")[col]
+            text = f"coalesce({self.timestamp_text('x.v', kind, self._zones.get(col))}, '')"
+            self._drop_materialized(name)  # (a map of that name another source left in the session is replaced)
+            self._materialize(name, f"SELECT x.v AS v, {text} AS t FROM (SELECT DISTINCT s.{self.q(col)} AS v FROM src s) x")
+            maps[col] = name
+        return maps[col]
 
     def released_text(self, alias: str, col: str, rel: str = "src") -> str:
         """The text of column ``col`` of the relation ``rel`` (a view: ``src``, or the written release
         read back), its row named ``alias``, as a release writes it and the checks compare a column
-        released unchanged with it: :meth:`text_expr` here (on Spark a typed timestamp is given
-        numpy's text, :meth:`~tempanon.lattice.source_spark.SparkSource.released_text`)."""
-        return self.text_expr(col, alias)
+        released unchanged with it: :meth:`text_expr` (a typed timestamp in the numpy path's text, the
+        text a CSV release writes it with, :meth:`_copy`)."""
+        return self.text_expr(col, alias, rel)
+
+    def timestamp_text(self, expr: str, kind: str, zone: str | None) -> str:
+        """The engine's SQL giving the typed timestamp ``expr`` (``kind``: ``"timestamp"`` aware,
+        ``"timestamp_ntz"`` naive) Python's text, an aware one in ``zone``; NULL stays NULL
+        (DuckDB: :func:`duckdb_timestamp_text`)."""
+        return duckdb_timestamp_text(expr, kind, zone)
+
+    def _timestamp_kinds(self, rel: str) -> dict[str, str]:
+        """Column -> ``"timestamp"``/``"timestamp_ntz"`` of the typed timestamp columns of the relation
+        ``rel`` (the input's cached; a written release's read each time: it is made again for every
+        release)."""
+        if rel in self._kinds:
+            return self._kinds[rel]
+        kinds = {name: k for name, k in self._column_kinds(f"SELECT * FROM {rel}") if k is not None}
+        if rel == "src":
+            self._kinds[rel] = kinds
+        return kinds
+
+    def _column_kinds(self, query: str) -> list[tuple[str, str | None]]:
+        """The columns of ``query`` with their :func:`timestamp_kind` (None for any other type)."""
+        schema = self._arrow(f"SELECT * FROM ({query}) q LIMIT 0").schema
+        return [(f.name, timestamp_kind(f.type)) for f in schema]
+
+    def _text_projection(self, query: str) -> str | None:
+        """``query`` with its typed timestamp columns in the numpy path's text (:meth:`timestamp_text`),
+        for a CSV release; None when it has none."""
+        cols = self._column_kinds(query)
+        if not any(k for _, k in cols):
+            return None
+        sel = [f"{self.timestamp_text('q.' + self.q(n), k, self._zones.get(n))} AS {self.q(n)}" if k else f"q.{self.q(n)}"
+               for n, k in cols]  # fmt: skip
+        return f"SELECT {', '.join(sel)} FROM ({query}) q"
 
     def merge_hint(self, *aliases: str) -> str:
         """A hint (put after ``SELECT``) that the joins of the relations named ``aliases`` run as
@@ -238,6 +376,7 @@ class SQLSource(FrequencySource):
         cols = ", ".join(column(f) for f in schema)
         self._exec(f"CREATE OR REPLACE TEMP VIEW src AS SELECT {cols} FROM {scan}")
         self._columns = [str(n).strip() for n in names]
+        self._kinds, self._tmaps = {}, {}
         self._n_rows = None
         self._texts = []
         self._codes = []
@@ -288,6 +427,9 @@ class SQLSource(FrequencySource):
         return int(row[0]), int(row[1]), int(row[2])
 
     def distinct_values(self, column: str) -> pd.Series:
+        if column in self.qi and self._timestamp_kinds("src").get(column):  # (its map, made once: text_join)
+            tab = self._arrow(f"SELECT DISTINCT t FROM {self._timestamp_map(column)} ORDER BY t")
+            return pd.Series(tab.column("t").to_pylist(), dtype=object)
         tab = self._arrow((f"SELECT DISTINCT {self.text_expr(column)} AS t FROM src s ORDER BY t"))
         return pd.Series(tab.column("t").to_pylist(), dtype=object)
 
@@ -337,7 +479,7 @@ class SQLSource(FrequencySource):
         raise HierarchyError(f"column {encoder.name!r}: {len(vals)} value(s) missing from the hierarchy ({encoder.source}): {shown}{more}")
 
     def _joins(self, prefix: str = "dim") -> str:
-        return " ".join(f"JOIN {prefix}{i} d{i} ON {self.text_expr(q)} = d{i}.t" for i, q in enumerate(self.qi))
+        return " ".join(self.text_join(q, f"{prefix}{i}", f"d{i}") for i, q in enumerate(self.qi))
 
     def bottom(self, uid: str | None = None, sensitive: str | None = None) -> Table:
         import pyarrow.compute as pc
@@ -469,7 +611,7 @@ class SQLSource(FrequencySource):
             self.batch_fetches = getattr(self, "batch_fetches", 0) + 1
         else:
             sel = [f"d{j}.l{v} AS g{p}" for p, (j, v) in enumerate(zip(attrs, levels))]
-            joins = " ".join(f"JOIN dim{j} d{j} ON {self.text_expr(self.qi[j])} = d{j}.t" for j in attrs)
+            joins = " ".join(self.text_join(self.qi[j], f"dim{j}", f"d{j}") for j in attrs)
             if self._extra is not None:
                 sel.append(f"s.{self.q(self._extra)} AS x")
             sql = f"SELECT {', '.join(sel)}, count(*) AS n FROM src s {joins} GROUP BY ALL" if sel else "SELECT count(*) AS n FROM src s"
@@ -523,7 +665,7 @@ class SQLSource(FrequencySource):
             exprs = {jv: f"d{jv[0]}.l{jv[1]}" for jv in pairs}
             names = {jv: f"g_{jv[0]}_{jv[1]}" for jv in pairs}
             attrs_used = sorted({j for j, _ in pairs})
-            joins = " ".join(f"JOIN dim{j} d{j} ON {self.text_expr(self.qi[j])} = d{j}.t" for j in attrs_used)
+            joins = " ".join(self.text_join(self.qi[j], f"dim{j}", f"d{j}") for j in attrs_used)
             x = [f"s.{self.q(self._extra)}"] if self._extra is not None else []
             sets = ", ".join("(" + ", ".join([*x, *(exprs[jv] for jv in zip(a, lv))]) + ")" for a, lv in todo)
             all_exprs = [*x, *(exprs[jv] for jv in pairs)]  # x is grouped in every set: its bit is 0
@@ -711,7 +853,7 @@ class SQLSource(FrequencySource):
         pos = {q: i for i, q in enumerate(self.qi)}
         exprs = {c: f"r{pos[c]}.label" if c in pos else f"s.{self.q(c)}" for c in self.columns if c not in dropped}
         select = [e if e.startswith("s.") else f"{e} AS {self.q(c)}" for c, e in exprs.items()]
-        joins = " ".join(f"JOIN rdim{i} r{i} ON {self.text_expr(q)} = r{i}.t" for i, q in enumerate(self.qi))
+        joins = " ".join(self.text_join(q, f"rdim{i}", f"r{i}") for i, q in enumerate(self.qi))
         # Row order must not leak what the model hides (issue 12): rows grouped by class and, inside a
         # class, ordered by a hash of the released row salted with a fresh secret seed (recorded in the
         # steward's audit only, when one is asked for), never in input order.
@@ -870,9 +1012,9 @@ class SQLSource(FrequencySource):
         joins, sel = [], []
         for i, q in enumerate(self.qi):
             if labels[i] is None:
-                joins.append(f"JOIN rdim{i} vm{i} ON {self.text_expr(q)} = vm{i}.t")
+                joins.append(self.text_join(q, f"rdim{i}", f"vm{i}"))
             else:
-                joins.append(f"LEFT JOIN vmap{i} vm{i} ON {self.text_expr(q)} = vm{i}.t")
+                joins.append(self.text_join(q, f"vmap{i}", f"vm{i}", "LEFT JOIN"))
             sel.append(f"vm{i}.label AS l{i}")
         size = f"count(DISTINCT s.{self.q(uid)})" if uid else "count(*)"
         self._exec(
@@ -1036,7 +1178,10 @@ class SQLSource(FrequencySource):
         Values are compared as text and a missing value is its own category, the empty string, as
         :func:`tempanon.metrics.risk.measure` does in memory (:func:`~tempanon.hierarchy.core.as_text`):
         ``coalesce(CAST(col AS text), '')``, so NULL and the empty string are one category."""
-        cols = [f"{self.text_expr(q)} AS k{i}" for i, q in enumerate(qi)]
+        # (a typed timestamp quasi-identifier is grouped by its value: the same classes as by its text, which
+        # is one text per value and '' for the missing one only, without computing the text for every row)
+        key = lambda c: f"s.{self.q(c)}" if self._timestamp_kinds("src").get(c) else self.text_expr(c)  # noqa: E731
+        cols = [f"{key(q)} AS k{i}" for i, q in enumerate(qi)]
         if uid is not None:
             cols.append(f"{self.text_expr(uid)} AS u")
         cols += [f"{self.text_expr(c)} AS x{j}" for j, c in enumerate(sensitive)]
@@ -1059,12 +1204,12 @@ class SQLSource(FrequencySource):
         read = self._read_written(path, _is_parquet(path))
         nq = len(self.qi)
         keys = [f"k{i}" for i in range(nq)]
-        cols = [f"{self.text_expr(q, 'w')} AS k{i}" for i, q in enumerate(self.qi)]
-        cols += [f"{self.text_expr(c, 'w')} AS x{j}" for j, c in enumerate(sensitive)]
+        cols = [f"{self.text_expr(q, 'w', read)} AS k{i}" for i, q in enumerate(self.qi)]
+        cols += [f"{self.text_expr(c, 'w', read)} AS x{j}" for j, c in enumerate(sensitive)]
         inner = f"SELECT {', '.join(cols)} FROM {read} w"
         agg = self._aggregates(inner, nq, uid=False, n_sensitive=len(sensitive), classes=uid is None)
         if uid is not None:
-            joins = " ".join(f"JOIN rdim{i} r{i} ON {self.text_expr(q)} = r{i}.t" for i, q in enumerate(self.qi))
+            joins = " ".join(self.text_join(q, f"rdim{i}", f"r{i}") for i, q in enumerate(self.qi))
             ksel = ", ".join(f"r{i}.label AS k{i}" for i in range(nq))
             on = " AND ".join(f"c.{k} = e.{k}" for k in keys)
             with_ = (f"WITH c AS (SELECT {', '.join(keys)}, count(*) AS n FROM ({inner}) t GROUP BY {', '.join(keys)}), "
@@ -1237,6 +1382,7 @@ class DuckDBSource(SQLSource):
         if isinstance(data, pd.DataFrame):
             self._frame_index = data.index  # the release read back keeps these row labels (release)
             self.con.register("tempanon_input_df", _text_floats(data.reset_index(drop=True)))
+            zones = frame_zones(data)
             scan = "tempanon_input_df"
             self.input = "DataFrame"
         else:
@@ -1248,6 +1394,7 @@ class DuckDBSource(SQLSource):
                 self.close()
                 raise InputError(f"input is a directory, not a table file: {path}")
             self.input = str(path)
+            zones = {}
             if _is_parquet(path):
                 scan = f"read_parquet({qstr(str(path))})"
                 try:
@@ -1255,6 +1402,7 @@ class DuckDBSource(SQLSource):
                 except InputError:
                     self.close()
                     raise
+                zones = parquet_zones(path)
             else:
                 from tempanon.data.io import _open_text, detect_delimiter
 
@@ -1278,6 +1426,14 @@ class DuckDBSource(SQLSource):
         except duckdb.Error as exc:
             self.close()
             raise InputError(f"cannot read {self.input}: {exc}") from exc
+        self._zones = zones
+        for col, zone in zones.items():  # an aware column's text is its wall clock in its zone (duckdb_timestamp_text)
+            try:
+                self._rows(f"SELECT {duckdb_timestamp_text('TIMESTAMPTZ ' + qstr('2000-01-01 00:00:00+00'), 'timestamp', zone)}")
+            except duckdb.Error:
+                self.close()
+                raise InputError(f"{self.input}: column {col!r} is in time zone {zone!r}, which DuckDB does not know; "
+                                 "convert it to UTC or to a named zone (e.g. America/New_York)") from None
 
 
     def _arrow(self, sql: str) -> Any:
@@ -1306,8 +1462,20 @@ class DuckDBSource(SQLSource):
     def _register(self, name: str, table: Any) -> None:
         self.con.register(name, table)
 
+    def _column_kinds(self, query: str) -> list[tuple[str, str | None]]:
+        """:meth:`SQLSource._column_kinds` from the bound query's types, without running it (a
+        ``LIMIT 0`` over a release's ``ORDER BY`` ran half of it)."""
+        with self._input_errors():
+            rel = self.con.sql(query)
+            return [(n, _duckdb_timestamp_kind(str(t))) for n, t in zip(rel.columns, rel.types)]
+
     def _copy(self, query: str, path: str, parquet: bool) -> None:
         fmt = "(FORMAT parquet)" if parquet else "(FORMAT csv, HEADER true, DELIMITER ',')"
+        if not parquet:
+            # a typed timestamp as the numpy path writes it (DuckDB's CSV writer: '... 00:00:00+00', trailing
+            # zeros trimmed); a projection of the ordered rows (DuckDB keeps their order: the release's and
+            # the audit's verification check it row by row)
+            query = self._text_projection(query) or query
         self._exec(f"COPY ({query}) TO {qstr(path)} {fmt}")
 
     def _read_written(self, path: str, parquet: bool) -> str:

@@ -68,7 +68,7 @@ import pandas as pd
 
 from tempanon.errors import InputError, VerificationError
 from tempanon.data.scratch import scratch_dir
-from tempanon.lattice.source_duckdb import AUDIT_RN, SQLSource, _is_parquet, check_header, check_parquet_names
+from tempanon.lattice.source_duckdb import AUDIT_RN, SQLSource, _is_parquet, check_header, check_parquet_names, parquet_zones
 
 
 def _jvm_bytes(text: str) -> int | None:
@@ -296,19 +296,6 @@ def _timestamp_kind(dtype: Any) -> str | None:
     return {"TimestampType": "timestamp", "TimestampNTZType": "timestamp_ntz"}.get(name)
 
 
-def _parquet_zones(path: Path) -> dict[str, str]:
-    """The time zone of every time-zone-aware timestamp column of a Parquet input, as its Arrow schema
-    names it (what pandas, so the numpy path, reads it in): column name (stripped) -> zone."""
-    try:
-        import pyarrow as pa
-        import pyarrow.dataset as ds
-
-        schema = ds.dataset(str(path), format="parquet").schema
-    except Exception:  # unreadable here: Spark's reading reports it
-        return {}
-    return {f.name.strip(): f.type.tz for f in schema if pa.types.is_timestamp(f.type) and f.type.tz}
-
-
 def _plain_audit(path: str, names: list[str], rows_out: int, n_input: int, block: int = 1 << 22) -> bool:
     """True when the audit file at ``path`` is plainly right: two comment lines, the header ``names``
     (``release_row,input_line``), then ``rows_out`` rows whose ``release_row`` is exactly 1, 2, ...,
@@ -365,8 +352,6 @@ class SparkSource(SQLSource):
     def __init__(self, df: Any, *, input_name: str = "Spark DataFrame"):
         super().__init__()
         self.spark = df.sparkSession
-        self._zones: dict[str, str] = {}  # aware timestamp column -> its zone (a Parquet input's Arrow schema)
-        self._kinds: dict[str, dict[str, str]] = {}  # view -> timestamp columns' kinds (released_text)
         self._views: list[str] = []  # the temporary views this source made in the session (dropped by close)
         self._tmpdir = scratch_dir("spark")
         self.input = input_name
@@ -406,7 +391,7 @@ class SparkSource(SQLSource):
                 df = spark.read.csv(str(path), header=True, sep=sep, quote='"', escape='"', inferSchema=False, nullValue="")
             source = cls(df, input_name=str(path))
         if sep is None:
-            source._zones = _parquet_zones(path)
+            source._zones = parquet_zones(path)
         return source
 
     @classmethod
@@ -466,14 +451,10 @@ class SparkSource(SQLSource):
             self.spark.sql(f"UNCACHE TABLE IF EXISTS {name}")
             self.spark.catalog.dropTempView(name)
 
-    def released_text(self, alias: str, col: str, rel: str = "src") -> str:
-        """:meth:`SQLSource.released_text`; a typed timestamp column (of ``rel``'s schema) has the
-        numpy path's text, the text a CSV release is written with (:meth:`_copy`,
-        :func:`python_timestamp_text`; an aware one in its Parquet input's zone)."""
-        kind = self._timestamp_kinds(rel).get(col)
-        if kind is None:
-            return super().released_text(alias, col, rel)
-        return f"coalesce({python_timestamp_text(f'{alias}.{self.q(col)}', kind, self._zones.get(col))}, '')"
+    def timestamp_text(self, expr: str, kind: str, zone: str | None) -> str:
+        """:meth:`SQLSource.timestamp_text`: :func:`python_timestamp_text` (a typed timestamp's text in
+        hierarchies' keys, the checks and a CSV release, :meth:`_copy`)."""
+        return python_timestamp_text(expr, kind, zone)
 
     def merge_hint(self, *aliases: str) -> str:
         """``/*+ MERGE(f), MERGE(s) */``: the row-by-row audit checks join the audit with the numbered

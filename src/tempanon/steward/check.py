@@ -4,18 +4,20 @@ whether it meets requested levels (to gate a release in a pipeline).
 The measures are defined in :mod:`tempanon.metrics.risk`.
 
 **Engines.** ``engine="numpy"`` holds the table in pandas. ``engine="duckdb"`` / ``"spark"`` read a
-CSV or Parquet file in place and never load it into pandas: the class aggregates come from the
-engine's ``GROUP BY`` (:meth:`SQLSource.input_aggregates
+CSV or Parquet file in place and never load it into pandas: the class sizes come from the
+engine's ``GROUP BY`` as a histogram (the query of :meth:`SQLSource.input_aggregates
 <tempanon.lattice.source_duckdb.SQLSource.input_aggregates>`, as for the ``kanon`` report) and go
-through the same :func:`~tempanon.metrics.risk.risk_from_aggregates`; a failed level's example
-class (the first record, in file order, of a smallest or least diverse class, and its file line)
-is found by a second ``GROUP BY`` over the rows numbered in file order (the numbering of the
-steward audit, :meth:`SQLSource._numbered <tempanon.lattice.source_duckdb.SQLSource._numbered>`);
-the per-class l is computed from the engine's per-class value counts by the same numpy function
-as in memory (:func:`tempanon.metrics.risk._l_per_class`). Identifier screening of the other
+through the same :func:`~tempanon.metrics.risk.risk_from_aggregates`; the sensitive values come as
+a histogram of the classes' sorted value counts (:func:`_l_histogram`: a class's l of every model
+depends on those only), whose l's are computed by the same numpy function as in memory
+(:func:`tempanon.metrics.risk._l_per_class`, the same floats). A failed level's example class (the
+first record, in file order, of a smallest or least diverse class, and its file line) is found by
+a further ``GROUP BY`` over the rows numbered in file order (the numbering of the steward audit,
+:meth:`SQLSource._numbered <tempanon.lattice.source_duckdb.SQLSource._numbered>`). Identifier screening of the other
 columns uses the rules of :mod:`tempanon.data.screen` on counts and on the distinct values (at most
 the 20,000 the in-memory screening samples, picked at the same positions of the values in order of
-first appearance). Verdict, numbers and messages are those of the numpy path (tested,
+first appearance). With ``audit`` the respondents are joined to the rows by row number in the
+engine (:func:`_with_audit`). Verdict, numbers and messages are those of the numpy path (tested,
 ``tests/steward/test_check_engine.py``).
 """
 
@@ -114,7 +116,7 @@ def check_engine(data, engine: str = "auto", memory_limit: str | None = None) ->
         raise InputError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")
     if isinstance(data, FrequencySource):
         return data.engine
-    if engine == "auto" and not isinstance(data, pd.DataFrame) and memory_limit is None:
+    if engine == "auto" and memory_limit is None and (isinstance(data, (str, bytes)) or hasattr(data, "__fspath__")):
         from pathlib import Path
 
         from tempanon.data.excel import is_spreadsheet
@@ -161,6 +163,7 @@ def check_table(
     memory_limit: str | None = None,
     delimiter: str | None = None,
     spark_master: str | None = None,
+    audit: str | None = None,
 ) -> CheckResult:
     """Measure ``df`` (see :func:`tempanon.metrics.measure`) and compare with the requested levels.
 
@@ -168,11 +171,13 @@ def check_table(
     respondents per class), as ``tempanon kanon --uid`` guarantees it; ``l`` is checked against
     the l of ``l_model`` (``distinct``, ``frequency`` or ``entropy``) and needs ``sensitive``.
 
-    ``df``: a pandas DataFrame, a CSV or Parquet path, or an open engine source. ``engine``
+    ``df``: a pandas DataFrame, a CSV or Parquet path, a Spark DataFrame, or an open engine source. ``engine``
     (``auto``, ``numpy``, ``duckdb``, ``spark``; ``memory_limit``, ``spark_master`` as for
     :func:`tempanon.kanon.kanonymize`): who computes the class aggregates. On ``duckdb`` and
     ``spark`` a file is read in place, never loaded into pandas (module doc); the result (measures,
-    failures and their messages, identifier findings) is the numpy path's.
+    failures and their messages, identifier findings) is the numpy path's. ``audit``: the steward-only
+    audit of a timestamped release, whose respondents go into the new column ``uid``
+    (:func:`attach_audit`; on an engine joined there by row number).
     """
     from tempanon.lattice.source import FrequencySource, NumpySource
 
@@ -182,16 +187,18 @@ def check_table(
     if isinstance(df, FrequencySource):
         if memory_limit is not None:
             raise InputError("memory_limit applies when tempanon opens the engine; this source is already open")
-        return _check_source(df, qi, uid=uid, sensitive=sensitive, k=k, l=l, l_model=l_model, threshold=threshold)
+        return _check_source(df, qi, uid=uid, sensitive=sensitive, k=k, l=l, l_model=l_model, threshold=threshold,
+                             audit=audit)  # fmt: skip
     if eng != "numpy":
-        if isinstance(df, pd.DataFrame):
+        if isinstance(df, (str, bytes)) or hasattr(df, "__fspath__"):
+            src = open_check_source(df, eng, memory_limit=memory_limit, delimiter=delimiter, spark_master=spark_master)
+        else:  # a pandas DataFrame handed to an engine, or a Spark DataFrame
             from tempanon.lattice.source import open_source
 
             src = open_source(df, eng, memory_limit=memory_limit, spark_master=spark_master)
-        else:
-            src = open_check_source(df, eng, memory_limit=memory_limit, delimiter=delimiter, spark_master=spark_master)
         try:
-            return _check_source(src, qi, uid=uid, sensitive=sensitive, k=k, l=l, l_model=l_model, threshold=threshold)
+            return _check_source(src, qi, uid=uid, sensitive=sensitive, k=k, l=l, l_model=l_model, threshold=threshold,
+                                 audit=audit)  # fmt: skip
         finally:
             src.close()
     from tempanon.lattice.memory import check_memory_limit
@@ -201,6 +208,13 @@ def check_table(
         from tempanon.data.io import read_table
 
         df = read_table(df, as_text=True, delimiter=delimiter)
+    if audit is not None:
+        df = attach_audit(df, audit, uid)
+    if isinstance(qi, str) or isinstance(sensitive, str) or sensitive is None:  # the command's text, "a,b" or A:B
+        from tempanon.data.roles import parse_column_list
+
+        qi = parse_column_list(qi, list(df.columns)) if isinstance(qi, str) else qi
+        sensitive = parse_column_list(sensitive, list(df.columns)) if not isinstance(sensitive, (list, tuple)) else sensitive
     _check_request(k, l, l_model, sensitive)
     risk = measure(df, qi, uid=uid, sensitive=sensitive, threshold=threshold)
     res = CheckResult(risk, list(qi), uid, list(sensitive), k, l, l_model)
@@ -267,24 +281,30 @@ class _Texts:
     * an integer column holding a missing value is read by pandas as floats (``2`` is ``2.0``): cast
       to DOUBLE, so its text and its classes (integers beyond 2**53 collide as floats) are numpy's;
     * a typed timestamp has the text the engine releases it with
-      (:meth:`~tempanon.lattice.source_duckdb.SQLSource.released_text`: numpy's on Spark, DuckDB's
-      own, ``+00`` for ``+00:00``, on DuckDB: ``docs/fidelity.md`` 12).
+      (:meth:`~tempanon.lattice.source_duckdb.SQLSource.released_text`: numpy's on every engine,
+      ``docs/engines.md``, "Typed timestamps on DuckDB, and as quasi-identifiers").
 
     ``key``: the class key text, missing as the empty string (as
-    :meth:`~tempanon.lattice.source_duckdb.SQLSource.text_expr`)."""
+    :meth:`~tempanon.lattice.source_duckdb.SQLSource.text_expr`).
 
-    def __init__(self, src):
+    ``rel``: the relation checked (the input ``src``, or with ``--audit`` the input with the
+    respondent column, :func:`_with_audit`), ``numbered`` that relation with every row's number in
+    file order (column :data:`~tempanon.lattice.source_duckdb.AUDIT_RN`), ``columns`` its columns."""
+
+    def __init__(self, src, rel: str = "src", numbered: str | None = None, columns: Sequence[str] | None = None):
         import pyarrow as pa
 
-        self.src = src
-        schema = src._arrow("SELECT * FROM src LIMIT 0").schema
+        self.src, self.rel = src, rel
+        self.numbered = numbered or src._numbered("src", src.columns)
+        self.columns = list(src.columns if columns is None else columns)
+        schema = src._arrow(f"SELECT * FROM {rel} LIMIT 0").schema
         self.floats = {f.name for f in schema if pa.types.is_floating(f.type)}
         self.times = {f.name for f in schema if pa.types.is_timestamp(f.type)}
         ints = [f.name for f in schema if pa.types.is_integer(f.type)]
         self.int_missing = set()
         if ints:
             row = src._rows("SELECT " + ", ".join(f"count(*) - count(s.{src.q(c)}) AS m{i}" for i, c in enumerate(ints))
-                            + " FROM src s")[0]  # fmt: skip
+                            + f" FROM {rel} s")[0]  # fmt: skip
             self.int_missing = {c for c, m in zip(ints, row) if m}
 
     def val(self, col: str) -> str:
@@ -304,23 +324,81 @@ class _Texts:
         return f"coalesce({self.text(col)}, '')"
 
 
-def _check_source(src, qi: Sequence[str], *, uid, sensitive, k, l, l_model, threshold) -> CheckResult:
-    """:func:`check_table` on an engine source: aggregates by ``GROUP BY`` in the engine."""
-    qi, sensitive = list(qi), list(sensitive)
+def _check_source(src, qi, *, uid, sensitive, k, l, l_model, threshold, audit=None) -> CheckResult:
+    """:func:`check_table` on an engine source: aggregates by ``GROUP BY`` in the engine. ``qi`` and
+    ``sensitive`` may be the command's text (``"a,b"``, ranges ``A:B``), parsed on the columns the
+    table has once ``audit`` added the respondent column (the numpy command's order of errors)."""
+    from tempanon.data.roles import parse_column_list
+
+    tx = _Texts(src) if audit is None else _with_audit(src, audit, uid)
+    qi = parse_column_list(qi, tx.columns) if isinstance(qi, str) else list(qi)
+    sensitive = parse_column_list(sensitive, tx.columns) if sensitive is None or isinstance(sensitive, str) else list(sensitive)
     _check_request(k, l, l_model, sensitive)
     # the column checks of measure() (same messages): on the columns of an empty frame
-    measure(pd.DataFrame({c: pd.Series(dtype=object) for c in src.columns}), qi, uid=uid, sensitive=sensitive,
+    measure(pd.DataFrame({c: pd.Series(dtype=object) for c in tx.columns}), qi, uid=uid, sensitive=sensitive,
             threshold=threshold)  # fmt: skip
-    tx = _Texts(src)
-    # SQLSource.input_aggregates with NaN as missing (_Texts): the same GROUP BY queries
-    inner = _rows_query(src, tx, qi, uid=uid, sensitive=sensitive, numbered=False)
-    risk = src._aggregates(inner, len(qi), uid=uid is not None, n_sensitive=len(sensitive)).risk(threshold)
+    # SQLSource.input_aggregates with NaN as missing (_Texts): a histogram of the class sizes (and
+    # respondents) over the classes, and the sensitive values as a histogram of count lists (_l_histogram)
+    inner = _rows_query(src, tx, qi, uid=uid, numbered=False)
+    risk = src._aggregates(inner, len(qi), uid=uid is not None, n_sensitive=0).risk(threshold)
+    if sensitive and risk.rows:
+        from tempanon.metrics.risk import l_from_pairs
+
+        pairs, m, _ = _l_histogram(src, tx, qi, sensitive)
+        ls = []
+        for pc_, cnt in pairs:
+            if int(m.sum()) != risk.classes or int((np.bincount(pc_, weights=cnt) * m).sum()) != risk.rows:
+                raise ValueError("class aggregates: the sensitive counts do not cover the same classes and records as the sizes")
+            ls.append(l_from_pairs(pc_, cnt))
+        risk.l_distinct, risk.l_frequency, risk.l_entropy = (min(v) for v in zip(*ls))
     res = CheckResult(risk, qi, uid, sensitive, k, l, l_model)
-    others = [c for c in src.columns if c not in {*qi, *sensitive, uid}]
+    others = [c for c in tx.columns if c not in {*qi, *sensitive, uid}]
     res.identifier_findings = _screen_source(src, tx, others, uid)
     _failures(res, lambda got: _engine_k_example(src, tx, qi, uid, got),
               lambda: _engine_l_classes(src, tx, qi, sensitive, l_model, l))  # fmt: skip
     return res
+
+
+def _with_audit(src, audit, uid: str | None) -> _Texts:
+    """:func:`attach_audit` in the engine: the input with column ``uid`` holding each row's respondent
+    from the steward-only audit of ``tempanon timestamped --audit`` (``release_row`` is the 1-based
+    data row), as a view joined on the row numbers, after the same checks and messages (the audit is
+    this release's: one row per release row, ``release_row`` 1, 2, ... in order)."""
+    from tempanon.lattice.source_duckdb import AUDIT_RN
+    from tempanon.temporal.api import AUDIT_HEADER
+
+    if uid is None:
+        raise InputError("--audit gives the respondents of each release row: name their column with --uid")
+    if uid in src.columns:
+        raise InputError(f"--uid {uid!r} is already a column of the table; with --audit name a new column")
+    try:
+        with open(audit, encoding="utf-8") as fh:
+            first = fh.readline()
+    except OSError as exc:
+        raise InputError(f"cannot read the audit {audit}: {exc.strerror or exc}") from None
+    if not first.startswith(AUDIT_HEADER[:30]):
+        raise InputError(f"{audit} is not a tempanon timestamped audit (its first line should be {AUDIT_HEADER[:30]!r}...)")
+    if src.engine == "spark":  # (its two lines of comments start with '#'; Spark's reader has no skip)
+        with src._utc():
+            src.spark.read.csv(str(audit), header=True, comment="#", quote='"', escape='"', inferSchema=False,
+                               nullValue="").createOrReplaceTempView("tempanon_check_audit")  # fmt: skip
+        src._made("tempanon_check_audit")
+    else:
+        src._exec(f"CREATE OR REPLACE TEMP VIEW tempanon_check_audit AS SELECT * FROM {src._audit_relation(str(audit))}")
+    names = [f.name for f in src._arrow("SELECT * FROM tempanon_check_audit LIMIT 0").schema]
+    if names != ["release_row", "input_line", "respondent"]:
+        raise InputError(f"audit {audit}: expected columns release_row,input_line,respondent, got {', '.join(names)}")
+    if AUDIT_RN in src.columns:
+        raise InputError(f"the input has a column named {AUDIT_RN!r}, which the engine numbers rows with; rename it")
+    a = src._numbered("tempanon_check_audit", names)
+    n_audit, bad = src._rows(f"SELECT count(*) AS n, coalesce(sum(CASE WHEN TRY_CAST(a.release_row AS BIGINT) = a.{AUDIT_RN} + 1 "
+                             f"THEN 0 ELSE 1 END), 0) AS bad FROM {a} a")[0]  # fmt: skip
+    if int(n_audit) != src.n_rows or int(bad):
+        raise InputError(f"the audit {audit} lists {int(n_audit)} release rows, the table has {src.n_rows}: "
+                         f"it is not this release's audit")  # fmt: skip
+    src._exec(f"CREATE OR REPLACE TEMP VIEW tempanon_check_rows AS SELECT s.*, coalesce(a.respondent, '') AS {src.q(uid)} "
+              f"FROM {src._numbered('src', src.columns)} s JOIN {a} a ON s.{AUDIT_RN} = a.{AUDIT_RN}")  # fmt: skip
+    return _Texts(src, "tempanon_check_rows", "tempanon_check_rows", [*src.columns, uid])
 
 
 def _rows_query(src, tx: _Texts, qi: Sequence[str], *, uid: str | None = None, sensitive: Sequence[str] = (),
@@ -335,11 +413,11 @@ def _rows_query(src, tx: _Texts, qi: Sequence[str], *, uid: str | None = None, s
         cols.append(f"{tx.key(uid)} AS u")
     cols += [f"{tx.key(c)} AS x{j}" for j, c in enumerate(sensitive)]
     if not numbered:
-        return f"SELECT {', '.join(cols)} FROM src s"
+        return f"SELECT {', '.join(cols)} FROM {tx.rel} s"
     if AUDIT_RN in src.columns:
         raise InputError(f"the input has a column named {AUDIT_RN!r}, which the engine numbers rows with; rename it")
     cols.append(f"s.{AUDIT_RN} AS rn")
-    return f"SELECT {', '.join(cols)} FROM {src._numbered('src', src.columns)} s"
+    return f"SELECT {', '.join(cols)} FROM {tx.numbered} s"
 
 
 def _row_example(src, tx: _Texts, qi: Sequence[str], rn: int) -> str:
@@ -347,7 +425,7 @@ def _row_example(src, tx: _Texts, qi: Sequence[str], rn: int) -> str:
     from tempanon.lattice.source_duckdb import AUDIT_RN
 
     cols = ", ".join(f"{tx.text(q)} AS v{i}" for i, q in enumerate(qi))
-    row = src._rows(f"SELECT {cols} FROM {src._numbered('src', src.columns)} s WHERE s.{AUDIT_RN} = {int(rn)}")[0]
+    row = src._rows(f"SELECT {cols} FROM {tx.numbered} s WHERE s.{AUDIT_RN} = {int(rn)}")[0]
     parts = [f"{q}={'<missing>' if v is None else v}" for q, v in zip(qi, row)]
     return ", ".join(parts) + f" (line {int(rn) + 2})"  # the file line (header = line 1)
 
@@ -361,40 +439,65 @@ def _engine_k_example(src, tx: _Texts, qi: Sequence[str], uid: str | None, got: 
     return _row_example(src, tx, qi, rn)
 
 
-def _engine_l_classes(src, tx: _Texts, qi: Sequence[str], sensitive: Sequence[str], model: str,
-                      l: int) -> tuple[int, Callable[[int], str]]:  # fmt: skip
-    """``l_of_classes`` on the engine: every class's l under ``model`` (the smallest over the sensitive
-    columns) from its per-value counts, computed by the in-memory function; classes aligned by their
-    first row. Returns the number of classes below ``l`` and the example of a class of a given l."""
+def _l_histogram(src, tx: _Texts, qi: Sequence[str], sensitive: Sequence[str], *, first: bool = False) -> tuple[list, np.ndarray, np.ndarray | None]:
+    """The sensitive values of the classes as a histogram: every class reduced to the sorted counts of
+    its values in each sensitive column (``cs0..``), the classes grouped by those lists, ``m`` classes
+    each (``f``: the first row of the first of them, with ``first``). A class's l of every model
+    depends on those counts only, so the l's come from the few distinct lists, not one row per class
+    (on a table of nearly one class per record, one row per class would be the whole table's worth).
+    Returns per sensitive column the pairs ``(combination, count)`` of its lists, ``m`` and ``f``."""
     import pyarrow.compute as pc
 
+    keys = [f"k{i}" for i in range(len(qi))]
+    ks = ", ".join(keys)
+    inner = _rows_query(src, tx, qi, sensitive=sensitive, numbered=first)
+    sort_list = "array_sort(collect_list(c))" if src.engine == "spark" else "list_sort(list(c))"
+    ctes = [f"t AS ({inner})"]
+    for j in range(len(sensitive)):
+        ctes.append(f"c{j} AS (SELECT {ks}, {sort_list} AS cs{', min(f) AS f' if first else ''} FROM (SELECT {ks}, x{j}, "
+                    f"count(*) AS c{', min(rn) AS f' if first else ''} FROM t GROUP BY {ks}, x{j}) p GROUP BY {ks})")  # fmt: skip
+    joins = " ".join(f"JOIN c{j} ON " + " AND ".join(f"c0.{k} = c{j}.{k}" for k in keys) for j in range(1, len(sensitive)))
+    lists = ", ".join(f"c{j}.cs" for j in range(len(sensitive)))
+    sel = ", ".join(f"c{j}.cs AS cs{j}" for j in range(len(sensitive)))
+    tab = src._arrow(f"WITH {', '.join(ctes)} SELECT {sel}, count(*) AS m{', min(c0.f) AS f' if first else ''} "
+                     f"FROM c0 {joins} GROUP BY {lists}")  # fmt: skip
+    m = np.asarray(tab.column("m").to_numpy(), dtype=np.int64)
+    pairs = []
+    for j in range(len(sensitive)):
+        col = tab.column(f"cs{j}")
+        lengths = np.asarray(pc.list_value_length(col).to_numpy(zero_copy_only=False), dtype=np.int64)
+        counts = np.asarray(pc.list_flatten(col).to_numpy(zero_copy_only=False), dtype=np.int64)
+        pairs.append((np.repeat(np.arange(len(m), dtype=np.int64), lengths), counts))
+    f = np.asarray(tab.column("f").to_numpy(), dtype=np.int64) if first else None
+    return pairs, m, f
+
+
+def _l_per_combination(pairs: list, model: str) -> np.ndarray:
+    """Each combination's l under ``model`` (the smallest over the sensitive columns), computed from its
+    sorted counts by the in-memory function (:func:`tempanon.metrics.risk._l_per_class`, summing the
+    entropy in increasing count order as for a class: the same float)."""
     from tempanon.metrics.risk import _l_per_class
 
-    keys = ", ".join(f"k{i}" for i in range(len(qi)))
-    inner = _rows_query(src, tx, qi, sensitive=sensitive)
-    first, out = None, None
-    for j in range(len(sensitive)):
-        tab = src._arrow(
-            f"SELECT min(f) AS f, {src.list_agg}(c) AS cs FROM (SELECT {keys}, x{j}, count(*) AS c, min(rn) AS f "
-            f"FROM ({inner}) t GROUP BY {keys}, x{j}) p GROUP BY {keys}"
-        )  # fmt: skip
-        f = np.asarray(tab.column("f").to_numpy(), dtype=np.int64)
-        lists = tab.column("cs")
-        lengths = np.asarray(pc.list_value_length(lists).to_numpy(zero_copy_only=False), dtype=np.int64)
-        counts = np.asarray(pc.list_flatten(lists).to_numpy(zero_copy_only=False), dtype=np.int64)
-        distinct, l_freq, ent = _l_per_class(np.repeat(np.arange(len(f), dtype=np.int64), lengths), counts)
+    out = None
+    for pc_, cnt in pairs:
+        distinct, l_freq, ent = _l_per_class(pc_, cnt)
         per = {"distinct": distinct, "frequency": l_freq,
                "entropy": np.floor(np.exp(ent) + 1e-9).astype(np.int64)}[model]  # fmt: skip
-        order = np.argsort(f, kind="stable")  # classes in order of their first row: the same on every column
-        if first is None:
-            first, out = f[order], per[order]
-        else:
-            np.minimum(out, per[order], out=out)
+        out = per if out is None else np.minimum(out, per)
+    return out
+
+
+def _engine_l_classes(src, tx: _Texts, qi: Sequence[str], sensitive: Sequence[str], model: str,
+                      l: int) -> tuple[int, Callable[[int], str]]:  # fmt: skip
+    """``l_of_classes`` on the engine (:func:`_l_histogram`): the number of classes whose l under
+    ``model`` is below ``l``, and the example (first row in file order) of a class of a given l."""
+    pairs, m, f = _l_histogram(src, tx, qi, sensitive, first=True)
+    per = _l_per_combination(pairs, model)
 
     def example(got: int) -> str:
-        return _row_example(src, tx, qi, int(first[np.flatnonzero(out == got)[0]]))
+        return _row_example(src, tx, qi, int(f[per == got].min()))
 
-    return int((out < l).sum()), example
+    return int(m[per < l].sum()), example
 
 
 def _screen_source(src, tx: _Texts, columns: Sequence[str], uid: str | None, min_rows: int = 20) -> list:
@@ -407,13 +510,26 @@ def _screen_source(src, tx: _Texts, columns: Sequence[str], uid: str | None, min
     from tempanon.data import screen
     from tempanon.lattice.source_duckdb import AUDIT_RN
 
+    cols = [c for c in dict.fromkeys(columns) if c != uid]
+    if not cols:
+        return []
+    # one scan for every column's present and distinct values, one for the distinct values of those
+    # with few (GROUPING SETS: a column's values are the rows where it is not NULL)
+    row = src._rows("SELECT " + ", ".join(f"count({tx.val(c)}) AS n{i}, count(DISTINCT {tx.text(c)}) AS d{i}"
+                                          for i, c in enumerate(cols)) + f" FROM {tx.rel} s")[0]  # fmt: skip
+    counts = {c: (int(row[2 * i]), int(row[2 * i + 1])) for i, c in enumerate(cols)}
+    few = [c for c in cols if counts[c][1] <= screen._MAX_DISTINCT]
+    few_values: dict = {}
+    if few:
+        sel = ", ".join(f"{tx.text(c)} AS t{i}" for i, c in enumerate(few))
+        sets = ", ".join(f"({tx.text(c)})" for c in few)
+        tab = src._arrow(f"SELECT {sel} FROM {tx.rel} s GROUP BY GROUPING SETS ({sets})")
+        for i, c in enumerate(few):
+            few_values[c] = [v for v in tab.column(f"t{i}").to_pylist() if v is not None]
     found = []
-    for c in dict.fromkeys(columns):
-        if c == uid:
-            continue
+    for c in cols:
         v, text = tx.val(c), tx.text(c)
-        n, d = src._rows(f"SELECT count({v}) AS n, count(DISTINCT {text}) AS d FROM src s")[0]
-        n, d = int(n), int(d)
+        n, d = counts[c]
         near = []
         if n >= min_rows and d >= 0.9 * n:
             near.append(f"near-unique per row ({d} distinct values in {n} rows)")
@@ -421,7 +537,7 @@ def _screen_source(src, tx: _Texts, columns: Sequence[str], uid: str | None, min
             # (SQLSource.respondent_uniqueness with NaN as missing) the distinct (respondent, present value)
             # pairs: respondents, those holding a value no other respondent has, distinct values
             n_resp, own, distinct = src._rows(
-                f"WITH p AS (SELECT DISTINCT {tx.text(uid)} AS u, {text} AS v FROM src s WHERE {v} IS NOT NULL), "
+                f"WITH p AS (SELECT DISTINCT {tx.text(uid)} AS u, {text} AS v FROM {tx.rel} s WHERE {v} IS NOT NULL), "
                 "h AS (SELECT v, count(*) AS c FROM p GROUP BY v) "
                 "SELECT count(DISTINCT p.u) AS n, count(DISTINCT CASE WHEN h.c = 1 THEN p.u END) AS own, "
                 "count(DISTINCT p.v) AS d FROM p JOIN h ON p.v = h.v"
@@ -436,11 +552,11 @@ def _screen_source(src, tx: _Texts, columns: Sequence[str], uid: str | None, min
             src._register("tempanon_check_pos", pa.table({"pos": pa.array(np.sort(pos))}))
             values = src._arrow(
                 f"SELECT p.t AS t FROM (SELECT t, row_number() OVER (ORDER BY r) - 1 AS pos FROM (SELECT {text} AS t, "
-                f"min(s.{AUDIT_RN}) AS r FROM {src._numbered('src', src.columns)} s WHERE {v} IS NOT NULL GROUP BY {text}) d) p "
+                f"min(s.{AUDIT_RN}) AS r FROM {tx.numbered} s WHERE {v} IS NOT NULL GROUP BY {text}) d) p "
                 "JOIN tempanon_check_pos q ON p.pos = q.pos"
             ).column("t").to_pylist()  # fmt: skip
         else:
-            values = src._arrow(f"SELECT DISTINCT {text} AS t FROM src s WHERE {v} IS NOT NULL").column("t").to_pylist()
+            values = few_values[c]
         shown = screen.screen_columns(pd.DataFrame({c: pd.Series(values, dtype=object)}), [c], min_rows=2**62)
         reasons = shown[0].reason.split("; ") if shown else []
         at = 1 if screen.identifier_name_token(c) is not None else 0  # screen_columns' order: name, uniqueness, values

@@ -24,7 +24,7 @@ def check(
     as_json: Annotated[bool, typer.Option("--json", help="Print the measures as one JSON object.")] = False,
     delimiter: Annotated[str | None, typer.Option("--delimiter", help="CSV delimiter (detected if omitted).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing; only the exit status tells.")] = False,
-    audit: Annotated[Path | None, typer.Option("--audit", help="Steward-only audit of a timestamped release: the respondent of each row goes into the --uid column (--engine numpy).")] = None,
+    audit: Annotated[Path | None, typer.Option("--audit", help="Steward-only audit of a timestamped release: the respondent of each row goes into the --uid column.")] = None,
     engine: Annotated[str, typer.Option("--engine", help="auto|numpy|duckdb|spark: who reads the rows and computes the classes (auto: DuckDB for files from 256 MiB).")] = "auto",
     memory_limit: Annotated[str | None, typer.Option("--memory-limit", help="Bound the engine's memory, e.g. 4GB, 512MiB or 80%: DuckDB spills to a temporary directory beyond it (auto picks DuckDB when a limit is given); with --engine spark the local driver's heap; refused with --engine numpy.")] = None,
     spark_master: Annotated[str | None, typer.Option("--spark-master", help="Spark master URL for --engine spark (default: a local[2] session).")] = None,
@@ -44,13 +44,10 @@ def check(
     def go():
         eng = check_engine(input, engine, memory_limit)
         if eng != "numpy":
-            if audit is not None:
-                raise InputError(f"--audit is read into memory: check with --engine numpy (the engine is {eng})")
             src = open_check_source(input, eng, memory_limit=memory_limit, delimiter=delimiter, spark_master=spark_master)
-            try:
-                cols = src.columns
-                return check_table(src, parse_column_list(qi, cols), uid=uid, sensitive=parse_column_list(sensitive, cols),
-                                   k=k, l=l, l_model=l_model, threshold=threshold)  # fmt: skip
+            try:  # (the column lists are parsed once --audit added its column, as below)
+                return check_table(src, qi, uid=uid, sensitive=sensitive, k=k, l=l, l_model=l_model, threshold=threshold,
+                                   audit=audit)  # fmt: skip
             finally:
                 src.close()
         from tempanon.lattice.memory import check_memory_limit

@@ -586,10 +586,10 @@ def verify_written(sq, path: str, parquet: bool, *, time: str, qi: Sequence[str]
     mjoin = ""
     for i, (c, mp) in enumerate(qi_maps.items()):
         sq._register(f"vmap{i}", pa.table({"t": pa.array(list(mp), pa.string()), "label": pa.array(list(mp.values()), pa.string())}))
-        bad = sq._rows(f"SELECT {txt(f's.{Q(c)}')} AS v FROM src s {sq.anti_join} vmap{i} m ON {txt(f's.{Q(c)}')} = m.t LIMIT 1")
+        bad = sq._rows(f"SELECT {sq.text_expr(c)} AS v FROM src s {sq.anti_join} vmap{i} m ON {sq.text_expr(c)} = m.t LIMIT 1")
         if bad:
             raise VerificationError(f"column {c!r}: the input value {bad[0][0]!r} has no generalization in its hierarchy")
-        mjoin += f" JOIN vmap{i} vm{i} ON {txt(f's.{Q(c)}')} = vm{i}.t"
+        mjoin += f" JOIN vmap{i} vm{i} ON {sq.text_expr(c)} = vm{i}.t"  # (the text the hierarchy is keyed by: a typed timestamp's is numpy's)
         expect[c] = f"coalesce(vm{i}.label, '')"
     keys_in = [expect[c] for c in qi] + ["coalesce(vl.label, '')"]
     keys_out = [sq.released_text("f", c, read) for c in qi] + [txt(f"f.{Q(time)}")]
