@@ -365,12 +365,26 @@ class SQLSource(FrequencySource):
         names = [f.name for f in schema]
         check_column_names(names, self.input)  # (Spark keeps a Parquet file's names; DuckDB's are checked in from_path)
 
+        # integer columns holding a missing value: pandas reads them as floats (2 is 2.0), so the view
+        # does too (one count over those columns, from the Parquet statistics where the engine has them)
+        ints = [f.name for f in schema if pa.types.is_integer(f.type)]
+        int_missing: set[str] = set()
+        if ints:
+            row = self._rows("SELECT " + ", ".join(f"count(*) - count({self.q(c)}) AS m{i}" for i, c in enumerate(ints))
+                             + f" FROM {scan}")[0]  # fmt: skip
+            int_missing = {c for c, m in zip(ints, row) if m}
+
         def column(f: Any) -> str:
             n, alias = self.q(f.name), self.q(str(f.name).strip())
             if pa.types.is_boolean(f.type):
                 # a boolean's text as the numpy path has it (Python's str, pandas' CSV writer): True / False,
                 # not SQL's true / false, so hierarchies, releases and checks see the same values on every engine
                 return f"CASE WHEN {n} THEN 'True' WHEN NOT {n} THEN 'False' END AS {alias}"
+            if pa.types.is_floating(f.type):
+                # a float NaN is missing, as pandas reads it (SQL keeps it as a value, text 'nan' / 'NaN')
+                return f"CASE WHEN isnan({n}) THEN NULL ELSE {n} END AS {alias}"
+            if f.name in int_missing:
+                return f"CAST({n} AS DOUBLE) AS {alias}"
             return f"{n} AS {alias}"
 
         cols = ", ".join(column(f) for f in schema)
