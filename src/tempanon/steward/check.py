@@ -275,11 +275,10 @@ def _failures(res: CheckResult, k_example: Callable[[int], str], l_classes: Call
 
 class _Texts:
     """The engine's expressions for a column's value as the numpy path (pandas' readers) sees it (row
-    alias ``s``), on a Parquet input's typed columns (a CSV is read as text):
+    alias ``s``), on a Parquet input's typed columns (a CSV is read as text). The engines' input view
+    already makes a float NaN missing and reads an integer column holding a missing value as floats,
+    as pandas does (:meth:`~tempanon.lattice.source_duckdb.SQLSource._init_view`); here:
 
-    * a float NaN is missing, as pandas reads it (SQL compares it as a value, ``'nan'``): made NULL;
-    * an integer column holding a missing value is read by pandas as floats (``2`` is ``2.0``): cast
-      to DOUBLE, so its text and its classes (integers beyond 2**53 collide as floats) are numpy's;
     * a typed timestamp has the text the engine releases it with
       (:meth:`~tempanon.lattice.source_duckdb.SQLSource.released_text`: numpy's on every engine,
       ``docs/engines.md``, "Typed timestamps on DuckDB, and as quasi-identifiers").
@@ -298,22 +297,10 @@ class _Texts:
         self.numbered = numbered or src._numbered("src", src.columns)
         self.columns = list(src.columns if columns is None else columns)
         schema = src._arrow(f"SELECT * FROM {rel} LIMIT 0").schema
-        self.floats = {f.name for f in schema if pa.types.is_floating(f.type)}
         self.times = {f.name for f in schema if pa.types.is_timestamp(f.type)}
-        ints = [f.name for f in schema if pa.types.is_integer(f.type)]
-        self.int_missing = set()
-        if ints:
-            row = src._rows("SELECT " + ", ".join(f"count(*) - count(s.{src.q(c)}) AS m{i}" for i, c in enumerate(ints))
-                            + f" FROM {rel} s")[0]  # fmt: skip
-            self.int_missing = {c for c, m in zip(ints, row) if m}
 
     def val(self, col: str) -> str:
-        v = f"s.{self.src.q(col)}"
-        if col in self.floats:
-            return f"(CASE WHEN isnan({v}) THEN NULL ELSE {v} END)"
-        if col in self.int_missing:
-            return f"CAST({v} AS DOUBLE)"
-        return v
+        return f"s.{self.src.q(col)}"
 
     def text(self, col: str) -> str:
         if col in self.times:
@@ -337,7 +324,7 @@ def _check_source(src, qi, *, uid, sensitive, k, l, l_model, threshold, audit=No
     # the column checks of measure() (same messages): on the columns of an empty frame
     measure(pd.DataFrame({c: pd.Series(dtype=object) for c in tx.columns}), qi, uid=uid, sensitive=sensitive,
             threshold=threshold)  # fmt: skip
-    # SQLSource.input_aggregates with NaN as missing (_Texts): a histogram of the class sizes (and
+    # SQLSource.input_aggregates on the texts of _Texts: a histogram of the class sizes (and
     # respondents) over the classes, and the sensitive values as a histogram of count lists (_l_histogram)
     inner = _rows_query(src, tx, qi, uid=uid, numbered=False)
     risk = src._aggregates(inner, len(qi), uid=uid is not None, n_sensitive=0).risk(threshold)
@@ -534,7 +521,7 @@ def _screen_source(src, tx: _Texts, columns: Sequence[str], uid: str | None, min
         if n >= min_rows and d >= 0.9 * n:
             near.append(f"near-unique per row ({d} distinct values in {n} rows)")
         elif uid is not None:
-            # (SQLSource.respondent_uniqueness with NaN as missing) the distinct (respondent, present value)
+            # (SQLSource.respondent_uniqueness on the texts of _Texts) the distinct (respondent, present value)
             # pairs: respondents, those holding a value no other respondent has, distinct values
             n_resp, own, distinct = src._rows(
                 f"WITH p AS (SELECT DISTINCT {tx.text(uid)} AS u, {text} AS v FROM {tx.rel} s WHERE {v} IS NOT NULL), "
