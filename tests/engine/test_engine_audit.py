@@ -44,6 +44,15 @@ def _read_audit(path: Path) -> tuple[list[str], pd.DataFrame]:
     return lines[:3], pd.read_csv(path, comment="#", dtype=np.int64)
 
 
+def _by_line(release, audit) -> pd.DataFrame:
+    """The release's rows indexed by their input lines (from the steward audit), in input order."""
+    rel = _read_release(release)
+    aud = _read_audit(audit)[1]
+    assert aud["release_row"].tolist() == list(range(1, len(rel) + 1))
+    rel.index = aud["input_line"].to_numpy()
+    return rel.sort_index()
+
+
 def _mapping(hfile: Path, level: int) -> dict[str, str]:
     """``{value: generalization at level}`` read from the ARX hierarchy file itself (``;``, text); a
     missing value stays missing below the top level and is the top value at the top (the convention

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from .test_engine_audit import _read_audit, _read_release
+from .test_engine_audit import _by_line, _read_audit
 from .test_engine_temporal import _audited, _cli
 
 pytestmark = pytest.mark.spark
@@ -45,14 +45,6 @@ def _input(tmp_path, n: int = 48):
     (tmp_path / "h" / "sex.csv").write_text("F;*\nM;*\n")
     (tmp_path / "steward").mkdir()
     return path
-
-
-def _by_line(release, audit) -> pd.DataFrame:
-    rel = _read_release(release)
-    aud = _read_audit(audit)[1]
-    assert aud["release_row"].tolist() == list(range(1, len(rel) + 1))
-    rel.index = aud["input_line"].to_numpy()
-    return rel.sort_index()
 
 
 def test_kanon_spark_csv_release_keeps_typed_timestamps_as_numpy(tmp_path, spark_session):

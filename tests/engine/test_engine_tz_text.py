@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from .test_engine_audit import _read_audit, _read_release
+from .test_engine_audit import _by_line
 from .test_engine_temporal import _audited, _cli
 
 ENGINES = ["duckdb", pytest.param("spark", marks=pytest.mark.spark)]
@@ -62,14 +62,6 @@ def _numpy_text(path) -> pd.DataFrame:
     """Every column of the input as the numpy path reads it: Python's str, missing as ''."""
     df = pd.read_parquet(path)
     return df.astype(object).where(df.notna(), None).map(lambda v: "" if v is None else str(v))
-
-
-def _by_line(release, audit) -> pd.DataFrame:
-    rel = _read_release(release)
-    aud = _read_audit(audit)[1]
-    assert aud["release_row"].tolist() == list(range(1, len(rel) + 1))
-    rel.index = aud["input_line"].to_numpy()
-    return rel.sort_index()
 
 
 def _kanon(inp, tmp_path, eng, tag, extra, suffix=".csv"):

@@ -352,19 +352,13 @@ def _with_audit(src, audit, uid: str | None) -> _Texts:
     data row), as a view joined on the row numbers, after the same checks and messages (the audit is
     this release's: one row per release row, ``release_row`` 1, 2, ... in order)."""
     from tempanon.lattice.source_duckdb import AUDIT_RN
-    from tempanon.temporal.api import AUDIT_HEADER
+    from tempanon.temporal.api import check_audit_header
 
     if uid is None:
         raise InputError("--audit gives the respondents of each release row: name their column with --uid")
     if uid in src.columns:
         raise InputError(f"--uid {uid!r} is already a column of the table; with --audit name a new column")
-    try:
-        with open(audit, encoding="utf-8") as fh:
-            first = fh.readline()
-    except OSError as exc:
-        raise InputError(f"cannot read the audit {audit}: {exc.strerror or exc}") from None
-    if not first.startswith(AUDIT_HEADER[:30]):
-        raise InputError(f"{audit} is not a tempanon timestamped audit (its first line should be {AUDIT_HEADER[:30]!r}...)")
+    check_audit_header(audit)
     if src.engine == "spark":  # (its two lines of comments start with '#'; Spark's reader has no skip)
         with src._utc():
             src.spark.read.csv(str(audit), header=True, comment="#", quote='"', escape='"', inferSchema=False,

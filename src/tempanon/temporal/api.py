@@ -108,18 +108,23 @@ def write_audit(result: TimestampedResult, path) -> None:
     atomic_write(path, lambda p: p.write_text(text, encoding="utf-8"))
 
 
-def read_audit(path) -> pd.DataFrame:
-    """Read a timestamped audit (columns release_row, input_line, respondent; comment lines skipped)."""
-    from pathlib import Path
-
-    p = Path(path)
+def check_audit_header(path) -> None:
+    """Refuse ``path`` unless it can be read and starts like a timestamped audit (:data:`AUDIT_HEADER`)."""
     try:
-        with open(p, encoding="utf-8") as fh:
+        with open(path, encoding="utf-8") as fh:
             first = fh.readline()
     except OSError as exc:
         raise InputError(f"cannot read the audit {path}: {exc.strerror or exc}") from None
     if not first.startswith(AUDIT_HEADER[:30]):
         raise InputError(f"{path} is not a tempanon timestamped audit (its first line should be {AUDIT_HEADER[:30]!r}...)")
+
+
+def read_audit(path) -> pd.DataFrame:
+    """Read a timestamped audit (columns release_row, input_line, respondent; comment lines skipped)."""
+    from pathlib import Path
+
+    p = Path(path)
+    check_audit_header(p)
     df = pd.read_csv(p, comment=None, skiprows=2, dtype=str, keep_default_na=False)
     if list(df.columns) != ["release_row", "input_line", "respondent"]:
         raise InputError(f"audit {path}: expected columns release_row,input_line,respondent, got {', '.join(df.columns)}")
