@@ -902,6 +902,18 @@ def hall_tables(na, P, mv, v, lo, hi, hw):
             hw[b * mv + u] += 1
 
 
+@jit_inline
+def run_extend(Rq, Sq, hw, X, mv, a, b, kb):
+    """The cut of the run ``a..b - 1`` extended by snapshot ``b`` with cap ``kb`` (:func:`caps_infeasible`):
+    per value ``u``, ``Rq[u]`` the records that can be in the run, ``Sq[u]`` the sum of ``min(cap,
+    records that can be in r)`` over its snapshots ``r`` (``hw``: :func:`hall_tables`)."""
+    for u in range(mv):
+        if b > a:
+            Rq[u] += hw[X + b * mv + u]
+        c = hw[b * mv + u]
+        Sq[u] += c if c < kb else kb
+
+
 @jit_nonrt
 def caps_infeasible(P, mv, l, k, p, q, hw):
     """True when no placement meets caps ``k`` (every value at most ``k[r]`` times in snapshot ``r``, every
@@ -924,12 +936,7 @@ def caps_infeasible(P, mv, l, k, p, q, hw):
         need = 0
         for b in range(a, P):
             need += l * k[b]
-            kb = k[b]
-            for u in range(mv):
-                if b > a:
-                    Rq[u] += hw[X + b * mv + u]
-                c = hw[b * mv + u]
-                Sq[u] += c if c < kb else kb
+            run_extend(Rq, Sq, hw, X, mv, a, b, k[b])
             if b >= bot:
                 tot = 0
                 for u in range(mv):
@@ -966,13 +973,9 @@ def hall_slack(P, mv, l, M, hw):
         need = 0
         for b in range(a, P):
             need += l * M[b]
-            kb = M[b]
+            run_extend(Rq, Sq, hw, X, mv, a, b, M[b])
             tot = 0
             for u in range(mv):
-                if b > a:
-                    Rq[u] += hw[X + b * mv + u]
-                c = hw[b * mv + u]
-                Sq[u] += c if c < kb else kb
                 tot += Rq[u] if Rq[u] < Sq[u] else Sq[u]
             hw[base + a * P + b] = tot - need
 
