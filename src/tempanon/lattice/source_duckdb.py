@@ -306,16 +306,6 @@ class SQLSource(FrequencySource):
         schema = self._arrow(f"SELECT * FROM ({query}) q LIMIT 0").schema
         return [(f.name, timestamp_kind(f.type)) for f in schema]
 
-    def _text_projection(self, query: str) -> str | None:
-        """``query`` with its typed timestamp columns in the numpy path's text (:meth:`timestamp_text`),
-        for a CSV release; None when it has none."""
-        cols = self._column_kinds(query)
-        if not any(k for _, k in cols):
-            return None
-        sel = [f"{self.timestamp_text('q.' + self.q(n), k, self._zones.get(n))} AS {self.q(n)}" if k else f"q.{self.q(n)}"
-               for n, k in cols]  # fmt: skip
-        return f"SELECT {', '.join(sel)} FROM ({query}) q"
-
     def merge_hint(self, *aliases: str) -> str:
         """A hint (put after ``SELECT``) that the joins of the relations named ``aliases`` run as
         sort-merge joins, not one side broadcast: none here (Spark: :meth:`SparkSource.merge_hint`)."""
@@ -1486,11 +1476,36 @@ class DuckDBSource(SQLSource):
     def _copy(self, query: str, path: str, parquet: bool) -> None:
         fmt = "(FORMAT parquet)" if parquet else "(FORMAT csv, HEADER true, DELIMITER ',')"
         if not parquet:
-            # a typed timestamp as the numpy path writes it (DuckDB's CSV writer: '... 00:00:00+00', trailing
-            # zeros trimmed); a projection of the ordered rows (DuckDB keeps their order: the release's and
-            # the audit's verification check it row by row)
-            query = self._text_projection(query) or query
+            query = self._csv_projection(query)
         self._exec(f"COPY ({query}) TO {qstr(path)} {fmt}")
+
+    def _csv_projection(self, query: str) -> str:
+        """``query`` with its cells as the numpy path writes them to CSV (pandas' ``to_csv``): a typed
+        timestamp in Python's text (:meth:`timestamp_text`; DuckDB's CSV writer: ``... 00:00:00+00``,
+        trailing zeros trimmed), an empty string as an empty field, as a missing value is written
+        (DuckDB's CSV writer quotes it, ``""``, to tell it from NULL; a missing quasi-identifier is the
+        empty string in the engines' release, the hierarchies' text). But in a release of one column
+        an empty field would be a blank line, which readers skip: pandas writes ``""`` there, for a
+        missing value too, and so does this (NULL as the empty string). A projection of the ordered
+        rows (DuckDB keeps their order: the release's and the audit's verification check it row by
+        row); ``query`` itself when no column needs it."""
+        with self._input_errors():
+            rel = self.con.sql(query)
+            cols = [(n, str(t)) for n, t in zip(rel.columns, rel.types)]
+        sel, changed, one = [], False, len(cols) == 1
+        for n, t in cols:
+            c, kind = f"q.{self.q(n)}", _duckdb_timestamp_kind(t)
+            if kind is not None:
+                c = self.timestamp_text(c, kind, self._zones.get(n))
+                c = f"coalesce({c}, '')" if one else c
+            elif t == "VARCHAR":
+                c = f"coalesce({c}, '')" if one else f"nullif({c}, '')"
+            else:
+                sel.append(c)
+                continue
+            sel.append(f"{c} AS {self.q(n)}")
+            changed = True
+        return f"SELECT {', '.join(sel)} FROM ({query}) q" if changed else query
 
     def _read_written(self, path: str, parquet: bool) -> str:
         if parquet:

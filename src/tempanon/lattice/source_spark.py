@@ -489,9 +489,20 @@ class SparkSource(SQLSource):
 
                     df = df.select(*(F.expr(python_timestamp_text(self.q(f.name), k, self._zones.get(f.name))).alias(f.name)
                                      if k else F.col(self.q(f.name)) for f, k in zip(df.schema.fields, kinds)))  # fmt: skip
+            one = not parquet and len(df.schema.fields) == 1 and df.schema.fields[0].dataType.typeName() == "string"
+            if one:
+                # one column: an empty field would be an empty line, which Spark's CSV writer leaves out
+                # (a missing value) and readers skip (an empty string; the verification then refused the
+                # run). pandas writes "" there, for a missing value too: so does this
+                from pyspark.sql import functions as F
+
+                name = df.schema.fields[0].name
+                df = df.select(F.coalesce(F.col(self.q(name)), F.lit("")).alias(name))
             w = df.write.mode("errorifexists")
             if parquet:
                 w.parquet(path)
+            elif one:
+                w.csv(path, header=True, quote='"', escape='"', nullValue="", emptyValue='""')
             else:
                 w.csv(path, header=True, quote='"', escape='"', nullValue="", emptyValue="")
 
