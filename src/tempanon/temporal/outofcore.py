@@ -581,15 +581,26 @@ def verify_written(sq, path: str, parquet: bool, *, time: str, qi: Sequence[str]
     sq._register("vlab", pa.table({"v": vcol, "label": pa.array(lab.tolist(), pa.string())}))
     txt = lambda e: f"coalesce(CAST({e} AS {sq.text_type}), '')"  # noqa: E731
     qi_maps = dict(qi_maps or {})
-    expect = {c: sq.released_text("s", c) for c in out_cols}  # (a column released unchanged: as written)
+    # A typed timestamp column's text (numpy's, SQLSource.text_expr) is computed once per distinct value,
+    # in the map of its distinct values to their text (SQLSource._timestamp_map), joined by the typed value
+    stamps = sq._timestamp_kinds("src")
+    expect, mjoin = {}, ""
+    for j, c in enumerate(out_cols):  # (a column released unchanged: as written)
+        if c in stamps and c != time and c not in qi_maps:
+            mjoin += f" JOIN {sq._timestamp_map(c)} tm{j} ON s.{Q(c)} IS NOT DISTINCT FROM tm{j}.v"
+            expect[c] = f"tm{j}.t"
+        else:
+            expect[c] = sq.released_text("s", c)
     expect[time] = "coalesce(vl.label, '')"
-    mjoin = ""
     for i, (c, mp) in enumerate(qi_maps.items()):
         sq._register(f"vmap{i}", pa.table({"t": pa.array(list(mp), pa.string()), "label": pa.array(list(mp.values()), pa.string())}))
-        bad = sq._rows(f"SELECT {sq.text_expr(c)} AS v FROM src s {sq.anti_join} vmap{i} m ON {sq.text_expr(c)} = m.t LIMIT 1")
+        if c in stamps:
+            bad = sq._rows(f"SELECT x.t AS v FROM {sq._timestamp_map(c)} x {sq.anti_join} vmap{i} m ON x.t = m.t LIMIT 1")
+        else:
+            bad = sq._rows(f"SELECT {sq.text_expr(c)} AS v FROM src s {sq.anti_join} vmap{i} m ON {sq.text_expr(c)} = m.t LIMIT 1")
         if bad:
             raise VerificationError(f"column {c!r}: the input value {bad[0][0]!r} has no generalization in its hierarchy")
-        mjoin += f" JOIN vmap{i} vm{i} ON {sq.text_expr(c)} = vm{i}.t"  # (the text the hierarchy is keyed by: a typed timestamp's is numpy's)
+        mjoin += " " + sq.text_join(c, f"vmap{i}", f"vm{i}")  # (the text the hierarchy is keyed by: a typed timestamp's is numpy's)
         expect[c] = f"coalesce(vm{i}.label, '')"
     keys_in = [expect[c] for c in qi] + ["coalesce(vl.label, '')"]
     keys_out = [sq.released_text("f", c, read) for c in qi] + [txt(f"f.{Q(time)}")]
@@ -636,7 +647,7 @@ def verify_written(sq, path: str, parquet: bool, *, time: str, qi: Sequence[str]
 
         extra["measures"] = measure_written(sq, time=time, qi=qi, uid=uid, expect=expect, names=names, keys_in=keys_in,
                                             vjoin=f"JOIN vlab vl ON s.{Q(time)} IS NOT DISTINCT FROM vl.v{mjoin}",
-                                            n_input=n_input)  # fmt: skip
+                                            n_input=n_input, generalized=tuple(qi_maps))  # fmt: skip
     return {**extra, "k": int(k), "classes": int(classes), "min_class_size": None if min_sz is None else int(min_sz),
             "rows_out": rows_out, "suppressed_rows": suppressed, "time_labels": how, "verified_file": True,
             "respondent_level": uid is not None,

@@ -34,11 +34,12 @@ EXAMPLES = 4
 
 
 def measure_written(sq, *, time: str, qi: Sequence[str], uid: str | None, expect: Mapping[str, str], names: Sequence[str],
-                    keys_in: Sequence[str], vjoin: str, n_input: int) -> dict:  # fmt: skip
+                    keys_in: Sequence[str], vjoin: str, n_input: int, generalized: Sequence[str] = ()) -> dict:  # fmt: skip
     """The report's aggregates (module doc) from the views of a verification that passed. ``expect``:
     per released column its expected released text as SQL over ``src s`` and ``vjoin`` (the
     joins of the time labels and hierarchy maps); ``keys_in`` the class keys of ``v_expected``
-    (named ``names``). Returns plain numpy arrays and numbers (see :func:`report_inputs`)."""
+    (named ``names``); ``generalized`` the quasi-identifiers released through a hierarchy (the
+    others are released unchanged). Returns plain numpy arrays and numbers (see :func:`report_inputs`)."""
     from tempanon.metrics.risk import ClassAggregates
 
     Q = sq.q
@@ -67,7 +68,7 @@ def measure_written(sq, *, time: str, qi: Sequence[str], uid: str | None, expect
     losses = {}
     for c, e in zip(attrs, raw):
         n_values = int(sq._rows(f"SELECT count(DISTINCT {e}) AS n FROM src s")[0][0])
-        if n_values <= 1 or (c != time and expect[c] == e):
+        if n_values <= 1 or (c != time and c not in generalized):
             # a column released unchanged covers one input value per released value: (c - 1) = 0
             per = sq._arrow(f"SELECT v FROM (SELECT DISTINCT {expect[c]} AS v {released_rows}) x ORDER BY v LIMIT {EXAMPLES + 1}")
             losses[c] = {"n_values": n_values, "covered_rows": int(sizes.sum()),
