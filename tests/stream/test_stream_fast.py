@@ -340,12 +340,19 @@ def _flow_arrays(win, w):
             ints(emax), np.zeros(emax))
 
 
-def _cancel(k, win, l, caps):
+def _penalty(k, win, kind):
+    """The flows' penalty: ``"bound"`` (``fast.PENALTY_BOUND``: one more than the dearest placement's
+    IL) or ``"big"`` (``_fastkernel._BIG``, before 2026-11-26 evening)."""
+    return k.penalty(win.na, win.P, win.price, win.mu, np.int64(2048 if kind == "bound" else 0))
+
+
+def _cancel(k, win, l, caps, penalty="bound"):
     """``cancel_cycles`` for caps ``caps`` on the window (placements and counts updated in place)."""
+    big = _penalty(k, win, penalty)
     ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af = _flow_arrays(win, win.P - 1)
     return k.cancel_cycles(win.na, win.P, win.mv, l, np.asarray(caps, dtype=np.int64), win.o, win.code, win.lo, win.hi,
                            win.price, win.home, win.oldest, win.mu, win.n, win.N, win.M, win.cM, win.H, ea, eb, ec, er,
-                           ed, dist, par, onpath, cyc, ai, af, 10_000)
+                           ed, dist, par, onpath, cyc, ai, af, 10_000, big, np.zeros(44, dtype=np.int64))
 
 
 def _window_il(win):
@@ -393,8 +400,9 @@ def _fixed_cap_ilp(home, code, lo, hi, price, mu, k, l, oldest):
 
 
 @settings(max_examples=120, deadline=None)
-@given(st.integers(0, 10_000), st.integers(2, 4), st.integers(1, 3), st.sampled_from(["linear", "quadratic"]), st.booleans())
-def test_flow_polish_is_the_fixed_cap_optimum(seed, l, w, cost_kind, start_suppressed):
+@given(st.integers(0, 10_000), st.integers(2, 4), st.integers(1, 3), st.sampled_from(["linear", "quadratic"]), st.booleans(),
+       st.sampled_from(["bound", "big"]))
+def test_flow_polish_is_the_fixed_cap_optimum(seed, l, w, cost_kind, start_suppressed, penalty):
     """The flow polish's cycle cancelling (``_fastkernel.cancel_cycles``) against an ILP with the same
     fixed caps, on random windows: when the caps are feasible it ends without penalty at the ILP's
     optimum (from any start: every record suppressed, or a random placement); when they are not, some
@@ -406,7 +414,7 @@ def test_flow_polish_is_the_fixed_cap_optimum(seed, l, w, cost_kind, start_suppr
     P, oldest, na, home, code, mv, lo, hi, price, mu, o, n, N, M, cM, H = win
     mu = mu if cost_kind == "linear" else np.arange(w + 1.0) ** 2
     caps = np.random.default_rng(seed + 1).integers(0, 3, size=P)
-    _cancel(k, win._replace(mu=mu), l, caps)
+    _cancel(k, win._replace(mu=mu), l, caps, penalty)
     # the counts the kernel kept up to date are the placements' counts
     n2 = np.zeros_like(n)
     for i in range(na):
@@ -425,8 +433,9 @@ def test_flow_polish_is_the_fixed_cap_optimum(seed, l, w, cost_kind, start_suppr
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.integers(0, 10_000), st.integers(2, 4), st.integers(1, 4), st.sampled_from(["linear", "quadratic"]), st.data())
-def test_cap_gradient_bounds_the_optimum_of_every_cap_vector(seed, l, w, cost_kind, data):
+@given(st.integers(0, 10_000), st.integers(2, 4), st.integers(1, 4), st.sampled_from(["linear", "quadratic"]), st.data(),
+       st.sampled_from(["bound", "big"]))
+def test_cap_gradient_bounds_the_optimum_of_every_cap_vector(seed, l, w, cost_kind, data, penalty):
     """``_fastkernel.cap_gradient`` (the level transfers' pruning, ``XFER_BOUND``): from the flow optimum
     for caps ``k``, both of its duals (distances from a virtual source, and to a virtual sink) give
     ``IL - sum_p (k'_p - k_p) G[p]`` at most the optimum for any other caps ``k'`` (the fixed-cap ILP),
@@ -442,7 +451,7 @@ def test_cap_gradient_bounds_the_optimum_of_every_cap_vector(seed, l, w, cost_ki
     caps = np.array(data.draw(st.lists(st.integers(0, 2), min_size=P, max_size=P)), dtype=np.int64)
     want = _fixed_cap_ilp(win.home, win.code, win.lo, win.hi, win.price, win.mu, caps, l, win.oldest)
     assume(want is not None)
-    _cancel(k, win, l, caps)
+    _cancel(k, win, l, caps, penalty)
     il = _window_il(win)
     assert il == pytest.approx(want)
     grads = []
@@ -450,7 +459,7 @@ def test_cap_gradient_bounds_the_optimum_of_every_cap_vector(seed, l, w, cost_ki
         ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af = _flow_arrays(win, w)
         G = np.zeros(P)
         assert k.cap_gradient(win.na, P, win.mv, l, caps, win.o, win.code, win.lo, win.hi, win.price, win.home, win.oldest,
-                              win.mu, win.n, win.N, ea, eb, ec, er, ed, dist, ai, af, G, rev)
+                              win.mu, win.n, win.N, ea, eb, ec, er, ed, dist, ai, af, G, rev, _penalty(k, win, penalty))
         grads.append(G)
     for _ in range(4):
         k2 = np.array(data.draw(st.lists(st.integers(0, 3), min_size=P, max_size=P)), dtype=np.int64)

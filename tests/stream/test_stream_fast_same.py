@@ -9,7 +9,11 @@ search, cheaper").
 Since 2026-11-26 afternoon the default (``fast.WHOLE_GAINS``) applies a lift or a level transfer only
 when it lowers the true IL, so the default's placements differ; without that flag the search is still
 the one fingerprinted here, and the flag is shown to change nothing where every gain is whole (no ties'
-perturbation) or where costs are not whole numbers."""
+perturbation) or where costs are not whole numbers.
+
+Since 2026-11-26 evening the flows price a violation by a bound on the step's IL (``fast.PENALTY_BOUND``)
+instead of ``1e7``: on these streams the placements are the same, and no flow stops on a rounding
+"cycle" any more (without the bound some did)."""
 
 import hashlib
 
@@ -72,6 +76,22 @@ def test_placements_are_those_of_the_kernel_before():
         fast.MOVES = saved
     assert fast.STATS[9] > before[9] and fast.STATS[36] > before[36] and fast.STATS[37] > before[37]
     assert got == MAIN_FINGERPRINTS
+
+
+def test_penalty_bound_leaves_no_flow_unproved():
+    """Without ``PENALTY_BOUND`` some flows of the 30 streams stop on a parent-graph cycle that is not
+    negative (distances of size 1e7 round at 1.9e-9, above the tolerance), i.e. without the proof that
+    the flow is optimal (``STATS[42]``); with it none does, and every placement is as before."""
+    from tempanon.stream import fast
+
+    b = fast.STATS[42]
+    off = _with_moves(fast.MOVES & ~fast.PENALTY_BOUND, _stream_fingerprints)
+    stops_off = fast.STATS[42] - b
+    b = fast.STATS[42]
+    on = _with_moves(fast.MOVES | fast.PENALTY_BOUND, _stream_fingerprints)
+    assert fast.STATS[42] - b == 0
+    assert stops_off > 0
+    assert on == off
 
 
 def _with_moves(moves, fn):

@@ -615,7 +615,7 @@ def record_arcs(i, s, o, v, lo, hi, pr, hh, oldest, mu, P, mv, S, ea, eb, ec, er
 
 
 @jit_nonrt
-def slot_arcs(p0, P, mv, l, k, n, N, nsup, ms, nm, spos, ea, eb, ec, er):
+def slot_arcs(p0, P, mv, l, k, n, N, nsup, ms, nm, spos, ea, eb, ec, er, big):
     """The arcs after the records': per pending snapshot ``p``, for each slot ``(p, u)`` in ``ms[:nm]``
     (the slots a record is in or can enter, in order; the others carry no flow and no cycle passes
     through them) its arc to ``Y_p`` and, when it holds records, back; ``Y_p -> T`` and, when ``p``
@@ -638,25 +638,25 @@ def slot_arcs(p0, P, mv, l, k, n, N, nsup, ms, nm, spos, ea, eb, ec, er):
             c = n[p, x - p * mv]
             ea[E] = x
             eb[E] = Yb + p
-            ec[E] = 0.0 if c < k[p] else _BIG
+            ec[E] = 0.0 if c < k[p] else big
             er[E] = -1
             E += 1
             if c > 0:
                 ea[E] = Yb + p
                 eb[E] = x
-                ec[E] = -_BIG if c > k[p] else 0.0
+                ec[E] = -big if c > k[p] else 0.0
                 er[E] = -1
                 E += 1
             j += 1
         ea[E] = Yb + p
         eb[E] = T
-        ec[E] = -_BIG if N[p] < l * k[p] else 0.0
+        ec[E] = -big if N[p] < l * k[p] else 0.0
         er[E] = -1
         E += 1
         if N[p] > 0:
             ea[E] = T
             eb[E] = Yb + p
-            ec[E] = 0.0 if N[p] > l * k[p] else _BIG
+            ec[E] = 0.0 if N[p] > l * k[p] else big
             er[E] = -1
             E += 1
     spos[P] = E
@@ -676,7 +676,7 @@ def slot_arcs(p0, P, mv, l, k, n, N, nsup, ms, nm, spos, ea, eb, ec, er):
 
 
 @jit_nonrt
-def residual_arcs(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, gs, gmin, ms, spos):
+def residual_arcs(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, gs, gmin, ms, spos, big):
     """The residual network of the current placements for caps ``k`` (see :func:`cancel_cycles`):
     fills the arc arrays, returns the number of arcs. Record ``i``'s ``hi - lo + 1`` arcs from
     ``gs[i]`` (their smallest cost in ``gmin[i]``), then :func:`slot_arcs` (the slots a record is in or
@@ -708,11 +708,11 @@ def residual_arcs(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, e
     gs[na + 1] = nm
     spos[0] = E
     spos[P + 1] = 0
-    return slot_arcs(np.int64(0), P, mv, l, k, n, N, nsup, ms, nm, spos, ea, eb, ec, er)
+    return slot_arcs(np.int64(0), P, mv, l, k, n, N, nsup, ms, nm, spos, ea, eb, ec, er, big)
 
 
 @jit_nonrt
-def cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af, max_cancel):
+def cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af, max_cancel, big, stats):
     """Min-cost flow for fixed caps ``k[p]`` by cancelling negative cycles (Klein), from the current
     placements. The network of the exact step's cap form (docs/stream.md): record ``i`` to a slot
     ``(p, v_i)`` at ``mu`` or to suppression at ``pr_i``; slot ``(p, u)`` to snapshot ``p`` with
@@ -738,7 +738,7 @@ def cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM
     spos = ai[na + 2 + X : na + 2 + X + 2 * P + 2]
     gmin = af[:na]
     cancelled = 0
-    E = residual_arcs(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, gs, gmin, ms, spos)
+    E = residual_arcs(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, gs, gmin, ms, spos, big)
     nm = gs[na + 1]
     nsup = np.int64(0)
     for i in range(na):
@@ -790,6 +790,7 @@ def cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM
             if x == found or nc > V:
                 break
         if tot >= -_EPS or nc > V:
+            stats[42] += 1  # a cycle of the parent graph that is not negative (rounding): stopped unproven
             break
         p0 = P  # the first snapshot whose slot arcs change
         for z in range(nc):
@@ -810,13 +811,13 @@ def cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM
                 # the moved record's arcs, in their place (only record arcs follow in this cycle: a
                 # simple cycle moves a record once, and a slot arc is not read again)
                 gmin[i] = record_arcs(i, gs[i], o, v, lo, hi, pr, hh, oldest, mu, P, mv, S, ea, eb, ec, er, ed)
-        E = slot_arcs(p0, P, mv, l, k, n, N, nsup, ms, nm, spos, ea, eb, ec, er)
+        E = slot_arcs(p0, P, mv, l, k, n, N, nsup, ms, nm, spos, ea, eb, ec, er, big)
         cancelled += 1
     return cancelled
 
 
 @jit_nonrt
-def cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, ai, af, G, rev):
+def cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, ai, af, G, rev, big):
     """A linear bound on what changing the caps can gain (LP duality), for placements that are a
     min-cost flow for caps ``k`` (no negative cycle): the distances ``d`` of Bellman-Ford on the
     residual network are a feasible dual, feasible for every cap vector, so by weak duality the optimum
@@ -831,7 +832,7 @@ def cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb
     T = S + 1
     V = T + 1
     E = residual_arcs(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, ai[: na + 2],
-                      af[:na], ai[na + 2 : na + 2 + X], ai[na + 2 + X : na + 2 + X + 2 * P + 2])
+                      af[:na], ai[na + 2 : na + 2 + X], ai[na + 2 + X : na + 2 + X + 2 * P + 2], big)
     for x in range(V):
         dist[x] = 0.0
     conv = False
@@ -1001,7 +1002,7 @@ def hall_sure(P, mv, l, p, q, D, hw):
 
 
 @jit_nonrt
-def flow_polish(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, fw, k):
+def flow_polish(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, fw, k, big, stats):
     """The ``FLOW`` part of the local search: the min-cost flow for the current levels (caps ``k[p] =
     M[p]``, :func:`cancel_cycles`) from the current placements, which are a flow without penalty for
     these caps, so the result has none either (every snapshot stays l-eligible) and its IL is not
@@ -1011,11 +1012,11 @@ def flow_polish(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, 
     onpath[:] = 0  # (cancel_cycles marks visits by call-local numbers)
     for p in range(P):
         k[p] = M[p]
-    return cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af, 4 * na + 10)
+    return cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af, 4 * na + 10, big, stats)
 
 
 @jit_nonrt
-def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, stats, prune, hall, reach, fw, k, save, best_o, cnt, G, G2, gmin):
+def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, stats, prune, hall, reach, fw, k, save, best_o, cnt, G, G2, gmin, big):
     """Level transfers (``XFER``): the levels as caps ``k = M`` with one pending snapshot one level
     higher and another at most ``reach`` snapshots away one lower; each such candidate solved as the
     min-cost flow for its caps by :func:`cancel_cycles` from the current placements (without penalty
@@ -1047,9 +1048,9 @@ def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, 
         sure_ok = hall > 0 and len(hw) >= 2 * P * mv + 2 * mv + P * P + P
         if sure_ok:
             hall_slack(P, mv, l, M, hw)
-        okG = prune and cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, ai, af, G, np.bool_(False))
+        okG = prune and cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, ai, af, G, np.bool_(False), big)
         if okG:
-            okG = cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, ai, af, G2, np.bool_(True))
+            okG = cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, ai, af, G2, np.bool_(True), big)
         for p in range(P):
             # a necessary condition for level M[p] + 1 at p: the records that can be in p, at most
             # M[p] + 1 per value, are at least l (M[p] + 1) (Definition 1)
@@ -1088,7 +1089,7 @@ def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, 
                     if hall == 1:
                         continue
                 onpath[:] = 0  # (cancel_cycles marks visits by call-local numbers)
-                cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af, 4 * na + 10)
+                cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af, 4 * na + 10, big, stats)
                 stats[36] += 1
                 # accepted only as the flow optimum for caps k (no penalty left: every count within
                 # its cap, every size at least l k), so that cap_gradient bounds its gain
@@ -1119,6 +1120,28 @@ def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, 
         stats[37] += 1
         il = best
     return il
+
+
+@jit_inline
+def penalty(na, P, pr, mu, flags):
+    """The flows' penalty per unit of a violated cap or size bound (:func:`cancel_cycles`). With
+    ``PENALTY_BOUND`` in ``flags``: one more than the largest IL a placement of the step can have (every
+    record at its dearest option), so that a flow with a violation (at least one unit: the network is
+    integral) always costs more than a placement without: where one exists, the penalized optimum has
+    none, as with any larger penalty. Small, so that distances stay exact to well below ``_EPS``
+    (at ``_BIG = 1e7`` one unit in the last place is 1.9e-9, above ``_EPS``: Bellman-Ford then found
+    "cycles" of rounding only and the cancelling stopped without its proof of optimality, counted in
+    ``stats[42]``). Without the flag: ``_BIG``."""
+    if flags & 2048 == 0:
+        return _BIG
+    mx = 0.0
+    for d in range(len(mu)):
+        if mu[d] > mx:
+            mx = mu[d]
+    tot = 1.0
+    for i in range(na):
+        tot += pr[i] if pr[i] > mx else mx
+    return tot
 
 
 @jit_nonrt
@@ -1382,15 +1405,16 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
         # 4. when nothing else improves: the min-cost flow for the current levels (chains of moves of
         # any length that keep every level); the search ends with it (one flow workspace for 4 and 5)
         polish = flags & 16 != 0
+        big = penalty(na, P, pr, mu, flags)
         transfers = flags & 32 != 0 and (na <= XFER_MAX_ACTIVE or w <= XFER_ANY_SIZE_MAX_W)
         if polish or transfers:
-            if polish and flow_polish(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, fw, xk) > 0:
+            if polish and flow_polish(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, fw, xk, big, stats) > 0:
                 stats[9] += 1
                 il = placement_il(na, P, o, pr, hh, oldest, mu)
             # 5. then level transfers (two snapshots up to ``xfer_reach`` apart re-levelled at once, a
             # flow per candidate)
             if transfers:
-                il = xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, stats, flags & 64 != 0, (flags >> 8) & 3, xfer_reach, fw, xk, save, best_o, cnt, G, G2, gmin)
+                il = xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, stats, flags & 64 != 0, (flags >> 8) & 3, xfer_reach, fw, xk, save, best_o, cnt, G, G2, gmin, big)
         break
     return il
 
