@@ -1016,7 +1016,7 @@ def flow_polish(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, 
 
 
 @jit_nonrt
-def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, stats, prune, hall, reach, fw, k, save, best_o, cnt, G, G2, gmin, big):
+def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, stats, prune, hall, reach, fw, k, save, best_o, cnt, G, G2, gmin, big, ordered, xc, xb, xo):
     """Level transfers (``XFER``): the levels as caps ``k = M`` with one pending snapshot one level
     higher and another at most ``reach`` snapshots away one lower; each such candidate solved as the
     min-cost flow for its caps by :func:`cancel_cycles` from the current placements (without penalty
@@ -1051,10 +1051,14 @@ def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, 
         okG = prune and cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, ai, af, G, np.bool_(False), big)
         if okG:
             okG = cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, ai, af, G2, np.bool_(True), big)
+        # the candidates (p up, q down) that pass the cheap tests, in index order, with their bound
+        nc = 0
         for p in range(P):
             # a necessary condition for level M[p] + 1 at p: the records that can be in p, at most
             # M[p] + 1 per value, are at least l (M[p] + 1) (Definition 1)
             K = M[p] + 1
+            if l * K > N[p] + na:
+                continue
             tot = 0
             for i in range(na):
                 if lo[i] <= p and p <= hi[i]:
@@ -1068,50 +1072,72 @@ def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, 
             for q in range(max(0, p - reach), min(P, p + reach + 1)):
                 if q == p or M[q] == 0:
                     continue
-                for r in range(P):
-                    k[r] = M[r]
-                k[p] += 1
-                k[q] -= 1
-                if l * k[p] > N[p] + na:
+                xc[nc] = p * P + q
+                xb[nc] = min(G[p] - G[q], G2[p] - G2[q]) if okG else np.inf
+                xo[nc] = nc
+                nc += 1
+        # XFER_ORDER: the candidates by decreasing bound (ties in index order), so that the first one
+        # whose bound cannot beat the best so far ends the round; among equal ILs the first candidate in
+        # index order is kept, as without the order
+        if ordered and okG:
+            for a in range(1, nc):
+                x = xo[a]
+                z = a
+                while z > 0 and xb[xo[z - 1]] < xb[x]:
+                    xo[z] = xo[z - 1]
+                    z -= 1
+                xo[z] = x
+        bc = nc
+        for z in range(nc):
+            c = xo[z]
+            p = xc[c] // P
+            q = xc[c] % P
+            for r in range(P):
+                k[r] = M[r]
+            k[p] += 1
+            k[q] -= 1
+            if okG and xb[c] + _TOL <= (il - best + _EPS if have else gmin):
+                if ordered:
+                    stats[38] += nc - z
+                    break
+                stats[38] += 1
+                continue
+            # caps that no placement meets are not solved (the flow would end with a penalty and
+            # the candidate be rejected below: the same results, fewer flows); hall = 2 solves them
+            # anyway and counts in stats[40] any that was not rejected (a test: never)
+            skip = False
+            if hall > 0:
+                if not (sure_ok and hall_sure(P, mv, l, np.int64(p), np.int64(q), hw[2 * P * mv + 2 * mv + P * P + q], hw)):
+                    skip = caps_infeasible(P, mv, l, k, np.int64(p), np.int64(q), hw)
+            if skip:
+                stats[39] += 1
+                if hall == 1:
                     continue
-                if okG and min(G[p] - G[q], G2[p] - G2[q]) + _TOL <= (il - best + _EPS if have else gmin):
-                    stats[38] += 1
-                    continue
-                # caps that no placement meets are not solved (the flow would end with a penalty and
-                # the candidate be rejected below: the same results, fewer flows); hall = 2 solves them
-                # anyway and counts in stats[40] any that was not rejected (a test: never)
-                skip = False
-                if hall > 0:
-                    if not (sure_ok and hall_sure(P, mv, l, np.int64(p), np.int64(q), hw[2 * P * mv + 2 * mv + P * P + q], hw)):
-                        skip = caps_infeasible(P, mv, l, k, np.int64(p), np.int64(q), hw)
-                if skip:
-                    stats[39] += 1
-                    if hall == 1:
-                        continue
-                onpath[:] = 0  # (cancel_cycles marks visits by call-local numbers)
-                cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af, 4 * na + 10, big, stats)
-                stats[36] += 1
-                # accepted only as the flow optimum for caps k (no penalty left: every count within
-                # its cap, every size at least l k), so that cap_gradient bounds its gain
-                ok = True
-                for r in range(P):
-                    if M[r] > k[r] or N[r] < l * k[r]:
-                        ok = False
-                        break
-                if skip and ok:
-                    stats[40] += 1
-                if not ok:
-                    stats[41] += 1
-                if ok:
-                    il2 = placement_il(na, P, o, pr, hh, oldest, mu)
-                    if il2 < best - _EPS and il2 < il - gmin:
-                        best = il2
-                        have = True
-                        for i in range(na):
-                            best_o[i] = o[i]
-                for i in range(na):
-                    if o[i] != save[i]:
-                        move(n, N, M, cM, H, o, v, i, save[i], P, mv)
+            onpath[:] = 0  # (cancel_cycles marks visits by call-local numbers)
+            cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af, 4 * na + 10, big, stats)
+            stats[36] += 1
+            # accepted only as the flow optimum for caps k (no penalty left: every count within
+            # its cap, every size at least l k), so that cap_gradient bounds its gain
+            ok = True
+            for r in range(P):
+                if M[r] > k[r] or N[r] < l * k[r]:
+                    ok = False
+                    break
+            if skip and ok:
+                stats[40] += 1
+            if not ok:
+                stats[41] += 1
+            if ok:
+                il2 = placement_il(na, P, o, pr, hh, oldest, mu)
+                if il2 < il - gmin and (il2 < best - _EPS or (have and ordered and il2 <= best + _EPS and c < bc)):
+                    best = il2
+                    have = True
+                    bc = c
+                    for i in range(na):
+                        best_o[i] = o[i]
+            for i in range(na):
+                if o[i] != save[i]:
+                    move(n, N, M, cM, H, o, v, i, save[i], P, mv)
         if not have:
             break
         for i in range(na):
@@ -1145,7 +1171,7 @@ def penalty(na, P, pr, mu, flags):
 
 
 @jit_nonrt
-def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, lo, hi, lb, max_rounds, pair_budget, lift_levels, stats, flags, ws_i, ws_f, xfer_reach, fw, whole):
+def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, lo, hi, lb, max_rounds, pair_budget, lift_levels, stats, flags, ws_i, ws_f, xfer_reach, fw, whole, xc, xb, xo):
     """Best-improvement local search (single moves, repaired pairs, lifts). Returns the IL. ``ws_i``
     (:data:`WS_I_ROWS` rows) and ``ws_f`` (:data:`WS_F_ROWS` rows) are scratch rows of at least ``na +
     2`` and ``P`` entries, ``fw`` the flow workspace (:func:`flow_workspace`, large enough for this step),
@@ -1414,7 +1440,7 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
             # 5. then level transfers (two snapshots up to ``xfer_reach`` apart re-levelled at once, a
             # flow per candidate)
             if transfers:
-                il = xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, stats, flags & 64 != 0, (flags >> 8) & 3, xfer_reach, fw, xk, save, best_o, cnt, G, G2, gmin, big)
+                il = xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, stats, flags & 64 != 0, (flags >> 8) & 3, xfer_reach, fw, xk, save, best_o, cnt, G, G2, gmin, big, flags & 4096 != 0, xc, xb, xo)
         break
     return il
 
@@ -1489,6 +1515,11 @@ def steps(codes, place, starts, base, t_from, t_to, l, w, mu, beta, defer, round
     fw_e = np.int64(0)
     fw_v = np.int64(0)
     Hbuf = np.zeros((w + 3, 1), dtype=np.int64)
+    # the level-transfer candidates of a round (at most P (2 reach) of them)
+    xn = (w + 1) * (2 * xfer_reach + 1) + 1
+    xc = np.zeros(xn, dtype=np.int64)
+    xb = np.zeros(xn)
+    xo = np.zeros(xn, dtype=np.int64)
     for t in range(t_from, t_to):
         k = t - t_from
         oldest = final_oldest if final else max(0, t - w)
@@ -1590,7 +1621,7 @@ def steps(codes, place, starts, base, t_from, t_to, l, w, mu, beta, defer, round
                     fw_e = max(need_e, 2 * fw_e)
                     fw_v = max(need_v, 2 * fw_v)
                     fw = flow_workspace_sized(fw_e, fw_v)
-                il = local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mud, n, N, M, cM, H, lo, hi, lb, max_rounds, pair_budget, lift_levels, stats, flags, ws_i, ws_f, xfer_reach, fw, np.bool_(round_prices))
+                il = local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mud, n, N, M, cM, H, lo, hi, lb, max_rounds, pair_budget, lift_levels, stats, flags, ws_i, ws_f, xfer_reach, fw, np.bool_(round_prices), xc, xb, xo)
                 stats[7] += 1
                 # the certificate and the gap with the true costs (the search saw ``mud``)
                 il = 0.0
