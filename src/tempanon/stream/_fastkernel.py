@@ -1016,7 +1016,57 @@ def flow_polish(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, 
 
 
 @jit_nonrt
-def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, stats, prune, hall, reach, fw, k, save, best_o, cnt, G, G2, gmin, big, ordered, xc, xb, xo):
+def xfer_start(na, P, mv, l, k, p, q, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H):
+    """A start for a level-transfer candidate's flow (``XFER_START``): greedy moves toward its caps
+    ``k`` (``k[p]`` one above the level of ``p``, ``k[q]`` one below that of ``q``), so that the cycle
+    cancelling, which reaches an optimum for the caps from any start, has fewer cycles left (each
+    cycle is a Bellman-Ford run over every arc; from the current placements a candidate took ~10-19 of
+    them at ``w = 8``, docs/benchmarks.md): each value of ``q`` above ``k[q]`` sends records out, the one
+    whose best option within the caps costs least extra first; then ``p`` takes the records that gain
+    most (from suppression, or from a snapshot above its size bound ``l k``; within ``p``'s cap) until
+    ``|D'[p]| >= l k[p]``. Allocates nothing; ``O(na (w + 2))`` per record moved."""
+    for u in range(mv):
+        while n[q, u] > k[q]:
+            bi = np.int64(-1)
+            bd = np.int64(-1)
+            bx = np.inf
+            for i in range(na):
+                if o[i] != q or v[i] != u:
+                    continue
+                cq = cost_of(i, q, P, pr, hh, oldest, mu)
+                for b in range(lo[i], hi[i] + 2):
+                    if b == hi[i] + 1:
+                        b = P
+                    if b == q or (b < P and n[b, u] >= k[b]):
+                        continue
+                    d = cost_of(i, b, P, pr, hh, oldest, mu) - cq
+                    if d < bx:
+                        bx = d
+                        bi = i
+                        bd = b
+            if bi < 0:
+                break
+            move(n, N, M, cM, H, o, v, bi, bd, P, mv)
+    while N[p] < l * k[p]:
+        bi = np.int64(-1)
+        bx = -np.inf
+        for i in range(na):
+            a = o[i]
+            if a == p or lo[i] > p or hi[i] < p or n[p, v[i]] >= k[p]:
+                continue
+            if a < P and N[a] <= l * k[a]:
+                continue
+            g = cost_of(i, a, P, pr, hh, oldest, mu) - cost_of(i, p, P, pr, hh, oldest, mu)
+            if g > bx:
+                bx = g
+                bi = i
+        if bi < 0:
+            break
+        move(n, N, M, cM, H, o, v, bi, p, P, mv)
+
+
+@jit_nonrt
+def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, stats, prune, hall, reach, fw, k, save, best_o, cnt, G, G2, gmin, big, ordered, xc, xb, xo, start):
     """Level transfers (``XFER``): the levels as caps ``k = M`` with one pending snapshot one level
     higher and another at most ``reach`` snapshots away one lower; each such candidate solved as the
     min-cost flow for its caps by :func:`cancel_cycles` from the current placements (without penalty
@@ -1113,6 +1163,8 @@ def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, 
                 stats[39] += 1
                 if hall == 1:
                     continue
+            if start:
+                xfer_start(na, P, mv, l, k, np.int64(p), np.int64(q), o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H)
             onpath[:] = 0  # (cancel_cycles marks visits by call-local numbers)
             cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af, 4 * na + 10, big, stats)
             stats[36] += 1
@@ -1440,7 +1492,7 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
             # 5. then level transfers (two snapshots up to ``xfer_reach`` apart re-levelled at once, a
             # flow per candidate)
             if transfers:
-                il = xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, stats, flags & 64 != 0, (flags >> 8) & 3, xfer_reach, fw, xk, save, best_o, cnt, G, G2, gmin, big, flags & 4096 != 0, xc, xb, xo)
+                il = xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, stats, flags & 64 != 0, (flags >> 8) & 3, xfer_reach, fw, xk, save, best_o, cnt, G, G2, gmin, big, flags & 4096 != 0, xc, xb, xo, flags & 8192 != 0)
         break
     return il
 
