@@ -432,6 +432,43 @@ def test_flow_polish_is_the_fixed_cap_optimum(seed, l, w, cost_kind, start_suppr
         assert il == pytest.approx(want)
 
 
+@settings(max_examples=120, deadline=None)
+@given(st.integers(0, 10_000), st.integers(2, 4), st.integers(1, 4), st.sampled_from(["linear", "quadratic"]), st.data())
+def test_transfer_start_then_cycles_is_the_fixed_cap_optimum(seed, l, w, cost_kind, data):
+    """A level-transfer candidate's flow with the greedy start (``XFER_START``,
+    ``_fastkernel.xfer_start``: caps one above the current level at ``p`` and one below at ``q``, the
+    start moved toward them, then ``cancel_cycles``) against the fixed-cap ILP on random windows: the
+    counts stay consistent with the placements, and the result is the ILP optimum when the caps are
+    feasible (with some cap or size bound violated otherwise)."""
+    from tempanon.stream import fast
+
+    k = fast.kernel()
+    win = _random_window(seed, w, data.draw(st.booleans()))
+    win = win._replace(mu=win.mu if cost_kind == "linear" else np.arange(w + 1.0) ** 2)
+    P, oldest, na, home, code, mv, lo, hi, price, mu, o, n, N, M, cM, H = win
+    p = data.draw(st.integers(0, P - 1))
+    q = data.draw(st.integers(0, P - 1).filter(lambda x: x != p or P == 1))
+    caps = M[:P].copy()
+    caps[p] += 1
+    if q != p:
+        caps[q] = max(caps[q] - 1, 0)
+    k.xfer_start(na, P, mv, l, caps, np.int64(p), np.int64(q), o, code, lo, hi, price, home, oldest, mu, n, N, M, cM, H)
+    _cancel(k, win, l, caps)
+    n2 = np.zeros_like(n)
+    for i in range(na):
+        if o[i] < P:
+            assert lo[i] <= o[i] <= hi[i]
+            n2[o[i], code[i]] += 1
+    assert (n2[:P] == n[:P]).all() and (n2[:P].sum(axis=1) == N[:P]).all()
+    feasible = all((n2[r] <= caps[r]).all() and n2[r].sum() >= l * caps[r] for r in range(P))
+    want = _fixed_cap_ilp(home, code, lo, hi, price, mu, caps, l, oldest)
+    if want is None:
+        assert not feasible
+    else:
+        assert feasible
+        assert _window_il(win) == pytest.approx(want)
+
+
 @settings(max_examples=100, deadline=None)
 @given(st.integers(0, 10_000), st.integers(2, 4), st.integers(1, 4), st.sampled_from(["linear", "quadratic"]), st.data(),
        st.sampled_from(["bound", "big"]))

@@ -1166,7 +1166,7 @@ def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, 
             if start:
                 xfer_start(na, P, mv, l, k, np.int64(p), np.int64(q), o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H)
             onpath[:] = 0  # (cancel_cycles marks visits by call-local numbers)
-            cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af, 4 * na + 10, big, stats)
+            stats[43] += cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af, 4 * na + 10, big, stats)
             stats[36] += 1
             # accepted only as the flow optimum for caps k (no penalty left: every count within
             # its cap, every size at least l k), so that cap_gradient bounds its gain

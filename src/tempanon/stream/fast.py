@@ -111,8 +111,8 @@ WHOLE_GAINS = 1024
 PENALTY_BOUND = 2048
 XFER_ORDER = 4096
 XFER_START = 8192
-ALL_MOVES = SWAPS | EMPTY | SHED | LIFT_BOUND | FLOW | XFER | XFER_BOUND | PAIRS | XFER_HALL | WHOLE_GAINS | PENALTY_BOUND
-MOVES = EMPTY | SHED | LIFT_BOUND | FLOW | XFER | XFER_BOUND | XFER_HALL | WHOLE_GAINS | PENALTY_BOUND
+ALL_MOVES = SWAPS | EMPTY | SHED | LIFT_BOUND | FLOW | XFER | XFER_BOUND | PAIRS | XFER_HALL | WHOLE_GAINS | PENALTY_BOUND | XFER_ORDER | XFER_START
+MOVES = EMPTY | SHED | LIFT_BOUND | FLOW | XFER | XFER_BOUND | XFER_HALL | WHOLE_GAINS | PENALTY_BOUND | XFER_ORDER | XFER_START
 """The local search's optional parts (bits; switched off only to measure what each one does, and in
 the tests that show a case each is needed for): ``SWAPS`` two records of one value exchange places
 (**off by default**: its scan is quadratic in the records of a value, and on the stops stream, daily,
@@ -151,7 +151,20 @@ Bellman-Ford found "cycles" made of rounding only, and the cancelling stopped th
 that the flow is optimal (``STATS[42]``: on daily use-of-force 3-125 times per run at ``w >= 4``, e.g.
 125 at linear ``l = 5``, ``w = 8``; with the bound never). Measured side by side (2026-11-26 17:03, load
 ~1-2): the same IL in 14 of the 16 ``w in {4, 8}`` cells, linear ``l = 5``: ``w = 4`` 23,189 -> 23,193,
-``w = 8`` 18,306 -> 18,303; step rate within noise (x0.95-1.05)."""
+``w = 8`` 18,306 -> 18,303; step rate within noise (x0.95-1.05).
+
+``XFER_START`` (since 2026-11-26 evening): a level-transfer candidate's flow starts from greedy moves
+toward its caps (:func:`_fastkernel.xfer_start`: ``q``'s values above their new cap send their cheapest
+records out, then ``p`` takes the records that gain most until it is large enough) instead of from the
+current placements. The cycle cancelling reaches an optimum for the caps from any start (tested
+against the fixed-cap ILP), so only ties between equal-IL flows can change; each cycle it saves is a
+Bellman-Ford run over every arc: at ``l = 10``, ``w = 8`` a candidate took 19 runs before and 3.5 after
+(daily use-of-force). ``XFER_ORDER``: a round's candidates are solved in decreasing order of their
+dual bound (ties in index order, and among equal ILs the first in index order kept, as before), so the
+first whose bound cannot beat the best so far ends the round: the same placements, 1-7% fewer flows.
+Measured side by side on the 24 daily use-of-force cells with ``w in {2, 4, 8}`` (2026-11-26 17:20,
+load ~2; docs/benchmarks.md, "Fast step: a greedy start for each transfer's flow"): step rate x1.03-1.74
+(``w = 8`` x1.19-1.74), IL -0.05% to +0.22%."""
 
 TIE = 1.0
 """Ties between placements of equal IL (integer costs only; 0 switches it off): the search prices a
@@ -183,7 +196,7 @@ the dual bound (``XFER_BOUND``), 39 level-transfer candidates proved infeasible 
 (``XFER_HALL``; with ``XFER_HALL_CHECK`` solved anyway), 40 of those whose flow was accepted (with
 ``XFER_HALL_CHECK``: must stay 0), 41 solved candidates whose flow ended infeasible (rejected), 42 flows whose cycle cancelling stopped on
 a parent-graph cycle that was not negative (rounding; the flow not proved optimal: never with
-``PENALTY_BOUND``).
+``PENALTY_BOUND``), 43 cycles cancelled in level-transfer candidates' flows.
 
 Measured (2026-11-25, shared 2-core machine, perf): before the small helpers (``cost_of``, ``add_ok``,
 ``removal_ok``, ``inc``/``dec``) were inlined at numba's IR level, about half of the kernel's time was
