@@ -110,6 +110,22 @@ def test_xfer_order_changes_no_placement_and_saves_flows():
     assert 0 < solved_on < solved_off
 
 
+def test_lift_order_changes_no_placement_and_tries_fewer_lifts():
+    """``LIFT_ORDER`` (a lift scan over the pending snapshots by decreasing bound, ended by the first that
+    cannot beat the best lift so far; ties kept in index order) places every record as the index order
+    does on the 30 random streams, with fewer lifts tried (``STATS[3]``)."""
+    from tempanon.stream import fast
+
+    b = fast.STATS[3]
+    on = _with_moves(fast.MOVES | fast.LIFT_ORDER, _stream_fingerprints)
+    tried_on = fast.STATS[3] - b
+    b = fast.STATS[3]
+    off = _with_moves(fast.MOVES & ~fast.LIFT_ORDER, _stream_fingerprints)
+    tried_off = fast.STATS[3] - b
+    assert on == off
+    assert 0 < tried_on < tried_off
+
+
 def test_xfer_start_saves_cycles():
     """``XFER_START`` (a greedy start for each level-transfer candidate's flow): fewer cycles cancelled
     in the candidates' flows (``STATS[43]``, each a Bellman-Ford run) on the 30 random streams, for about

@@ -60,9 +60,9 @@ these versions cascade into their own callees. Measured (2026-11-26, cold cache)
 was compiled 2 times, ``lift`` and ``empty`` 6 times each, ten functions in all more than once; the
 cold compile of the kernel took 47.5 CPU-s."""
 _EPS = 1e-9
-WS_I_ROWS = 19
+WS_I_ROWS = 20
 """Integer scratch rows of :func:`local_search` (``steps`` allocates them once per batch)."""
-WS_F_ROWS = 5
+WS_F_ROWS = 6
 """Float scratch rows of :func:`local_search`."""
 _TOL = 1e-5  # slack for the rounding in a dual bound (distances of size ~_BIG, each within _EPS)
 
@@ -1278,6 +1278,8 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
     cnt = ws_i[18]
     G = ws_f[3]
     G2 = ws_f[4]
+    lub = ws_f[5]  # LIFT_ORDER: per snapshot the bound of its lifts, and the snapshots in scan order
+    lpo = ws_i[19]
     a = 0
     b = np.int64(0)
     for c in range(P):
@@ -1372,7 +1374,28 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
         bp = np.int64(-1)
         bK = np.int64(-1)
         bs = np.int64(0)
-        for p in range(P):
+        lorder = flags & 16384 != 0
+        if lorder:
+            # LIFT_ORDER: the snapshots by decreasing bound (the sum of their candidates' positive
+            # gains, ties in index order), so that the best lifts are found first and the bound ends
+            # the scan; among equal gains the first in (p, K, variant) order is kept, as in index order
+            for p in range(P):
+                ub = 0.0
+                for j in range(rng[0, p], rng[1, p]):
+                    if o[j] != p:
+                        g = cost_of(j, o[j], P, pr, hh, oldest, mu) - cost_of(j, p, P, pr, hh, oldest, mu)
+                        if g > 0.0:
+                            ub += g
+                lub[p] = ub
+                a = p
+                while a > 0 and lub[lpo[a - 1]] < ub:
+                    lpo[a] = lpo[a - 1]
+                    a -= 1
+                lpo[a] = p
+        for z in range(P):
+            p = lpo[z] if lorder else z
+            if lorder and (lub[p] < bt or (lub[p] == bt and (bp < 0 or p > bp))):
+                break
             # candidates: records that can reach p and are elsewhere, by decreasing gain; among equal
             # gains, first those whose value is the most frequent in their source (it stays l-eligible)
             nc = fill_candidates(p, na, P, o, v, lo, hi, n, pr, hh, oldest, mu, gain, key, cand, order, ogain, rng, srt, tmp)
@@ -1385,18 +1408,20 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
             for k in range(nc):
                 if ogain[k] > 0.0:
                     ub += ogain[k]
-            if ub <= bt:
+            if ub <= bt and not lorder:
                 continue
             for K in range(M[p] + 1, M[p] + 1 + lift_levels):
                 if N[p] + nc < l * K:
                     break
-                if flags & 8 and fill_bound(n, N, p, K, l, v, order, ogain, nc, tk, tv) <= bt:
-                    stats[35] += 1
-                    continue
+                if flags & 8:
+                    fb = fill_bound(n, N, p, K, l, v, order, ogain, nc, tk, tv)
+                    if fb < bt or (fb == bt and (not lorder or bp < 0 or p > bp or (p == bp and K > bK))):
+                        stats[35] += 1
+                        continue
                 for mode in (0, 2 if flags & 4 else 1):
                     total = lift(n, N, M, cM, H, o, v, order, ogain, nc, p, K, P, mv, l, mode, taken, prev, dst, no, pr, hh, oldest, mu, lo, hi, na, vidx, vstart, info, cand, rng)
                     stats[3] += 1
-                    if total > bt:
+                    if total > bt or (lorder and total == bt and bp >= 0 and (p < bp or (p == bp and (K < bK or (K == bK and mode < bs))))):
                         bt = total
                         bp = p
                         bK = K
