@@ -399,6 +399,26 @@ def _fixed_cap_ilp(home, code, lo, hi, price, mu, k, l, oldest):
     return float(res.fun) if res.status == 0 else None
 
 
+def _assert_fixed_cap_optimum(win, l, caps):
+    """After a flow for ``caps`` on ``win``: the counts the kernel kept up to date are the placements'
+    counts, every record is within its reach, and the placements are the fixed-cap ILP's optimum when
+    the caps are feasible (some cap or size bound violated otherwise)."""
+    P, oldest, na, home, code, mv, lo, hi, price, mu, o, n, N, M, cM, H = win
+    n2 = np.zeros_like(n)
+    for i in range(na):
+        if o[i] < P:
+            assert lo[i] <= o[i] <= hi[i]
+            n2[o[i], code[i]] += 1
+    assert (n2[:P] == n[:P]).all() and (n2[:P].sum(axis=1) == N[:P]).all()
+    feasible = all((n2[p] <= caps[p]).all() and n2[p].sum() >= l * caps[p] for p in range(P))
+    want = _fixed_cap_ilp(home, code, lo, hi, price, mu, caps, l, oldest)
+    if want is None:
+        assert not feasible
+    else:
+        assert feasible
+        assert _window_il(win) == pytest.approx(want)
+
+
 @settings(max_examples=120, deadline=None)
 @given(st.integers(0, 10_000), st.integers(2, 4), st.integers(1, 3), st.sampled_from(["linear", "quadratic"]), st.booleans(),
        st.sampled_from(["bound", "big"]))
@@ -411,25 +431,10 @@ def test_flow_polish_is_the_fixed_cap_optimum(seed, l, w, cost_kind, start_suppr
 
     k = fast.kernel()
     win = _random_window(seed, w, start_suppressed)
-    P, oldest, na, home, code, mv, lo, hi, price, mu, o, n, N, M, cM, H = win
-    mu = mu if cost_kind == "linear" else np.arange(w + 1.0) ** 2
-    caps = np.random.default_rng(seed + 1).integers(0, 3, size=P)
-    _cancel(k, win._replace(mu=mu), l, caps, penalty)
-    # the counts the kernel kept up to date are the placements' counts
-    n2 = np.zeros_like(n)
-    for i in range(na):
-        if o[i] < P:
-            assert lo[i] <= o[i] <= hi[i]
-            n2[o[i], code[i]] += 1
-    assert (n2[:P] == n[:P]).all() and (n2[:P].sum(axis=1) == N[:P]).all()
-    feasible = all((n2[p] <= caps[p]).all() and n2[p].sum() >= l * caps[p] for p in range(P))
-    il = float(sum(price[i] if o[i] == P else mu[oldest + o[i] - home[i]] for i in range(na)))
-    want = _fixed_cap_ilp(home, code, lo, hi, price, mu, caps, l, oldest)
-    if want is None:
-        assert not feasible
-    else:
-        assert feasible
-        assert il == pytest.approx(want)
+    win = win._replace(mu=win.mu if cost_kind == "linear" else np.arange(w + 1.0) ** 2)
+    caps = np.random.default_rng(seed + 1).integers(0, 3, size=win.P)
+    _cancel(k, win, l, caps, penalty)
+    _assert_fixed_cap_optimum(win, l, caps)
 
 
 @settings(max_examples=120, deadline=None)
@@ -454,19 +459,7 @@ def test_transfer_start_then_cycles_is_the_fixed_cap_optimum(seed, l, w, cost_ki
         caps[q] = max(caps[q] - 1, 0)
     k.xfer_start(na, P, mv, l, caps, np.int64(p), np.int64(q), o, code, lo, hi, price, home, oldest, mu, n, N, M, cM, H)
     _cancel(k, win, l, caps)
-    n2 = np.zeros_like(n)
-    for i in range(na):
-        if o[i] < P:
-            assert lo[i] <= o[i] <= hi[i]
-            n2[o[i], code[i]] += 1
-    assert (n2[:P] == n[:P]).all() and (n2[:P].sum(axis=1) == N[:P]).all()
-    feasible = all((n2[r] <= caps[r]).all() and n2[r].sum() >= l * caps[r] for r in range(P))
-    want = _fixed_cap_ilp(home, code, lo, hi, price, mu, caps, l, oldest)
-    if want is None:
-        assert not feasible
-    else:
-        assert feasible
-        assert _window_il(win) == pytest.approx(want)
+    _assert_fixed_cap_optimum(win, l, caps)
 
 
 @settings(max_examples=100, deadline=None)

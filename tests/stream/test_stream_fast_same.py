@@ -94,18 +94,26 @@ def test_penalty_bound_leaves_no_flow_unproved():
     assert on == off
 
 
+def _on_and_off(flag, counter):
+    """The 30 random streams' fingerprints with and without ``flag``, and ``STATS[counter]``'s growth in
+    each run."""
+    from tempanon.stream import fast
+
+    out = []
+    for moves in (fast.MOVES | flag, fast.MOVES & ~flag):
+        b = fast.STATS[counter]
+        fps = _with_moves(moves, _stream_fingerprints)
+        out.append((fps, fast.STATS[counter] - b))
+    return out
+
+
 def test_xfer_order_changes_no_placement_and_saves_flows():
     """``XFER_ORDER`` (a round's level-transfer candidates by decreasing dual bound, the round ended by
     the first that cannot beat the best so far) places every record as the index order does, with
     fewer candidates solved (``STATS[36]``) on the 30 random streams."""
     from tempanon.stream import fast
 
-    b = fast.STATS[36]
-    on = _with_moves(fast.MOVES | fast.XFER_ORDER, _stream_fingerprints)
-    solved_on = fast.STATS[36] - b
-    b = fast.STATS[36]
-    off = _with_moves(fast.MOVES & ~fast.XFER_ORDER, _stream_fingerprints)
-    solved_off = fast.STATS[36] - b
+    (on, solved_on), (off, solved_off) = _on_and_off(fast.XFER_ORDER, 36)
     assert on == off
     assert 0 < solved_on < solved_off
 
@@ -116,12 +124,7 @@ def test_lift_order_changes_no_placement_and_tries_fewer_lifts():
     does on the 30 random streams, with fewer lifts tried (``STATS[3]``)."""
     from tempanon.stream import fast
 
-    b = fast.STATS[3]
-    on = _with_moves(fast.MOVES | fast.LIFT_ORDER, _stream_fingerprints)
-    tried_on = fast.STATS[3] - b
-    b = fast.STATS[3]
-    off = _with_moves(fast.MOVES & ~fast.LIFT_ORDER, _stream_fingerprints)
-    tried_off = fast.STATS[3] - b
+    (on, tried_on), (off, tried_off) = _on_and_off(fast.LIFT_ORDER, 3)
     assert on == off
     assert 0 < tried_on < tried_off
 
