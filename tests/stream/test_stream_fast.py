@@ -333,7 +333,7 @@ def _random_window(seed, w, start_suppressed):
 
 
 def _flow_arrays(win, w):
-    emax = win.na * (w + 3) + 2 * win.P * win.mv + 2 * win.P + 4
+    emax = win.na * (w + 3) + 2 * win.P * win.mv + 2 * win.P + 6
     V = win.P * win.mv + win.P + 2
     ints = lambda m: np.zeros(m, dtype=np.int64)  # noqa: E731
     return (ints(emax), ints(emax), np.zeros(emax), ints(emax), ints(emax), np.zeros(V), ints(V), ints(V), ints(V + 2),
@@ -346,13 +346,14 @@ def _penalty(k, win, kind):
     return k.penalty(win.na, win.P, win.price, win.mu, np.int64(2048 if kind == "bound" else 0))
 
 
-def _cancel(k, win, l, caps, penalty="bound"):
-    """``cancel_cycles`` for caps ``caps`` on the window (placements and counts updated in place)."""
+def _cancel(k, win, l, caps, penalty="bound", arrays=None):
+    """``cancel_cycles`` for caps ``caps`` on the window (placements and counts updated in place), in
+    ``arrays`` (``_flow_arrays``; new ones by default)."""
     big = _penalty(k, win, penalty)
-    ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af = _flow_arrays(win, win.P - 1)
+    ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af = arrays or _flow_arrays(win, win.P - 1)
     return k.cancel_cycles(win.na, win.P, win.mv, l, np.asarray(caps, dtype=np.int64), win.o, win.code, win.lo, win.hi,
                            win.price, win.home, win.oldest, win.mu, win.n, win.N, win.M, win.cM, win.H, ea, eb, ec, er,
-                           ed, dist, par, onpath, cyc, ai, af, 10_000, big, np.zeros(44, dtype=np.int64))
+                           ed, dist, par, onpath, cyc, ai, af, 10_000, big, np.zeros(45, dtype=np.int64))
 
 
 def _window_il(win):
@@ -498,6 +499,33 @@ def test_cap_gradient_bounds_the_optimum_of_every_cap_vector(seed, l, w, cost_ki
             continue
         for G in grads:
             assert opt >= il - float(((k2 - caps) * G).sum()) - 1e-6
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 10_000), st.integers(2, 4), st.integers(1, 4), st.sampled_from(["linear", "quadratic"]), st.data())
+def test_flow_distances_are_the_forward_dual(seed, l, w, cost_kind, data):
+    """``DUAL_REUSE``: when ``cancel_cycles`` ends with a converged Bellman-Ford run (flagged after the
+    arcs' positions in ``ai``, with the number of arcs), ``dual_gradient`` of its distances is exactly
+    ``cap_gradient``'s forward dual for the same caps (a new network, a new Bellman-Ford run)."""
+    from tempanon.stream import fast
+
+    k = fast.kernel()
+    win = _random_window(seed, w, data.draw(st.booleans()))
+    win = win._replace(mu=win.mu if cost_kind == "linear" else np.arange(w + 1.0) ** 2)
+    P = win.P
+    caps = np.array(data.draw(st.lists(st.integers(0, 2), min_size=P, max_size=P)), dtype=np.int64)
+    arrays = _flow_arrays(win, w)
+    ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af = arrays
+    _cancel(k, win, l, caps, arrays=arrays)
+    fin = win.na + 2 + P * win.mv + 2 * P + 2
+    assert ai[fin] == 1
+    G_reused = np.zeros(P)
+    k.dual_gradient(P, win.mv, l, ai[fin + 1], ea, eb, er, dist, G_reused)
+    G = np.zeros(P)
+    fresh = _flow_arrays(win, w)
+    assert k.cap_gradient(win.na, P, win.mv, l, caps, win.o, win.code, win.lo, win.hi, win.price, win.home, win.oldest,
+                          win.mu, win.n, win.N, *fresh[:6], fresh[9], fresh[10], G, False, _penalty(k, win, "bound"))
+    assert (G == G_reused).all()
 
 
 def _stream_release(snapshots, l, w, cost_kind, moves):

@@ -129,6 +129,17 @@ def test_lift_order_changes_no_placement_and_tries_fewer_lifts():
     assert 0 < tried_on < tried_off
 
 
+def test_dual_reuse_changes_no_placement():
+    """``DUAL_REUSE`` (the first transfer round's forward dual taken from the flow polish's last
+    Bellman-Ford run, ``STATS[44]``) places every record as computing it anew does, on the 30 random
+    streams."""
+    from tempanon.stream import fast
+
+    (on, reused_on), (off, reused_off) = _on_and_off(fast.DUAL_REUSE, 44)
+    assert on == off
+    assert reused_on > 0 and reused_off == 0
+
+
 def test_xfer_start_saves_cycles():
     """``XFER_START`` (a greedy start for each level-transfer candidate's flow): fewer cycles cancelled
     in the candidates' flows (``STATS[43]``, each a Bellman-Ford run) on the 30 random streams, for about

@@ -737,6 +737,10 @@ def cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM
     ms = ai[na + 2 : na + 2 + X]
     spos = ai[na + 2 + X : na + 2 + X + 2 * P + 2]
     gmin = af[:na]
+    # after the arcs' positions: did the last Bellman-Ford run converge (no cycle; then ``dist`` holds
+    # the distances cap_gradient would compute from zero labels on this network), and the arcs' count
+    fin = na + 2 + X + 2 * P + 2
+    ai[fin] = 0
     cancelled = 0
     E = residual_arcs(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, gs, gmin, ms, spos, big)
     nm = gs[na + 1]
@@ -761,6 +765,8 @@ def cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM
                     changed = True
                     last = eb[e]
             if not changed:
+                ai[fin] = 1
+                ai[fin + 1] = E
                 break
             # a cycle in the parent graph through the last relaxed node's ancestors? (``onpath`` holds
             # the pass that visited a node: no reset)
@@ -856,6 +862,16 @@ def cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb
             break
     if not conv:
         return False
+    dual_gradient(P, mv, l, E, ea, eb, er, dist, G)
+    return True
+
+
+@jit_nonrt
+def dual_gradient(P, mv, l, E, ea, eb, er, dist, G):
+    """``G`` of :func:`cap_gradient` from converged distances ``dist`` of the network's ``E`` arcs."""
+    X = P * mv
+    Yb = X
+    T = X + P + 1
     for p in range(P):
         G[p] = -l * (dist[Yb + p] - dist[T])
     for e in range(E):
@@ -864,7 +880,6 @@ def cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb
             z = dist[eb[e]] - dist[x]
             if z > 0.0:
                 G[x // mv] += z
-    return True
 
 
 @jit
@@ -881,7 +896,7 @@ def flow_workspace(na, P, mv, w):
     onpath``; ``cyc``; the scratch ``ai``, ``af`` of the arcs' positions, the records' smallest arc costs
     and the nodes' change times; ``hw``: :func:`hall_tables` and :func:`caps_infeasible`), sized for ``na``
     records, ``P`` snapshots, ``mv`` values."""
-    emax = na * (w + 3) + 2 * P * mv + 2 * P + 4
+    emax = na * (w + 3) + 2 * P * mv + 2 * P + 6
     V = P * mv + P + 2
     return (np.empty(emax, dtype=np.int64), np.empty(emax, dtype=np.int64), np.empty(emax), np.empty(emax, dtype=np.int64),
             np.empty(emax, dtype=np.int64), np.empty(V), np.empty(V, dtype=np.int64), np.zeros(V, dtype=np.int64),
@@ -1066,7 +1081,7 @@ def xfer_start(na, P, mv, l, k, p, q, o, v, lo, hi, pr, hh, oldest, mu, n, N, M,
 
 
 @jit_nonrt
-def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, stats, prune, hall, reach, fw, k, save, best_o, cnt, G, G2, gmin, big, ordered, xc, xb, xo, start):
+def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, stats, prune, hall, reach, fw, k, save, best_o, cnt, G, G2, gmin, big, ordered, xc, xb, xo, start, reuse):
     """Level transfers (``XFER``): the levels as caps ``k = M`` with one pending snapshot one level
     higher and another at most ``reach`` snapshots away one lower; each such candidate solved as the
     min-cost flow for its caps by :func:`cancel_cycles` from the current placements (without penalty
@@ -1085,6 +1100,12 @@ def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, 
         G2[p] = 0.0
     for u in range(mv):
         cnt[u] = 0
+    rnd = 0
+    # DUAL_REUSE only if the flow polish's caps (``k`` on entry) are still the levels
+    if reuse:
+        for r in range(P):
+            if k[r] != M[r]:
+                reuse = False
     while True:
         for i in range(na):
             save[i] = o[i]
@@ -1098,7 +1119,17 @@ def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, 
         sure_ok = hall > 0 and len(hw) >= 2 * P * mv + 2 * mv + P * P + P
         if sure_ok:
             hall_slack(P, mv, l, M, hw)
-        okG = prune and cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, ai, af, G, np.bool_(False), big)
+        fin = na + 2 + P * mv + 2 * P + 2
+        if prune and reuse and rnd == 0 and ai[fin] == 1:
+            # DUAL_REUSE: the flow polish just ended with a Bellman-Ford run from zero labels that
+            # converged on this same network (same placements, caps M): its distances are the ones
+            # cap_gradient would compute
+            dual_gradient(P, mv, l, ai[fin + 1], ea, eb, er, dist, G)
+            okG = True
+            stats[44] += 1
+        else:
+            okG = prune and cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, ai, af, G, np.bool_(False), big)
+        rnd += 1
         if okG:
             okG = cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, ai, af, G2, np.bool_(True), big)
         # the candidates (p up, q down) that pass the cheap tests, in index order, with their bound
@@ -1508,6 +1539,7 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
         # 4. when nothing else improves: the min-cost flow for the current levels (chains of moves of
         # any length that keep every level); the search ends with it (one flow workspace for 4 and 5)
         polish = flags & 16 != 0
+        reuse = polish and flags & 32768 != 0  # (DUAL_REUSE)
         big = penalty(na, P, pr, mu, flags)
         transfers = flags & 32 != 0 and (na <= XFER_MAX_ACTIVE or w <= XFER_ANY_SIZE_MAX_W)
         if polish or transfers:
@@ -1517,7 +1549,7 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
             # 5. then level transfers (two snapshots up to ``xfer_reach`` apart re-levelled at once, a
             # flow per candidate)
             if transfers:
-                il = xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, stats, flags & 64 != 0, (flags >> 8) & 3, xfer_reach, fw, xk, save, best_o, cnt, G, G2, gmin, big, flags & 4096 != 0, xc, xb, xo, flags & 8192 != 0)
+                il = xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, stats, flags & 64 != 0, (flags >> 8) & 3, xfer_reach, fw, xk, save, best_o, cnt, G, G2, gmin, big, flags & 4096 != 0, xc, xb, xo, flags & 8192 != 0, reuse)
         break
     return il
 
@@ -1692,7 +1724,7 @@ def steps(codes, place, starts, base, t_from, t_to, l, w, mu, beta, defer, round
                     c1 = mud[oldest + lo[i] - hh[i]]
                     lb += c1 if c1 < c0 else c0
                 # the flow workspace, grown when this step needs more (never allocated per step)
-                need_e = na * (w + 3) + 2 * P * mv + 2 * P + 4
+                need_e = na * (w + 3) + 2 * P * mv + 2 * P + 6
                 need_v = P * mv + P + 2
                 if need_e > fw_e or need_v > fw_v:
                     fw_e = max(need_e, 2 * fw_e)

@@ -112,8 +112,9 @@ PENALTY_BOUND = 2048
 XFER_ORDER = 4096
 XFER_START = 8192
 LIFT_ORDER = 16384
-ALL_MOVES = SWAPS | EMPTY | SHED | LIFT_BOUND | FLOW | XFER | XFER_BOUND | PAIRS | XFER_HALL | WHOLE_GAINS | PENALTY_BOUND | XFER_ORDER | XFER_START | LIFT_ORDER
-MOVES = EMPTY | SHED | LIFT_BOUND | FLOW | XFER | XFER_BOUND | XFER_HALL | WHOLE_GAINS | PENALTY_BOUND | XFER_ORDER | XFER_START | LIFT_ORDER
+DUAL_REUSE = 32768
+ALL_MOVES = SWAPS | EMPTY | SHED | LIFT_BOUND | FLOW | XFER | XFER_BOUND | PAIRS | XFER_HALL | WHOLE_GAINS | PENALTY_BOUND | XFER_ORDER | XFER_START | LIFT_ORDER | DUAL_REUSE
+MOVES = EMPTY | SHED | LIFT_BOUND | FLOW | XFER | XFER_BOUND | XFER_HALL | WHOLE_GAINS | PENALTY_BOUND | XFER_ORDER | XFER_START | LIFT_ORDER | DUAL_REUSE
 """The local search's optional parts (bits; switched off only to measure what each one does, and in
 the tests that show a case each is needed for): ``SWAPS`` two records of one value exchange places
 (**off by default**: its scan is quadratic in the records of a value, and on the stops stream, daily,
@@ -173,7 +174,13 @@ first that cannot beat the best lift so far; among lifts of equal gain the first
 variant)`` order is kept, as in index order. The newest snapshot, where most lifts are applied, is
 usually first, so fewer lifts are tried (daily use-of-force: 10-20% fewer at ``w in {4, 8}``), the same
 IL in all 24 cells ``l in {2, 3, 5, 10}``, ``w in {2, 4, 8}`` measured (quadratic) and the 6 linear ones
-(``l in {3, 5, 10}``, ``w in {4, 8}``), step rate x0.97-1.08."""
+(``l in {3, 5, 10}``, ``w in {4, 8}``), step rate x0.97-1.08.
+
+``DUAL_REUSE`` (since 2026-11-26 evening): the first transfer round's forward dual (``cap_gradient``,
+a Bellman-Ford run from zero labels) is taken from the flow polish's last Bellman-Ford run, which ran
+on the same network (same placements, caps the levels) and converged
+(:func:`_fastkernel.dual_gradient`): the same distances, so the same placements (tested); daily
+use-of-force, 16 cells ``w in {4, 8}``: step rate x1.02-1.07, IL identical."""
 
 TIE = 1.0
 """Ties between placements of equal IL (integer costs only; 0 switches it off): the search prices a
@@ -194,7 +201,7 @@ within 2% of the exact step (2026-11-25 night: IL / exact 1.007-1.014, before up
 CPU-second (4 was the minimum before: without the bound and with the pair scan they cost 25-30% of the
 rate at ``w = 2``)."""
 
-STATS = np.zeros(44, dtype=np.int64)
+STATS = np.zeros(45, dtype=np.int64)
 """Counters of the kernel's work, added to by every run in this process (diagnostics for benchmarks,
 never read by the step): 0 rounds, 1 single moves applied, 2 lift scans, 3 lifts tried, 4 lifts
 applied, 5 pair scans, 6 pairs applied, 7 steps searched, 8 steps ended by the bound, 10-19 applied lifts
@@ -205,7 +212,8 @@ the dual bound (``XFER_BOUND``), 39 level-transfer candidates proved infeasible 
 (``XFER_HALL``; with ``XFER_HALL_CHECK`` solved anyway), 40 of those whose flow was accepted (with
 ``XFER_HALL_CHECK``: must stay 0), 41 solved candidates whose flow ended infeasible (rejected), 42 flows whose cycle cancelling stopped on
 a parent-graph cycle that was not negative (rounding; the flow not proved optimal: never with
-``PENALTY_BOUND``), 43 cycles cancelled in level-transfer candidates' flows.
+``PENALTY_BOUND``), 43 cycles cancelled in level-transfer candidates' flows, 44 forward duals taken from the flow
+polish (``DUAL_REUSE``).
 
 Measured (2026-11-25, shared 2-core machine, perf): before the small helpers (``cost_of``, ``add_ok``,
 ``removal_ok``, ``inc``/``dec``) were inlined at numba's IR level, about half of the kernel's time was
