@@ -333,19 +333,27 @@ def _random_window(seed, w, start_suppressed):
 
 
 def _flow_arrays(win, w):
-    emax = win.na * (w + 3) + 2 * win.P * win.mv + 2 * win.P + 4
+    emax = win.na * (w + 3) + 2 * win.P * win.mv + 2 * win.P + 6
     V = win.P * win.mv + win.P + 2
     ints = lambda m: np.zeros(m, dtype=np.int64)  # noqa: E731
     return (ints(emax), ints(emax), np.zeros(emax), ints(emax), ints(emax), np.zeros(V), ints(V), ints(V), ints(V + 2),
             ints(emax), np.zeros(emax))
 
 
-def _cancel(k, win, l, caps):
-    """``cancel_cycles`` for caps ``caps`` on the window (placements and counts updated in place)."""
-    ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af = _flow_arrays(win, win.P - 1)
+def _penalty(k, win, kind):
+    """The flows' penalty: ``"bound"`` (``fast.PENALTY_BOUND``: one more than the dearest placement's
+    IL) or ``"big"`` (``_fastkernel._BIG``, before 2026-11-26 evening)."""
+    return k.penalty(win.na, win.P, win.price, win.mu, np.int64(2048 if kind == "bound" else 0))
+
+
+def _cancel(k, win, l, caps, penalty="bound", arrays=None):
+    """``cancel_cycles`` for caps ``caps`` on the window (placements and counts updated in place), in
+    ``arrays`` (``_flow_arrays``; new ones by default)."""
+    big = _penalty(k, win, penalty)
+    ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af = arrays or _flow_arrays(win, win.P - 1)
     return k.cancel_cycles(win.na, win.P, win.mv, l, np.asarray(caps, dtype=np.int64), win.o, win.code, win.lo, win.hi,
                            win.price, win.home, win.oldest, win.mu, win.n, win.N, win.M, win.cM, win.H, ea, eb, ec, er,
-                           ed, dist, par, onpath, cyc, ai, af, 10_000)
+                           ed, dist, par, onpath, cyc, ai, af, 10_000, big, np.zeros(45, dtype=np.int64))
 
 
 def _window_il(win):
@@ -392,9 +400,30 @@ def _fixed_cap_ilp(home, code, lo, hi, price, mu, k, l, oldest):
     return float(res.fun) if res.status == 0 else None
 
 
+def _assert_fixed_cap_optimum(win, l, caps):
+    """After a flow for ``caps`` on ``win``: the counts the kernel kept up to date are the placements'
+    counts, every record is within its reach, and the placements are the fixed-cap ILP's optimum when
+    the caps are feasible (some cap or size bound violated otherwise)."""
+    P, oldest, na, home, code, mv, lo, hi, price, mu, o, n, N, M, cM, H = win
+    n2 = np.zeros_like(n)
+    for i in range(na):
+        if o[i] < P:
+            assert lo[i] <= o[i] <= hi[i]
+            n2[o[i], code[i]] += 1
+    assert (n2[:P] == n[:P]).all() and (n2[:P].sum(axis=1) == N[:P]).all()
+    feasible = all((n2[p] <= caps[p]).all() and n2[p].sum() >= l * caps[p] for p in range(P))
+    want = _fixed_cap_ilp(home, code, lo, hi, price, mu, caps, l, oldest)
+    if want is None:
+        assert not feasible
+    else:
+        assert feasible
+        assert _window_il(win) == pytest.approx(want)
+
+
 @settings(max_examples=120, deadline=None)
-@given(st.integers(0, 10_000), st.integers(2, 4), st.integers(1, 3), st.sampled_from(["linear", "quadratic"]), st.booleans())
-def test_flow_polish_is_the_fixed_cap_optimum(seed, l, w, cost_kind, start_suppressed):
+@given(st.integers(0, 10_000), st.integers(2, 4), st.integers(1, 3), st.sampled_from(["linear", "quadratic"]), st.booleans(),
+       st.sampled_from(["bound", "big"]))
+def test_flow_polish_is_the_fixed_cap_optimum(seed, l, w, cost_kind, start_suppressed, penalty):
     """The flow polish's cycle cancelling (``_fastkernel.cancel_cycles``) against an ILP with the same
     fixed caps, on random windows: when the caps are feasible it ends without penalty at the ILP's
     optimum (from any start: every record suppressed, or a random placement); when they are not, some
@@ -403,30 +432,41 @@ def test_flow_polish_is_the_fixed_cap_optimum(seed, l, w, cost_kind, start_suppr
 
     k = fast.kernel()
     win = _random_window(seed, w, start_suppressed)
+    win = win._replace(mu=win.mu if cost_kind == "linear" else np.arange(w + 1.0) ** 2)
+    caps = np.random.default_rng(seed + 1).integers(0, 3, size=win.P)
+    _cancel(k, win, l, caps, penalty)
+    _assert_fixed_cap_optimum(win, l, caps)
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.integers(0, 10_000), st.integers(2, 4), st.integers(1, 4), st.sampled_from(["linear", "quadratic"]), st.data())
+def test_transfer_start_then_cycles_is_the_fixed_cap_optimum(seed, l, w, cost_kind, data):
+    """A level-transfer candidate's flow with the greedy start (``XFER_START``,
+    ``_fastkernel.xfer_start``: caps one above the current level at ``p`` and one below at ``q``, the
+    start moved toward them, then ``cancel_cycles``) against the fixed-cap ILP on random windows: the
+    counts stay consistent with the placements, and the result is the ILP optimum when the caps are
+    feasible (with some cap or size bound violated otherwise)."""
+    from tempanon.stream import fast
+
+    k = fast.kernel()
+    win = _random_window(seed, w, data.draw(st.booleans()))
+    win = win._replace(mu=win.mu if cost_kind == "linear" else np.arange(w + 1.0) ** 2)
     P, oldest, na, home, code, mv, lo, hi, price, mu, o, n, N, M, cM, H = win
-    mu = mu if cost_kind == "linear" else np.arange(w + 1.0) ** 2
-    caps = np.random.default_rng(seed + 1).integers(0, 3, size=P)
-    _cancel(k, win._replace(mu=mu), l, caps)
-    # the counts the kernel kept up to date are the placements' counts
-    n2 = np.zeros_like(n)
-    for i in range(na):
-        if o[i] < P:
-            assert lo[i] <= o[i] <= hi[i]
-            n2[o[i], code[i]] += 1
-    assert (n2[:P] == n[:P]).all() and (n2[:P].sum(axis=1) == N[:P]).all()
-    feasible = all((n2[p] <= caps[p]).all() and n2[p].sum() >= l * caps[p] for p in range(P))
-    il = float(sum(price[i] if o[i] == P else mu[oldest + o[i] - home[i]] for i in range(na)))
-    want = _fixed_cap_ilp(home, code, lo, hi, price, mu, caps, l, oldest)
-    if want is None:
-        assert not feasible
-    else:
-        assert feasible
-        assert il == pytest.approx(want)
+    p = data.draw(st.integers(0, P - 1))
+    q = data.draw(st.integers(0, P - 1).filter(lambda x: x != p or P == 1))
+    caps = M[:P].copy()
+    caps[p] += 1
+    if q != p:
+        caps[q] = max(caps[q] - 1, 0)
+    k.xfer_start(na, P, mv, l, caps, np.int64(p), np.int64(q), o, code, lo, hi, price, home, oldest, mu, n, N, M, cM, H)
+    _cancel(k, win, l, caps)
+    _assert_fixed_cap_optimum(win, l, caps)
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.integers(0, 10_000), st.integers(2, 4), st.integers(1, 4), st.sampled_from(["linear", "quadratic"]), st.data())
-def test_cap_gradient_bounds_the_optimum_of_every_cap_vector(seed, l, w, cost_kind, data):
+@given(st.integers(0, 10_000), st.integers(2, 4), st.integers(1, 4), st.sampled_from(["linear", "quadratic"]), st.data(),
+       st.sampled_from(["bound", "big"]))
+def test_cap_gradient_bounds_the_optimum_of_every_cap_vector(seed, l, w, cost_kind, data, penalty):
     """``_fastkernel.cap_gradient`` (the level transfers' pruning, ``XFER_BOUND``): from the flow optimum
     for caps ``k``, both of its duals (distances from a virtual source, and to a virtual sink) give
     ``IL - sum_p (k'_p - k_p) G[p]`` at most the optimum for any other caps ``k'`` (the fixed-cap ILP),
@@ -442,7 +482,7 @@ def test_cap_gradient_bounds_the_optimum_of_every_cap_vector(seed, l, w, cost_ki
     caps = np.array(data.draw(st.lists(st.integers(0, 2), min_size=P, max_size=P)), dtype=np.int64)
     want = _fixed_cap_ilp(win.home, win.code, win.lo, win.hi, win.price, win.mu, caps, l, win.oldest)
     assume(want is not None)
-    _cancel(k, win, l, caps)
+    _cancel(k, win, l, caps, penalty)
     il = _window_il(win)
     assert il == pytest.approx(want)
     grads = []
@@ -450,7 +490,7 @@ def test_cap_gradient_bounds_the_optimum_of_every_cap_vector(seed, l, w, cost_ki
         ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af = _flow_arrays(win, w)
         G = np.zeros(P)
         assert k.cap_gradient(win.na, P, win.mv, l, caps, win.o, win.code, win.lo, win.hi, win.price, win.home, win.oldest,
-                              win.mu, win.n, win.N, ea, eb, ec, er, ed, dist, ai, af, G, rev)
+                              win.mu, win.n, win.N, ea, eb, ec, er, ed, dist, ai, af, G, rev, _penalty(k, win, penalty))
         grads.append(G)
     for _ in range(4):
         k2 = np.array(data.draw(st.lists(st.integers(0, 3), min_size=P, max_size=P)), dtype=np.int64)
@@ -459,6 +499,33 @@ def test_cap_gradient_bounds_the_optimum_of_every_cap_vector(seed, l, w, cost_ki
             continue
         for G in grads:
             assert opt >= il - float(((k2 - caps) * G).sum()) - 1e-6
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 10_000), st.integers(2, 4), st.integers(1, 4), st.sampled_from(["linear", "quadratic"]), st.data())
+def test_flow_distances_are_the_forward_dual(seed, l, w, cost_kind, data):
+    """``DUAL_REUSE``: when ``cancel_cycles`` ends with a converged Bellman-Ford run (flagged after the
+    arcs' positions in ``ai``, with the number of arcs), ``dual_gradient`` of its distances is exactly
+    ``cap_gradient``'s forward dual for the same caps (a new network, a new Bellman-Ford run)."""
+    from tempanon.stream import fast
+
+    k = fast.kernel()
+    win = _random_window(seed, w, data.draw(st.booleans()))
+    win = win._replace(mu=win.mu if cost_kind == "linear" else np.arange(w + 1.0) ** 2)
+    P = win.P
+    caps = np.array(data.draw(st.lists(st.integers(0, 2), min_size=P, max_size=P)), dtype=np.int64)
+    arrays = _flow_arrays(win, w)
+    ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af = arrays
+    _cancel(k, win, l, caps, arrays=arrays)
+    fin = win.na + 2 + P * win.mv + 2 * P + 2
+    assert ai[fin] == 1
+    G_reused = np.zeros(P)
+    k.dual_gradient(P, win.mv, l, ai[fin + 1], ea, eb, er, dist, G_reused)
+    G = np.zeros(P)
+    fresh = _flow_arrays(win, w)
+    assert k.cap_gradient(win.na, P, win.mv, l, caps, win.o, win.code, win.lo, win.hi, win.price, win.home, win.oldest,
+                          win.mu, win.n, win.N, *fresh[:6], fresh[9], fresh[10], G, False, _penalty(k, win, "bound"))
+    assert (G == G_reused).all()
 
 
 def _stream_release(snapshots, l, w, cost_kind, moves):

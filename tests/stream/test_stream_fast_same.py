@@ -9,7 +9,11 @@ search, cheaper").
 Since 2026-11-26 afternoon the default (``fast.WHOLE_GAINS``) applies a lift or a level transfer only
 when it lowers the true IL, so the default's placements differ; without that flag the search is still
 the one fingerprinted here, and the flag is shown to change nothing where every gain is whole (no ties'
-perturbation) or where costs are not whole numbers."""
+perturbation) or where costs are not whole numbers.
+
+Since 2026-11-26 evening the flows price a violation by a bound on the step's IL (``fast.PENALTY_BOUND``)
+instead of ``1e7``: on these streams the placements are the same, and no flow stops on a rounding
+"cycle" any more (without the bound some did)."""
 
 import hashlib
 
@@ -65,13 +69,92 @@ def test_placements_are_those_of_the_kernel_before():
 
     before = fast.STATS.copy()
     saved = fast.MOVES
-    fast.MOVES = saved & ~fast.WHOLE_GAINS
+    fast.MOVES = saved & ~(fast.WHOLE_GAINS | fast.XFER_START)
     try:
         got = _stream_fingerprints()
     finally:
         fast.MOVES = saved
     assert fast.STATS[9] > before[9] and fast.STATS[36] > before[36] and fast.STATS[37] > before[37]
     assert got == MAIN_FINGERPRINTS
+
+
+def test_penalty_bound_leaves_no_flow_unproved():
+    """Without ``PENALTY_BOUND`` some flows of the 30 streams stop on a parent-graph cycle that is not
+    negative (distances of size 1e7 round at 1.9e-9, above the tolerance), i.e. without the proof that
+    the flow is optimal (``STATS[42]``); with it none does, and every placement is as before."""
+    from tempanon.stream import fast
+
+    b = fast.STATS[42]
+    off = _with_moves(fast.MOVES & ~fast.PENALTY_BOUND, _stream_fingerprints)
+    stops_off = fast.STATS[42] - b
+    b = fast.STATS[42]
+    on = _with_moves(fast.MOVES | fast.PENALTY_BOUND, _stream_fingerprints)
+    assert fast.STATS[42] - b == 0
+    assert stops_off > 0
+    assert on == off
+
+
+def _on_and_off(flag, counter):
+    """The 30 random streams' fingerprints with and without ``flag``, and ``STATS[counter]``'s growth in
+    each run."""
+    from tempanon.stream import fast
+
+    out = []
+    for moves in (fast.MOVES | flag, fast.MOVES & ~flag):
+        b = fast.STATS[counter]
+        fps = _with_moves(moves, _stream_fingerprints)
+        out.append((fps, fast.STATS[counter] - b))
+    return out
+
+
+def test_xfer_order_changes_no_placement_and_saves_flows():
+    """``XFER_ORDER`` (a round's level-transfer candidates by decreasing dual bound, the round ended by
+    the first that cannot beat the best so far) places every record as the index order does, with
+    fewer candidates solved (``STATS[36]``) on the 30 random streams."""
+    from tempanon.stream import fast
+
+    (on, solved_on), (off, solved_off) = _on_and_off(fast.XFER_ORDER, 36)
+    assert on == off
+    assert 0 < solved_on < solved_off
+
+
+def test_lift_order_changes_no_placement_and_tries_fewer_lifts():
+    """``LIFT_ORDER`` (a lift scan over the pending snapshots by decreasing bound, ended by the first that
+    cannot beat the best lift so far; ties kept in index order) places every record as the index order
+    does on the 30 random streams, with fewer lifts tried (``STATS[3]``)."""
+    from tempanon.stream import fast
+
+    (on, tried_on), (off, tried_off) = _on_and_off(fast.LIFT_ORDER, 3)
+    assert on == off
+    assert 0 < tried_on < tried_off
+
+
+def test_dual_reuse_changes_no_placement():
+    """``DUAL_REUSE`` (the first transfer round's forward dual taken from the flow polish's last
+    Bellman-Ford run, ``STATS[44]``) places every record as computing it anew does, on the 30 random
+    streams."""
+    from tempanon.stream import fast
+
+    (on, reused_on), (off, reused_off) = _on_and_off(fast.DUAL_REUSE, 44)
+    assert on == off
+    assert reused_on > 0 and reused_off == 0
+
+
+def test_xfer_start_saves_cycles():
+    """``XFER_START`` (a greedy start for each level-transfer candidate's flow): fewer cycles cancelled
+    in the candidates' flows (``STATS[43]``, each a Bellman-Ford run) on the 30 random streams, for about
+    as many candidates solved (only ties between equal-IL flows can differ; the optimum of each
+    candidate is tested against the fixed-cap ILP in test_stream_fast.py)."""
+    from tempanon.stream import fast
+
+    b36, b43 = fast.STATS[36], fast.STATS[43]
+    _with_moves(fast.MOVES | fast.XFER_START, _stream_fingerprints)
+    solved_on, cycles_on = fast.STATS[36] - b36, fast.STATS[43] - b43
+    b36, b43 = fast.STATS[36], fast.STATS[43]
+    _with_moves(fast.MOVES & ~fast.XFER_START, _stream_fingerprints)
+    solved_off, cycles_off = fast.STATS[36] - b36, fast.STATS[43] - b43
+    assert solved_on > 0 and abs(solved_on - solved_off) <= 0.1 * solved_off
+    assert cycles_on < 0.7 * cycles_off
 
 
 def _with_moves(moves, fn):

@@ -60,9 +60,9 @@ these versions cascade into their own callees. Measured (2026-11-26, cold cache)
 was compiled 2 times, ``lift`` and ``empty`` 6 times each, ten functions in all more than once; the
 cold compile of the kernel took 47.5 CPU-s."""
 _EPS = 1e-9
-WS_I_ROWS = 19
+WS_I_ROWS = 20
 """Integer scratch rows of :func:`local_search` (``steps`` allocates them once per batch)."""
-WS_F_ROWS = 5
+WS_F_ROWS = 6
 """Float scratch rows of :func:`local_search`."""
 _TOL = 1e-5  # slack for the rounding in a dual bound (distances of size ~_BIG, each within _EPS)
 
@@ -615,7 +615,7 @@ def record_arcs(i, s, o, v, lo, hi, pr, hh, oldest, mu, P, mv, S, ea, eb, ec, er
 
 
 @jit_nonrt
-def slot_arcs(p0, P, mv, l, k, n, N, nsup, ms, nm, spos, ea, eb, ec, er):
+def slot_arcs(p0, P, mv, l, k, n, N, nsup, ms, nm, spos, ea, eb, ec, er, big):
     """The arcs after the records': per pending snapshot ``p``, for each slot ``(p, u)`` in ``ms[:nm]``
     (the slots a record is in or can enter, in order; the others carry no flow and no cycle passes
     through them) its arc to ``Y_p`` and, when it holds records, back; ``Y_p -> T`` and, when ``p``
@@ -638,25 +638,25 @@ def slot_arcs(p0, P, mv, l, k, n, N, nsup, ms, nm, spos, ea, eb, ec, er):
             c = n[p, x - p * mv]
             ea[E] = x
             eb[E] = Yb + p
-            ec[E] = 0.0 if c < k[p] else _BIG
+            ec[E] = 0.0 if c < k[p] else big
             er[E] = -1
             E += 1
             if c > 0:
                 ea[E] = Yb + p
                 eb[E] = x
-                ec[E] = -_BIG if c > k[p] else 0.0
+                ec[E] = -big if c > k[p] else 0.0
                 er[E] = -1
                 E += 1
             j += 1
         ea[E] = Yb + p
         eb[E] = T
-        ec[E] = -_BIG if N[p] < l * k[p] else 0.0
+        ec[E] = -big if N[p] < l * k[p] else 0.0
         er[E] = -1
         E += 1
         if N[p] > 0:
             ea[E] = T
             eb[E] = Yb + p
-            ec[E] = 0.0 if N[p] > l * k[p] else _BIG
+            ec[E] = 0.0 if N[p] > l * k[p] else big
             er[E] = -1
             E += 1
     spos[P] = E
@@ -676,7 +676,7 @@ def slot_arcs(p0, P, mv, l, k, n, N, nsup, ms, nm, spos, ea, eb, ec, er):
 
 
 @jit_nonrt
-def residual_arcs(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, gs, gmin, ms, spos):
+def residual_arcs(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, gs, gmin, ms, spos, big):
     """The residual network of the current placements for caps ``k`` (see :func:`cancel_cycles`):
     fills the arc arrays, returns the number of arcs. Record ``i``'s ``hi - lo + 1`` arcs from
     ``gs[i]`` (their smallest cost in ``gmin[i]``), then :func:`slot_arcs` (the slots a record is in or
@@ -708,11 +708,11 @@ def residual_arcs(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, e
     gs[na + 1] = nm
     spos[0] = E
     spos[P + 1] = 0
-    return slot_arcs(np.int64(0), P, mv, l, k, n, N, nsup, ms, nm, spos, ea, eb, ec, er)
+    return slot_arcs(np.int64(0), P, mv, l, k, n, N, nsup, ms, nm, spos, ea, eb, ec, er, big)
 
 
 @jit_nonrt
-def cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af, max_cancel):
+def cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af, max_cancel, big, stats):
     """Min-cost flow for fixed caps ``k[p]`` by cancelling negative cycles (Klein), from the current
     placements. The network of the exact step's cap form (docs/stream.md): record ``i`` to a slot
     ``(p, v_i)`` at ``mu`` or to suppression at ``pr_i``; slot ``(p, u)`` to snapshot ``p`` with
@@ -737,8 +737,12 @@ def cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM
     ms = ai[na + 2 : na + 2 + X]
     spos = ai[na + 2 + X : na + 2 + X + 2 * P + 2]
     gmin = af[:na]
+    # after the arcs' positions: did the last Bellman-Ford run converge (no cycle; then ``dist`` holds
+    # the distances cap_gradient would compute from zero labels on this network), and the arcs' count
+    fin = na + 2 + X + 2 * P + 2
+    ai[fin] = 0
     cancelled = 0
-    E = residual_arcs(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, gs, gmin, ms, spos)
+    E = residual_arcs(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, gs, gmin, ms, spos, big)
     nm = gs[na + 1]
     nsup = np.int64(0)
     for i in range(na):
@@ -761,6 +765,8 @@ def cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM
                     changed = True
                     last = eb[e]
             if not changed:
+                ai[fin] = 1
+                ai[fin + 1] = E
                 break
             # a cycle in the parent graph through the last relaxed node's ancestors? (``onpath`` holds
             # the pass that visited a node: no reset)
@@ -790,6 +796,7 @@ def cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM
             if x == found or nc > V:
                 break
         if tot >= -_EPS or nc > V:
+            stats[42] += 1  # a cycle of the parent graph that is not negative (rounding): stopped unproven
             break
         p0 = P  # the first snapshot whose slot arcs change
         for z in range(nc):
@@ -810,13 +817,13 @@ def cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM
                 # the moved record's arcs, in their place (only record arcs follow in this cycle: a
                 # simple cycle moves a record once, and a slot arc is not read again)
                 gmin[i] = record_arcs(i, gs[i], o, v, lo, hi, pr, hh, oldest, mu, P, mv, S, ea, eb, ec, er, ed)
-        E = slot_arcs(p0, P, mv, l, k, n, N, nsup, ms, nm, spos, ea, eb, ec, er)
+        E = slot_arcs(p0, P, mv, l, k, n, N, nsup, ms, nm, spos, ea, eb, ec, er, big)
         cancelled += 1
     return cancelled
 
 
 @jit_nonrt
-def cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, ai, af, G, rev):
+def cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, ai, af, G, rev, big):
     """A linear bound on what changing the caps can gain (LP duality), for placements that are a
     min-cost flow for caps ``k`` (no negative cycle): the distances ``d`` of Bellman-Ford on the
     residual network are a feasible dual, feasible for every cap vector, so by weak duality the optimum
@@ -831,7 +838,7 @@ def cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb
     T = S + 1
     V = T + 1
     E = residual_arcs(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, ai[: na + 2],
-                      af[:na], ai[na + 2 : na + 2 + X], ai[na + 2 + X : na + 2 + X + 2 * P + 2])
+                      af[:na], ai[na + 2 : na + 2 + X], ai[na + 2 + X : na + 2 + X + 2 * P + 2], big)
     for x in range(V):
         dist[x] = 0.0
     conv = False
@@ -855,6 +862,16 @@ def cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb
             break
     if not conv:
         return False
+    dual_gradient(P, mv, l, E, ea, eb, er, dist, G)
+    return True
+
+
+@jit_nonrt
+def dual_gradient(P, mv, l, E, ea, eb, er, dist, G):
+    """``G`` of :func:`cap_gradient` from converged distances ``dist`` of the network's ``E`` arcs."""
+    X = P * mv
+    Yb = X
+    T = X + P + 1
     for p in range(P):
         G[p] = -l * (dist[Yb + p] - dist[T])
     for e in range(E):
@@ -863,7 +880,6 @@ def cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb
             z = dist[eb[e]] - dist[x]
             if z > 0.0:
                 G[x // mv] += z
-    return True
 
 
 @jit
@@ -880,7 +896,7 @@ def flow_workspace(na, P, mv, w):
     onpath``; ``cyc``; the scratch ``ai``, ``af`` of the arcs' positions, the records' smallest arc costs
     and the nodes' change times; ``hw``: :func:`hall_tables` and :func:`caps_infeasible`), sized for ``na``
     records, ``P`` snapshots, ``mv`` values."""
-    emax = na * (w + 3) + 2 * P * mv + 2 * P + 4
+    emax = na * (w + 3) + 2 * P * mv + 2 * P + 6
     V = P * mv + P + 2
     return (np.empty(emax, dtype=np.int64), np.empty(emax, dtype=np.int64), np.empty(emax), np.empty(emax, dtype=np.int64),
             np.empty(emax, dtype=np.int64), np.empty(V), np.empty(V, dtype=np.int64), np.zeros(V, dtype=np.int64),
@@ -1001,7 +1017,7 @@ def hall_sure(P, mv, l, p, q, D, hw):
 
 
 @jit_nonrt
-def flow_polish(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, fw, k):
+def flow_polish(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, fw, k, big, stats):
     """The ``FLOW`` part of the local search: the min-cost flow for the current levels (caps ``k[p] =
     M[p]``, :func:`cancel_cycles`) from the current placements, which are a flow without penalty for
     these caps, so the result has none either (every snapshot stays l-eligible) and its IL is not
@@ -1011,11 +1027,61 @@ def flow_polish(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, 
     onpath[:] = 0  # (cancel_cycles marks visits by call-local numbers)
     for p in range(P):
         k[p] = M[p]
-    return cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af, 4 * na + 10)
+    return cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af, 4 * na + 10, big, stats)
 
 
 @jit_nonrt
-def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, stats, prune, hall, reach, fw, k, save, best_o, cnt, G, G2, gmin):
+def xfer_start(na, P, mv, l, k, p, q, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H):
+    """A start for a level-transfer candidate's flow (``XFER_START``): greedy moves toward its caps
+    ``k`` (``k[p]`` one above the level of ``p``, ``k[q]`` one below that of ``q``), so that the cycle
+    cancelling, which reaches an optimum for the caps from any start, has fewer cycles left (each
+    cycle is a Bellman-Ford run over every arc; from the current placements a candidate took ~10-19 of
+    them at ``w = 8``, docs/benchmarks.md): each value of ``q`` above ``k[q]`` sends records out, the one
+    whose best option within the caps costs least extra first; then ``p`` takes the records that gain
+    most (from suppression, or from a snapshot above its size bound ``l k``; within ``p``'s cap) until
+    ``|D'[p]| >= l k[p]``. Allocates nothing; ``O(na (w + 2))`` per record moved."""
+    for u in range(mv):
+        while n[q, u] > k[q]:
+            bi = np.int64(-1)
+            bd = np.int64(-1)
+            bx = np.inf
+            for i in range(na):
+                if o[i] != q or v[i] != u:
+                    continue
+                cq = cost_of(i, q, P, pr, hh, oldest, mu)
+                for b in range(lo[i], hi[i] + 2):
+                    if b == hi[i] + 1:
+                        b = P
+                    if b == q or (b < P and n[b, u] >= k[b]):
+                        continue
+                    d = cost_of(i, b, P, pr, hh, oldest, mu) - cq
+                    if d < bx:
+                        bx = d
+                        bi = i
+                        bd = b
+            if bi < 0:
+                break
+            move(n, N, M, cM, H, o, v, bi, bd, P, mv)
+    while N[p] < l * k[p]:
+        bi = np.int64(-1)
+        bx = -np.inf
+        for i in range(na):
+            a = o[i]
+            if a == p or lo[i] > p or hi[i] < p or n[p, v[i]] >= k[p]:
+                continue
+            if a < P and N[a] <= l * k[a]:
+                continue
+            g = cost_of(i, a, P, pr, hh, oldest, mu) - cost_of(i, p, P, pr, hh, oldest, mu)
+            if g > bx:
+                bx = g
+                bi = i
+        if bi < 0:
+            break
+        move(n, N, M, cM, H, o, v, bi, p, P, mv)
+
+
+@jit_nonrt
+def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, stats, prune, hall, reach, fw, k, save, best_o, cnt, G, G2, gmin, big, ordered, xc, xb, xo, start, reuse):
     """Level transfers (``XFER``): the levels as caps ``k = M`` with one pending snapshot one level
     higher and another at most ``reach`` snapshots away one lower; each such candidate solved as the
     min-cost flow for its caps by :func:`cancel_cycles` from the current placements (without penalty
@@ -1034,6 +1100,12 @@ def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, 
         G2[p] = 0.0
     for u in range(mv):
         cnt[u] = 0
+    rnd = 0
+    # DUAL_REUSE only if the flow polish's caps (``k`` on entry) are still the levels
+    if reuse:
+        for r in range(P):
+            if k[r] != M[r]:
+                reuse = False
     while True:
         for i in range(na):
             save[i] = o[i]
@@ -1047,13 +1119,27 @@ def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, 
         sure_ok = hall > 0 and len(hw) >= 2 * P * mv + 2 * mv + P * P + P
         if sure_ok:
             hall_slack(P, mv, l, M, hw)
-        okG = prune and cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, ai, af, G, np.bool_(False))
+        fin = na + 2 + P * mv + 2 * P + 2
+        if prune and reuse and rnd == 0 and ai[fin] == 1:
+            # DUAL_REUSE: the flow polish just ended with a Bellman-Ford run from zero labels that
+            # converged on this same network (same placements, caps M): its distances are the ones
+            # cap_gradient would compute
+            dual_gradient(P, mv, l, ai[fin + 1], ea, eb, er, dist, G)
+            okG = True
+            stats[44] += 1
+        else:
+            okG = prune and cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, ai, af, G, np.bool_(False), big)
+        rnd += 1
         if okG:
-            okG = cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, ai, af, G2, np.bool_(True))
+            okG = cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, ai, af, G2, np.bool_(True), big)
+        # the candidates (p up, q down) that pass the cheap tests, in index order, with their bound
+        nc = 0
         for p in range(P):
             # a necessary condition for level M[p] + 1 at p: the records that can be in p, at most
             # M[p] + 1 per value, are at least l (M[p] + 1) (Definition 1)
             K = M[p] + 1
+            if l * K > N[p] + na:
+                continue
             tot = 0
             for i in range(na):
                 if lo[i] <= p and p <= hi[i]:
@@ -1067,50 +1153,74 @@ def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, 
             for q in range(max(0, p - reach), min(P, p + reach + 1)):
                 if q == p or M[q] == 0:
                     continue
-                for r in range(P):
-                    k[r] = M[r]
-                k[p] += 1
-                k[q] -= 1
-                if l * k[p] > N[p] + na:
+                xc[nc] = p * P + q
+                xb[nc] = min(G[p] - G[q], G2[p] - G2[q]) if okG else np.inf
+                xo[nc] = nc
+                nc += 1
+        # XFER_ORDER: the candidates by decreasing bound (ties in index order), so that the first one
+        # whose bound cannot beat the best so far ends the round; among equal ILs the first candidate in
+        # index order is kept, as without the order
+        if ordered and okG:
+            for a in range(1, nc):
+                x = xo[a]
+                z = a
+                while z > 0 and xb[xo[z - 1]] < xb[x]:
+                    xo[z] = xo[z - 1]
+                    z -= 1
+                xo[z] = x
+        bc = nc
+        for z in range(nc):
+            c = xo[z]
+            p = xc[c] // P
+            q = xc[c] % P
+            for r in range(P):
+                k[r] = M[r]
+            k[p] += 1
+            k[q] -= 1
+            if okG and xb[c] + _TOL <= (il - best + _EPS if have else gmin):
+                if ordered:
+                    stats[38] += nc - z
+                    break
+                stats[38] += 1
+                continue
+            # caps that no placement meets are not solved (the flow would end with a penalty and
+            # the candidate be rejected below: the same results, fewer flows); hall = 2 solves them
+            # anyway and counts in stats[40] any that was not rejected (a test: never)
+            skip = False
+            if hall > 0:
+                if not (sure_ok and hall_sure(P, mv, l, np.int64(p), np.int64(q), hw[2 * P * mv + 2 * mv + P * P + q], hw)):
+                    skip = caps_infeasible(P, mv, l, k, np.int64(p), np.int64(q), hw)
+            if skip:
+                stats[39] += 1
+                if hall == 1:
                     continue
-                if okG and min(G[p] - G[q], G2[p] - G2[q]) + _TOL <= (il - best + _EPS if have else gmin):
-                    stats[38] += 1
-                    continue
-                # caps that no placement meets are not solved (the flow would end with a penalty and
-                # the candidate be rejected below: the same results, fewer flows); hall = 2 solves them
-                # anyway and counts in stats[40] any that was not rejected (a test: never)
-                skip = False
-                if hall > 0:
-                    if not (sure_ok and hall_sure(P, mv, l, np.int64(p), np.int64(q), hw[2 * P * mv + 2 * mv + P * P + q], hw)):
-                        skip = caps_infeasible(P, mv, l, k, np.int64(p), np.int64(q), hw)
-                if skip:
-                    stats[39] += 1
-                    if hall == 1:
-                        continue
-                onpath[:] = 0  # (cancel_cycles marks visits by call-local numbers)
-                cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af, 4 * na + 10)
-                stats[36] += 1
-                # accepted only as the flow optimum for caps k (no penalty left: every count within
-                # its cap, every size at least l k), so that cap_gradient bounds its gain
-                ok = True
-                for r in range(P):
-                    if M[r] > k[r] or N[r] < l * k[r]:
-                        ok = False
-                        break
-                if skip and ok:
-                    stats[40] += 1
-                if not ok:
-                    stats[41] += 1
-                if ok:
-                    il2 = placement_il(na, P, o, pr, hh, oldest, mu)
-                    if il2 < best - _EPS and il2 < il - gmin:
-                        best = il2
-                        have = True
-                        for i in range(na):
-                            best_o[i] = o[i]
-                for i in range(na):
-                    if o[i] != save[i]:
-                        move(n, N, M, cM, H, o, v, i, save[i], P, mv)
+            if start:
+                xfer_start(na, P, mv, l, k, np.int64(p), np.int64(q), o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H)
+            onpath[:] = 0  # (cancel_cycles marks visits by call-local numbers)
+            stats[43] += cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af, 4 * na + 10, big, stats)
+            stats[36] += 1
+            # accepted only as the flow optimum for caps k (no penalty left: every count within
+            # its cap, every size at least l k), so that cap_gradient bounds its gain
+            ok = True
+            for r in range(P):
+                if M[r] > k[r] or N[r] < l * k[r]:
+                    ok = False
+                    break
+            if skip and ok:
+                stats[40] += 1
+            if not ok:
+                stats[41] += 1
+            if ok:
+                il2 = placement_il(na, P, o, pr, hh, oldest, mu)
+                if il2 < il - gmin and (il2 < best - _EPS or (have and ordered and il2 <= best + _EPS and c < bc)):
+                    best = il2
+                    have = True
+                    bc = c
+                    for i in range(na):
+                        best_o[i] = o[i]
+            for i in range(na):
+                if o[i] != save[i]:
+                    move(n, N, M, cM, H, o, v, i, save[i], P, mv)
         if not have:
             break
         for i in range(na):
@@ -1121,8 +1231,30 @@ def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, 
     return il
 
 
+@jit_inline
+def penalty(na, P, pr, mu, flags):
+    """The flows' penalty per unit of a violated cap or size bound (:func:`cancel_cycles`). With
+    ``PENALTY_BOUND`` in ``flags``: one more than the largest IL a placement of the step can have (every
+    record at its dearest option), so that a flow with a violation (at least one unit: the network is
+    integral) always costs more than a placement without: where one exists, the penalized optimum has
+    none, as with any larger penalty. Small, so that distances stay exact to well below ``_EPS``
+    (at ``_BIG = 1e7`` one unit in the last place is 1.9e-9, above ``_EPS``: Bellman-Ford then found
+    "cycles" of rounding only and the cancelling stopped without its proof of optimality, counted in
+    ``stats[42]``). Without the flag: ``_BIG``."""
+    if flags & 2048 == 0:
+        return _BIG
+    mx = 0.0
+    for d in range(len(mu)):
+        if mu[d] > mx:
+            mx = mu[d]
+    tot = 1.0
+    for i in range(na):
+        tot += pr[i] if pr[i] > mx else mx
+    return tot
+
+
 @jit_nonrt
-def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, lo, hi, lb, max_rounds, pair_budget, lift_levels, stats, flags, ws_i, ws_f, xfer_reach, fw, whole):
+def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, lo, hi, lb, max_rounds, pair_budget, lift_levels, stats, flags, ws_i, ws_f, xfer_reach, fw, whole, xc, xb, xo):
     """Best-improvement local search (single moves, repaired pairs, lifts). Returns the IL. ``ws_i``
     (:data:`WS_I_ROWS` rows) and ``ws_f`` (:data:`WS_F_ROWS` rows) are scratch rows of at least ``na +
     2`` and ``P`` entries, ``fw`` the flow workspace (:func:`flow_workspace`, large enough for this step),
@@ -1177,6 +1309,8 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
     cnt = ws_i[18]
     G = ws_f[3]
     G2 = ws_f[4]
+    lub = ws_f[5]  # LIFT_ORDER: per snapshot the bound of its lifts, and the snapshots in scan order
+    lpo = ws_i[19]
     a = 0
     b = np.int64(0)
     for c in range(P):
@@ -1271,7 +1405,28 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
         bp = np.int64(-1)
         bK = np.int64(-1)
         bs = np.int64(0)
-        for p in range(P):
+        lorder = flags & 16384 != 0
+        if lorder:
+            # LIFT_ORDER: the snapshots by decreasing bound (the sum of their candidates' positive
+            # gains, ties in index order), so that the best lifts are found first and the bound ends
+            # the scan; among equal gains the first in (p, K, variant) order is kept, as in index order
+            for p in range(P):
+                ub = 0.0
+                for j in range(rng[0, p], rng[1, p]):
+                    if o[j] != p:
+                        g = cost_of(j, o[j], P, pr, hh, oldest, mu) - cost_of(j, p, P, pr, hh, oldest, mu)
+                        if g > 0.0:
+                            ub += g
+                lub[p] = ub
+                a = p
+                while a > 0 and lub[lpo[a - 1]] < ub:
+                    lpo[a] = lpo[a - 1]
+                    a -= 1
+                lpo[a] = p
+        for z in range(P):
+            p = lpo[z] if lorder else z
+            if lorder and (lub[p] < bt or (lub[p] == bt and (bp < 0 or p > bp))):
+                break
             # candidates: records that can reach p and are elsewhere, by decreasing gain; among equal
             # gains, first those whose value is the most frequent in their source (it stays l-eligible)
             nc = fill_candidates(p, na, P, o, v, lo, hi, n, pr, hh, oldest, mu, gain, key, cand, order, ogain, rng, srt, tmp)
@@ -1284,18 +1439,20 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
             for k in range(nc):
                 if ogain[k] > 0.0:
                     ub += ogain[k]
-            if ub <= bt:
+            if ub <= bt and not lorder:
                 continue
             for K in range(M[p] + 1, M[p] + 1 + lift_levels):
                 if N[p] + nc < l * K:
                     break
-                if flags & 8 and fill_bound(n, N, p, K, l, v, order, ogain, nc, tk, tv) <= bt:
-                    stats[35] += 1
-                    continue
+                if flags & 8:
+                    fb = fill_bound(n, N, p, K, l, v, order, ogain, nc, tk, tv)
+                    if fb < bt or (fb == bt and (not lorder or bp < 0 or p > bp or (p == bp and K > bK))):
+                        stats[35] += 1
+                        continue
                 for mode in (0, 2 if flags & 4 else 1):
                     total = lift(n, N, M, cM, H, o, v, order, ogain, nc, p, K, P, mv, l, mode, taken, prev, dst, no, pr, hh, oldest, mu, lo, hi, na, vidx, vstart, info, cand, rng)
                     stats[3] += 1
-                    if total > bt:
+                    if total > bt or (lorder and total == bt and bp >= 0 and (p < bp or (p == bp and (K < bK or (K == bK and mode < bs))))):
                         bt = total
                         bp = p
                         bK = K
@@ -1382,15 +1539,17 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
         # 4. when nothing else improves: the min-cost flow for the current levels (chains of moves of
         # any length that keep every level); the search ends with it (one flow workspace for 4 and 5)
         polish = flags & 16 != 0
+        reuse = polish and flags & 32768 != 0  # (DUAL_REUSE)
+        big = penalty(na, P, pr, mu, flags)
         transfers = flags & 32 != 0 and (na <= XFER_MAX_ACTIVE or w <= XFER_ANY_SIZE_MAX_W)
         if polish or transfers:
-            if polish and flow_polish(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, fw, xk) > 0:
+            if polish and flow_polish(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, fw, xk, big, stats) > 0:
                 stats[9] += 1
                 il = placement_il(na, P, o, pr, hh, oldest, mu)
             # 5. then level transfers (two snapshots up to ``xfer_reach`` apart re-levelled at once, a
             # flow per candidate)
             if transfers:
-                il = xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, stats, flags & 64 != 0, (flags >> 8) & 3, xfer_reach, fw, xk, save, best_o, cnt, G, G2, gmin)
+                il = xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, stats, flags & 64 != 0, (flags >> 8) & 3, xfer_reach, fw, xk, save, best_o, cnt, G, G2, gmin, big, flags & 4096 != 0, xc, xb, xo, flags & 8192 != 0, reuse)
         break
     return il
 
@@ -1465,6 +1624,11 @@ def steps(codes, place, starts, base, t_from, t_to, l, w, mu, beta, defer, round
     fw_e = np.int64(0)
     fw_v = np.int64(0)
     Hbuf = np.zeros((w + 3, 1), dtype=np.int64)
+    # the level-transfer candidates of a round (at most P (2 reach) of them)
+    xn = (w + 1) * (2 * xfer_reach + 1) + 1
+    xc = np.zeros(xn, dtype=np.int64)
+    xb = np.zeros(xn)
+    xo = np.zeros(xn, dtype=np.int64)
     for t in range(t_from, t_to):
         k = t - t_from
         oldest = final_oldest if final else max(0, t - w)
@@ -1560,13 +1724,13 @@ def steps(codes, place, starts, base, t_from, t_to, l, w, mu, beta, defer, round
                     c1 = mud[oldest + lo[i] - hh[i]]
                     lb += c1 if c1 < c0 else c0
                 # the flow workspace, grown when this step needs more (never allocated per step)
-                need_e = na * (w + 3) + 2 * P * mv + 2 * P + 4
+                need_e = na * (w + 3) + 2 * P * mv + 2 * P + 6
                 need_v = P * mv + P + 2
                 if need_e > fw_e or need_v > fw_v:
                     fw_e = max(need_e, 2 * fw_e)
                     fw_v = max(need_v, 2 * fw_v)
                     fw = flow_workspace_sized(fw_e, fw_v)
-                il = local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mud, n, N, M, cM, H, lo, hi, lb, max_rounds, pair_budget, lift_levels, stats, flags, ws_i, ws_f, xfer_reach, fw, np.bool_(round_prices))
+                il = local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mud, n, N, M, cM, H, lo, hi, lb, max_rounds, pair_budget, lift_levels, stats, flags, ws_i, ws_f, xfer_reach, fw, np.bool_(round_prices), xc, xb, xo)
                 stats[7] += 1
                 # the certificate and the gap with the true costs (the search saw ``mud``)
                 il = 0.0

@@ -51,7 +51,8 @@ One step ``t`` over the pending snapshots ``D'[oldest..t]`` (records, not counts
      the current placements (:func:`_fastkernel.cancel_cycles`: Bellman-Ford on slots ``(p, value)``,
      records as arcs, violations priced by a large penalty), so any chain of moves that keeps the levels
      is found, not only the pairs above. The result is optimal for those levels (tested against an ILP
-     with fixed caps) and the search ends with it (going on with more rounds from it gained at most 0.03%
+     with fixed caps; a violation is priced at one more than the dearest placement's IL, ``PENALTY_BOUND``,
+     so that the cancelling never stops on a cycle of rounding) and the search ends with it (going on with more rounds from it gained at most 0.03%
      IL on daily use-of-force at 10-30% more step CPU: the extra rounds are mostly failing lift scans);
    * then, for ``w >= XFER_MIN_W``, *level transfers* (``XFER``): the levels as caps with one pending
      snapshot one level higher and another one lower (a neighbour, or up to ``w // XFER_REACH_PER_W``
@@ -107,8 +108,13 @@ LIFT_LEVELS = 6
 
 SWAPS, EMPTY, SHED, LIFT_BOUND, FLOW, XFER, XFER_BOUND, PAIRS, XFER_HALL, XFER_HALL_CHECK = 1, 2, 4, 8, 16, 32, 64, 128, 256, 512
 WHOLE_GAINS = 1024
-ALL_MOVES = SWAPS | EMPTY | SHED | LIFT_BOUND | FLOW | XFER | XFER_BOUND | PAIRS | XFER_HALL | WHOLE_GAINS
-MOVES = EMPTY | SHED | LIFT_BOUND | FLOW | XFER | XFER_BOUND | XFER_HALL | WHOLE_GAINS
+PENALTY_BOUND = 2048
+XFER_ORDER = 4096
+XFER_START = 8192
+LIFT_ORDER = 16384
+DUAL_REUSE = 32768
+ALL_MOVES = SWAPS | EMPTY | SHED | LIFT_BOUND | FLOW | XFER | XFER_BOUND | PAIRS | XFER_HALL | WHOLE_GAINS | PENALTY_BOUND | XFER_ORDER | XFER_START | LIFT_ORDER | DUAL_REUSE
+MOVES = EMPTY | SHED | LIFT_BOUND | FLOW | XFER | XFER_BOUND | XFER_HALL | WHOLE_GAINS | PENALTY_BOUND | XFER_ORDER | XFER_START | LIFT_ORDER | DUAL_REUSE
 """The local search's optional parts (bits; switched off only to measure what each one does, and in
 the tests that show a case each is needed for): ``SWAPS`` two records of one value exchange places
 (**off by default**: its scan is quadratic in the records of a value, and on the stops stream, daily,
@@ -138,7 +144,43 @@ that much: those two searches are the costly ones, and moves that only re-spread
 left to the single moves, the emptyings and the flow polish. Measured on daily use-of-force
 (docs/benchmarks.md, "Fast step: lifts and transfers only for whole gains"): step rate x0.92-1.80
 (x1.2-1.8 at ``l = 2``, ``w >= 4``; x0.92-1.07 at ``w = 1``, noise), total IL -0.2% to +0.2%. Without whole-number costs (or with ``TIE = 0``, where every gain is whole) it
-changes nothing."""
+changes nothing. ``PENALTY_BOUND`` (since 2026-11-26 evening) prices a violated cap or size bound in
+the flows (:func:`_fastkernel.cancel_cycles`) at one more than the dearest placement's IL
+(:func:`_fastkernel.penalty`) instead of ``1e7``: any penalty that large makes the penalized optimum
+a placement without violation where one exists, and distances of that size stay exact well below the
+search's tolerance; at ``1e7`` (one unit in the last place: 1.9e-9, above the tolerance 1e-9)
+Bellman-Ford found "cycles" made of rounding only, and the cancelling stopped there without its proof
+that the flow is optimal (``STATS[42]``: on daily use-of-force 3-125 times per run at ``w >= 4``, e.g.
+125 at linear ``l = 5``, ``w = 8``; with the bound never). Measured side by side (2026-11-26 17:03, load
+~1-2): the same IL in 14 of the 16 ``w in {4, 8}`` cells, linear ``l = 5``: ``w = 4`` 23,189 -> 23,193,
+``w = 8`` 18,306 -> 18,303; step rate within noise (x0.95-1.05).
+
+``XFER_START`` (since 2026-11-26 evening): a level-transfer candidate's flow starts from greedy moves
+toward its caps (:func:`_fastkernel.xfer_start`: ``q``'s values above their new cap send their cheapest
+records out, then ``p`` takes the records that gain most until it is large enough) instead of from the
+current placements. The cycle cancelling reaches an optimum for the caps from any start (tested
+against the fixed-cap ILP), so only ties between equal-IL flows can change; each cycle it saves is a
+Bellman-Ford run over every arc: at ``l = 10``, ``w = 8`` a candidate took 19 runs before and 3.5 after
+(daily use-of-force). ``XFER_ORDER``: a round's candidates are solved in decreasing order of their
+dual bound (ties in index order, and among equal ILs the first in index order kept, as before), so the
+first whose bound cannot beat the best so far ends the round: the same placements, 1-7% fewer flows.
+Measured side by side on the 24 daily use-of-force cells with ``w in {2, 4, 8}`` (2026-11-26 17:20,
+load ~2; docs/benchmarks.md, "Fast step: a greedy start for each transfer's flow"): step rate x1.03-1.74
+(``w = 8`` x1.19-1.74), IL -0.05% to +0.22%.
+
+``LIFT_ORDER`` (since 2026-11-26 evening): a lift scan visits the pending snapshots in decreasing order
+of their bound (the sum of their candidates' positive gains; ties in index order) and stops at the
+first that cannot beat the best lift so far; among lifts of equal gain the first in ``(p, K,
+variant)`` order is kept, as in index order. The newest snapshot, where most lifts are applied, is
+usually first, so fewer lifts are tried (daily use-of-force: 10-20% fewer at ``w in {4, 8}``), the same
+IL in all 24 cells ``l in {2, 3, 5, 10}``, ``w in {2, 4, 8}`` measured (quadratic) and the 6 linear ones
+(``l in {3, 5, 10}``, ``w in {4, 8}``), step rate x0.97-1.08.
+
+``DUAL_REUSE`` (since 2026-11-26 evening): the first transfer round's forward dual (``cap_gradient``,
+a Bellman-Ford run from zero labels) is taken from the flow polish's last Bellman-Ford run, which ran
+on the same network (same placements, caps the levels) and converged
+(:func:`_fastkernel.dual_gradient`): the same distances, so the same placements (tested); daily
+use-of-force, 16 cells ``w in {4, 8}``: step rate x1.02-1.07, IL identical."""
 
 TIE = 1.0
 """Ties between placements of equal IL (integer costs only; 0 switches it off): the search prices a
@@ -159,7 +201,7 @@ within 2% of the exact step (2026-11-25 night: IL / exact 1.007-1.014, before up
 CPU-second (4 was the minimum before: without the bound and with the pair scan they cost 25-30% of the
 rate at ``w = 2``)."""
 
-STATS = np.zeros(42, dtype=np.int64)
+STATS = np.zeros(45, dtype=np.int64)
 """Counters of the kernel's work, added to by every run in this process (diagnostics for benchmarks,
 never read by the step): 0 rounds, 1 single moves applied, 2 lift scans, 3 lifts tried, 4 lifts
 applied, 5 pair scans, 6 pairs applied, 7 steps searched, 8 steps ended by the bound, 10-19 applied lifts
@@ -168,7 +210,10 @@ snapshots emptied, 35 lift levels skipped by the bound, 9 flow polishes that can
 level-transfer candidates solved, 37 level transfers applied, 38 level-transfer candidates skipped by
 the dual bound (``XFER_BOUND``), 39 level-transfer candidates proved infeasible by the cut test
 (``XFER_HALL``; with ``XFER_HALL_CHECK`` solved anyway), 40 of those whose flow was accepted (with
-``XFER_HALL_CHECK``: must stay 0), 41 solved candidates whose flow ended infeasible (rejected).
+``XFER_HALL_CHECK``: must stay 0), 41 solved candidates whose flow ended infeasible (rejected), 42 flows whose cycle cancelling stopped on
+a parent-graph cycle that was not negative (rounding; the flow not proved optimal: never with
+``PENALTY_BOUND``), 43 cycles cancelled in level-transfer candidates' flows, 44 forward duals taken from the flow
+polish (``DUAL_REUSE``).
 
 Measured (2026-11-25, shared 2-core machine, perf): before the small helpers (``cost_of``, ``add_ok``,
 ``removal_ok``, ``inc``/``dec``) were inlined at numba's IR level, about half of the kernel's time was
