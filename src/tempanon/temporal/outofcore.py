@@ -390,9 +390,13 @@ def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, d
     sq._register("tval", pa.table({"v": vcol, "ti": pa.array(ti, mask=missing)}))
     if qi:
         qsel = ", ".join(f"s.{Q(c)} AS a{j}" for j, c in enumerate(qi))
-        # (Spark numbers the combinations in their own order: a row order it may not keep on a recomputation)
-        qnum = ("row_number() OVER () - 1" if sq.engine == "duckdb" else
-                f"row_number() OVER (ORDER BY {', '.join(f'a{j}' for j in range(len(qi)))}) - 1")  # fmt: skip
+        # The combinations are numbered in the order of their values, on every engine: the code is the
+        # release's first sort key, so the class order reaches the written file. A ``SELECT DISTINCT``
+        # comes back in whatever order the engine's threads (Spark: partitions, and a recomputation)
+        # produce its groups, and ``row_number() OVER ()`` over it gave a different file on every run
+        # with the same --shuffle-seed (tests/engine/test_engine_deterministic.py). The combinations
+        # are distinct, so the order is total.
+        qnum = f"row_number() OVER (ORDER BY {', '.join(f'a{j}' for j in range(len(qi)))}) - 1"
         sq._materialize("qdim", f"SELECT *, {qnum} AS q FROM (SELECT DISTINCT {qsel} FROM src s) x")
         qjoin = "JOIN qdim qd ON " + " AND ".join(f"s.{Q(c)} IS NOT DISTINCT FROM qd.a{j}" for j, c in enumerate(qi))
         qexpr = "qd.q"

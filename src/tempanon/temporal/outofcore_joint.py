@@ -75,7 +75,9 @@ def run_joint(sq, *, out, time, qi, uid, k, hierarchies, dag, vcol, values, inst
     for q in qi:
         enc = encoders[q]
         if isinstance(enc, Unchanged):  # the value as it is (a missing value is a value of its own)
-            col = sq._arrow(f"SELECT DISTINCT s.{Q(q)} AS v FROM src s").column("v").combine_chunks()
+            # sorted: the codes follow this order and are the release's class key (a plain DISTINCT comes
+            # back in the order of the engine's threads: another file on every run with the same seed)
+            col = sq._arrow(f"SELECT v FROM (SELECT DISTINCT s.{Q(q)} AS v FROM src s) x ORDER BY v").column("v").combine_chunks()
             d, c = enc.encode(col.to_pandas().rename(q))
             keys.append(f"s.{Q(q)}")
             key_tables.append(pa.table({"v": col, "c": pa.array(np.asarray(c, dtype=np.int64))}))
