@@ -1090,7 +1090,11 @@ def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, 
     (``_EPS``; 0.5 with whole-number costs and ``WHOLE_GAINS``: then only a change of the true IL
     counts, not of the ties' perturbation alone, see :func:`local_search`). ``fw``:
     :func:`flow_workspace`; scratch ``k``, ``G``, ``G2`` (``P`` entries), ``save``, ``best_o``
-    (``na``), ``cnt`` (``mv``, zeros, left zeroed). Returns the IL."""
+    (``na``), ``cnt`` (``mv``, zeros, left zeroed); ``xc``, ``xb``, ``xo``: a round's candidates, their
+    bounds and their order (``P (2 reach + 1)`` entries). ``big``: the flows' penalty (:func:`penalty`);
+    ``ordered``: ``XFER_ORDER`` (candidates by decreasing bound); ``start``: ``XFER_START`` (each flow
+    from :func:`xfer_start`); ``reuse``: ``DUAL_REUSE`` (the first round's forward dual from the flow
+    polish that just ran, ``k`` on entry its caps). Returns the IL."""
     ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af, hw = fw
     il = placement_il(na, P, o, pr, hh, oldest, mu)
     if hall > 0:
