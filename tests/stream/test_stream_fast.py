@@ -517,7 +517,7 @@ def test_flow_distances_are_the_forward_dual(seed, l, w, cost_kind, data):
     arrays = _flow_arrays(win, w)
     ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af = arrays
     _cancel(k, win, l, caps, arrays=arrays)
-    fin = win.na + 2 + P * win.mv + 2 * P + 2
+    fin = k.flow_status(win.na, P, win.mv)
     assert ai[fin] == 1
     G_reused = np.zeros(P)
     k.dual_gradient(P, win.mv, l, ai[fin + 1], ea, eb, er, dist, G_reused)

@@ -711,6 +711,14 @@ def residual_arcs(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, e
     return slot_arcs(np.int64(0), P, mv, l, k, n, N, nsup, ms, nm, spos, ea, eb, ec, er, big)
 
 
+@jit_inline
+def flow_status(na, P, mv):
+    """Where :func:`cancel_cycles` leaves, in its scratch ``ai`` after the arcs' positions, whether its
+    last Bellman-Ford run converged (1: no cycle, ``dist`` holds the distances :func:`cap_gradient` would
+    compute from zero labels on this network) and, next to it, the number of arcs."""
+    return na + 2 + P * mv + 2 * P + 2
+
+
 @jit_nonrt
 def cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af, max_cancel, big, stats):
     """Min-cost flow for fixed caps ``k[p]`` by cancelling negative cycles (Klein), from the current
@@ -737,9 +745,7 @@ def cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM
     ms = ai[na + 2 : na + 2 + X]
     spos = ai[na + 2 + X : na + 2 + X + 2 * P + 2]
     gmin = af[:na]
-    # after the arcs' positions: did the last Bellman-Ford run converge (no cycle; then ``dist`` holds
-    # the distances cap_gradient would compute from zero labels on this network), and the arcs' count
-    fin = na + 2 + X + 2 * P + 2
+    fin = flow_status(na, P, mv)
     ai[fin] = 0
     cancelled = 0
     E = residual_arcs(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, gs, gmin, ms, spos, big)
@@ -1123,7 +1129,7 @@ def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, 
         sure_ok = hall > 0 and len(hw) >= 2 * P * mv + 2 * mv + P * P + P
         if sure_ok:
             hall_slack(P, mv, l, M, hw)
-        fin = na + 2 + P * mv + 2 * P + 2
+        fin = flow_status(na, P, mv)
         if prune and reuse and rnd == 0 and ai[fin] == 1:
             # DUAL_REUSE: the flow polish just ended with a Bellman-Ford run from zero labels that
             # converged on this same network (same placements, caps M): its distances are the ones
@@ -1255,6 +1261,15 @@ def penalty(na, P, pr, mu, flags):
     for i in range(na):
         tot += pr[i] if pr[i] > mx else mx
     return tot
+
+
+@jit_inline
+def beaten(x, bt, key, bkey):
+    """Can a lift of gain at most ``x``, at ``key`` in (snapshot, level, variant) order, not replace the
+    best so far (gain ``bt``, key ``bkey``; -1: none yet, ``bt`` the least gain that counts)? A lower
+    gain, or an equal one later in that order (in index order every key comes after ``bkey``, so this
+    is ``x <= bt`` there)."""
+    return x < bt or (x == bt and (bkey < 0 or key > bkey))
 
 
 @jit_nonrt
@@ -1409,58 +1424,51 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
         bp = np.int64(-1)
         bK = np.int64(-1)
         bs = np.int64(0)
+        # the snapshots' bounds: the sum of their candidates' positive gains (pruning, heuristic: gains of
+        # drains and sheds ignored). LIFT_ORDER: the snapshots by decreasing bound (ties in index order),
+        # so that the best lifts are found first and the bound ends the scan; in either order, among
+        # equal gains the first lift in (p, K, variant) order is kept (``lift_key``)
         lorder = flags & 16384 != 0
-        if lorder:
-            # LIFT_ORDER: the snapshots by decreasing bound (the sum of their candidates' positive
-            # gains, ties in index order), so that the best lifts are found first and the bound ends
-            # the scan; among equal gains the first in (p, K, variant) order is kept, as in index order
-            for p in range(P):
-                ub = 0.0
-                for j in range(rng[0, p], rng[1, p]):
-                    if o[j] != p:
-                        g = cost_of(j, o[j], P, pr, hh, oldest, mu) - cost_of(j, p, P, pr, hh, oldest, mu)
-                        if g > 0.0:
-                            ub += g
-                lub[p] = ub
-                a = p
-                while a > 0 and lub[lpo[a - 1]] < ub:
-                    lpo[a] = lpo[a - 1]
-                    a -= 1
-                lpo[a] = p
+        for p in range(P):
+            ub = 0.0
+            for j in range(rng[0, p], rng[1, p]):
+                if o[j] != p:
+                    g = cost_of(j, o[j], P, pr, hh, oldest, mu) - cost_of(j, p, P, pr, hh, oldest, mu)
+                    if g > 0.0:
+                        ub += g
+            lub[p] = ub
+            a = p
+            while lorder and a > 0 and lub[lpo[a - 1]] < ub:
+                lpo[a] = lpo[a - 1]
+                a -= 1
+            lpo[a] = p
+        bkey = np.int64(-1)
+        ks = 3 * (na + lift_levels + 2)
         for z in range(P):
-            p = lpo[z] if lorder else z
-            if lorder and (lub[p] < bt or (lub[p] == bt and (bp < 0 or p > bp))):
-                break
+            p = lpo[z]
+            if beaten(lub[p], bt, p * ks, bkey):
+                if lorder:
+                    break  # (the later snapshots' bounds are not higher)
+                continue
             # candidates: records that can reach p and are elsewhere, by decreasing gain; among equal
             # gains, first those whose value is the most frequent in their source (it stays l-eligible)
             nc = fill_candidates(p, na, P, o, v, lo, hi, n, pr, hh, oldest, mu, gain, key, cand, order, ogain, rng, srt, tmp)
-            if nc == 0:
-                continue
-            # pruning (heuristic, drains and sheds ignored): skip p when its candidates' positive gains
-            # cannot beat the best lift found so far; likewise a level K whose best filling selection
-            # (fill_bound) cannot
-            ub = 0.0
-            for k in range(nc):
-                if ogain[k] > 0.0:
-                    ub += ogain[k]
-            if ub <= bt and not lorder:
-                continue
             for K in range(M[p] + 1, M[p] + 1 + lift_levels):
                 if N[p] + nc < l * K:
                     break
-                if flags & 8:
-                    fb = fill_bound(n, N, p, K, l, v, order, ogain, nc, tk, tv)
-                    if fb < bt or (fb == bt and (not lorder or bp < 0 or p > bp or (p == bp and K > bK))):
-                        stats[35] += 1
-                        continue
+                # a level whose best filling selection (fill_bound) cannot beat the best lift is skipped
+                if flags & 8 and beaten(fill_bound(n, N, p, K, l, v, order, ogain, nc, tk, tv), bt, p * ks + 3 * K, bkey):
+                    stats[35] += 1
+                    continue
                 for mode in (0, 2 if flags & 4 else 1):
                     total = lift(n, N, M, cM, H, o, v, order, ogain, nc, p, K, P, mv, l, mode, taken, prev, dst, no, pr, hh, oldest, mu, lo, hi, na, vidx, vstart, info, cand, rng)
                     stats[3] += 1
-                    if total > bt or (lorder and total == bt and bp >= 0 and (p < bp or (p == bp and (K < bK or (K == bK and mode < bs))))):
+                    if not beaten(total, bt, p * ks + 3 * K + mode, bkey):
                         bt = total
                         bp = p
                         bK = K
                         bs = mode
+                        bkey = p * ks + 3 * K + mode
                     if mode == 0 and info[0] == 0:
                         break  # the strict variant broke no source: the other takes the same records
         if bp >= 0:
