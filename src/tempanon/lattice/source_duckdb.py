@@ -1466,12 +1466,16 @@ class DuckDBSource(SQLSource):
     def _register(self, name: str, table: Any) -> None:
         self.con.register(name, table)
 
-    def _column_kinds(self, query: str) -> list[tuple[str, str | None]]:
-        """:meth:`SQLSource._column_kinds` from the bound query's types, without running it (a
+    def _column_types(self, query: str) -> list[tuple[str, str]]:
+        """The query's columns and DuckDB type names, from the bound query without running it (a
         ``LIMIT 0`` over a release's ``ORDER BY`` ran half of it)."""
         with self._input_errors():
             rel = self.con.sql(query)
-            return [(n, _duckdb_timestamp_kind(str(t))) for n, t in zip(rel.columns, rel.types)]
+            return [(n, str(t)) for n, t in zip(rel.columns, rel.types)]
+
+    def _column_kinds(self, query: str) -> list[tuple[str, str | None]]:
+        """:meth:`SQLSource._column_kinds` from the bound query's types (:meth:`_column_types`)."""
+        return [(n, _duckdb_timestamp_kind(t)) for n, t in self._column_types(query)]
 
     def _copy(self, query: str, path: str, parquet: bool) -> None:
         fmt = "(FORMAT parquet)" if parquet else "(FORMAT csv, HEADER true, DELIMITER ',')"
@@ -1489,9 +1493,7 @@ class DuckDBSource(SQLSource):
         missing value too, and so does this (NULL as the empty string). A projection of the ordered
         rows (DuckDB keeps their order: the release's and the audit's verification check it row by
         row); ``query`` itself when no column needs it."""
-        with self._input_errors():
-            rel = self.con.sql(query)
-            cols = [(n, str(t)) for n, t in zip(rel.columns, rel.types)]
+        cols = self._column_types(query)
         sel, changed, one = [], False, len(cols) == 1
         for n, t in cols:
             c, kind = f"q.{self.q(n)}", _duckdb_timestamp_kind(t)
