@@ -353,7 +353,7 @@ def _cancel(k, win, l, caps, penalty="bound", arrays=None):
     ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af = arrays or _flow_arrays(win, win.P - 1)
     return k.cancel_cycles(win.na, win.P, win.mv, l, np.asarray(caps, dtype=np.int64), win.o, win.code, win.lo, win.hi,
                            win.price, win.home, win.oldest, win.mu, win.n, win.N, win.M, win.cM, win.H, ea, eb, ec, er,
-                           ed, dist, par, onpath, cyc, ai, af, 10_000, big, np.zeros(45, dtype=np.int64))
+                           ed, dist, par, onpath, cyc, ai, af, 10_000, big, np.zeros(45, dtype=np.int64), False)
 
 
 def _window_il(win):
@@ -490,7 +490,7 @@ def test_cap_gradient_bounds_the_optimum_of_every_cap_vector(seed, l, w, cost_ki
         ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af = _flow_arrays(win, w)
         G = np.zeros(P)
         assert k.cap_gradient(win.na, P, win.mv, l, caps, win.o, win.code, win.lo, win.hi, win.price, win.home, win.oldest,
-                              win.mu, win.n, win.N, ea, eb, ec, er, ed, dist, ai, af, G, rev, _penalty(k, win, penalty))
+                              win.mu, win.n, win.N, ea, eb, ec, er, ed, dist, ai, af, G, rev, _penalty(k, win, penalty), True)
         grads.append(G)
     for _ in range(4):
         k2 = np.array(data.draw(st.lists(st.integers(0, 3), min_size=P, max_size=P)), dtype=np.int64)
@@ -524,7 +524,7 @@ def test_flow_distances_are_the_forward_dual(seed, l, w, cost_kind, data):
     G = np.zeros(P)
     fresh = _flow_arrays(win, w)
     assert k.cap_gradient(win.na, P, win.mv, l, caps, win.o, win.code, win.lo, win.hi, win.price, win.home, win.oldest,
-                          win.mu, win.n, win.N, *fresh[:6], fresh[9], fresh[10], G, False, _penalty(k, win, "bound"))
+                          win.mu, win.n, win.N, *fresh[:6], fresh[9], fresh[10], G, False, _penalty(k, win, "bound"), True)
     assert (G == G_reused).all()
 
 

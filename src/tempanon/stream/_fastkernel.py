@@ -241,7 +241,7 @@ def pair_ok(n, N, M, cM, o, v, i, b, j, d, P, mv, l):
 
 
 @jit_nonrt
-def lift(n, N, M, cM, H, o, v, order, ogain, nc, p, K, P, mv, l, mode, taken, prev, dst, keep, pr, hh, oldest, mu, lo, hi, na, vidx, vstart, info, scr, rng):
+def lift(n, N, M, cM, H, o, v, order, ogain, nc, p, K, P, mv, l, mode, taken, prev, dst, keep, pr, hh, oldest, mu, lo, hi, na, vidx, vstart, info, scr, rng, cut):
     """Fill snapshot ``p`` up to ``|D'[p]| >= l K`` with at most ``K`` records per value, candidates in
     ``order`` (gains ``ogain``): every positive gain, then the least negative ones while too small.
     ``mode`` 0 (strict): a record is taken only if its source stays l-eligible; otherwise sources may
@@ -320,6 +320,8 @@ def lift(n, N, M, cM, H, o, v, order, ogain, nc, p, K, P, mv, l, mode, taken, pr
             n_taken = nt
             for k in range(n_taken):
                 c = prev[k]
+                if total < -1e299:
+                    break
                 if c >= P:
                     continue
                 if l * M[c] <= N[c]:
@@ -356,6 +358,9 @@ def lift(n, N, M, cM, H, o, v, order, ogain, nc, p, K, P, mv, l, mode, taken, pr
                                 sd = d
                     if sj < 0:
                         break
+                    if sg <= 0.0 and total + sg < cut:
+                        total = -1e300  # LIFT_CUT: a loss that leaves it below the best lift so far
+                        break
                     u = v[sj]
                     taken[nt] = sj
                     prev[nt] = c
@@ -371,6 +376,8 @@ def lift(n, N, M, cM, H, o, v, order, ogain, nc, p, K, P, mv, l, mode, taken, pr
         n_taken = nt
         for k in range(n_taken):
             c = prev[k]
+            if total < -1e299:
+                break
             if c >= P or l * M[c] <= N[c]:
                 continue
             for j2 in range(rng[0, c], rng[1, c]):
@@ -387,6 +394,9 @@ def lift(n, N, M, cM, H, o, v, order, ogain, nc, p, K, P, mv, l, mode, taken, pr
                     if g > bg:
                         bg = g
                         bd = d
+                if bg <= 0.0 and total + bg < cut:
+                    total = -1e300  # LIFT_CUT (as in the shed)
+                    break
                 taken[nt] = j2
                 prev[nt] = c
                 dst[nt] = bd
@@ -397,7 +407,7 @@ def lift(n, N, M, cM, H, o, v, order, ogain, nc, p, K, P, mv, l, mode, taken, pr
                 o[j2] = bd
                 total += bg
     ok = total > _EPS and l * M[p] <= N[p]
-    if ok and not strict:
+    if ok and not strict and total > -1e299:
         for k in range(nt):
             c = prev[k]
             if c < P and l * M[c] > N[c]:
@@ -720,7 +730,7 @@ def flow_status(na, P, mv):
 
 
 @jit_nonrt
-def cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af, max_cancel, big, stats):
+def cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af, max_cancel, big, stats, built):
     """Min-cost flow for fixed caps ``k[p]`` by cancelling negative cycles (Klein), from the current
     placements. The network of the exact step's cap form (docs/stream.md): record ``i`` to a slot
     ``(p, v_i)`` at ``mu`` or to suppression at ``pr_i``; slot ``(p, u)`` to snapshot ``p`` with
@@ -746,9 +756,12 @@ def cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM
     spos = ai[na + 2 + X : na + 2 + X + 2 * P + 2]
     gmin = af[:na]
     fin = flow_status(na, P, mv)
-    ai[fin] = 0
     cancelled = 0
-    E = residual_arcs(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, gs, gmin, ms, spos, big)
+    if built:
+        E = ai[fin + 1]  # (NET_REUSE: the caller's network for the current placements and caps k)
+    else:
+        E = residual_arcs(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, gs, gmin, ms, spos, big)
+    ai[fin] = 0
     nm = gs[na + 1]
     nsup = np.int64(0)
     for i in range(na):
@@ -829,7 +842,7 @@ def cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM
 
 
 @jit_nonrt
-def cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, ai, af, G, rev, big):
+def cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, ai, af, G, rev, big, build):
     """A linear bound on what changing the caps can gain (LP duality), for placements that are a
     min-cost flow for caps ``k`` (no negative cycle): the distances ``d`` of Bellman-Ford on the
     residual network are a feasible dual, feasible for every cap vector, so by weak duality the optimum
@@ -843,8 +856,13 @@ def cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb
     S = X + P
     T = S + 1
     V = T + 1
-    E = residual_arcs(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, ai[: na + 2],
-                      af[:na], ai[na + 2 : na + 2 + X], ai[na + 2 + X : na + 2 + X + 2 * P + 2], big)
+    fin = flow_status(na, P, mv)
+    if build:
+        E = residual_arcs(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, ai[: na + 2],
+                          af[:na], ai[na + 2 : na + 2 + X], ai[na + 2 + X : na + 2 + X + 2 * P + 2], big)
+        ai[fin + 1] = E
+    else:
+        E = ai[fin + 1]  # (NET_REUSE: the network of the current placements and caps k is built)
     for x in range(V):
         dist[x] = 0.0
     conv = False
@@ -1033,7 +1051,7 @@ def flow_polish(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, 
     onpath[:] = 0  # (cancel_cycles marks visits by call-local numbers)
     for p in range(P):
         k[p] = M[p]
-    return cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af, 4 * na + 10, big, stats)
+    return cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af, 4 * na + 10, big, stats, np.bool_(False))
 
 
 @jit_nonrt
@@ -1087,7 +1105,7 @@ def xfer_start(na, P, mv, l, k, p, q, o, v, lo, hi, pr, hh, oldest, mu, n, N, M,
 
 
 @jit_nonrt
-def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, stats, prune, hall, reach, fw, k, save, best_o, cnt, G, G2, gmin, big, ordered, xc, xb, xo, start, reuse):
+def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, stats, prune, hall, reach, fw, k, save, best_o, cnt, G, G2, gmin, big, ordered, xc, xb, xo, start, reuse, netreuse):
     """Level transfers (``XFER``): the levels as caps ``k = M`` with one pending snapshot one level
     higher and another at most ``reach`` snapshots away one lower; each such candidate solved as the
     min-cost flow for its caps by :func:`cancel_cycles` from the current placements (without penalty
@@ -1102,6 +1120,8 @@ def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, 
     from :func:`xfer_start`); ``reuse``: ``DUAL_REUSE`` (the first round's forward dual from the flow
     polish that just ran, ``k`` on entry its caps). Returns the IL."""
     ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af, hw = fw
+    X = P * mv
+    S = X + P
     il = placement_il(na, P, o, pr, hh, oldest, mu)
     if hall > 0:
         hall_tables(na, P, mv, v, lo, hi, hw)
@@ -1130,18 +1150,24 @@ def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, 
         if sure_ok:
             hall_slack(P, mv, l, M, hw)
         fin = flow_status(na, P, mv)
+        built = False
         if prune and reuse and rnd == 0 and ai[fin] == 1:
             # DUAL_REUSE: the flow polish just ended with a Bellman-Ford run from zero labels that
             # converged on this same network (same placements, caps M): its distances are the ones
             # cap_gradient would compute
             dual_gradient(P, mv, l, ai[fin + 1], ea, eb, er, dist, G)
             okG = True
+            built = True
             stats[44] += 1
         else:
-            okG = prune and cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, ai, af, G, np.bool_(False), big)
+            okG = prune and cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, ai, af, G, np.bool_(False), big, np.bool_(True))
+            built = prune
         rnd += 1
         if okG:
-            okG = cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, ai, af, G2, np.bool_(True), big)
+            okG = cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, ai, af, G2, np.bool_(True), big, np.bool_(not netreuse))
+        if netreuse and not built:
+            ai[fin + 1] = residual_arcs(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, ai[: na + 2],
+                                        af[:na], ai[na + 2 : na + 2 + X], ai[na + 2 + X : na + 2 + X + 2 * P + 2], big)
         # the candidates (p up, q down) that pass the cheap tests, in index order, with their bound
         nc = 0
         for p in range(P):
@@ -1206,8 +1232,18 @@ def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, 
                     continue
             if start:
                 xfer_start(na, P, mv, l, k, np.int64(p), np.int64(q), o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H)
+            if netreuse:
+                # NET_REUSE: the round's network, patched: the arcs of the records the start moved, and
+                # the slots' arcs for the caps k (the same arcs in the same order as a new build)
+                nsup = np.int64(0)
+                for i in range(na):
+                    if o[i] != save[i]:
+                        af[i] = record_arcs(i, ai[i], o, v, lo, hi, pr, hh, oldest, mu, P, mv, S, ea, eb, ec, er, ed)
+                    if o[i] == P:
+                        nsup += 1
+                ai[fin + 1] = slot_arcs(np.int64(0), P, mv, l, k, n, N, nsup, ai[na + 2 : na + 2 + X], ai[na + 1], ai[na + 2 + X : na + 2 + X + 2 * P + 2], ea, eb, ec, er, big)
             onpath[:] = 0  # (cancel_cycles marks visits by call-local numbers)
-            stats[43] += cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af, 4 * na + 10, big, stats)
+            stats[43] += cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af, 4 * na + 10, big, stats, np.bool_(netreuse))
             stats[36] += 1
             # accepted only as the flow optimum for caps k (no penalty left: every count within
             # its cap, every size at least l k), so that cap_gradient bounds its gain
@@ -1231,6 +1267,8 @@ def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, 
             for i in range(na):
                 if o[i] != save[i]:
                     move(n, N, M, cM, H, o, v, i, save[i], P, mv)
+                    if netreuse:
+                        af[i] = record_arcs(i, ai[i], o, v, lo, hi, pr, hh, oldest, mu, P, mv, S, ea, eb, ec, er, ed)
         if not have:
             break
         for i in range(na):
@@ -1289,6 +1327,7 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
     il = placement_il(na, P, o, pr, hh, oldest, mu)
     gmin = 0.5 if (whole and flags & 1024) else _EPS
     no = np.bool_(False)  # the ``keep`` arguments as variables, not literals (see _NOLIT)
+    nocut = -1e300
     yes = np.bool_(True)
     gain = ws_f[0]
     ogain = ws_f[1]
@@ -1461,7 +1500,8 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
                     stats[35] += 1
                     continue
                 for mode in (0, 2 if flags & 4 else 1):
-                    total = lift(n, N, M, cM, H, o, v, order, ogain, nc, p, K, P, mv, l, mode, taken, prev, dst, no, pr, hh, oldest, mu, lo, hi, na, vidx, vstart, info, cand, rng)
+                    cut = bt if flags & 65536 else -1e300
+                    total = lift(n, N, M, cM, H, o, v, order, ogain, nc, p, K, P, mv, l, mode, taken, prev, dst, no, pr, hh, oldest, mu, lo, hi, na, vidx, vstart, info, cand, rng, cut)
                     stats[3] += 1
                     if not beaten(total, bt, p * ks + 3 * K + mode, bkey):
                         bt = total
@@ -1477,7 +1517,7 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
             stats[20 + min(bK - M[bp], 9)] += 1
             stats[30 + bs] += 1
             nc = fill_candidates(bp, na, P, o, v, lo, hi, n, pr, hh, oldest, mu, gain, key, cand, order, ogain, rng, srt, tmp)
-            il -= lift(n, N, M, cM, H, o, v, order, ogain, nc, bp, bK, P, mv, l, bs, taken, prev, dst, yes, pr, hh, oldest, mu, lo, hi, na, vidx, vstart, info, cand, rng)
+            il -= lift(n, N, M, cM, H, o, v, order, ogain, nc, bp, bK, P, mv, l, bs, taken, prev, dst, yes, pr, hh, oldest, mu, lo, hi, na, vidx, vstart, info, cand, rng, nocut)
             continue
         # 3. repaired pairs (only when no single move and no lift improves): a gaining move that breaks a snapshot, and a repair entering or leaving it
         best = -_EPS
@@ -1561,7 +1601,7 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
             # 5. then level transfers (two snapshots up to ``xfer_reach`` apart re-levelled at once, a
             # flow per candidate)
             if transfers:
-                il = xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, stats, flags & 64 != 0, (flags >> 8) & 3, xfer_reach, fw, xk, save, best_o, cnt, G, G2, gmin, big, flags & 4096 != 0, xc, xb, xo, flags & 8192 != 0, reuse)
+                il = xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, stats, flags & 64 != 0, (flags >> 8) & 3, xfer_reach, fw, xk, save, best_o, cnt, G, G2, gmin, big, flags & 4096 != 0, xc, xb, xo, flags & 8192 != 0, reuse, flags & 131072 != 0)
         break
     return il
 
