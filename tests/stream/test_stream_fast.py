@@ -528,6 +528,147 @@ def test_flow_distances_are_the_forward_dual(seed, l, w, cost_kind, data):
     assert (G == G_reused).all()
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 10_000), st.integers(2, 4), st.integers(1, 4), st.sampled_from(["linear", "quadratic"]), st.data())
+def test_candidate_dual_bounds_every_cap_vector(seed, l, w, cost_kind, data):
+    """``XFER_DUALS``: a level-transfer candidate's flow, once its Bellman-Ford run converged, gives a dual
+    for every cap vector: with its penalized IL ``f`` (each unit of a violated cap or size bound at the
+    flows' penalty), the optimum for any caps ``k'`` (the fixed-cap ILP) is at least ``f - sum (k' - k)
+    G``, also when the candidate's caps ``k`` are infeasible (then ``f`` carries penalties)."""
+    from tempanon.stream import fast
+
+    k = fast.kernel()
+    win = _random_window(seed, w, data.draw(st.booleans()))
+    win = win._replace(mu=win.mu if cost_kind == "linear" else np.arange(w + 1.0) ** 2)
+    P, oldest, na, home, code, mv, lo, hi, price, mu, o, n, N, M, cM, H = win
+    caps = np.array(data.draw(st.lists(st.integers(0, 3), min_size=P, max_size=P)), dtype=np.int64)
+    arrays = _flow_arrays(win, w)
+    ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af = arrays
+    _cancel(k, win, l, caps, arrays=arrays)
+    fin = k.flow_status(na, P, mv)
+    assert ai[fin] == 1
+    G = np.zeros(P)
+    k.dual_gradient(P, mv, l, ai[fin + 1], ea, eb, er, dist, G)
+    big = _penalty(k, win, "bound")
+    units = sum(max(0, l * caps[p] - N[p]) + sum(max(0, n[p, u] - caps[p]) for u in range(mv)) for p in range(P))
+    f = _window_il(win) + big * units
+    feasible_base = _fixed_cap_ilp(home, code, lo, hi, price, mu, caps, l, oldest)
+    if feasible_base is not None:
+        assert units == 0 and f == pytest.approx(feasible_base)
+    checked = 0
+    for _ in range(5):
+        k2 = np.array(data.draw(st.lists(st.integers(0, 3), min_size=P, max_size=P)), dtype=np.int64)
+        opt = _fixed_cap_ilp(home, code, lo, hi, price, mu, k2, l, oldest)
+        if opt is None:
+            continue
+        checked += 1
+        assert opt >= f - float(((k2 - caps) * G).sum()) - 1e-6
+    zero = np.zeros(P, dtype=np.int64)  # (all caps 0: every record suppressed, always feasible)
+    assert float(price.sum()) >= f - float(((zero - caps) * G).sum()) - 1e-6
+
+
+def _lift_arrays(k, win, l, p):
+    """The scratch and candidate lists :func:`_fastkernel.lift` works on, for snapshot ``p`` (as
+    ``local_search`` builds them)."""
+    P, oldest, na, home, code, mv, lo, hi, price, mu, o, n, N, M, cM, H = win
+    ints = lambda m: np.zeros(m, dtype=np.int64)  # noqa: E731
+    rng = np.zeros((2, P + 1), dtype=np.int64)
+    for c in range(P):
+        rng[0, c] = next((i for i in range(na) if hi[i] >= c), na)
+        rng[1, c] = next((i for i in range(na) if lo[i] > c), na)
+    vstart = ints(mv + 1)
+    for i in range(na):
+        vstart[code[i] + 1] += 1
+    vstart = np.cumsum(vstart).astype(np.int64)
+    vidx = np.argsort(code, kind="stable").astype(np.int64)
+    gain, key, ogain = np.zeros(na + 2), np.zeros(na + 2), np.zeros(na + 2)
+    cand, order, srt, tmp = ints(na + 2), ints(na + 2), ints(na + 2), ints(na + 2)
+    nc = k.fill_candidates(np.int64(p), na, P, o, code, lo, hi, n, price, home, oldest, mu, gain, key, cand, order, ogain, rng,
+                           srt, tmp)
+    return order, ogain, nc, vidx, vstart, rng
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 10_000), st.integers(2, 4), st.integers(1, 4), st.sampled_from(["linear", "quadratic"]), st.data())
+def test_lift_cut_returns_the_same_gain_or_none_and_restores_the_state(seed, l, w, cost_kind, data):
+    """``LIFT_CUT``: a repairing lift tried with a cut (the best lift so far) either gains exactly what it
+    gains without the cut, or is rejected (returns at most 0) because a shed or drain loss left it below
+    the cut; either way nothing of the placements and counts changes (tried, not applied). Without a
+    cut (``-1e300``) and with one that is never reached the results are the same."""
+    from tempanon.stream import fast
+
+    k = fast.kernel()
+    win = _random_window(seed, w, data.draw(st.booleans()))
+    win = win._replace(mu=win.mu if cost_kind == "linear" else np.arange(w + 1.0) ** 2)
+    P, oldest, na, home, code, mv, lo, hi, price, mu, o, n, N, M, cM, H = win
+    p = data.draw(st.integers(0, P - 1))
+    K = int(M[p]) + data.draw(st.integers(1, 3))
+    mode = data.draw(st.sampled_from([0, 2]))
+    order, ogain, nc, vidx, vstart, rng = _lift_arrays(k, win, l, p)
+    state = [a.copy() for a in (o, n, N, M, cM, H)]
+    ints = lambda m: np.zeros(m, dtype=np.int64)  # noqa: E731
+
+    def run(cut):
+        total = k.lift(n, N, M, cM, H, o, code, order, ogain, nc, np.int64(p), np.int64(K), P, mv, l, np.int64(mode),
+                       ints(2 * na + 2), ints(2 * na + 2), ints(2 * na + 2), np.bool_(False), price, home, oldest, mu, lo, hi,
+                       na, vidx, vstart, ints(10), ints(na + 2), rng, float(cut))
+        for a, b in zip((o, n, N, M, cM, H), state):
+            assert (a == b).all()
+        return total
+
+    free = run(-1e300)
+    assert run(-1e299) == free
+    cut = data.draw(st.floats(-5, 15, allow_nan=False))
+    got = run(cut)
+    assert got == free or got <= 0.0
+    if free < cut:
+        assert got < cut or got == free
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 10_000), st.integers(2, 4), st.integers(1, 4), st.sampled_from(["linear", "quadratic"]), st.data())
+def test_patched_network_is_the_network_built_anew(seed, l, w, cost_kind, data):
+    """``NET_REUSE``: the round's residual network, after records move, patched as ``xfer_search`` does
+    (the moved records' arcs rewritten in their places, the slots' arcs for the new caps) is arc for arc
+    the network ``residual_arcs`` builds anew for the new placements and caps."""
+    from tempanon.stream import fast
+
+    k = fast.kernel()
+    win = _random_window(seed, w, data.draw(st.booleans()))
+    win = win._replace(mu=win.mu if cost_kind == "linear" else np.arange(w + 1.0) ** 2)
+    P, oldest, na, home, code, mv, lo, hi, price, mu, o, n, N, M, cM, H = win
+    big = _penalty(k, win, "bound")
+    X = P * mv
+
+    def build(arrays, caps):
+        ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af = arrays
+        return k.residual_arcs(na, P, mv, l, caps, o, code, lo, hi, price, home, oldest, mu, n, N, ea, eb, ec, er, ed, dist,
+                               ai[: na + 2], af[:na], ai[na + 2 : na + 2 + X], ai[na + 2 + X : na + 2 + X + 2 * P + 2], big)
+
+    caps = M[:P].copy()
+    net = _flow_arrays(win, w)
+    build(net, caps)
+    save = o.copy()
+    for _ in range(data.draw(st.integers(1, 4))):
+        i = data.draw(st.integers(0, na - 1))
+        b = data.draw(st.integers(int(lo[i]), int(hi[i]) + 1))
+        k.move(n, N, M, cM, H, o, code, np.int64(i), np.int64(P if b > hi[i] else b), P, mv)
+    caps2 = np.array(data.draw(st.lists(st.integers(0, 3), min_size=P, max_size=P)), dtype=np.int64)
+    ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af = net
+    S = X + P
+    for i in range(na):
+        if o[i] != save[i]:
+            af[i] = k.record_arcs(i, ai[i], o, code, lo, hi, price, home, oldest, mu, P, mv, S, ea, eb, ec, er, ed)
+    nsup = np.int64((o[:na] == P).sum())
+    E = k.slot_arcs(np.int64(0), P, mv, l, caps2, n, N, nsup, ai[na + 2 : na + 2 + X], ai[na + 1],
+                    ai[na + 2 + X : na + 2 + X + 2 * P + 2], ea, eb, ec, er, big)
+    fresh = _flow_arrays(win, w)
+    E2 = build(fresh, caps2)
+    assert E == E2
+    for a, b in zip(net[:5], fresh[:5]):
+        assert (a[:E] == b[:E]).all()
+
+
 def _stream_release(snapshots, l, w, cost_kind, moves):
     """The whole stream's record table (flushed), with ``fast.MOVES = moves``."""
     return _publish(l, w, cost_kind, snapshots, moves, flush=True)[0].record_table()
@@ -555,7 +696,7 @@ def test_xfer_bound_changes_no_placement_and_saves_flows():
             tables[bound] = _stream_release(snaps, l, w, kind, moves)
             solved[bound] += int(fast.STATS[36] - before[36])
             if bound:
-                pruned += int(fast.STATS[38] - before[38])
+                pruned += int(fast.STATS[38] - before[38] + fast.STATS[45] - before[45])  # (and XFER_DUALS)
         pd.testing.assert_frame_equal(tables[True], tables[False])
     assert pruned > 0 and solved[True] < solved[False]
     assert solved[True] + pruned == solved[False]

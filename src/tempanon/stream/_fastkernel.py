@@ -249,7 +249,9 @@ def lift(n, N, M, cM, H, o, v, order, ogain, nc, p, K, P, mv, l, mode, taken, pr
     mode 2 sheds, see :mod:`tempanon.stream.fast`) and every touched snapshot is checked at the end. Applied and its gain returned when it
     gains and every touched snapshot is l-eligible; else rolled back (returns 0). ``info[0]``: did the
     strict variant pass over a record because its source would break (if not, the other variants take
-    the same records, break no source and gain the same)?"""
+    the same records, break no source and gain the same)? ``cut`` (``LIFT_CUT``; ``-1e300``: none): the
+    repairing variants stop at the first shed or drain that loses and leaves the gain below ``cut`` (the
+    best lift so far) and are rolled back (returns at most 0; a heuristic: a later shed could gain)."""
     strict = mode == 0
     info[0] = 0
     total = 0.0
@@ -745,7 +747,8 @@ def cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM
     The network is built once (:func:`residual_arcs`); after a cycle only the moved records' arcs
     (in their places) and the slots' and snapshots' arcs (:func:`slot_arcs`) are rewritten: the same
     arcs in the same order as a new build, so the same cycles are found. ``ai``, ``af``: scratch
-    (:func:`flow_workspace`)."""
+    (:func:`flow_workspace`). ``built``: the arcs are already those of the current placements and caps
+    ``k`` (their number in ``ai[flow_status + 1]``; ``NET_REUSE``), not built here."""
     X = P * mv
     Yb = X
     S = X + P
@@ -850,7 +853,9 @@ def cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb
     d[(p, u)]) - l (d[Y_p] - d[T])`` (the duals of the slot caps ``(p, u) -> Y_p`` and of the size bound
     ``Y_p -> T``; the penalty's constant ``_BIG l k_p`` cancels). So a cap change gains at most ``sum_p
     (k'_p - k_p) G[p]``: a level transfer ``p + 1``, ``q - 1`` at most ``G[p] - G[q]``. Returns False
-    (``G`` unset) when the network has a negative cycle (the placements are not optimal for ``k``)."""
+    (``G`` unset) when the network has a negative cycle (the placements are not optimal for ``k``).
+    ``build``: build the network (its number of arcs then left in ``ai[flow_status + 1]``); without, the
+    arcs in the workspace are this network already (``NET_REUSE``)."""
     X = P * mv
     Yb = X
     S = X + P
@@ -1105,7 +1110,7 @@ def xfer_start(na, P, mv, l, k, p, q, o, v, lo, hi, pr, hh, oldest, mu, n, N, M,
 
 
 @jit_nonrt
-def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, stats, prune, hall, reach, fw, k, save, best_o, cnt, G, G2, gmin, big, ordered, xc, xb, xo, start, reuse, netreuse):
+def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, stats, prune, hall, reach, fw, k, save, best_o, cnt, G, G2, gmin, big, ordered, xc, xb, xo, start, reuse, netreuse, duals3, G3, xt):
     """Level transfers (``XFER``): the levels as caps ``k = M`` with one pending snapshot one level
     higher and another at most ``reach`` snapshots away one lower; each such candidate solved as the
     min-cost flow for its caps by :func:`cancel_cycles` from the current placements (without penalty
@@ -1118,7 +1123,10 @@ def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, 
     bounds and their order (``P (2 reach + 1)`` entries). ``big``: the flows' penalty (:func:`penalty`);
     ``ordered``: ``XFER_ORDER`` (candidates by decreasing bound); ``start``: ``XFER_START`` (each flow
     from :func:`xfer_start`); ``reuse``: ``DUAL_REUSE`` (the first round's forward dual from the flow
-    polish that just ran, ``k`` on entry its caps). Returns the IL."""
+    polish that just ran, ``k`` on entry its caps); ``netreuse``: ``NET_REUSE`` (a round's network built
+    once, patched per candidate); ``duals3``: ``XFER_DUALS`` (later candidates also bounded by each solved
+    candidate's dual, in scratch ``G3`` of ``P`` entries; ``xt`` the tightened bounds, like ``xb``).
+    Returns the IL."""
     ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af, hw = fw
     X = P * mv
     S = X + P
@@ -1206,6 +1214,8 @@ def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, 
                 xo[z] = x
         bc = nc
         for z in range(nc):
+            xt[z] = xb[z]
+        for z in range(nc):
             c = xo[z]
             p = xc[c] // P
             q = xc[c] % P
@@ -1218,6 +1228,9 @@ def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, 
                     stats[38] += nc - z
                     break
                 stats[38] += 1
+                continue
+            if okG and duals3 and xt[c] + _TOL <= (il - best + _EPS if have else gmin):
+                stats[45] += 1  # XFER_DUALS: skipped by a solved candidate's dual
                 continue
             # caps that no placement meets are not solved (the flow would end with a penalty and
             # the candidate be rejected below: the same results, fewer flows); hall = 2 solves them
@@ -1245,6 +1258,25 @@ def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, 
             onpath[:] = 0  # (cancel_cycles marks visits by call-local numbers)
             stats[43] += cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af, 4 * na + 10, big, stats, np.bool_(netreuse))
             stats[36] += 1
+            if okG and duals3 and ai[fin] == 1 and z + 1 < nc:
+                # XFER_DUALS: the candidate's converged distances are a dual of every cap vector too;
+                # with its penalized IL f (violations at ``big``), a candidate with caps k'' gains at
+                # most il - f + sum (k'' - k) G3
+                dual_gradient(P, mv, l, ai[fin + 1], ea, eb, er, dist, G3)
+                f = placement_il(na, P, o, pr, hh, oldest, mu)
+                for r in range(P):
+                    if N[r] < l * k[r]:
+                        f += big * (l * k[r] - N[r])
+                    for u in range(mv):
+                        if n[r, u] > k[r]:
+                            f += big * (n[r, u] - k[r])
+                for z2 in range(z + 1, nc):
+                    c2 = xo[z2]
+                    p2 = xc[c2] // P
+                    q2 = xc[c2] % P
+                    b2 = il - f + G3[p2] - G3[q2] - G3[p] + G3[q]
+                    if b2 < xt[c2]:
+                        xt[c2] = b2
             # accepted only as the flow optimum for caps k (no penalty left: every count within
             # its cap, every size at least l k), so that cap_gradient bounds its gain
             ok = True
@@ -1311,7 +1343,7 @@ def beaten(x, bt, key, bkey):
 
 
 @jit_nonrt
-def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, lo, hi, lb, max_rounds, pair_budget, lift_levels, stats, flags, ws_i, ws_f, xfer_reach, fw, whole, xc, xb, xo):
+def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, lo, hi, lb, max_rounds, pair_budget, lift_levels, stats, flags, ws_i, ws_f, xfer_reach, fw, whole, xc, xb, xo, xt):
     """Best-improvement local search (single moves, repaired pairs, lifts). Returns the IL. ``ws_i``
     (:data:`WS_I_ROWS` rows) and ``ws_f`` (:data:`WS_F_ROWS` rows) are scratch rows of at least ``na +
     2`` and ``P`` entries, ``fw`` the flow workspace (:func:`flow_workspace`, large enough for this step),
@@ -1601,7 +1633,7 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
             # 5. then level transfers (two snapshots up to ``xfer_reach`` apart re-levelled at once, a
             # flow per candidate)
             if transfers:
-                il = xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, stats, flags & 64 != 0, (flags >> 8) & 3, xfer_reach, fw, xk, save, best_o, cnt, G, G2, gmin, big, flags & 4096 != 0, xc, xb, xo, flags & 8192 != 0, reuse, flags & 131072 != 0)
+                il = xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, stats, flags & 64 != 0, (flags >> 8) & 3, xfer_reach, fw, xk, save, best_o, cnt, G, G2, gmin, big, flags & 4096 != 0, xc, xb, xo, flags & 8192 != 0, reuse, flags & 131072 != 0, flags & 262144 != 0, lub, xt)
         break
     return il
 
@@ -1681,6 +1713,7 @@ def steps(codes, place, starts, base, t_from, t_to, l, w, mu, beta, defer, round
     xc = np.zeros(xn, dtype=np.int64)
     xb = np.zeros(xn)
     xo = np.zeros(xn, dtype=np.int64)
+    xt = np.zeros(xn)
     for t in range(t_from, t_to):
         k = t - t_from
         oldest = final_oldest if final else max(0, t - w)
@@ -1782,7 +1815,7 @@ def steps(codes, place, starts, base, t_from, t_to, l, w, mu, beta, defer, round
                     fw_e = max(need_e, 2 * fw_e)
                     fw_v = max(need_v, 2 * fw_v)
                     fw = flow_workspace_sized(fw_e, fw_v)
-                il = local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mud, n, N, M, cM, H, lo, hi, lb, max_rounds, pair_budget, lift_levels, stats, flags, ws_i, ws_f, xfer_reach, fw, np.bool_(round_prices), xc, xb, xo)
+                il = local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mud, n, N, M, cM, H, lo, hi, lb, max_rounds, pair_budget, lift_levels, stats, flags, ws_i, ws_f, xfer_reach, fw, np.bool_(round_prices), xc, xb, xo, xt)
                 stats[7] += 1
                 # the certificate and the gap with the true costs (the search saw ``mud``)
                 il = 0.0

@@ -115,8 +115,11 @@ LIFT_ORDER = 16384
 DUAL_REUSE = 32768
 LIFT_CUT = 65536
 NET_REUSE = 131072
-ALL_MOVES = SWAPS | EMPTY | SHED | LIFT_BOUND | FLOW | XFER | XFER_BOUND | PAIRS | XFER_HALL | WHOLE_GAINS | PENALTY_BOUND | XFER_ORDER | XFER_START | LIFT_ORDER | DUAL_REUSE
-MOVES = EMPTY | SHED | LIFT_BOUND | FLOW | XFER | XFER_BOUND | XFER_HALL | WHOLE_GAINS | PENALTY_BOUND | XFER_ORDER | XFER_START | LIFT_ORDER | DUAL_REUSE
+XFER_DUALS = 262144
+ALL_MOVES = (SWAPS | EMPTY | SHED | LIFT_BOUND | FLOW | XFER | XFER_BOUND | PAIRS | XFER_HALL | WHOLE_GAINS | PENALTY_BOUND | XFER_ORDER | XFER_START
+             | LIFT_ORDER | DUAL_REUSE | LIFT_CUT | NET_REUSE | XFER_DUALS)
+MOVES = (EMPTY | SHED | LIFT_BOUND | FLOW | XFER | XFER_BOUND | XFER_HALL | WHOLE_GAINS | PENALTY_BOUND | XFER_ORDER | XFER_START | LIFT_ORDER
+         | DUAL_REUSE | LIFT_CUT | NET_REUSE | XFER_DUALS)
 """The local search's optional parts (bits; switched off only to measure what each one does, and in
 the tests that show a case each is needed for): ``SWAPS`` two records of one value exchange places
 (**off by default**: its scan is quadratic in the records of a value, and on the stops stream, daily,
@@ -182,7 +185,26 @@ IL in all 24 cells ``l in {2, 3, 5, 10}``, ``w in {2, 4, 8}`` measured (quadrati
 a Bellman-Ford run from zero labels) is taken from the flow polish's last Bellman-Ford run, which ran
 on the same network (same placements, caps the levels) and converged
 (:func:`_fastkernel.dual_gradient`): the same distances, so the same placements (tested); daily
-use-of-force, 16 cells ``w in {4, 8}``: step rate x1.02-1.07, IL identical."""
+use-of-force, 16 cells ``w in {4, 8}``: step rate x1.02-1.07, IL identical.
+
+``LIFT_CUT`` (since 2026-11-26 night): a repairing lift (``SHED``) tried in a scan stops at the first
+shed or drain whose loss leaves its gain below the best lift so far (:func:`_fastkernel.lift`'s
+``cut``) and is rejected. A heuristic of the same kind as the lift bounds (a later shed could gain
+again), measured to change nothing: the same IL in the 12 daily use-of-force cells ``w = 8`` and the
+same placements on the 30 random streams of ``tests/stream/test_stream_fast_same.py``. The repairing
+variant was 21-28% of the step at ``l in {5, 10}``, ``w = 8`` (its sheds 12-16%); with the cut step
+rate x1.02-1.16 at ``w = 8``. ``NET_REUSE``: a transfer round's residual network is built once (or
+taken from the duals' runs) and each candidate patches it (the arcs of the records its greedy start
+moved, the slots' arcs for its caps) and rewrites it back, instead of a new build per candidate (the
+builds were 6-16% of the step): the same arcs in the same order (tested arc for arc), so the same
+placements; x1.05-1.10 at ``w = 8``. ``XFER_DUALS``: when a candidate's flow ends with a converged
+Bellman-Ford run, its distances are a dual of every cap vector too, so with its penalized IL ``f``
+(each violated unit at the flows' penalty) a later candidate of the round with caps ``k''`` gains at most
+``IL - f + sum (k'' - k) G`` (:func:`_fastkernel.dual_gradient`; tested against the fixed-cap ILP, also
+from infeasible caps): candidates that cannot beat the best one are skipped (``STATS[45]``), the same
+placements with 27-38% fewer candidates solved, x1.08-1.16 at ``w = 8`` (daily use-of-force,
+docs/benchmarks.md, "Fast step: a cut for repairing lifts, one network per transfer round, duals of
+solved candidates")."""
 
 TIE = 1.0
 """Ties between placements of equal IL (integer costs only; 0 switches it off): the search prices a
@@ -203,7 +225,7 @@ within 2% of the exact step (2026-11-25 night: IL / exact 1.007-1.014, before up
 CPU-second (4 was the minimum before: without the bound and with the pair scan they cost 25-30% of the
 rate at ``w = 2``)."""
 
-STATS = np.zeros(45, dtype=np.int64)
+STATS = np.zeros(46, dtype=np.int64)
 """Counters of the kernel's work, added to by every run in this process (diagnostics for benchmarks,
 never read by the step): 0 rounds, 1 single moves applied, 2 lift scans, 3 lifts tried, 4 lifts
 applied, 5 pair scans, 6 pairs applied, 7 steps searched, 8 steps ended by the bound, 10-19 applied lifts
@@ -215,7 +237,7 @@ the dual bound (``XFER_BOUND``), 39 level-transfer candidates proved infeasible 
 ``XFER_HALL_CHECK``: must stay 0), 41 solved candidates whose flow ended infeasible (rejected), 42 flows whose cycle cancelling stopped on
 a parent-graph cycle that was not negative (rounding; the flow not proved optimal: never with
 ``PENALTY_BOUND``), 43 cycles cancelled in level-transfer candidates' flows, 44 forward duals taken from the flow
-polish (``DUAL_REUSE``).
+polish (``DUAL_REUSE``), 45 level-transfer candidates skipped by an earlier candidate's dual (``XFER_DUALS``).
 
 Measured (2026-11-25, shared 2-core machine, perf): before the small helpers (``cost_of``, ``add_ok``,
 ``removal_ok``, ``inc``/``dec``) were inlined at numba's IR level, about half of the kernel's time was
