@@ -63,6 +63,8 @@ _EPS = 1e-9
 WS_I_ROWS = 20
 """Integer scratch rows of :func:`local_search` (``steps`` allocates them once per batch)."""
 WS_F_ROWS = 6
+POOL = 32
+"""Entries of the step's dual pool (``DUAL_POOL``; the oldest overwritten first)."""
 """Float scratch rows of :func:`local_search`."""
 _TOL = 1e-5  # slack for the rounding in a dual bound (distances of size ~_BIG, each within _EPS)
 
@@ -1110,7 +1112,7 @@ def xfer_start(na, P, mv, l, k, p, q, o, v, lo, hi, pr, hh, oldest, mu, n, N, M,
 
 
 @jit_nonrt
-def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, stats, prune, hall, reach, fw, k, save, best_o, cnt, G, G2, gmin, big, ordered, xc, xb, xo, start, reuse, netreuse, duals3, G3, xt):
+def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, stats, prune, hall, reach, fw, k, save, best_o, cnt, G, G2, gmin, big, ordered, xc, xb, xo, start, reuse, netreuse, duals3, G3, xt, pool, pk, pf, pg):
     """Level transfers (``XFER``): the levels as caps ``k = M`` with one pending snapshot one level
     higher and another at most ``reach`` snapshots away one lower; each such candidate solved as the
     min-cost flow for its caps by :func:`cancel_cycles` from the current placements (without penalty
@@ -1139,6 +1141,9 @@ def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, 
     for u in range(mv):
         cnt[u] = 0
     rnd = 0
+    npool = 0  # DUAL_POOL: the step's duals (caps, penalized IL, gradient), rows of pk, pf, pg
+    if pool and pk.shape[1] < P:
+        pool = False
     # DUAL_REUSE only if the flow polish's caps (``k`` on entry) are still the levels
     if reuse:
         for r in range(P):
@@ -1201,6 +1206,26 @@ def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, 
                 xb[nc] = min(G[p] - G[q], G2[p] - G2[q]) if okG else np.inf
                 xo[nc] = nc
                 nc += 1
+        if pool and okG:
+            # DUAL_POOL: the round's two duals join the step's pool; every candidate's bound is the
+            # least over the pool (each entry a dual of the same step problem, valid for every caps)
+            for gg in range(2):
+                e = npool % pk.shape[0]
+                npool += 1
+                pf[e] = il
+                for r in range(P):
+                    pk[e, r] = M[r]
+                    pg[e, r] = G[r] if gg == 0 else G2[r]
+            for e in range(min(npool, pk.shape[0])):
+                base = il - pf[e]
+                for r in range(P):
+                    base += (M[r] - pk[e, r]) * pg[e, r]
+                for c in range(nc):
+                    p = xc[c] // P
+                    q = xc[c] % P
+                    b2 = base + pg[e, p] - pg[e, q]
+                    if b2 < xb[c]:
+                        xb[c] = b2
         # XFER_ORDER: the candidates by decreasing bound (ties in index order), so that the first one
         # whose bound cannot beat the best so far ends the round; among equal ILs the first candidate in
         # index order is kept, as without the order
@@ -1270,6 +1295,13 @@ def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, 
                     for u in range(mv):
                         if n[r, u] > k[r]:
                             f += big * (n[r, u] - k[r])
+                if pool:
+                    e = npool % pk.shape[0]
+                    npool += 1
+                    pf[e] = f
+                    for r in range(P):
+                        pk[e, r] = k[r]
+                        pg[e, r] = G3[r]
                 for z2 in range(z + 1, nc):
                     c2 = xo[z2]
                     p2 = xc[c2] // P
@@ -1343,7 +1375,7 @@ def beaten(x, bt, key, bkey):
 
 
 @jit_nonrt
-def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, lo, hi, lb, max_rounds, pair_budget, lift_levels, stats, flags, ws_i, ws_f, xfer_reach, fw, whole, xc, xb, xo, xt):
+def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, lo, hi, lb, max_rounds, pair_budget, lift_levels, stats, flags, ws_i, ws_f, xfer_reach, fw, whole, xc, xb, xo, xt, pk, pf, pg):
     """Best-improvement local search (single moves, repaired pairs, lifts). Returns the IL. ``ws_i``
     (:data:`WS_I_ROWS` rows) and ``ws_f`` (:data:`WS_F_ROWS` rows) are scratch rows of at least ``na +
     2`` and ``P`` entries, ``fw`` the flow workspace (:func:`flow_workspace`, large enough for this step),
@@ -1633,7 +1665,7 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
             # 5. then level transfers (two snapshots up to ``xfer_reach`` apart re-levelled at once, a
             # flow per candidate)
             if transfers:
-                il = xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, stats, flags & 64 != 0, (flags >> 8) & 3, xfer_reach, fw, xk, save, best_o, cnt, G, G2, gmin, big, flags & 4096 != 0, xc, xb, xo, flags & 8192 != 0, reuse, flags & 131072 != 0, flags & 262144 != 0, lub, xt)
+                il = xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, stats, flags & 64 != 0, (flags >> 8) & 3, xfer_reach, fw, xk, save, best_o, cnt, G, G2, gmin, big, flags & 4096 != 0, xc, xb, xo, flags & 8192 != 0, reuse, flags & 131072 != 0, flags & 262144 != 0, lub, xt, flags & 524288 != 0, pk, pf, pg)
         break
     return il
 
@@ -1714,6 +1746,9 @@ def steps(codes, place, starts, base, t_from, t_to, l, w, mu, beta, defer, round
     xb = np.zeros(xn)
     xo = np.zeros(xn, dtype=np.int64)
     xt = np.zeros(xn)
+    pk = np.zeros((POOL, w + 2), dtype=np.int64)  # DUAL_POOL
+    pf = np.zeros(POOL)
+    pg = np.zeros((POOL, w + 2))
     for t in range(t_from, t_to):
         k = t - t_from
         oldest = final_oldest if final else max(0, t - w)
@@ -1815,7 +1850,7 @@ def steps(codes, place, starts, base, t_from, t_to, l, w, mu, beta, defer, round
                     fw_e = max(need_e, 2 * fw_e)
                     fw_v = max(need_v, 2 * fw_v)
                     fw = flow_workspace_sized(fw_e, fw_v)
-                il = local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mud, n, N, M, cM, H, lo, hi, lb, max_rounds, pair_budget, lift_levels, stats, flags, ws_i, ws_f, xfer_reach, fw, np.bool_(round_prices), xc, xb, xo, xt)
+                il = local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mud, n, N, M, cM, H, lo, hi, lb, max_rounds, pair_budget, lift_levels, stats, flags, ws_i, ws_f, xfer_reach, fw, np.bool_(round_prices), xc, xb, xo, xt, pk, pf, pg)
                 stats[7] += 1
                 # the certificate and the gap with the true costs (the search saw ``mud``)
                 il = 0.0
