@@ -1127,7 +1127,9 @@ def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, 
     from :func:`xfer_start`); ``reuse``: ``DUAL_REUSE`` (the first round's forward dual from the flow
     polish that just ran, ``k`` on entry its caps); ``netreuse``: ``NET_REUSE`` (a round's network built
     once, patched per candidate); ``duals3``: ``XFER_DUALS`` (later candidates also bounded by each solved
-    candidate's dual, in scratch ``G3`` of ``P`` entries; ``xt`` the tightened bounds, like ``xb``).
+    candidate's dual, in scratch ``G3`` of ``P`` entries; ``xt`` the tightened bounds, like ``xb``);
+    ``pool``: ``DUAL_POOL`` (the step's duals kept in rows of ``pk`` (caps), ``pf`` (penalized IL) and
+    ``pg`` (gradient), the oldest overwritten first, and every round's candidates bounded by all of them).
     Returns the IL."""
     ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af, hw = fw
     X = P * mv
