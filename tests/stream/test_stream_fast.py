@@ -567,64 +567,6 @@ def test_candidate_dual_bounds_every_cap_vector(seed, l, w, cost_kind, data):
     assert float(price.sum()) >= f - float(((zero - caps) * G).sum()) - 1e-6
 
 
-def _lift_arrays(k, win, l, p):
-    """The scratch and candidate lists :func:`_fastkernel.lift` works on, for snapshot ``p`` (as
-    ``local_search`` builds them)."""
-    P, oldest, na, home, code, mv, lo, hi, price, mu, o, n, N, M, cM, H = win
-    ints = lambda m: np.zeros(m, dtype=np.int64)  # noqa: E731
-    rng = np.zeros((2, P + 1), dtype=np.int64)
-    for c in range(P):
-        rng[0, c] = next((i for i in range(na) if hi[i] >= c), na)
-        rng[1, c] = next((i for i in range(na) if lo[i] > c), na)
-    vstart = ints(mv + 1)
-    for i in range(na):
-        vstart[code[i] + 1] += 1
-    vstart = np.cumsum(vstart).astype(np.int64)
-    vidx = np.argsort(code, kind="stable").astype(np.int64)
-    gain, key, ogain = np.zeros(na + 2), np.zeros(na + 2), np.zeros(na + 2)
-    cand, order, srt, tmp = ints(na + 2), ints(na + 2), ints(na + 2), ints(na + 2)
-    nc = k.fill_candidates(np.int64(p), na, P, o, code, lo, hi, n, price, home, oldest, mu, gain, key, cand, order, ogain, rng,
-                           srt, tmp)
-    return order, ogain, nc, vidx, vstart, rng
-
-
-@settings(max_examples=150, deadline=None)
-@given(st.integers(0, 10_000), st.integers(2, 4), st.integers(1, 4), st.sampled_from(["linear", "quadratic"]), st.data())
-def test_lift_cut_returns_the_same_gain_or_none_and_restores_the_state(seed, l, w, cost_kind, data):
-    """``LIFT_CUT``: a repairing lift tried with a cut (the best lift so far) either gains exactly what it
-    gains without the cut, or is rejected (returns at most 0) because a shed or drain loss left it below
-    the cut; either way nothing of the placements and counts changes (tried, not applied). Without a
-    cut (``-1e300``) and with one that is never reached the results are the same."""
-    from tempanon.stream import fast
-
-    k = fast.kernel()
-    win = _random_window(seed, w, data.draw(st.booleans()))
-    win = win._replace(mu=win.mu if cost_kind == "linear" else np.arange(w + 1.0) ** 2)
-    P, oldest, na, home, code, mv, lo, hi, price, mu, o, n, N, M, cM, H = win
-    p = data.draw(st.integers(0, P - 1))
-    K = int(M[p]) + data.draw(st.integers(1, 3))
-    mode = data.draw(st.sampled_from([0, 2]))
-    order, ogain, nc, vidx, vstart, rng = _lift_arrays(k, win, l, p)
-    state = [a.copy() for a in (o, n, N, M, cM, H)]
-    ints = lambda m: np.zeros(m, dtype=np.int64)  # noqa: E731
-
-    def run(cut):
-        total = k.lift(n, N, M, cM, H, o, code, order, ogain, nc, np.int64(p), np.int64(K), P, mv, l, np.int64(mode),
-                       ints(2 * na + 2), ints(2 * na + 2), ints(2 * na + 2), np.bool_(False), price, home, oldest, mu, lo, hi,
-                       na, vidx, vstart, ints(10), ints(na + 2), rng, float(cut))
-        for a, b in zip((o, n, N, M, cM, H), state):
-            assert (a == b).all()
-        return total
-
-    free = run(-1e300)
-    assert run(-1e299) == free
-    cut = data.draw(st.floats(-5, 15, allow_nan=False))
-    got = run(cut)
-    assert got == free or got <= 0.0
-    if free < cut:
-        assert got < cut or got == free
-
-
 @settings(max_examples=100, deadline=None)
 @given(st.integers(0, 10_000), st.integers(2, 4), st.integers(1, 4), st.sampled_from(["linear", "quadratic"]), st.data())
 def test_patched_network_is_the_network_built_anew(seed, l, w, cost_kind, data):

@@ -176,18 +176,6 @@ def test_dual_pool_changes_no_placement_and_saves_flows():
     assert 0 < solved_on < solved_off
 
 
-def test_lift_cut_changes_no_placement_here():
-    """``LIFT_CUT`` (a repairing lift tried against the best lift so far stops at the first shed or drain
-    loss that leaves it below; a heuristic like the lift bounds: a later shed could have gained) places
-    every record of the 30 random streams as without it (measured: on daily use-of-force the IL is the
-    same in the 16 cells ``w in {4, 8}``, docs/benchmarks.md); tried lifts are counted (``STATS[3]``)."""
-    from tempanon.stream import fast
-
-    (on, tried_on), (off, tried_off) = _on_and_off(fast.LIFT_CUT, 3)
-    assert on == off
-    assert tried_on == tried_off > 0
-
-
 def test_xfer_start_saves_cycles():
     """``XFER_START`` (a greedy start for each level-transfer candidate's flow): fewer cycles cancelled
     in the candidates' flows (``STATS[43]``, each a Bellman-Ford run) on the 30 random streams, for about

@@ -243,7 +243,7 @@ def pair_ok(n, N, M, cM, o, v, i, b, j, d, P, mv, l):
 
 
 @jit_nonrt
-def lift(n, N, M, cM, H, o, v, order, ogain, nc, p, K, P, mv, l, mode, taken, prev, dst, keep, pr, hh, oldest, mu, lo, hi, na, vidx, vstart, info, scr, rng, cut):
+def lift(n, N, M, cM, H, o, v, order, ogain, nc, p, K, P, mv, l, mode, taken, prev, dst, keep, pr, hh, oldest, mu, lo, hi, na, vidx, vstart, info, scr, rng):
     """Fill snapshot ``p`` up to ``|D'[p]| >= l K`` with at most ``K`` records per value, candidates in
     ``order`` (gains ``ogain``): every positive gain, then the least negative ones while too small.
     ``mode`` 0 (strict): a record is taken only if its source stays l-eligible; otherwise sources may
@@ -251,9 +251,7 @@ def lift(n, N, M, cM, H, o, v, order, ogain, nc, p, K, P, mv, l, mode, taken, pr
     mode 2 sheds, see :mod:`tempanon.stream.fast`) and every touched snapshot is checked at the end. Applied and its gain returned when it
     gains and every touched snapshot is l-eligible; else rolled back (returns 0). ``info[0]``: did the
     strict variant pass over a record because its source would break (if not, the other variants take
-    the same records, break no source and gain the same)? ``cut`` (``LIFT_CUT``; ``-1e300``: none): the
-    repairing variants stop at the first shed or drain that loses and leaves the gain below ``cut`` (the
-    best lift so far) and are rolled back (returns at most 0; a heuristic: a later shed could gain)."""
+    the same records, break no source and gain the same)?"""
     strict = mode == 0
     info[0] = 0
     total = 0.0
@@ -324,8 +322,6 @@ def lift(n, N, M, cM, H, o, v, order, ogain, nc, p, K, P, mv, l, mode, taken, pr
             n_taken = nt
             for k in range(n_taken):
                 c = prev[k]
-                if total < -1e299:
-                    break
                 if c >= P:
                     continue
                 if l * M[c] <= N[c]:
@@ -362,9 +358,6 @@ def lift(n, N, M, cM, H, o, v, order, ogain, nc, p, K, P, mv, l, mode, taken, pr
                                 sd = d
                     if sj < 0:
                         break
-                    if sg <= 0.0 and total + sg < cut:
-                        total = -1e300  # LIFT_CUT: a loss that leaves it below the best lift so far
-                        break
                     u = v[sj]
                     taken[nt] = sj
                     prev[nt] = c
@@ -380,8 +373,6 @@ def lift(n, N, M, cM, H, o, v, order, ogain, nc, p, K, P, mv, l, mode, taken, pr
         n_taken = nt
         for k in range(n_taken):
             c = prev[k]
-            if total < -1e299:
-                break
             if c >= P or l * M[c] <= N[c]:
                 continue
             for j2 in range(rng[0, c], rng[1, c]):
@@ -398,9 +389,6 @@ def lift(n, N, M, cM, H, o, v, order, ogain, nc, p, K, P, mv, l, mode, taken, pr
                     if g > bg:
                         bg = g
                         bd = d
-                if bg <= 0.0 and total + bg < cut:
-                    total = -1e300  # LIFT_CUT (as in the shed)
-                    break
                 taken[nt] = j2
                 prev[nt] = c
                 dst[nt] = bd
@@ -411,7 +399,7 @@ def lift(n, N, M, cM, H, o, v, order, ogain, nc, p, K, P, mv, l, mode, taken, pr
                 o[j2] = bd
                 total += bg
     ok = total > _EPS and l * M[p] <= N[p]
-    if ok and not strict and total > -1e299:
+    if ok and not strict:
         for k in range(nt):
             c = prev[k]
             if c < P and l * M[c] > N[c]:
@@ -1393,7 +1381,6 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
     il = placement_il(na, P, o, pr, hh, oldest, mu)
     gmin = 0.5 if (whole and flags & 1024) else _EPS
     no = np.bool_(False)  # the ``keep`` arguments as variables, not literals (see _NOLIT)
-    nocut = -1e300
     yes = np.bool_(True)
     gain = ws_f[0]
     ogain = ws_f[1]
@@ -1566,8 +1553,7 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
                     stats[35] += 1
                     continue
                 for mode in (0, 2 if flags & 4 else 1):
-                    cut = bt if flags & 65536 else -1e300
-                    total = lift(n, N, M, cM, H, o, v, order, ogain, nc, p, K, P, mv, l, mode, taken, prev, dst, no, pr, hh, oldest, mu, lo, hi, na, vidx, vstart, info, cand, rng, cut)
+                    total = lift(n, N, M, cM, H, o, v, order, ogain, nc, p, K, P, mv, l, mode, taken, prev, dst, no, pr, hh, oldest, mu, lo, hi, na, vidx, vstart, info, cand, rng)
                     stats[3] += 1
                     if not beaten(total, bt, p * ks + 3 * K + mode, bkey):
                         bt = total
@@ -1583,7 +1569,7 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
             stats[20 + min(bK - M[bp], 9)] += 1
             stats[30 + bs] += 1
             nc = fill_candidates(bp, na, P, o, v, lo, hi, n, pr, hh, oldest, mu, gain, key, cand, order, ogain, rng, srt, tmp)
-            il -= lift(n, N, M, cM, H, o, v, order, ogain, nc, bp, bK, P, mv, l, bs, taken, prev, dst, yes, pr, hh, oldest, mu, lo, hi, na, vidx, vstart, info, cand, rng, nocut)
+            il -= lift(n, N, M, cM, H, o, v, order, ogain, nc, bp, bK, P, mv, l, bs, taken, prev, dst, yes, pr, hh, oldest, mu, lo, hi, na, vidx, vstart, info, cand, rng)
             continue
         # 3. repaired pairs (only when no single move and no lift improves): a gaining move that breaks a snapshot, and a repair entering or leaving it
         best = -_EPS

@@ -113,14 +113,13 @@ XFER_ORDER = 4096
 XFER_START = 8192
 LIFT_ORDER = 16384
 DUAL_REUSE = 32768
-LIFT_CUT = 65536
 NET_REUSE = 131072
 XFER_DUALS = 262144
 DUAL_POOL = 524288
 ALL_MOVES = (SWAPS | EMPTY | SHED | LIFT_BOUND | FLOW | XFER | XFER_BOUND | PAIRS | XFER_HALL | WHOLE_GAINS | PENALTY_BOUND | XFER_ORDER | XFER_START
-             | LIFT_ORDER | DUAL_REUSE | LIFT_CUT | NET_REUSE | XFER_DUALS | DUAL_POOL)
+             | LIFT_ORDER | DUAL_REUSE | NET_REUSE | XFER_DUALS | DUAL_POOL)
 MOVES = (EMPTY | SHED | LIFT_BOUND | FLOW | XFER | XFER_BOUND | XFER_HALL | WHOLE_GAINS | PENALTY_BOUND | XFER_ORDER | XFER_START | LIFT_ORDER
-         | DUAL_REUSE | LIFT_CUT | NET_REUSE | XFER_DUALS | DUAL_POOL)
+         | DUAL_REUSE | NET_REUSE | XFER_DUALS | DUAL_POOL)
 """The local search's optional parts (bits; switched off only to measure what each one does, and in
 the tests that show a case each is needed for): ``SWAPS`` two records of one value exchange places
 (**off by default**: its scan is quadratic in the records of a value, and on the stops stream, daily,
@@ -188,13 +187,7 @@ on the same network (same placements, caps the levels) and converged
 (:func:`_fastkernel.dual_gradient`): the same distances, so the same placements (tested); daily
 use-of-force, 16 cells ``w in {4, 8}``: step rate x1.02-1.07, IL identical.
 
-``LIFT_CUT`` (since 2026-11-26 night): a repairing lift (``SHED``) tried in a scan stops at the first
-shed or drain whose loss leaves its gain below the best lift so far (:func:`_fastkernel.lift`'s
-``cut``) and is rejected. A heuristic of the same kind as the lift bounds (a later shed could gain
-again), measured to change nothing: the same IL in the 12 daily use-of-force cells ``w = 8`` and the
-same placements on the 30 random streams of ``tests/stream/test_stream_fast_same.py``. The repairing
-variant was 21-28% of the step at ``l in {5, 10}``, ``w = 8`` (its sheds 12-16%); with the cut step
-rate x1.02-1.16 at ``w = 8``. ``NET_REUSE``: a transfer round's residual network is built once (or
+``NET_REUSE`` (since 2026-11-26 night): a transfer round's residual network is built once (or
 taken from the duals' runs) and each candidate patches it (the arcs of the records its greedy start
 moved, the slots' arcs for its caps) and rewrites it back, instead of a new build per candidate (the
 builds were 6-16% of the step): the same arcs in the same order (tested arc for arc), so the same
@@ -204,8 +197,7 @@ Bellman-Ford run, its distances are a dual of every cap vector too, so with its 
 ``IL - f + sum (k'' - k) G`` (:func:`_fastkernel.dual_gradient`; tested against the fixed-cap ILP, also
 from infeasible caps): candidates that cannot beat the best one are skipped (``STATS[45]``), the same
 placements with 27-38% fewer candidates solved, x1.08-1.16 at ``w = 8`` (daily use-of-force,
-docs/benchmarks.md, "Fast step: a cut for repairing lifts, one network per transfer round, duals of
-solved candidates"). ``DUAL_POOL``: every dual of a step (each round's two, each solved
+docs/benchmarks.md, "Fast step: one network per transfer round, the duals of solved candidates"). ``DUAL_POOL``: every dual of a step (each round's two, each solved
 candidate's) is kept (up to ``_fastkernel.POOL``), and every later round's candidates are bounded by
 all of them, not only by their own round's (each is a dual of the same step problem, valid for every
 cap vector with its caps and penalized IL); the candidates are then ordered by that bound: the same
