@@ -176,6 +176,17 @@ def test_dual_pool_changes_no_placement_and_saves_flows():
     assert 0 < solved_on < solved_off
 
 
+def test_empty_bound_changes_no_placement():
+    """``EMPTY_BOUND`` (a snapshot is not emptied on trial when its records at their cheapest other
+    options could not beat the best emptying so far, ``STATS[46]``) places every record as without it on
+    the 30 random streams, and skips some trials there."""
+    from tempanon.stream import fast
+
+    (on, skipped_on), (off, skipped_off) = _on_and_off(fast.EMPTY_BOUND, 46)
+    assert on == off
+    assert skipped_on > 0 and skipped_off == 0
+
+
 def test_xfer_start_saves_cycles():
     """``XFER_START`` (a greedy start for each level-transfer candidate's flow): fewer cycles cancelled
     in the candidates' flows (``STATS[43]``, each a Bellman-Ford run) on the 30 random streams, for about

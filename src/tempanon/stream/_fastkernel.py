@@ -426,6 +426,26 @@ def lift(n, N, M, cM, H, o, v, order, ogain, nc, p, K, P, mv, l, mode, taken, pr
     return total
 
 
+@jit_inline
+def empty_bound(q, P, o, pr, hh, oldest, mu, lo, hi, rng):
+    """At most what emptying snapshot ``q`` can gain (``EMPTY_BOUND``): each of its records at its
+    cheapest other option, l-eligibility ignored (:func:`empty` moves each to its best other option that
+    keeps the destination l-eligible)."""
+    ub = 0.0
+    for i in range(rng[0, q], rng[1, q]):
+        if o[i] != q:
+            continue
+        cc = mu[oldest + q - hh[i]]
+        low = pr[i]
+        for d in range(lo[i], hi[i] + 1):
+            if d != q:
+                c = mu[oldest + d - hh[i]]
+                if c < low:
+                    low = c
+        ub += cc - low
+    return ub
+
+
 @jit_nonrt
 def empty(n, N, M, cM, H, o, v, q, P, mv, l, taken, prev, dst, keep, pr, hh, oldest, mu, lo, hi, na, rng):
     """Empty snapshot ``q``: each of its records (input order) to its best other option, a pending
@@ -1499,6 +1519,9 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
         bq = np.int64(-1)
         for q in range(P if flags & 2 else 0):
             if N[q] == 0:
+                continue
+            if flags & 4194304 and empty_bound(q, P, o, pr, hh, oldest, mu, lo, hi, rng) <= bt:
+                stats[46] += 1  # EMPTY_BOUND: no emptying of q can beat the best one
                 continue
             total = empty(n, N, M, cM, H, o, v, q, P, mv, l, taken, prev, dst, no, pr, hh, oldest, mu, lo, hi, na, rng)
             if total > bt:

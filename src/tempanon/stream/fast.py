@@ -116,10 +116,11 @@ DUAL_REUSE = 32768
 NET_REUSE = 131072
 XFER_DUALS = 262144
 DUAL_POOL = 524288
+EMPTY_BOUND = 4194304
 ALL_MOVES = (SWAPS | EMPTY | SHED | LIFT_BOUND | FLOW | XFER | XFER_BOUND | PAIRS | XFER_HALL | WHOLE_GAINS | PENALTY_BOUND | XFER_ORDER | XFER_START
-             | LIFT_ORDER | DUAL_REUSE | NET_REUSE | XFER_DUALS | DUAL_POOL)
+             | LIFT_ORDER | DUAL_REUSE | NET_REUSE | XFER_DUALS | DUAL_POOL | EMPTY_BOUND)
 MOVES = (EMPTY | SHED | LIFT_BOUND | FLOW | XFER | XFER_BOUND | XFER_HALL | WHOLE_GAINS | PENALTY_BOUND | XFER_ORDER | XFER_START | LIFT_ORDER
-         | DUAL_REUSE | NET_REUSE | XFER_DUALS | DUAL_POOL)
+         | DUAL_REUSE | NET_REUSE | XFER_DUALS | DUAL_POOL | EMPTY_BOUND)
 """The local search's optional parts (bits; switched off only to measure what each one does, and in
 the tests that show a case each is needed for): ``SWAPS`` two records of one value exchange places
 (**off by default**: its scan is quadratic in the records of a value, and on the stops stream, daily,
@@ -201,7 +202,11 @@ docs/benchmarks.md, "Fast step: one network per transfer round, the duals of sol
 candidate's) is kept (up to ``_fastkernel.POOL``), and every later round's candidates are bounded by
 all of them, not only by their own round's (each is a dual of the same step problem, valid for every
 cap vector with its caps and penalized IL); the candidates are then ordered by that bound: the same
-placements, 2-18% fewer candidates solved, x1.0-1.07 at ``w = 8``."""
+placements, 2-18% fewer candidates solved, x1.0-1.07 at ``w = 8``. ``EMPTY_BOUND``: a pending snapshot is
+not emptied on trial when even every record of it at its cheapest other option (eligibility ignored)
+could not beat the best emptying so far (:func:`_fastkernel.empty_bound`): the same placements; the
+emptyings' scan was 4-10% of the step and applies one in fewer than 1.5% of the steps (daily
+use-of-force, 0-30 in 2,070); x1.06-1.08 at ``l = 2``, ``w in {4, 8}``, x0.98-1.10 elsewhere."""
 
 TIE = 1.0
 """Ties between placements of equal IL (integer costs only; 0 switches it off): the search prices a
@@ -222,7 +227,7 @@ within 2% of the exact step (2026-11-25 night: IL / exact 1.007-1.014, before up
 CPU-second (4 was the minimum before: without the bound and with the pair scan they cost 25-30% of the
 rate at ``w = 2``)."""
 
-STATS = np.zeros(46, dtype=np.int64)
+STATS = np.zeros(47, dtype=np.int64)
 """Counters of the kernel's work, added to by every run in this process (diagnostics for benchmarks,
 never read by the step): 0 rounds, 1 single moves applied, 2 lift scans, 3 lifts tried, 4 lifts
 applied, 5 pair scans, 6 pairs applied, 7 steps searched, 8 steps ended by the bound, 10-19 applied lifts
@@ -234,7 +239,8 @@ the dual bound (``XFER_BOUND``), 39 level-transfer candidates proved infeasible 
 ``XFER_HALL_CHECK``: must stay 0), 41 solved candidates whose flow ended infeasible (rejected), 42 flows whose cycle cancelling stopped on
 a parent-graph cycle that was not negative (rounding; the flow not proved optimal: never with
 ``PENALTY_BOUND``), 43 cycles cancelled in level-transfer candidates' flows, 44 forward duals taken from the flow
-polish (``DUAL_REUSE``), 45 level-transfer candidates skipped by an earlier candidate's dual (``XFER_DUALS``).
+polish (``DUAL_REUSE``), 45 level-transfer candidates skipped by an earlier candidate's dual (``XFER_DUALS``), 46 emptyings not tried
+(``EMPTY_BOUND``).
 
 Measured (2026-11-25, shared 2-core machine, perf): before the small helpers (``cost_of``, ``add_ok``,
 ``removal_ok``, ``inc``/``dec``) were inlined at numba's IR level, about half of the kernel's time was
