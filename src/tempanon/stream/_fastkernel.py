@@ -63,9 +63,9 @@ _EPS = 1e-9
 WS_I_ROWS = 20
 """Integer scratch rows of :func:`local_search` (``steps`` allocates them once per batch)."""
 WS_F_ROWS = 6
+"""Float scratch rows of :func:`local_search`."""
 POOL = 32
 """Entries of the step's dual pool (``DUAL_POOL``; the oldest overwritten first)."""
-"""Float scratch rows of :func:`local_search`."""
 _TOL = 1e-5  # slack for the rounding in a dual bound (distances of size ~_BIG, each within _EPS)
 
 

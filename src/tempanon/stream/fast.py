@@ -198,12 +198,12 @@ Bellman-Ford run, its distances are a dual of every cap vector too, so with its 
 ``IL - f + sum (k'' - k) G`` (:func:`_fastkernel.dual_gradient`; tested against the fixed-cap ILP, also
 from infeasible caps): candidates that cannot beat the best one are skipped (``STATS[45]``), the same
 placements with 27-38% fewer candidates solved, x1.08-1.16 at ``w = 8`` (daily use-of-force,
-docs/benchmarks.md, "Fast step: one network per transfer round, the duals of solved candidates"). ``DUAL_POOL``: every dual of a step (each round's two, each solved
-candidate's) is kept (up to ``_fastkernel.POOL``), and every later round's candidates are bounded by
+docs/benchmarks.md, "Fast step: one network per transfer round, the duals of solved candidates").
+``DUAL_POOL``: every dual of a step (each round's two, each solved candidate's) is kept (up to ``_fastkernel.POOL``), and every later round's candidates are bounded by
 all of them, not only by their own round's (each is a dual of the same step problem, valid for every
 cap vector with its caps and penalized IL); the candidates are then ordered by that bound: the same
-placements, 2-18% fewer candidates solved, x1.0-1.07 at ``w = 8``. ``EMPTY_BOUND``: a pending snapshot is
-not emptied on trial when even every record of it at its cheapest other option (eligibility ignored)
+placements, 2-18% fewer candidates solved, x1.0-1.07 at ``w = 8``. ``EMPTY_BOUND``: a pending
+snapshot is not emptied on trial when even every record of it at its cheapest other option (eligibility ignored)
 could not beat the best emptying so far (:func:`_fastkernel.empty_bound`): the same placements; the
 emptyings' scan was 4-10% of the step and applies one in fewer than 1.5% of the steps (daily
 use-of-force, 0-30 in 2,070); x1.06-1.08 at ``l = 2``, ``w in {4, 8}``, x0.98-1.10 elsewhere."""
