@@ -1119,6 +1119,29 @@ def xfer_start(na, P, mv, l, k, p, q, o, v, lo, hi, pr, hh, oldest, mu, n, N, M,
         move(n, N, M, cM, H, o, v, bi, p, P, mv)
 
 
+@jit_inline
+def pool_add(pk, pf, pg, npool, P, k, f, G):
+    """Keeps the dual ``G`` of the flow optimum for caps ``k`` (penalized IL ``f``) in the step's pool
+    (rows of ``pk``, ``pf``, ``pg``; the oldest overwritten first); returns its row."""
+    e = npool % pk.shape[0]
+    pf[e] = f
+    for r in range(P):
+        pk[e, r] = k[r]
+        pg[e, r] = G[r]
+    return e
+
+
+@jit_inline
+def pool_base(pk, pf, pg, e, il, M, P):
+    """The part of pool row ``e``'s bound on a transfer candidate's gain (caps ``M + e_p - e_q``) that
+    does not depend on ``p``, ``q``: the bound is this plus ``pg[e, p] - pg[e, q]`` (weak duality: the
+    optimum for caps ``k''`` is at least ``f - sum (k'' - k) G``)."""
+    base = il - pf[e]
+    for r in range(P):
+        base += (M[r] - pk[e, r]) * pg[e, r]
+    return base
+
+
 @jit_nonrt
 def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, stats, prune, hall, reach, fw, k, save, best_o, cnt, G, G2, gmin, big, ordered, xc, xb, xo, start, reuse, netreuse, duals3, G3, xt, pool, pk, pf, pg):
     """Level transfers (``XFER``): the levels as caps ``k = M`` with one pending snapshot one level
@@ -1136,12 +1159,16 @@ def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, 
     polish that just ran, ``k`` on entry its caps); ``netreuse``: ``NET_REUSE`` (a round's network built
     once, patched per candidate); ``duals3``: ``XFER_DUALS`` (later candidates also bounded by each solved
     candidate's dual, in scratch ``G3`` of ``P`` entries; ``xt`` the tightened bounds, like ``xb``);
-    ``pool``: ``DUAL_POOL`` (the step's duals kept in rows of ``pk`` (caps), ``pf`` (penalized IL) and
-    ``pg`` (gradient), the oldest overwritten first, and every round's candidates bounded by all of them).
+    ``pool``: ``DUAL_POOL`` (every round's candidates bounded by all of the step's duals, kept in rows of
+    ``pk`` (caps), ``pf`` (penalized IL) and ``pg`` (gradient) by :func:`pool_add`, the oldest overwritten
+    first: each round's two and each solved candidate's but a round's last).
     Returns the IL."""
     ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af, hw = fw
     X = P * mv
     S = X + P
+    gs = ai[: na + 2]  # the network's positions (residual_arcs)
+    ms = ai[na + 2 : na + 2 + X]
+    spos = ai[na + 2 + X : na + 2 + X + 2 * P + 2]
     il = placement_il(na, P, o, pr, hh, oldest, mu)
     if hall > 0:
         hall_tables(na, P, mv, v, lo, hi, hw)
@@ -1151,9 +1178,10 @@ def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, 
     for u in range(mv):
         cnt[u] = 0
     rnd = 0
-    npool = 0  # DUAL_POOL: the step's duals (caps, penalized IL, gradient), rows of pk, pf, pg
-    if pool and pk.shape[1] < P:
+    npool = 0  # the step's duals (caps, penalized IL, gradient), rows of pk, pf, pg
+    if pk.shape[1] < P:
         pool = False
+        duals3 = False
     # DUAL_REUSE only if the flow polish's caps (``k`` on entry) are still the levels
     if reuse:
         for r in range(P):
@@ -1189,8 +1217,8 @@ def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, 
         if okG:
             okG = cap_gradient(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, ai, af, G2, np.bool_(True), big, np.bool_(not netreuse))
         if netreuse and not built:
-            ai[fin + 1] = residual_arcs(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, ai[: na + 2],
-                                        af[:na], ai[na + 2 : na + 2 + X], ai[na + 2 + X : na + 2 + X + 2 * P + 2], big)
+            ai[fin + 1] = residual_arcs(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, gs,
+                                        af[:na], ms, spos, big)
         # the candidates (p up, q down) that pass the cheap tests, in index order, with their bound
         nc = 0
         for p in range(P):
@@ -1219,17 +1247,11 @@ def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, 
         if pool and okG:
             # DUAL_POOL: the round's two duals join the step's pool; every candidate's bound is the
             # least over the pool (each entry a dual of the same step problem, valid for every caps)
-            for gg in range(2):
-                e = npool % pk.shape[0]
-                npool += 1
-                pf[e] = il
-                for r in range(P):
-                    pk[e, r] = M[r]
-                    pg[e, r] = G[r] if gg == 0 else G2[r]
+            pool_add(pk, pf, pg, npool, P, M, il, G)
+            pool_add(pk, pf, pg, npool + 1, P, M, il, G2)
+            npool += 2
             for e in range(min(npool, pk.shape[0])):
-                base = il - pf[e]
-                for r in range(P):
-                    base += (M[r] - pk[e, r]) * pg[e, r]
+                base = pool_base(pk, pf, pg, e, il, M, P)
                 for c in range(nc):
                     p = xc[c] // P
                     q = xc[c] % P
@@ -1286,10 +1308,10 @@ def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, 
                 nsup = np.int64(0)
                 for i in range(na):
                     if o[i] != save[i]:
-                        af[i] = record_arcs(i, ai[i], o, v, lo, hi, pr, hh, oldest, mu, P, mv, S, ea, eb, ec, er, ed)
+                        af[i] = record_arcs(i, gs[i], o, v, lo, hi, pr, hh, oldest, mu, P, mv, S, ea, eb, ec, er, ed)
                     if o[i] == P:
                         nsup += 1
-                ai[fin + 1] = slot_arcs(np.int64(0), P, mv, l, k, n, N, nsup, ai[na + 2 : na + 2 + X], ai[na + 1], ai[na + 2 + X : na + 2 + X + 2 * P + 2], ea, eb, ec, er, big)
+                ai[fin + 1] = slot_arcs(np.int64(0), P, mv, l, k, n, N, nsup, ms, gs[na + 1], spos, ea, eb, ec, er, big)
             onpath[:] = 0  # (cancel_cycles marks visits by call-local numbers)
             stats[43] += cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af, 4 * na + 10, big, stats, np.bool_(netreuse))
             stats[36] += 1
@@ -1305,18 +1327,13 @@ def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, 
                     for u in range(mv):
                         if n[r, u] > k[r]:
                             f += big * (n[r, u] - k[r])
-                if pool:
-                    e = npool % pk.shape[0]
-                    npool += 1
-                    pf[e] = f
-                    for r in range(P):
-                        pk[e, r] = k[r]
-                        pg[e, r] = G3[r]
+                pool_add(pk, pf, pg, npool, P, k, f, G3)
+                npool += 1
+                # (M now holds the candidate's levels: its caps differ from a later candidate's by
+                # e_p2 - e_q2 - e_p + e_q)
                 for z2 in range(z + 1, nc):
                     c2 = xo[z2]
-                    p2 = xc[c2] // P
-                    q2 = xc[c2] % P
-                    b2 = il - f + G3[p2] - G3[q2] - G3[p] + G3[q]
+                    b2 = il - f + G3[xc[c2] // P] - G3[xc[c2] % P] - G3[p] + G3[q]
                     if b2 < xt[c2]:
                         xt[c2] = b2
             # accepted only as the flow optimum for caps k (no penalty left: every count within
@@ -1342,7 +1359,7 @@ def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, 
                 if o[i] != save[i]:
                     move(n, N, M, cM, H, o, v, i, save[i], P, mv)
                     if netreuse:
-                        af[i] = record_arcs(i, ai[i], o, v, lo, hi, pr, hh, oldest, mu, P, mv, S, ea, eb, ec, er, ed)
+                        af[i] = record_arcs(i, gs[i], o, v, lo, hi, pr, hh, oldest, mu, P, mv, S, ea, eb, ec, er, ed)
         if not have:
             break
         for i in range(na):

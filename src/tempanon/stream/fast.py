@@ -199,7 +199,7 @@ Bellman-Ford run, its distances are a dual of every cap vector too, so with its 
 from infeasible caps): candidates that cannot beat the best one are skipped (``STATS[45]``), the same
 placements with 27-38% fewer candidates solved, x1.08-1.16 at ``w = 8`` (daily use-of-force,
 docs/benchmarks.md, "Fast step: one network per transfer round, the duals of solved candidates").
-``DUAL_POOL``: every dual of a step (each round's two, each solved candidate's) is kept (up to ``_fastkernel.POOL``), and every later round's candidates are bounded by
+``DUAL_POOL``: every dual of a step (each round's two, each solved candidate's but a round's last) is kept (up to ``_fastkernel.POOL``), and every later round's candidates are bounded by
 all of them, not only by their own round's (each is a dual of the same step problem, valid for every
 cap vector with its caps and penalized IL); the candidates are then ordered by that bound: the same
 placements, 2-18% fewer candidates solved, x1.0-1.07 at ``w = 8``. ``EMPTY_BOUND``: a pending
