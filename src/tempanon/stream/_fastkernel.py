@@ -1704,12 +1704,20 @@ def tie_costs(mu, w, na, tie):
     together stay below 1/2, less than the smallest IL difference between two placements (1 with
     integer costs): a secondary objective that prefers evenly spread delays among placements of equal
     IL and never ranks a placement of higher IL first (``0 <= tie <= 1``)."""
-    mud = mu.copy()
+    mud = np.empty_like(mu)
+    tie_costs_into(mu, w, na, tie, mud)
+    return mud
+
+
+@jit
+def tie_costs_into(mu, w, na, tie, mud):
+    """:func:`tie_costs` written into ``mud`` (``steps``: one buffer for every step, no allocation)."""
+    for d in range(len(mu)):
+        mud[d] = mu[d]
     if tie != 0.0 and mu[w] > 0.0:
         eps = 0.5 / (na + 1)
         for d in range(w + 1):
             mud[d] = mu[d] + tie * eps * (mu[d] / mu[w]) ** 2
-    return mud
 
 
 @jit
@@ -1774,6 +1782,7 @@ def steps(codes, place, starts, base, t_from, t_to, l, w, mu, beta, defer, round
     xb = np.zeros(xn)
     xo = np.zeros(xn, dtype=np.int64)
     xt = np.zeros(xn)
+    mud = np.empty_like(mu)  # the search's costs (tie_costs_into, per step)
     pk = np.zeros((POOL, w + 2), dtype=np.int64)  # DUAL_POOL
     pf = np.zeros(POOL)
     pg = np.zeros((POOL, w + 2))
@@ -1865,7 +1874,7 @@ def steps(codes, place, starts, base, t_from, t_to, l, w, mu, beta, defer, round
                     refresh(n, M, cM, p, mv)
                     for u in range(mv):
                         H[p, n[p, u]] += 1
-                mud = tie_costs(mu, w, na, tie if round_prices else 0.0)
+                tie_costs_into(mu, w, na, tie if round_prices else 0.0, mud)
                 lb = 0.0
                 for i in range(na):
                     c0 = pr[i]
@@ -1895,10 +1904,19 @@ def steps(codes, place, starts, base, t_from, t_to, l, w, mu, beta, defer, round
                 out_lb_gap[k] = il - lb
                 # Theorem 1: per value, earliest records to the earliest places; inside a (home, value)
                 # group the earliest records are the placed ones
-                key = ws_i[0]
+                # the records by value, in input order inside a value (``gidx`` rises with ``i``): a
+                # counting sort, no allocation (the same order as sorting by ``v * nrec + gidx``)
+                vst = ws_i[0]
+                for u in range(mv + 1):
+                    vst[u] = 0
                 for i in range(na):
-                    key[i] = v[i] * nrec + gidx[i]
-                srt = np.argsort(key[:na])
+                    vst[v[i] + 1] += 1
+                for u in range(mv):
+                    vst[u + 1] += vst[u]
+                srt = ws_i[2]
+                for i in range(na):
+                    srt[vst[v[i]]] = i
+                    vst[v[i]] += 1
                 a = 0
                 pls = ws_i[1]
                 while a < na:
