@@ -33,6 +33,7 @@ import time as _time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from tempanon.errors import InputError
 
@@ -70,6 +71,7 @@ def run_joint(sq, *, out, time, qi, uid, k, hierarchies, dag, vcol, values, inst
     gh = GranularityHierarchy(dag, instants, missing, z0, name=time)
     tdim, tbase = gh.dimension_and_codes()
     dims = [tdim]
+    stamps = sq._timestamp_kinds("src")  # the input's typed timestamp columns
     keys = [f"s.{Q(time)}"]
     key_tables = [pa.table({"v": vcol, "c": pa.array(tbase, pa.int64())})]
     for q in qi:
@@ -81,6 +83,22 @@ def run_joint(sq, *, out, time, qi, uid, k, hierarchies, dag, vcol, values, inst
             d, c = enc.encode(col.to_pandas().rename(q))
             keys.append(f"s.{Q(q)}")
             key_tables.append(pa.table({"v": col, "c": pa.array(np.asarray(c, dtype=np.int64))}))
+        elif q in stamps:  # a typed timestamp: the hierarchy sees its text, computed once per distinct value
+            # in its map (SQLSource._timestamp_map: typed value v, text t, a missing value's ""); the rows are
+            # keyed by the typed value, each distinct value given the code of its text, as text_join does
+            mp = sq._timestamp_map(q)
+            vals = pd.Series(sq._arrow(f"SELECT DISTINCT t FROM {mp} ORDER BY t").column("t").to_pylist(), dtype=object,
+                             name=q)  # (the texts and their order as distinct_values gives them)
+            try:
+                d, c = enc.encode(vals)
+            except HierarchyError:
+                sq._raise_missing(q, enc, vals)  # the values with the file lines of their first rows
+                raise
+            code = dict(zip(vals.tolist(), np.asarray(c, dtype=np.int64).tolist()))
+            tv = sq._arrow(f"SELECT v, t FROM {mp}")
+            keys.append(f"s.{Q(q)}")
+            key_tables.append(pa.table({"v": tv.column("v").combine_chunks(),
+                                        "c": pa.array([code[t] for t in tv.column("t").to_pylist()], pa.int64())}))
         else:  # hierarchies see the text, a missing value as "" (as Hierarchy.encode does in memory)
             vals = sq.distinct_values(q).rename(q)
             try:

@@ -55,7 +55,18 @@ def measure_written(sq, *, time: str, qi: Sequence[str], uid: str | None, expect
     else:
         r_total = int(sizes.sum())
     attrs = [time, *qi]
-    raw = [sq.released_text("s", c) for c in attrs]  # (verify_written's expected text of a column released unchanged)
+    # The input's values as the classes and distinct counts see them: their text (verify_written's expected
+    # text of a column released unchanged), but a typed timestamp column by its typed value, not by its text
+    # per row (SQLSource.text_expr, computed for every row). Within one column the text is a bijection of
+    # the typed value: one value has one text (numpy's, str of the pandas Timestamp: the wall clock in the
+    # column's zone with its offset, the fraction to the microsecond, or the nanosecond when there is one),
+    # and two values never share one (wall clock and offset name one instant; a naive value is its wall
+    # clock); a missing value's text "" is no present value's (a timestamp's text is never empty), and
+    # GROUP BY keeps the missing value (NULL) as a class of its own. So the same classes and the same
+    # counts, but count(DISTINCT) leaves NULL out where the text counted "": :func:`_distinct` adds it.
+    stamps = sq._timestamp_kinds("src")
+    raw = [f"s.{Q(c)}" if c in stamps else sq.released_text("s", c) for c in attrs]
+    nullable = [c in stamps for c in attrs]
     size_b = f"count(DISTINCT s.{Q(uid)})" if uid is not None else "count(*)"
     # a histogram of (records, respondents) over the input's classes: raw timestamps make nearly one
     # class per record, so one row per class would bring the whole table's worth to the driver
@@ -66,15 +77,15 @@ def measure_written(sq, *, time: str, qi: Sequence[str], uid: str | None, expect
     b_classes = before.column("c").to_numpy().astype(np.int64)
     b_total = int(sq._rows(f"SELECT count(DISTINCT s.{Q(uid)}) AS n FROM src s")[0][0]) if uid is not None else int(n_input)
     losses = {}
-    for c, e in zip(attrs, raw):
-        n_values = int(sq._rows(f"SELECT count(DISTINCT {e}) AS n FROM src s")[0][0])
+    for c, e, nul in zip(attrs, raw, nullable):
+        n_values = int(sq._rows(f"SELECT {_distinct(e, nul)} AS n FROM src s")[0][0])
         if n_values <= 1 or (c != time and c not in generalized):
             # a column released unchanged covers one input value per released value: (c - 1) = 0
             per = sq._arrow(f"SELECT v FROM (SELECT DISTINCT {expect[c]} AS v {released_rows}) x ORDER BY v LIMIT {EXAMPLES + 1}")
             losses[c] = {"n_values": n_values, "covered_rows": int(sizes.sum()),
                          "examples": per.column("v").to_pylist()}  # fmt: skip
             continue
-        per = sq._arrow(f"SELECT v, count(*) AS n, count(DISTINCT o) AS c FROM (SELECT {expect[c]} AS v, {e} AS o "
+        per = sq._arrow(f"SELECT v, count(*) AS n, {_distinct('o', nul)} AS c FROM (SELECT {expect[c]} AS v, {e} AS o "
                         f"{released_rows}) x GROUP BY v ORDER BY v")  # fmt: skip
         rows = per.column("n").to_numpy().astype(np.int64)
         cov = per.column("c").to_numpy().astype(np.int64)
@@ -89,6 +100,14 @@ def measure_written(sq, *, time: str, qi: Sequence[str], uid: str | None, expect
         "after": ClassAggregates(sizes, resp, r_total),
         "losses": losses,
     }
+
+
+def _distinct(e: str, nullable: bool) -> str:
+    """SQL counting the distinct values of ``e`` in a group, a missing value (NULL) counted as one of them
+    when ``nullable`` (``e`` a typed value whose missing value's text "" is a value, :func:`measure_written`)."""
+    if not nullable:
+        return f"count(DISTINCT {e})"
+    return f"(count(DISTINCT {e}) + CASE WHEN count(*) > count({e}) THEN 1 ELSE 0 END)"
 
 
 def observed_losses_from(measures: Mapping, columns: Sequence[str], levels: Mapping[str, str]) -> list[tuple[str, str, str, float]]:
