@@ -105,18 +105,23 @@ def test_joint_search_and_report_as_numpy(tmp_path, engine, request):
 
 
 def _record(monkeypatch, engine):
-    """Every SQL text the engine's source runs (``_arrow``, ``_exec``; ``_rows`` goes through ``_arrow``)."""
+    """Every SQL text the engine runs: DuckDB's source's ``_arrow`` and ``_exec`` (``_rows``, ``_copy`` and
+    ``_materialize`` go through them), every ``SparkSession.sql`` on Spark."""
+    seen: list[str] = []
     if engine == "duckdb":
         from tempanon.lattice.source_duckdb import DuckDBSource as cls
+
+        names = ("_arrow", "_exec")
     else:
-        from tempanon.lattice.source_spark import SparkSource as cls
-    seen: list[str] = []
-    for name in ("_arrow", "_exec"):
+        from pyspark.sql import SparkSession as cls
+
+        names = ("sql",)
+    for name in names:
         orig = getattr(cls, name)
 
-        def rec(self, sql, _orig=orig):
+        def rec(self, sql, *a, _orig=orig, **kw):
             seen.append(sql)
-            return _orig(self, sql)
+            return _orig(self, sql, *a, **kw)
 
         monkeypatch.setattr(cls, name, rec)
     return seen
