@@ -20,7 +20,9 @@ rows ``n`` and respondents ``sz``, and ``v_released``, the classes counted in th
   (:func:`tempanon.report.timestamped.observed_losses`'s definition).
 
 Values are compared as text with a missing value as the empty string, as
-:func:`tempanon.hierarchy.as_text` does in memory.
+:func:`tempanon.hierarchy.as_text` does in memory; a typed timestamp column's input values are grouped
+and counted by the typed value, of which that text is a bijection (:func:`measure_written`), not by its
+text computed per row.
 """
 
 from __future__ import annotations
