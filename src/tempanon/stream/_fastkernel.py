@@ -136,6 +136,22 @@ def cost_of(i, opt, P, pr, hh, oldest, mu):
         return pr[i]
     return mu[oldest + opt - hh[i]]
 
+@jit_inline
+def by_value(na, v, mv, vstart, vidx, fill):
+    """The records by value (a counting sort, stable): ``vidx[vstart[u]:vstart[u + 1]]`` are the records
+    of value ``u`` in input order. ``fill``: scratch of ``mv`` entries."""
+    for u in range(mv + 1):
+        vstart[u] = 0
+    for i in range(na):
+        vstart[v[i] + 1] += 1
+    for u in range(mv):
+        vstart[u + 1] += vstart[u]
+        fill[u] = vstart[u]  # (vstart[u] is final here)
+    for i in range(na):
+        vidx[fill[v[i]]] = i
+        fill[v[i]] += 1
+
+
 @jit_nonrt
 def placement_il(na, P, o, pr, hh, oldest, mu):
     """The IL of the placements ``o`` (each record at its option's cost)."""
@@ -1427,21 +1443,10 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
     order = ws_i[2]
     taken = ws_i[3]
     prev = ws_i[4]
-    # records by value (the swaps' pairs)
+    # records by value (the swaps' pairs, the lifts' exchanges)
     vstart = ws_i[5]
-    for u in range(mv + 1):
-        vstart[u] = 0
-    for i in range(na):
-        vstart[v[i] + 1] += 1
-    for u in range(mv):
-        vstart[u + 1] += vstart[u]
     vidx = ws_i[6]
-    fillp = ws_i[7]
-    for u in range(mv):
-        fillp[u] = vstart[u]
-    for i in range(na):
-        vidx[fillp[v[i]]] = i
-        fillp[v[i]] += 1
+    by_value(na, v, mv, vstart, vidx, ws_i[7])
     info = ws_i[10]
     tk = ws_i[8]
     for u in range(mv):
@@ -1904,19 +1909,10 @@ def steps(codes, place, starts, base, t_from, t_to, l, w, mu, beta, defer, round
                 out_lb_gap[k] = il - lb
                 # Theorem 1: per value, earliest records to the earliest places; inside a (home, value)
                 # group the earliest records are the placed ones
-                # the records by value, in input order inside a value (``gidx`` rises with ``i``): a
-                # counting sort, no allocation (the same order as sorting by ``v * nrec + gidx``)
-                vst = ws_i[0]
-                for u in range(mv + 1):
-                    vst[u] = 0
-                for i in range(na):
-                    vst[v[i] + 1] += 1
-                for u in range(mv):
-                    vst[u + 1] += vst[u]
+                # the records by value, in input order inside a value (``gidx`` rises with ``i``: the
+                # same order as sorting by ``v * nrec + gidx``), without allocation
                 srt = ws_i[2]
-                for i in range(na):
-                    srt[vst[v[i]]] = i
-                    vst[v[i]] += 1
+                by_value(na, v, mv, ws_i[0], srt, ws_i[3])
                 a = 0
                 pls = ws_i[1]
                 while a < na:
