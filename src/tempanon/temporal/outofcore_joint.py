@@ -83,31 +83,30 @@ def run_joint(sq, *, out, time, qi, uid, k, hierarchies, dag, vcol, values, inst
             d, c = enc.encode(col.to_pandas().rename(q))
             keys.append(f"s.{Q(q)}")
             key_tables.append(pa.table({"v": col, "c": pa.array(np.asarray(c, dtype=np.int64))}))
-        elif q in stamps:  # a typed timestamp: the hierarchy sees its text, computed once per distinct value
-            # in its map (SQLSource._timestamp_map: typed value v, text t, a missing value's ""); the rows are
-            # keyed by the typed value, each distinct value given the code of its text, as text_join does
-            mp = sq._timestamp_map(q)
-            vals = pd.Series(sq._arrow(f"SELECT DISTINCT t FROM {mp} ORDER BY t").column("t").to_pylist(), dtype=object,
-                             name=q)  # (the texts and their order as distinct_values gives them)
-            try:
-                d, c = enc.encode(vals)
-            except HierarchyError:
-                sq._raise_missing(q, enc, vals)  # the values with the file lines of their first rows
-                raise
-            code = dict(zip(vals.tolist(), np.asarray(c, dtype=np.int64).tolist()))
-            tv = sq._arrow(f"SELECT v, t FROM {mp}")
-            keys.append(f"s.{Q(q)}")
-            key_tables.append(pa.table({"v": tv.column("v").combine_chunks(),
-                                        "c": pa.array([code[t] for t in tv.column("t").to_pylist()], pa.int64())}))
         else:  # hierarchies see the text, a missing value as "" (as Hierarchy.encode does in memory)
-            vals = sq.distinct_values(q).rename(q)
+            # a typed timestamp's text comes from its map (SQLSource._timestamp_map: typed value v, text t, a
+            # missing value's ""), computed once per distinct value; its rows are keyed by the typed value,
+            # each distinct value given the code of its text, as text_join does
+            mp = sq._timestamp_map(q) if q in stamps else None
+            if mp is None:
+                vals = sq.distinct_values(q).rename(q)
+            else:  # (the texts and their order as distinct_values gives them)
+                vals = pd.Series(sq._arrow(f"SELECT DISTINCT t FROM {mp} ORDER BY t").column("t").to_pylist(), dtype=object, name=q)
             try:
                 d, c = enc.encode(vals)
             except HierarchyError:
                 sq._raise_missing(q, enc, vals)  # the values with the file lines of their first rows
                 raise
-            keys.append(sq.text_expr(q))
-            key_tables.append(pa.table({"v": pa.array(vals.tolist(), pa.string()), "c": pa.array(np.asarray(c, dtype=np.int64))}))
+            codes = np.asarray(c, dtype=np.int64)
+            if mp is None:
+                keys.append(sq.text_expr(q))
+                key_tables.append(pa.table({"v": pa.array(vals.tolist(), pa.string()), "c": pa.array(codes)}))
+            else:
+                code = dict(zip(vals.tolist(), codes.tolist()))
+                tv = sq._arrow(f"SELECT v, t FROM {mp}")
+                keys.append(f"s.{Q(q)}")
+                key_tables.append(pa.table({"v": tv.column("v").combine_chunks(),
+                                            "c": pa.array([code[t] for t in tv.column("t").to_pylist()], pa.int64())}))
         d.name = q
         dims.append(d)
     attrs = [time, *qi]
