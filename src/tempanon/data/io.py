@@ -366,12 +366,166 @@ def write_csv(df: pd.DataFrame, path: str | os.PathLike, *, delimiter: str = ","
         df.to_csv(path, index=False, sep=delimiter, quoting=csv.QUOTE_ALL)
 
 
-def write_table(df: pd.DataFrame, path: str | os.PathLike, *, delimiter: str = ",") -> Path:
-    """Write ``df`` atomically as CSV (default; :func:`write_csv`) or Parquet (``.parquet`` suffix)."""
+def write_table(df: pd.DataFrame, path: str | os.PathLike, *, delimiter: str = ",",
+                like: str | os.PathLike | None = None, unchanged: Iterable[str] = ()) -> Path:
+    """Write ``df`` atomically as CSV (default; :func:`write_csv`) or Parquet (``.parquet`` suffix).
+
+    ``like`` (the input file) and ``unchanged`` (the columns released unchanged: ``--keep``, ...): a
+    Parquet release of a Parquet input writes those columns with the input's types
+    (:func:`typed_release`); otherwise, and always in a CSV, every column as it is in ``df``."""
     target = Path(path)
-    if target.suffix.lower() in {".parquet", ".pq"}:
-        return atomic_write(target, lambda p: df.to_parquet(p, index=False))
+    if _is_parquet_name(target):
+        table = typed_release(df, like, unchanged)  # (before anything is written: a refusal leaves no file)
+        if table is None:
+            return atomic_write(target, lambda p: df.to_parquet(p, index=False))
+        return atomic_write(target, lambda p: _write_arrow(table, p))
     return atomic_write(target, lambda p: write_csv(df, p, delimiter=delimiter))
+
+
+def _is_parquet_name(path: str | os.PathLike) -> bool:
+    return Path(path).suffix.lower() in {".parquet", ".pq"}
+
+
+def _write_arrow(table: Any, path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    pq.write_table(table, path)
+
+
+def _typed_kind(t: Any) -> Any | None:
+    """The Arrow type a column of input type ``t`` is released with when released unchanged (as DuckDB's
+    release writes it), or ``None`` to release it as text: integers, ``float``/``double``, ``decimal128``,
+    dates, ``time64``, ``binary``, strings (``large_string`` and a dictionary of strings as ``string``)
+    and timestamps (``ms`` as ``us``: DuckDB's units are ``us`` and ``ns``; the input's zone kept).
+    Booleans are text on every engine (``True``/``False``); nested and other types stay text."""
+    import pyarrow as pa
+    import pyarrow.types as pt
+
+    if pt.is_dictionary(t):
+        t = t.value_type
+    if pt.is_integer(t) or pt.is_float32(t) or pt.is_float64(t) or pt.is_decimal128(t) or pt.is_date32(t) \
+            or pt.is_time64(t) or pt.is_binary(t) or pt.is_string(t):  # fmt: skip
+        return t
+    if pt.is_large_string(t):
+        return pa.string()
+    if pt.is_timestamp(t):
+        return pa.timestamp("ns" if t.unit == "ns" else "us", tz=t.tz)
+    return None
+
+
+def parquet_value_map(path: str | os.PathLike, field: str) -> tuple[dict[str, int], Any]:
+    """The distinct values of the Parquet column ``field`` of ``path``: ``({text: row}, column)`` where
+    ``text`` is the text the numpy path reads the value as (:func:`read_table` with ``as_text``: ``str``
+    of the value as pandas reads it; missing values have none) and ``column[row]`` is that value as
+    Arrow reads it (one row holding it). One factorization of the column read by pandas and one ``str``
+    per distinct value (within a column the text is a bijection of the value)."""
+    import numpy as np
+    import pyarrow.parquet as pq
+
+    values = pd.read_parquet(path, columns=[field])[field]
+    column = pq.read_table(path, columns=[field]).column(0)
+    if values.dtype.kind == "f":  # by the bits: 0.0 and -0.0 are two values (two texts)
+        bits = values.to_numpy().view(np.int32 if values.dtype.itemsize == 4 else np.int64)
+        codes, _ = pd.factorize(bits)
+        codes[values.isna().to_numpy()] = -1
+    else:
+        codes, _ = pd.factorize(values)
+    codes = np.asarray(codes, dtype=np.int64)
+    first = _first_rows(codes)
+    texts = values.iloc[first[first >= 0]].astype(object)
+    return {str(v): int(r) for v, r in zip(texts.tolist(), first[first >= 0].tolist())}, column
+
+
+def _first_rows(codes: Any) -> Any:
+    """The first row of every code ``0..max`` of ``codes`` (``-1``: missing, no code)."""
+    import numpy as np
+
+    first = np.full(int(codes.max(initial=-1)) + 1, -1, dtype=np.int64)
+    present = np.flatnonzero(codes >= 0)
+    first[codes[present[::-1]]] = present[::-1]
+    return first
+
+
+def _as_read(values: Any) -> list[str | None]:
+    """The numpy path's text of Arrow values (``str`` of each as pandas reads it; missing: ``None``)."""
+    s = values.to_pandas()
+    return s.astype(object).where(s.notna(), None).map(lambda v: None if v is None else str(v)).tolist()
+
+
+def typed_release(df: pd.DataFrame, like: str | os.PathLike | None, unchanged: Iterable[str]) -> Any | None:
+    """The Arrow table of a Parquet release whose columns released unchanged (``unchanged``) have the
+    types of the Parquet input ``like``; ``None`` when there is none to type (not a Parquet input, no
+    such column): the release is then written by pandas as before (every column text).
+
+    ``df`` is the verified release (text, as :func:`read_table` with ``as_text`` reads the input). A
+    column is typed through the map of its distinct input values (:func:`parquet_value_map`: text ->
+    typed value), not a call per row; integers holding a missing value are ``double`` (pandas reads them
+    as floats, ``2.0``, and so do the engines' views); a column whose type has no typed release
+    (:func:`_typed_kind`: booleans, nested types) stays text. Fail closed: every distinct released text
+    must be a value of the input column, and the typed column's text (as the numpy path reads it) must be
+    the verified text at every distinct value, missing exactly where it was; else
+    :class:`~tempanon.errors.VerificationError` (nothing is written)."""
+    if like is None or isinstance(like, pd.DataFrame) or not isinstance(like, (str, os.PathLike)):
+        return None
+    suffixes = "".join(Path(like).suffixes).lower()
+    if not (suffixes.endswith(".parquet") or suffixes.endswith(".pq")):
+        return None
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from tempanon.errors import VerificationError
+
+    schema = pq.read_schema(like)
+    names: dict[str, str] = {}
+    for f in schema:
+        names.setdefault(str(f.name).strip(), f.name)  # the names as read_table gives them
+    todo, text = {}, []
+    for c in df.columns:
+        if c in set(unchanged) and c in names:
+            t = schema.field(names[c]).type
+            kind = _typed_kind(t)
+            if kind is not None:
+                todo[c] = kind
+            elif pa.types.is_boolean(t):
+                text.append(c)  # True / False on every engine, a string column as theirs
+    if not todo and not text:
+        return None
+    table = pa.Table.from_pandas(df, preserve_index=False)
+    for c in text:
+        i = table.schema.get_field_index(c)
+        table = table.set_column(i, pa.field(c, pa.string()), table.column(i).cast(pa.string()))
+    for c, kind in todo.items():
+        texts, column = parquet_value_map(like, names[c])
+        codes, released = pd.factorize(df[c])
+        codes = np.asarray(codes, dtype=np.int64)
+        rows = []
+        for v in released.tolist():
+            r = texts.get(str(v))
+            if r is None or not isinstance(v, str):
+                raise VerificationError(f"the Parquet release's column {c!r} (released unchanged) holds {v!r}, which is "
+                                        f"no value of the input's column {names[c]!r}: nothing was written")
+            rows.append(r)
+        values = column.take(pa.array(rows, pa.int64()))
+        if pa.types.is_dictionary(values.type):
+            values = values.cast(values.type.value_type)
+        if pa.types.is_integer(kind) and column.null_count:
+            kind = pa.float64()  # as pandas reads it (2.0), and the engines' views
+        values = values.cast(kind, safe=False)
+        typed = values.take(pa.array(codes, pa.int64(), mask=codes < 0))
+        # the check: the typed column's text is the verified text at one row of every distinct value,
+        # and it is missing exactly where the verified release is
+        first = _first_rows(codes)
+        for want, got in zip(released.tolist(), _as_read(typed.take(pa.array(first, pa.int64())))):
+            if got != want:
+                raise VerificationError(f"the Parquet release's column {c!r}: the typed value written for {want!r} "
+                                        f"reads back as {got!r}; nothing was written")  # fmt: skip
+        if not np.array_equal(np.asarray(typed.is_null().to_numpy(zero_copy_only=False)), codes < 0):
+            raise VerificationError(f"the Parquet release's column {c!r}: the typed column's missing values are not "
+                                    "the release's; nothing was written")  # fmt: skip
+        i = table.schema.get_field_index(c)
+        table = table.set_column(i, pa.field(c, typed.type), typed)
+    return table.replace_schema_metadata(None)  # (pandas' metadata would name the text dtypes)
 
 
 _ROW_MARK = "\x1e"
@@ -643,10 +797,15 @@ class OutputSet:
             raise write_error(path, exc) from exc
         return target
 
-    def table(self, df: pd.DataFrame, path: str | os.PathLike, label: str = "output", *, delimiter: str = ",") -> Path:
-        """Stage a table (CSV, or Parquet by suffix)."""
-        if Path(path).suffix.lower() in {".parquet", ".pq"}:
-            return self.stage(path, lambda p: df.to_parquet(p, index=False), label)
+    def table(self, df: pd.DataFrame, path: str | os.PathLike, label: str = "output", *, delimiter: str = ",",
+              like: str | os.PathLike | None = None, unchanged: Iterable[str] = ()) -> Path:
+        """Stage a table (CSV, or Parquet by suffix; ``like`` and ``unchanged``: a Parquet release of a
+        Parquet input writes the columns released unchanged with the input's types, :func:`typed_release`)."""
+        if _is_parquet_name(path):
+            table = typed_release(df, like, unchanged)  # (before staging: a refusal leaves no file)
+            if table is None:
+                return self.stage(path, lambda p: df.to_parquet(p, index=False), label)
+            return self.stage(path, lambda p: _write_arrow(table, p), label)
         return self.stage(path, lambda p: write_csv(df, p, delimiter=delimiter), label)
 
     def text(self, text: str, path: str | os.PathLike, label: str = "output") -> Path:

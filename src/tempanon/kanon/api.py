@@ -17,6 +17,7 @@ Example
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -102,6 +103,13 @@ class KAnonResult:
             checked.append(self.sensitive)
         return verification_statement(g, checked, insensitive=self.keep, overrides=self.identifier_overrides,
                                       left_out=self.left_out, dropped=self.dropped)  # fmt: skip
+
+    @property
+    def unchanged_columns(self) -> list[str]:
+        """The release's columns released unchanged (every column but the quasi-identifiers: ``keep``, the
+        sensitive column): a Parquet release of a Parquet input writes them with the input's types
+        (:func:`tempanon.data.io.write_table`, ``like=``), as the engines do."""
+        return [] if self.table is None else [c for c in self.table.columns if c not in self.quasi_identifiers]
 
     @property
     def selected_levels(self) -> dict[str, int]:
@@ -290,7 +298,10 @@ def kanonymize(
     out: with an engine other than numpy, the engine writes the release to this path (``.parquet``
         or CSV; temp file, verified by an independent query on the written file, then renamed)
         and ``result.table`` is ``None``; without ``out`` the verified release is returned as a
-        DataFrame.
+        DataFrame. With numpy and ``out`` the verified release is also written there; a Parquet
+        release of a Parquet file ``data`` writes the columns released unchanged
+        (``result.unchanged_columns``) with the input's types, as the engines do
+        (:func:`tempanon.data.io.typed_release`).
     max_nodes, time_limit: a budget for the search (checks; wall-clock seconds). When it runs
         out the search stops and the release is the best node among those proved anonymous so
         far (verified like any release); ``summary()["stopped_early"]`` says why, and
@@ -318,6 +329,7 @@ def kanonymize(
             progress=progress, verify=verify, out=out, l_diversity=l_diversity, c=c, max_nodes=max_nodes,
             time_limit=time_limit, max_lattice=max_lattice, notice=notice, keep=keep,
             allow_identifier=allow_identifier, shuffle=shuffle, seed=seed, screen=screen, audit=audit,
+            like=data if src is not data and isinstance(data, (str, os.PathLike)) else None,
         )
     finally:
         if src is not data:
@@ -350,7 +362,7 @@ def _check_audit(src: Any, audit: Any, out: Any) -> None:
 def _kanonymize(src, qi, hierarchies, k, t0, *, uid, identifying, max_suppression, algorithm, criterion,
                 weights, sensitive, l, progress, verify, out, l_diversity="frequency", c=None, max_nodes=None,
                 time_limit=None, max_lattice=None, notice=None, keep=(), allow_identifier=(), shuffle=True, seed=None,
-                screen=True, audit=None) -> KAnonResult:  # fmt: skip
+                screen=True, audit=None, like=None) -> KAnonResult:  # fmt: skip
     """:func:`kanonymize` on a :class:`~tempanon.lattice.source.FrequencySource`."""
     if audit is not None:
         _check_audit(src, audit, out)
@@ -554,7 +566,7 @@ def _kanonymize(src, qi, hierarchies, k, t0, *, uid, identifying, max_suppressio
     if out is not None and src.engine == "numpy":
         from tempanon.data.io import write_table
 
-        result.output = str(write_table(released, out))
+        result.output = str(write_table(released, out, like=like, unchanged=result.unchanged_columns))
     result.runtime_seconds = time.perf_counter() - t0
     return result
 

@@ -39,6 +39,11 @@ class TimestampedResult:
     #: the file path with ``measures=True``: the report's aggregates computed by the engine
     #: (:mod:`tempanon.temporal.outofcore_report`); ``None`` otherwise
     measures: dict | None = field(default=None, repr=False)
+    #: the columns of ``released`` released unchanged (all but the time and the quasi-identifiers with a
+    #: hierarchy: ``keep``, ``sensitive``, the other quasi-identifiers): a Parquet release of a Parquet
+    #: input writes them with the input's types (``tempanon.data.io.write_table(res.released, out,
+    #: like=input, unchanged=res.unchanged_columns)``), as the engines do
+    unchanged_columns: list = field(default_factory=list, repr=False)
 
     @property
     def audit(self) -> pd.DataFrame | None:
@@ -342,6 +347,7 @@ def anonymize_timestamped(
     early = [*keep, *(q for q in qi if q not in (hierarchies or {}))]
     roles["overrides"] = refuse_identifiers(df, early, allow=roles["allow"], uid=uid, time=time)
     roles["screened"] = set(early)
+    roles["hierarchies"] = list(hierarchies or {})
     if hierarchies:
         from tempanon.temporal.joint import joint_anonymize
 
@@ -458,6 +464,7 @@ def _apply_roles(df: pd.DataFrame, res: TimestampedResult, roles: dict) -> Times
     late = [c for c in unchanged if c not in roles.get("screened", ())]  # the rest was screened before the search
     overrides = [*roles.get("overrides", []), *refuse_identifiers(df, late, allow=roles["allow"], uid=s["uid"], time=time)]
     res.released = res.released[[c for c in res.released.columns if c in roles["release"]]]
+    res.unchanged_columns = [c for c in res.released.columns if c != time and c not in roles.get("hierarchies", ())]
     uid = s["uid"]
     g = f"respondent-level {s['k']}-anonymity" + (f" ({uid!r})" if uid else "")
     statement = verification_statement(g, [*qi, time], insensitive=roles["keep"], overrides=overrides,

@@ -1,0 +1,286 @@
+"""A Parquet release of a Parquet input keeps the input's column types for the columns released
+unchanged, on every engine.
+
+The numpy path reads the input as text (``read_table(..., as_text=True)``) and wrote every column of a
+Parquet release as text (``large_string``), while DuckDB and Spark wrote a column released unchanged
+(``--keep``, a sensitive column, a timestamped quasi-identifier without a hierarchy) with its type. Now
+the numpy path writes those columns typed too (:func:`tempanon.data.io.typed_release`: the verified
+text mapped back to the input's values through a map of each column's distinct values, checked per
+distinct value), with DuckDB's types: an integer column holding a missing value is ``double`` (pandas
+reads it as floats, and so do the engines' views), a ``ms`` timestamp is ``us``, a ``large_string`` is
+``string``, a boolean is text (``True`` / ``False``) on every engine. One difference is left: an aware
+timestamp keeps its zone on numpy (the verified text is the wall clock in that zone) where DuckDB and
+Spark write it as UTC (Parquet stores the instant; the same instants). The oracle is the input file
+itself, row by row through the steward's audit.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import io
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from .test_engine_temporal import _cli
+
+ENGINES = ["duckdb", pytest.param("spark", marks=pytest.mark.spark)]
+KEEP = ["i64", "f64", "imiss", "dec", "d", "naive", "ms", "utc", "ny", "s", "b"]
+
+
+def _input(tmp_path, n: int = 24):
+    """A Parquet file written with pyarrow: respondent ``pid``, ``sex`` (quasi-identifier), ``t`` (the
+    timestamped commands' time), ``grp`` (an int64 quasi-identifier of timestamped, no hierarchy) and the
+    kept columns: int64, double (``0.0``, ``-0.0`` and a NaN, which pandas reads as missing), int64 with a
+    missing value, decimal(5,2), date, naive timestamps in microseconds and in milliseconds, aware UTC
+    and America/New_York timestamps (across the spring DST change) each with a missing value, a string
+    and a boolean with a missing value."""
+    i = [int(x) for x in range(n)]
+
+    def col(values, typ, missing=()):
+        return pa.array([None if j in missing else v for j, v in enumerate(values)], typ)
+
+    base = dt.datetime(2021, 1, 2)
+    f64 = [x / 3 for x in i]
+    f64[1] = -0.0
+    f64[9] = float("nan")
+    table = pa.table({
+        "pid": pa.array([x % 12 for x in i], pa.int64()),
+        "sex": pa.array(["F" if x % 3 == 0 else "M" for x in i]),
+        "t": col([pd.Timestamp("2021-01-02 02:00", tz="UTC") + pd.Timedelta(hours=5 * x) for x in i], pa.timestamp("us", tz="UTC")),
+        "grp": pa.array([x % 2 for x in i], pa.int64()),
+        "i64": col([x * 1_000_003 - 7 for x in i], pa.int64()),
+        "f64": col(f64, pa.float64()),
+        "imiss": col(i, pa.int64(), missing=(3,)),
+        "dec": col([decimal.Decimal(f"{x}.{(x * 7) % 100:02d}") for x in i], pa.decimal128(5, 2)),
+        "d": col([dt.date(2021, 1, 1) + dt.timedelta(days=x) for x in i], pa.date32()),
+        "naive": col([base + dt.timedelta(microseconds=x * 1_234_567) for x in i], pa.timestamp("us")),
+        "ms": col([base + dt.timedelta(milliseconds=x * 1_234) for x in i], pa.timestamp("ms")),
+        "utc": col([pd.Timestamp("2021-01-02", tz="UTC") + pd.Timedelta(microseconds=x * 1_234_567) for x in i],
+                   pa.timestamp("us", tz="UTC"), missing=(4,)),
+        "ny": col([pd.Timestamp("2021-03-14 06:00", tz="UTC") + pd.Timedelta(hours=x % 3, microseconds=x * 234_000) for x in i],
+                  pa.timestamp("us", tz="America/New_York"), missing=(5,)),
+        "s": col([f"s{x % 5}" for x in i], pa.string(), missing=(6,)),
+        "b": col([bool(x % 2) for x in i], pa.bool_(), missing=(7,)),
+    })  # fmt: skip
+    path = tmp_path / "in.parquet"
+    pq.write_table(table, path)
+    (tmp_path / "h").mkdir()
+    (tmp_path / "h" / "sex.csv").write_text("F;*\nM;*\n")
+    (tmp_path / "steward").mkdir()
+    return path
+
+
+def _expected_types(inp) -> dict[str, pa.DataType]:
+    """The numpy release's type of every kept column: the input's, but for an integer column holding a
+    missing value (double), milliseconds (microseconds) and the boolean (text)."""
+    schema = pq.read_schema(inp)
+    want = {c: schema.field(c).type for c in KEEP}
+    want.update(imiss=pa.float64(), ms=pa.timestamp("us"), b=pa.string())
+    return want
+
+
+def _engine_type(t: pa.DataType) -> pa.DataType:
+    """DuckDB's and Spark's type of a kept column of numpy's type ``t``: an aware timestamp in UTC."""
+    return pa.timestamp(t.unit, tz="UTC") if pa.types.is_timestamp(t) and t.tz is not None else t
+
+
+def _read(out) -> pa.Table:
+    """A Parquet release: a file, or Spark's directory of part files (in name order, as its audit)."""
+    if out.is_dir():
+        return pa.concat_tables([pq.read_table(p) for p in sorted(out.glob("part-*.parquet"))])
+    return pq.read_table(out)
+
+
+def _lines(cmd: str, audit) -> list[int]:
+    """The input line of every release row, from the steward's audit."""
+    text = "".join(ln for ln in audit.read_text().splitlines(keepends=True) if not ln.startswith("#"))
+    aud = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
+    assert aud["release_row"].tolist() == [str(r) for r in range(1, len(aud) + 1)]
+    return [int(x) for x in aud["input_line"]]
+
+
+def _run(cmd, inp, tmp_path, eng, extra=(), keep=KEEP):
+    (tmp_path / eng).mkdir(exist_ok=True)
+    out, audit = tmp_path / eng / f"{cmd}.parquet", tmp_path / "steward" / f"{eng}-{cmd}.csv"
+    if cmd == "kanon":
+        args = ["kanon", str(inp), "--qi", "sex", "--hierarchies", str(tmp_path / "h")]
+    else:
+        args = ["timestamped", str(inp), "--time", "t", "--qi", "sex,grp"]
+    r = _cli([*args, "--k", "2", "--uid", "pid", *extra, "--keep", ",".join(keep), "--allow-identifier", ",".join(keep),
+              "--out", str(out), "--audit", str(audit), "--engine", eng, "-q"])  # fmt: skip
+    assert r.exit_code == 0, (cmd, eng, r.output)
+    return out, audit
+
+
+def _values(table: pa.Table, column: str) -> list:
+    """Python values; an aware timestamp as its instant (so a zone's name does not matter), NaN as None."""
+    out = []
+    for v in table.column(column).to_pylist():
+        if isinstance(v, dt.datetime) and v.tzinfo is not None:
+            v = v.astimezone(dt.timezone.utc)
+        if isinstance(v, float) and v != v:
+            v = None
+        out.append(v)
+    return out
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("cmd", ["kanon", "timestamped"])
+def test_kept_columns_typed_as_the_input_on_every_engine(tmp_path, engine, cmd, request):
+    """``kanon`` / ``timestamped --keep`` of every typed column into a Parquet release, on numpy and on
+    the engine: numpy's kept columns have the input's types (DuckDB's rules: double for the integers
+    with a missing value, ``us`` for ``ms``, text for the boolean), the engine's the same but for the
+    aware zone (UTC); every released row, found through the audit, holds its input line's values
+    (-0.0 kept, NaN and missing values null, the boolean ``True``/``False``). On main numpy wrote every
+    column as text."""
+    if engine == "spark":
+        request.getfixturevalue("spark_session")
+    inp = _input(tmp_path)
+    source = pq.read_table(inp)
+    want = _expected_types(inp)
+    rows = {}
+    for eng in ("numpy", engine):
+        out, audit = _run(cmd, inp, tmp_path, eng)
+        rel = _read(out)
+        got = {c: rel.schema.field(c).type for c in KEEP}
+        assert got == (want if eng == "numpy" else {c: _engine_type(t) for c, t in want.items()}), eng
+        lines = _lines(cmd, audit)
+        assert len(lines) == rel.num_rows > 0
+        taken = source.take(pa.array([ln - 2 for ln in lines]))
+        for c in KEEP:
+            if c == "b":
+                assert rel.column(c).to_pylist() == [None if v is None else str(v) for v in taken.column(c).to_pylist()]
+            else:
+                assert _values(rel, c) == _values(taken, c), (eng, c)
+        rows[eng] = pd.DataFrame({c: _values(rel, c) for c in KEEP}, index=lines, dtype=object).sort_index()
+        assert str(rows[eng].loc[3, "f64"]) == "-0.0" and rows[eng].loc[11, "f64"] is None  # (rows 1 and 9)
+    pd.testing.assert_frame_equal(rows[engine], rows["numpy"])
+    if cmd == "timestamped":  # a quasi-identifier without a hierarchy is released unchanged: typed
+        assert _read(tmp_path / "numpy" / f"{cmd}.parquet").schema.field("grp").type == pa.int64()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_generalized_columns_stay_text(tmp_path, engine, request):
+    """A quasi-identifier stays text on every engine in kanon (also at level 0: its hierarchy's text) and
+    in timestamped with a hierarchy, as the time column's labels; a sensitive column (released unchanged)
+    is typed."""
+    if engine == "spark":
+        request.getfixturevalue("spark_session")
+    inp = _input(tmp_path)
+    (tmp_path / "h" / "grp.csv").write_text("0;*\n1;*\n")
+    types = {}
+    for eng in ("numpy", engine):
+        out, _ = _run("kanon", inp, tmp_path, eng, keep=["i64"])
+        types[eng, "kanon"] = {f.name: f.type for f in _read(out).schema}
+        out, _ = _run("timestamped", inp, tmp_path, eng, extra=["--hierarchies", str(tmp_path / "h"), "--sensitive", "d"],
+                      keep=["i64"])  # fmt: skip
+        types[eng, "ts"] = {f.name: f.type for f in _read(out).schema}
+    for eng in ("numpy", engine):
+        assert pa.types.is_string(types[eng, "kanon"]["sex"]) and types[eng, "kanon"]["i64"] == pa.int64()
+        ts = types[eng, "ts"]
+        assert pa.types.is_string(ts["sex"]) and pa.types.is_string(ts["grp"]) and pa.types.is_string(ts["t"]), (eng, ts)
+        assert ts["i64"] == pa.int64() and ts["d"] == pa.date32(), (eng, ts)
+
+
+def test_python_api_writes_typed(tmp_path):
+    """The Python API: ``kanonymize(path, engine="numpy", out=...)`` writes the kept columns typed, as
+    ``engine="duckdb"`` does; ``anonymize_timestamped`` returns ``unchanged_columns``, and
+    ``write_table(res.released, out, like=input, unchanged=...)`` writes them typed."""
+    from tempanon.data.io import read_table, write_table
+    from tempanon.hierarchy import load_hierarchies
+    from tempanon.kanon import kanonymize
+    from tempanon.temporal import anonymize_timestamped
+
+    inp = _input(tmp_path)
+    want = _expected_types(inp)
+    hier = load_hierarchies(tmp_path / "h", ["sex"])
+    schemas = {}
+    for eng in ("numpy", "duckdb"):
+        out = tmp_path / f"api-{eng}.parquet"
+        res = kanonymize(str(inp), ["sex"], hier, 2, uid="pid", keep=KEEP, allow_identifier=KEEP, engine=eng, out=str(out))
+        assert res.output == str(out)
+        schemas[eng] = {c: pq.read_schema(out).field(c).type for c in KEEP}
+    assert schemas["numpy"] == want
+    assert schemas["duckdb"] == {c: _engine_type(t) for c, t in want.items()}
+    df = read_table(inp, as_text=True)
+    res = anonymize_timestamped(df, time="t", qi=["sex"], uid="pid", k=2, keep=KEEP, allow_identifier=KEEP)
+    assert res.unchanged_columns == ["sex", *KEEP]
+    out = write_table(res.released, tmp_path / "ts-api.parquet", like=inp, unchanged=res.unchanged_columns)
+    assert {c: pq.read_schema(out).field(c).type for c in KEEP} == want
+    assert pq.read_schema(out).field("t").type == pa.string()
+    text = lambda df: [[None if pd.isna(v) else str(v) for v in row] for row in df.astype(object).to_numpy().tolist()]  # noqa: E731
+    assert text(pd.read_parquet(out)) == text(res.released)  # read back the numpy path's way: the verified text
+
+
+def test_csv_release_and_non_parquet_input_unchanged(tmp_path):
+    """A CSV release is the same bytes with or without the input's types; a Parquet release of a CSV
+    input (no types to keep) is the same table as before (every column text)."""
+    from tempanon.data.io import read_table, write_table
+
+    inp = _input(tmp_path)
+    df = read_table(inp, as_text=True)[KEEP]
+    a = write_table(df, tmp_path / "a.csv")
+    b = write_table(df, tmp_path / "b.csv", like=inp, unchanged=KEEP)
+    assert a.read_bytes() == b.read_bytes()
+    csv_in = write_table(df, tmp_path / "in.csv")
+    text = read_table(csv_in, as_text=True)
+    p = write_table(text, tmp_path / "c.parquet", like=csv_in, unchanged=KEEP)
+    q = tmp_path / "d.parquet"
+    text.to_parquet(q, index=False)
+    assert pq.read_table(p).equals(pq.read_table(q)) and pq.read_schema(p).equals(pq.read_schema(q), check_metadata=True)
+
+
+def _corrupt(monkeypatch, column: str):
+    """``parquet_value_map`` with two values of ``column`` swapped (the map a bug could give)."""
+    from tempanon.data import io as tio
+
+    real = tio.parquet_value_map
+
+    def swapped(path, field):
+        texts, values = real(path, field)
+        if field == column:
+            a, b = list(texts)[:2]
+            texts = {**texts, a: texts[b], b: texts[a]}
+        return texts, values
+
+    monkeypatch.setattr(tio, "parquet_value_map", swapped)
+
+
+@pytest.mark.parametrize("cmd", ["kanon", "timestamped"])
+def test_mismatch_refused_nothing_written(tmp_path, monkeypatch, cmd):
+    """A typed value whose text is not the verified text (a corrupted map) is refused: exit 3, the column
+    and the value named, no traceback, no release, no summary and no temporary file."""
+    inp = _input(tmp_path)
+    _corrupt(monkeypatch, "dec")
+    (tmp_path / "numpy").mkdir()
+    out = tmp_path / "numpy" / "o.parquet"
+    args = (["kanon", str(inp), "--qi", "sex", "--hierarchies", str(tmp_path / "h")] if cmd == "kanon"
+            else ["timestamped", str(inp), "--time", "t", "--qi", "sex"])  # fmt: skip
+    r = _cli([*args, "--k", "2", "--uid", "pid", "--keep", ",".join(KEEP), "--allow-identifier", ",".join(KEEP),
+              "--out", str(out), "--summary", str(tmp_path / "steward" / "s.json"), "-q"])  # fmt: skip
+    assert r.exit_code == 3, r.output
+    assert "column 'dec'" in r.output and "reads back as" in r.output and "nothing was written" in r.output, r.output
+    assert "Traceback" not in r.output
+    assert list((tmp_path / "numpy").iterdir()) == [] and list((tmp_path / "steward").iterdir()) == []
+
+
+def test_mismatch_refused_by_write_table(tmp_path, monkeypatch):
+    """The Python API's ``write_table`` refuses alike (VerificationError) and leaves no file."""
+    from tempanon.data.io import read_table, write_table
+    from tempanon.errors import VerificationError
+
+    inp = _input(tmp_path)
+    _corrupt(monkeypatch, "ny")
+    df = read_table(inp, as_text=True)
+    with pytest.raises(VerificationError, match="column 'ny'"):
+        write_table(df, tmp_path / "o.parquet", like=inp, unchanged=KEEP)
+    assert not any(p.name.startswith(("o.", ".o.")) for p in tmp_path.iterdir())
+    # a released value that is no input value (not released unchanged) is refused too
+    df.loc[0, "s"] = "no such value"
+    with pytest.raises(VerificationError, match="column 's'.*no value of the input"):
+        write_table(df, tmp_path / "o.parquet", like=inp, unchanged=["s"])
