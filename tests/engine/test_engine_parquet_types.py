@@ -241,12 +241,12 @@ def _corrupt(monkeypatch, column: str):
 
     real = tio.parquet_value_map
 
-    def swapped(path, field):
-        texts, values = real(path, field)
-        if field == column:
-            a, b = list(texts)[:2]
-            texts = {**texts, a: texts[b], b: texts[a]}
-        return texts, values
+    def swapped(path, field, *text):
+        texts, rows, values = real(path, field, *text)
+        if field == column:  # the first two texts point at each other's row
+            rows = rows.copy()
+            rows[[0, 1]] = rows[[1, 0]]
+        return texts, rows, values
 
     monkeypatch.setattr(tio, "parquet_value_map", swapped)
 
@@ -284,3 +284,47 @@ def test_mismatch_refused_by_write_table(tmp_path, monkeypatch):
     df.loc[0, "s"] = "no such value"
     with pytest.raises(VerificationError, match="column 's'.*no value of the input"):
         write_table(df, tmp_path / "o.parquet", like=inp, unchanged=["s"])
+
+
+def test_other_types_as_duckdb_writes_them(tmp_path):
+    """The other types a column released unchanged is typed with, against DuckDB's release of the same
+    input (kanon, audited): int8/int16/int32/uint8/uint64 and float32 kept, timestamps in ``ns`` kept
+    (nanoseconds, naive and aware), ``ms`` aware as ``us`` (DuckDB's units), ``large_string`` and a
+    dictionary of strings as ``string``, ``decimal(38,3)``, ``time64`` and ``binary`` kept; the same
+    values row by row. (Spark reads no naive ``ns`` timestamp: not run there.)"""
+    n = 24
+    i = list(range(n))
+    ts = [pd.Timestamp("2021-01-02") + pd.Timedelta(nanoseconds=x * 1_234_567_891) for x in i]
+    cols = {
+        "pid": pa.array([x % 12 for x in i], pa.int64()), "sex": pa.array(["F" if x % 3 == 0 else "M" for x in i]),
+        "i8": pa.array(i, pa.int8()), "i16": pa.array(i, pa.int16()), "i32": pa.array(i, pa.int32()),
+        "u8": pa.array(i, pa.uint8()), "u64": pa.array([2**64 - 1 - x for x in i], pa.uint64()),
+        "f32": pa.array([x / 3 for x in i], pa.float32()),
+        "ns": pa.array([t.value for t in ts], pa.timestamp("ns")),
+        "nstz": pa.array([t.value for t in ts], pa.timestamp("ns", tz="Asia/Kolkata")),
+        "mstz": pa.array([t.value // 1_000_000 for t in ts], pa.timestamp("ms", tz="UTC")),
+        "ls": pa.array([f"s{x % 5}" for x in i], pa.large_string()),
+        "dict": pa.array([f"v{x % 4}" for x in i], pa.string()).dictionary_encode(),
+        "dec38": pa.array([decimal.Decimal(f"{x}.{x:03d}") for x in i], pa.decimal128(38, 3)),
+        "t64": pa.array([dt.time(1, 2, x % 60, 1000 * x) for x in i], pa.time64("us")),
+        "bin": pa.array([bytes([x % 3, 255]) for x in i], pa.binary()),
+    }  # fmt: skip
+    inp = tmp_path / "in.parquet"
+    pq.write_table(pa.table(cols), inp)
+    (tmp_path / "h").mkdir()
+    (tmp_path / "h" / "sex.csv").write_text("F;*\nM;*\n")
+    (tmp_path / "steward").mkdir()
+    keep = [c for c in cols if c not in ("pid", "sex")]
+    source = pq.read_table(inp)
+    got = {}
+    for eng in ("numpy", "duckdb"):
+        out, audit = _run("kanon", inp, tmp_path, eng, keep=keep)
+        rel = _read(out)
+        got[eng] = {c: rel.schema.field(c).type for c in keep}
+        taken = source.take(pa.array([ln - 2 for ln in _lines("kanon", audit)]))
+        for c in keep:
+            assert _values(rel, c) == _values(taken.set_column(taken.schema.get_field_index(c), c,
+                                                               taken.column(c).cast(rel.schema.field(c).type)), c), (eng, c)
+    assert got["numpy"] == {**{c: pa.string() if c in ("ls", "dict") else source.schema.field(c).type for c in keep},
+                            "mstz": pa.timestamp("us", tz="UTC")}  # fmt: skip
+    assert got["duckdb"] == {**got["numpy"], "nstz": pa.timestamp("ns", tz="UTC")}

@@ -367,15 +367,17 @@ def write_csv(df: pd.DataFrame, path: str | os.PathLike, *, delimiter: str = ","
 
 
 def write_table(df: pd.DataFrame, path: str | os.PathLike, *, delimiter: str = ",",
-                like: str | os.PathLike | None = None, unchanged: Iterable[str] = ()) -> Path:
+                like: str | os.PathLike | None = None, unchanged: Iterable[str] = (),
+                input_text: pd.DataFrame | None = None) -> Path:
     """Write ``df`` atomically as CSV (default; :func:`write_csv`) or Parquet (``.parquet`` suffix).
 
     ``like`` (the input file) and ``unchanged`` (the columns released unchanged: ``--keep``, ...): a
     Parquet release of a Parquet input writes those columns with the input's types
-    (:func:`typed_release`); otherwise, and always in a CSV, every column as it is in ``df``."""
+    (:func:`typed_release`; ``input_text``, optional: the input as ``read_table(like, as_text=True)``
+    read it); otherwise, and always in a CSV, every column as it is in ``df``."""
     target = Path(path)
     if _is_parquet_name(target):
-        table = typed_release(df, like, unchanged)  # (before anything is written: a refusal leaves no file)
+        table = typed_release(df, like, unchanged, input_text=input_text)  # (before anything is written)
         if table is None:
             return atomic_write(target, lambda p: df.to_parquet(p, index=False))
         return atomic_write(target, lambda p: _write_arrow(table, p))
@@ -413,27 +415,36 @@ def _typed_kind(t: Any) -> Any | None:
     return None
 
 
-def parquet_value_map(path: str | os.PathLike, field: str) -> tuple[dict[str, int], Any]:
-    """The distinct values of the Parquet column ``field`` of ``path``: ``({text: row}, column)`` where
-    ``text`` is the text the numpy path reads the value as (:func:`read_table` with ``as_text``: ``str``
-    of the value as pandas reads it; missing values have none) and ``column[row]`` is that value as
-    Arrow reads it (one row holding it). One factorization of the column read by pandas and one ``str``
-    per distinct value (within a column the text is a bijection of the value)."""
+def parquet_value_map(path: str | os.PathLike, field: str, text: pd.Series | None = None) -> tuple[list[str], Any, Any]:
+    """The distinct values of the Parquet column ``field`` of ``path``: ``(texts, rows, column)`` where
+    ``texts[i]`` is the text the numpy path reads a value as (:func:`read_table` with ``as_text``: ``str``
+    of the value as pandas reads it; missing values have none) and ``column[rows[i]]`` is that value as
+    Arrow reads it (its first row), as pandas reads it where that differs in type (an integer column
+    holding a missing value: floats, ``2.0``, as the engines' views). ``text``: that column as
+    :func:`read_table` read it (same rows), whose distinct values are then the texts; else one ``str``
+    per distinct value of the column read by pandas (within a column the text is a bijection of the
+    value)."""
     import numpy as np
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    values = pd.read_parquet(path, columns=[field])[field]
     column = pq.read_table(path, columns=[field]).column(0)
+    values = pd.read_parquet(path, columns=[field])[field]
+    if pa.types.is_integer(column.type) and values.dtype.kind == "f":
+        column = column.cast(pa.float64(), safe=False)
+    numpy_int = isinstance(values.dtype, np.dtype) and values.dtype.kind in "iu"  # (texts by one Arrow cast: faster)
+    if text is not None and len(text) == len(column) and not numpy_int:
+        codes, uniques = pd.factorize(text)
+        return [str(v) for v in uniques.tolist()], _first_rows(np.asarray(codes, dtype=np.int64)), column
     if values.dtype.kind == "f":  # by the bits: 0.0 and -0.0 are two values (two texts)
         bits = values.to_numpy().view(np.int32 if values.dtype.itemsize == 4 else np.int64)
         codes, _ = pd.factorize(bits)
         codes[values.isna().to_numpy()] = -1
     else:
         codes, _ = pd.factorize(values)
-    codes = np.asarray(codes, dtype=np.int64)
-    first = _first_rows(codes)
-    texts = values.iloc[first[first >= 0]].astype(object)
-    return {str(v): int(r) for v, r in zip(texts.tolist(), first[first >= 0].tolist())}, column
+    first = _first_rows(np.asarray(codes, dtype=np.int64))
+    rows = first[first >= 0]
+    return _texts(values.iloc[rows]), rows, column
 
 
 def _first_rows(codes: Any) -> Any:
@@ -446,20 +457,28 @@ def _first_rows(codes: Any) -> Any:
     return first
 
 
-def _as_read(values: Any) -> list[str | None]:
-    """The numpy path's text of Arrow values (``str`` of each as pandas reads it; missing: ``None``)."""
-    s = values.to_pandas()
-    return s.astype(object).where(s.notna(), None).map(lambda v: None if v is None else str(v)).tolist()
+def _texts(values: pd.Series) -> list[str | None]:
+    """:func:`read_table`'s text (``as_text``) of values as pandas reads them: ``str`` of each, missing
+    ``None``; numpy integers (whose ``str`` is their decimal digits) by one Arrow cast."""
+    import numpy as np
+    import pyarrow as pa
+
+    missing = values.isna().to_numpy()
+    if isinstance(values.dtype, np.dtype) and values.dtype.kind in "iu":  # (a numpy integer has no missing value)
+        return pa.array(values.to_numpy()).cast(pa.string()).to_pylist()
+    return [None if m else str(v) for v, m in zip(values.astype(object).tolist(), missing.tolist())]
 
 
-def typed_release(df: pd.DataFrame, like: str | os.PathLike | None, unchanged: Iterable[str]) -> Any | None:
+def typed_release(df: pd.DataFrame, like: str | os.PathLike | None, unchanged: Iterable[str], *,
+                  input_text: pd.DataFrame | None = None) -> Any | None:
     """The Arrow table of a Parquet release whose columns released unchanged (``unchanged``) have the
     types of the Parquet input ``like``; ``None`` when there is none to type (not a Parquet input, no
     such column): the release is then written by pandas as before (every column text).
 
     ``df`` is the verified release (text, as :func:`read_table` with ``as_text`` reads the input). A
     column is typed through the map of its distinct input values (:func:`parquet_value_map`: text ->
-    typed value), not a call per row; integers holding a missing value are ``double`` (pandas reads them
+    typed value; the texts are those of ``input_text``, the input as :func:`read_table` read it, when
+    given), not a call per row; integers holding a missing value are ``double`` (pandas reads them
     as floats, ``2.0``, and so do the engines' views); a column whose type has no typed release
     (:func:`_typed_kind`: booleans, nested types) stays text. Fail closed: every distinct released text
     must be a value of the input column, and the typed column's text (as the numpy path reads it) must be
@@ -472,6 +491,7 @@ def typed_release(df: pd.DataFrame, like: str | os.PathLike | None, unchanged: I
         return None
     import numpy as np
     import pyarrow as pa
+    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     from tempanon.errors import VerificationError
@@ -496,30 +516,34 @@ def typed_release(df: pd.DataFrame, like: str | os.PathLike | None, unchanged: I
         i = table.schema.get_field_index(c)
         table = table.set_column(i, pa.field(c, pa.string()), table.column(i).cast(pa.string()))
     for c, kind in todo.items():
-        texts, column = parquet_value_map(like, names[c])
+        texts, rows, column = parquet_value_map(
+            like, names[c], input_text[c] if input_text is not None and c in input_text.columns else None)
         codes, released = pd.factorize(df[c])
         codes = np.asarray(codes, dtype=np.int64)
-        rows = []
-        for v in released.tolist():
-            r = texts.get(str(v))
-            if r is None or not isinstance(v, str):
-                raise VerificationError(f"the Parquet release's column {c!r} (released unchanged) holds {v!r}, which is "
-                                        f"no value of the input's column {names[c]!r}: nothing was written")
-            rows.append(r)
-        values = column.take(pa.array(rows, pa.int64()))
+        released = np.asarray(released, dtype=object)
+        try:  # the row of every distinct released text among the input's (a hash lookup in Arrow)
+            at = pc.index_in(pa.array(released, pa.string()), value_set=pa.array(texts, pa.string()))
+        except (pa.ArrowInvalid, pa.ArrowTypeError):  # a released value that is not text
+            at = pa.nulls(len(released), pa.int32())
+        bad = np.flatnonzero(np.asarray(at.is_null().to_numpy(zero_copy_only=False)))
+        if len(bad):
+            raise VerificationError(f"the Parquet release's column {c!r} (released unchanged) holds {released[bad[0]]!r}, "
+                                    f"which is no value of the input's column {names[c]!r}: nothing was written")  # fmt: skip
+        values = column.take(pa.array(np.asarray(rows)[at.to_numpy()], pa.int64()))
         if pa.types.is_dictionary(values.type):
             values = values.cast(values.type.value_type)
-        if pa.types.is_integer(kind) and column.null_count:
-            kind = pa.float64()  # as pandas reads it (2.0), and the engines' views
+        if pa.types.is_floating(values.type) and pa.types.is_integer(kind):
+            kind = values.type  # (parquet_value_map: integers with a missing value as pandas reads them)
         values = values.cast(kind, safe=False)
         typed = values.take(pa.array(codes, pa.int64(), mask=codes < 0))
         # the check: the typed column's text is the verified text at one row of every distinct value,
         # and it is missing exactly where the verified release is
-        first = _first_rows(codes)
-        for want, got in zip(released.tolist(), _as_read(typed.take(pa.array(first, pa.int64())))):
-            if got != want:
-                raise VerificationError(f"the Parquet release's column {c!r}: the typed value written for {want!r} "
-                                        f"reads back as {got!r}; nothing was written")  # fmt: skip
+        got = np.asarray(_texts(typed.take(pa.array(_first_rows(codes), pa.int64())).to_pandas()), dtype=object)
+        differ = np.flatnonzero(got != released)
+        if len(differ):
+            want, was = released[differ[0]], got[differ[0]]
+            raise VerificationError(f"the Parquet release's column {c!r}: the typed value written for {want!r} "
+                                    f"reads back as {was!r}; nothing was written")  # fmt: skip
         if not np.array_equal(np.asarray(typed.is_null().to_numpy(zero_copy_only=False)), codes < 0):
             raise VerificationError(f"the Parquet release's column {c!r}: the typed column's missing values are not "
                                     "the release's; nothing was written")  # fmt: skip
@@ -798,11 +822,13 @@ class OutputSet:
         return target
 
     def table(self, df: pd.DataFrame, path: str | os.PathLike, label: str = "output", *, delimiter: str = ",",
-              like: str | os.PathLike | None = None, unchanged: Iterable[str] = ()) -> Path:
-        """Stage a table (CSV, or Parquet by suffix; ``like`` and ``unchanged``: a Parquet release of a
-        Parquet input writes the columns released unchanged with the input's types, :func:`typed_release`)."""
+              like: str | os.PathLike | None = None, unchanged: Iterable[str] = (),
+              input_text: pd.DataFrame | None = None) -> Path:
+        """Stage a table (CSV, or Parquet by suffix; ``like``, ``unchanged`` and ``input_text``: a Parquet
+        release of a Parquet input writes the columns released unchanged with the input's types,
+        :func:`typed_release`)."""
         if _is_parquet_name(path):
-            table = typed_release(df, like, unchanged)  # (before staging: a refusal leaves no file)
+            table = typed_release(df, like, unchanged, input_text=input_text)  # (before staging: a refusal leaves no file)
             if table is None:
                 return self.stage(path, lambda p: df.to_parquet(p, index=False), label)
             return self.stage(path, lambda p: _write_arrow(table, p), label)

@@ -566,7 +566,8 @@ def _kanonymize(src, qi, hierarchies, k, t0, *, uid, identifying, max_suppressio
     if out is not None and src.engine == "numpy":
         from tempanon.data.io import write_table
 
-        result.output = str(write_table(released, out, like=like, unchanged=result.unchanged_columns))
+        result.output = str(write_table(released, out, like=like, unchanged=result.unchanged_columns,
+                                        input_text=None if like is None else getattr(src, "data", None)))
     result.runtime_seconds = time.perf_counter() - t0
     return result
 

@@ -172,7 +172,7 @@ def _run(
         summ["audit"] = str(audit)
     t1 = time.perf_counter()
     with outs:  # staged, then committed together
-        outs.table(res.table, out, "--out", like=input_path, unchanged=res.unchanged_columns)
+        outs.table(res.table, out, "--out", like=input_path, unchanged=res.unchanged_columns, input_text=df)
         if rep is not None:
             from tempanon.report.sections import add_verification
 

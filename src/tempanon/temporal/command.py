@@ -162,7 +162,7 @@ def timestamped(
             phases["build report"] = _time.perf_counter() - t1
         t1 = _time.perf_counter()
         with outs:  # staged, then committed together
-            outs.table(res.released, out, "--out", like=input, unchanged=res.unchanged_columns)
+            outs.table(res.released, out, "--out", like=input, unchanged=res.unchanged_columns, input_text=df)
             if audit is not None:
                 from tempanon.temporal.api import audit_text
 
