@@ -126,8 +126,9 @@ def test_spark_parquet_release_timestamps_micros(tmp_path, spark_session, comman
     """A Spark Parquet release writes kept timestamps as DuckDB's does (pyarrow schema): aware as
     ``timestamp[us, tz=UTC]`` (before: INT96, read back by pyarrow as naive ``timestamp[ns]``),
     naive as ``timestamp[us]``; a column in another zone (``ny``, America/New_York in the input) in
-    UTC too (Spark and DuckDB keep instants, not zone names). The numpy path writes every kept
-    column as its text (Python's ``str``): the same instants, row by row through the audits."""
+    UTC too (Spark and DuckDB keep instants, not zone names). The numpy path writes the kept columns
+    typed too (since 2026-11-27; ``test_engine_parquet_types``), ``ny`` in its zone: the same instants,
+    row by row through the audits."""
     import pyarrow as pa
 
     inp = _input(tmp_path)
@@ -151,12 +152,11 @@ def test_spark_parquet_release_timestamps_micros(tmp_path, spark_session, comman
         got[eng] = rel.sort_index()
     want = {"seen": pa.timestamp("us", tz="UTC"), "ny": pa.timestamp("us", tz="UTC"), "naive": pa.timestamp("us")}
     assert {c: fields["spark"][c] for c in KEPT} == {c: fields["duckdb"][c] for c in KEPT} == want
-    assert all(pa.types.is_string(fields["numpy"][c]) or pa.types.is_large_string(fields["numpy"][c]) for c in KEPT)
+    assert {c: fields["numpy"][c] for c in KEPT} == {**want, "ny": pa.timestamp("us", tz="America/New_York")}
     sp, nu = got["spark"], got["numpy"]
     for c in KEPT:
-        text = nu[c].replace("", None)
-        parsed = pd.to_datetime(text, utc=c != "naive", format="ISO8601").astype(sp[c].dtype)
-        pd.testing.assert_series_equal(sp[c], parsed, check_names=False)
+        instants = nu[c] if c == "naive" else nu[c].dt.tz_convert("UTC")
+        pd.testing.assert_series_equal(sp[c], instants.astype(sp[c].dtype), check_names=False)
     pd.testing.assert_frame_equal(sp.drop(columns=KEPT), nu.drop(columns=KEPT), check_dtype=False)
     pd.testing.assert_frame_equal(sp, got["duckdb"], check_dtype=False)
 
