@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from tempanon.errors import InputError
@@ -111,10 +112,7 @@ def read_table(
             df = pd.read_parquet(path)
             check_column_names(list(df.columns), path)
             df.columns = [str(c).strip() for c in df.columns]  # as a CSV header's (and as the engines read it)
-            if as_text:
-                df = df.astype(object).where(df.notna(), None)
-                df = df.map(lambda v: None if v is None else str(v))
-            return df
+            return parquet_as_text(df) if as_text else df
         opener = _open_text(path)
         with opener() as fh:
             sample = fh.read(65536)
@@ -364,6 +362,114 @@ def write_csv(df: pd.DataFrame, path: str | os.PathLike, *, delimiter: str = ","
     df.to_csv(path, index=False, sep=delimiter)
     if _holds_cr(Path(path)):
         df.to_csv(path, index=False, sep=delimiter, quoting=csv.QUOTE_ALL)
+
+
+def parquet_as_text(df: pd.DataFrame) -> pd.DataFrame:
+    """Every column of a frame read from Parquet as its values' text (``str`` of each value as pandas
+    gives it; missing stays missing): the text of each *distinct* value, taken by the column's codes, not
+    a Python call per row. Float columns are told apart by their bits (``-0.0`` keeps its own text);
+    an ``object`` column that holds anything but strings (decimals, dates, bytes, lists) is converted
+    value by value, where equal values may have different texts (``Decimal('1.0')``, ``Decimal('1.00')``)."""
+    out: dict[str, Any] = {}
+    for name in df.columns:
+        col = df[name]
+        vals = None
+        if isinstance(col.dtype, (pd.DatetimeTZDtype, np.dtype)) and col.dtype.kind == "M":
+            vals = timestamp_texts(col)
+            if vals is not None:
+                out[name] = vals
+                continue
+        if pd.api.types.is_float_dtype(col.dtype):
+            arr = col.to_numpy(dtype=np.float64, na_value=np.nan)
+            codes, uniq = pd.factorize(arr.view(np.int64))
+            codes[np.isnan(arr)] = -1
+            texts = [str(float(x)) for x in uniq.view(np.float64)]
+        elif col.dtype != object or pd.api.types.infer_dtype(col, skipna=True) in ("string", "empty"):
+            try:
+                codes, uniq = pd.factorize(col, use_na_sentinel=True)
+            except TypeError:  # unhashable values
+                codes = None
+            else:
+                texts = [str(v) for v in np.asarray(uniq, dtype=object)]
+        else:
+            codes = None
+        if codes is None:
+            obj = col.astype(object).where(col.notna(), None)
+            vals = np.array([None if v is None else str(v) for v in obj], dtype=object)
+        else:
+            table = np.array(texts + [None], dtype=object)
+            vals = table[codes]  # -1 (missing) takes the last entry, None
+        out[name] = vals
+    return pd.DataFrame(out, index=df.index, columns=df.columns)
+
+
+def _digits(x: np.ndarray, width: int) -> np.ndarray:
+    """Whole numbers ``0 <= x < 10**width`` as text of ``width`` digits (leading zeros)."""
+    if len(x) == 0:
+        return np.zeros(0, dtype=f"<U{width}")
+    return np.char.zfill(x.astype(f"<U{width}"), width)
+
+
+_PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
+
+
+def timestamp_texts(col: pd.Series) -> np.ndarray | None:
+    """``str`` of every value of a datetime column as pandas prints a ``Timestamp`` (missing: ``None``),
+    computed on whole arrays: ``YYYY-MM-DD HH:MM:SS``, then ``.ffffff`` when the value has microseconds
+    and ``.fffffffff`` when it has nanoseconds, then, for an aware column, the offset of its zone at that
+    instant (``+HH:MM``, ``+HH:MM:SS`` when it has seconds). ``None`` when a value is outside the years
+    1-9999 or an offset has a fraction of a second (the caller converts value by value then)."""
+    unit = np.datetime_data(col.dtype.base if isinstance(col.dtype, np.dtype) else np.dtype(f"M8[{col.dtype.unit}]"))[0]
+    if unit not in _PER_SECOND:
+        return None
+    per = _PER_SECOND[unit]
+    tz = getattr(col.dtype, "tz", None)
+    missing = col.isna().to_numpy()
+    if tz is not None:
+        wall = col.dt.tz_localize(None).to_numpy()
+        utc = col.dt.tz_convert("UTC").dt.tz_localize(None).to_numpy()
+        off_units = wall.view(np.int64) - utc.view(np.int64)
+        if np.any(off_units[~missing] % per):
+            return None
+        off = off_units // per
+    else:
+        wall = col.to_numpy()
+        off = None
+    v = wall.view(np.int64)
+    v = np.where(missing, 0, v)
+    secs = np.floor_divide(v, per)
+    frac = v - secs * per  # 0 <= frac < per
+    stamp = secs.astype("datetime64[s]")
+    lo, hi = np.datetime64("0001-01-01T00:00:00", "s"), np.datetime64("9999-12-31T23:59:59", "s")
+    if np.any((stamp < lo) | (stamp > hi)):
+        return None
+    text = np.datetime_as_string(stamp, unit="s")  # YYYY-MM-DDTHH:MM:SS
+    chars = text.view(np.uint32).reshape(len(text), -1).copy()
+    chars[:, 10] = ord(" ")
+    text = chars.view(f"<U{chars.shape[1]}").ravel()
+    ns = frac * (1_000_000_000 // per)
+    micro = ns // 1000
+    has_ns = ns % 1000 != 0
+    has_us = (ns != 0) & ~has_ns
+    if has_ns.any() or has_us.any():
+        frac_text = np.full(len(text), "", dtype="<U10")
+        frac_text[has_us] = np.char.add(".", _digits(micro[has_us], 6))
+        frac_text[has_ns] = np.char.add(".", _digits(ns[has_ns], 9))
+        text = np.char.add(text, frac_text)
+    if off is not None:
+        a = np.abs(off)
+        hh, mm, ss = a // 3600, a // 60 % 60, a % 60
+        sign = np.where(off < 0, "-", "+")
+        otext = np.char.add(np.char.add(np.char.add(sign, _digits(hh, 2)), ":"),
+                            _digits(mm, 2))
+        if np.any(ss != 0):
+            with_s = ss != 0
+            otext = otext.astype("<U9")
+            otext[with_s] = np.char.add(np.char.add(otext[with_s], ":"), _digits(ss[with_s], 2))
+        text = np.char.add(text, otext)
+    out = text.astype(object)
+    out[missing] = None
+    return out
 
 
 def write_table(df: pd.DataFrame, path: str | os.PathLike, *, delimiter: str = ",") -> Path:
