@@ -290,8 +290,9 @@ def _as_read_text(values: pd.Series) -> pd.Series:
     zone, e.g. ``Etc/UTC``, which the file never named)."""
     if not pd.api.types.is_datetime64_any_dtype(values.dtype):
         return values
-    obj = values.astype(object).where(values.notna(), None)
-    return obj.map(lambda v: None if v is None else str(v))
+    from tempanon.data.io import parquet_as_text
+
+    return parquet_as_text(values.to_frame())[values.name]  # (on whole arrays: timestamp_texts)
 
 
 def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, data_granularity, country, parts,
