@@ -292,7 +292,9 @@ def _as_read_text(values: pd.Series) -> pd.Series:
         return values
     from tempanon.data.io import parquet_as_text
 
-    return parquet_as_text(values.to_frame())[values.name]  # (on whole arrays: timestamp_texts)
+    out = parquet_as_text(values.to_frame(name="v"))["v"]  # (on whole arrays: timestamp_texts)
+    out.name = values.name
+    return out
 
 
 def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, data_granularity, country, parts,
