@@ -689,7 +689,7 @@ class SparkSource(SQLSource):
         of one bit per input row); only when that fast check does not pass, the general count query
         (two ``count(DISTINCT)``), which decides and names the fault; (2) every audit row against
         the written release and the input: one join (audit, the numbered written release, the
-        numbered input ``LEFT JOIN``\ ed) that counts the audit rows whose input line exists and
+        numbered input ``LEFT JOIN``-ed) that counts the audit rows whose input line exists and
         finds the first release row whose values differ, instead of the mismatch query and a second
         join for the existence count; the first mismatch's values are fetched only on refusal."""
         from tempanon.lattice.source_duckdb import _first
