@@ -431,8 +431,13 @@ class SQLSource(FrequencySource):
         return int(row[0]), int(row[1]), int(row[2])
 
     def distinct_values(self, column: str) -> pd.Series:
-        if column in self.qi and self._timestamp_kinds("src").get(column):  # (its map, made once: text_join)
+        kind = self._timestamp_kinds("src").get(column)
+        if kind and (column in self.qi or column in self._tmaps):  # (its map, made once: text_join)
             tab = self._arrow(f"SELECT DISTINCT t FROM {self._timestamp_map(column)} ORDER BY t")
+            return pd.Series(tab.column("t").to_pylist(), dtype=object)
+        if kind:  # a typed timestamp's text once per distinct value, not per row (identifier screening)
+            text = f"coalesce({self.timestamp_text('x.v', kind, self._zones.get(column))}, '')"
+            tab = self._arrow(f"SELECT DISTINCT {text} AS t FROM (SELECT DISTINCT s.{self.q(column)} AS v FROM src s) x ORDER BY t")
             return pd.Series(tab.column("t").to_pylist(), dtype=object)
         tab = self._arrow((f"SELECT DISTINCT {self.text_expr(column)} AS t FROM src s ORDER BY t"))
         return pd.Series(tab.column("t").to_pylist(), dtype=object)
