@@ -149,3 +149,56 @@ def test_no_timestamp_text_per_input_row(tmp_path, monkeypatch, engine, request)
     assert any("strftime" in s or "date_format" in s for s in seen)  # the maps' (the recorder sees the text)
     bad = {c: [s for s in seen if e in s] for c, e in per_row.items()}
     assert not any(bad.values()), {c: [s[:300] for s in v] for c, v in bad.items() if v}
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_screening_of_kept_timestamps_per_distinct_value(tmp_path, monkeypatch, engine, request):
+    """Identifier screening of typed timestamp columns released unchanged (``kanon --keep``: ``_screen``,
+    ``SQLSource.distinct_values``) takes their text once per distinct value: no ``SELECT DISTINCT`` applies
+    the text expression to the input's rows ``s`` (on main the screening's query did, one per column). The
+    verdicts are numpy's: refused alike without ``--allow-identifier`` (the same message), and with it the
+    same rows by input line."""
+    if engine == "spark":
+        request.getfixturevalue("spark_session")
+    from tempanon.lattice.source_duckdb import duckdb_timestamp_text
+    from tempanon.lattice.source_spark import python_timestamp_text
+
+    from .test_engine_audit import _by_line
+
+    text = duckdb_timestamp_text if engine == "duckdb" else python_timestamp_text
+    path, _ = _input(tmp_path)
+    (tmp_path / "hs").mkdir()
+    (tmp_path / "hs" / "sex.csv").write_text("F;*\nM;*\n")
+    kept = ["t", "ny", "naive"]
+
+    def kanon(eng, tag, allow):
+        d = tmp_path / f"{eng}-{tag}"
+        d.mkdir()
+        extra = ["--allow-identifier", ",".join(kept)] if allow else []
+        out, audit = d / "o.csv", tmp_path / "steward" / f"{eng}-{tag}.csv"
+        r = _cli(["kanon", str(path), "--k", "2", "--uid", "pid", "--qi", "sex", "--hierarchies", str(tmp_path / "hs"),
+                  "--keep", ",".join(kept), *extra, "--out", str(out), "--audit", str(audit), "--engine", eng, "-q"])  # fmt: skip
+        return r, out, audit
+
+    # a timestamp column named like a time ('t'), near-unique or not: whatever numpy decides, the engine decides
+    refused = {eng: kanon(eng, "plain", False)[0] for eng in ("numpy", engine)}
+    assert refused[engine].exit_code == refused["numpy"].exit_code
+    if refused["numpy"].exit_code != 0:
+        assert refused[engine].output.strip().splitlines()[-1] == refused["numpy"].output.strip().splitlines()[-1]
+    rows = {}
+    seen = None
+    for eng in ("numpy", engine):
+        if eng == engine:
+            seen = _record(monkeypatch, engine)
+        r, out, audit = kanon(eng, "allowed", True)
+        assert r.exit_code == 0, (eng, r.output)
+        rows[eng] = _by_line(out, audit)
+    pd.testing.assert_frame_equal(rows[engine], rows["numpy"])
+    per_row = {c: text(f"s.{q}", kind, zone) for c, q, kind, zone in (
+        ("t", '"t"' if engine == "duckdb" else "`t`", "timestamp", "UTC"),
+        ("ny", '"ny"' if engine == "duckdb" else "`ny`", "timestamp", "America/New_York"),
+        ("naive", '"naive"' if engine == "duckdb" else "`naive`", "timestamp_ntz", None))}  # fmt: skip
+    distinct = [s for s in seen if "SELECT DISTINCT" in s.upper()]
+    assert distinct  # the screening's queries were recorded
+    bad = {c: [s for s in distinct if e in s] for c, e in per_row.items()}
+    assert not any(bad.values()), {c: [s[:300] for s in v] for c, v in bad.items() if v}

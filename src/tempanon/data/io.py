@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from tempanon.errors import InputError
@@ -111,10 +112,7 @@ def read_table(
             df = pd.read_parquet(path)
             check_column_names(list(df.columns), path)
             df.columns = [str(c).strip() for c in df.columns]  # as a CSV header's (and as the engines read it)
-            if as_text:
-                df = df.astype(object).where(df.notna(), None)
-                df = df.map(lambda v: None if v is None else str(v))
-            return df
+            return parquet_as_text(df) if as_text else df
         opener = _open_text(path)
         with opener() as fh:
             sample = fh.read(65536)
@@ -366,6 +364,114 @@ def write_csv(df: pd.DataFrame, path: str | os.PathLike, *, delimiter: str = ","
         df.to_csv(path, index=False, sep=delimiter, quoting=csv.QUOTE_ALL)
 
 
+def parquet_as_text(df: pd.DataFrame) -> pd.DataFrame:
+    """Every column of a frame read from Parquet as its values' text (``str`` of each value as pandas
+    gives it; missing stays missing): the text of each *distinct* value, taken by the column's codes, not
+    a Python call per row. Float columns are told apart by their bits (``-0.0`` keeps its own text);
+    an ``object`` column that holds anything but strings (decimals, dates, bytes, lists) is converted
+    value by value, where equal values may have different texts (``Decimal('1.0')``, ``Decimal('1.00')``)."""
+    out: dict[str, Any] = {}
+    for name in df.columns:
+        col = df[name]
+        vals = None
+        if isinstance(col.dtype, (pd.DatetimeTZDtype, np.dtype)) and col.dtype.kind == "M":
+            vals = timestamp_texts(col)
+            if vals is not None:
+                out[name] = vals
+                continue
+        if pd.api.types.is_float_dtype(col.dtype):
+            arr = col.to_numpy(dtype=np.float64, na_value=np.nan)
+            codes, uniq = pd.factorize(arr.view(np.int64))
+            codes[np.isnan(arr)] = -1
+            texts = [str(float(x)) for x in uniq.view(np.float64)]
+        elif col.dtype != object or pd.api.types.infer_dtype(col, skipna=True) in ("string", "empty"):
+            try:
+                codes, uniq = pd.factorize(col, use_na_sentinel=True)
+            except TypeError:  # unhashable values
+                codes = None
+            else:
+                texts = [str(v) for v in np.asarray(uniq, dtype=object)]
+        else:
+            codes = None
+        if codes is None:
+            obj = col.astype(object).where(col.notna(), None)
+            vals = np.array([None if v is None else str(v) for v in obj], dtype=object)
+        else:
+            table = np.array(texts + [None], dtype=object)
+            vals = table[codes]  # -1 (missing) takes the last entry, None
+        out[name] = vals
+    return pd.DataFrame(out, index=df.index, columns=df.columns)
+
+
+def _digits(x: np.ndarray, width: int) -> np.ndarray:
+    """Whole numbers ``0 <= x < 10**width`` as text of ``width`` digits (leading zeros)."""
+    if len(x) == 0:
+        return np.zeros(0, dtype=f"<U{width}")
+    return np.char.zfill(x.astype(f"<U{width}"), width)
+
+
+_PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
+
+
+def timestamp_texts(col: pd.Series) -> np.ndarray | None:
+    """``str`` of every value of a datetime column as pandas prints a ``Timestamp`` (missing: ``None``),
+    computed on whole arrays: ``YYYY-MM-DD HH:MM:SS``, then ``.ffffff`` when the value has microseconds
+    and ``.fffffffff`` when it has nanoseconds, then, for an aware column, the offset of its zone at that
+    instant (``+HH:MM``, ``+HH:MM:SS`` when it has seconds). ``None`` when a value is outside the years
+    1-9999 or an offset has a fraction of a second (the caller converts value by value then)."""
+    unit = np.datetime_data(col.dtype.base if isinstance(col.dtype, np.dtype) else np.dtype(f"M8[{col.dtype.unit}]"))[0]
+    if unit not in _PER_SECOND:
+        return None
+    per = _PER_SECOND[unit]
+    tz = getattr(col.dtype, "tz", None)
+    missing = col.isna().to_numpy()
+    if tz is not None:
+        wall = col.dt.tz_localize(None).to_numpy()
+        utc = col.dt.tz_convert("UTC").dt.tz_localize(None).to_numpy()
+        off_units = wall.view(np.int64) - utc.view(np.int64)
+        if np.any(off_units[~missing] % per):
+            return None
+        off = off_units // per
+    else:
+        wall = col.to_numpy()
+        off = None
+    v = wall.view(np.int64)
+    v = np.where(missing, 0, v)
+    secs = np.floor_divide(v, per)
+    frac = v - secs * per  # 0 <= frac < per
+    stamp = secs.astype("datetime64[s]")
+    lo, hi = np.datetime64("0001-01-01T00:00:00", "s"), np.datetime64("9999-12-31T23:59:59", "s")
+    if np.any((stamp < lo) | (stamp > hi)):
+        return None
+    text = np.datetime_as_string(stamp, unit="s")  # YYYY-MM-DDTHH:MM:SS
+    chars = text.view(np.uint32).reshape(len(text), -1).copy()
+    chars[:, 10] = ord(" ")
+    text = chars.view(f"<U{chars.shape[1]}").ravel()
+    ns = frac * (1_000_000_000 // per)
+    micro = ns // 1000
+    has_ns = ns % 1000 != 0
+    has_us = (ns != 0) & ~has_ns
+    if has_ns.any() or has_us.any():
+        frac_text = np.full(len(text), "", dtype="<U10")
+        frac_text[has_us] = np.char.add(".", _digits(micro[has_us], 6))
+        frac_text[has_ns] = np.char.add(".", _digits(ns[has_ns], 9))
+        text = np.char.add(text, frac_text)
+    if off is not None:
+        a = np.abs(off)
+        hh, mm, ss = a // 3600, a // 60 % 60, a % 60
+        sign = np.where(off < 0, "-", "+")
+        otext = np.char.add(np.char.add(np.char.add(sign, _digits(hh, 2)), ":"),
+                            _digits(mm, 2))
+        if np.any(ss != 0):
+            with_s = ss != 0
+            otext = otext.astype("<U9")
+            otext[with_s] = np.char.add(np.char.add(otext[with_s], ":"), _digits(ss[with_s], 2))
+        text = np.char.add(text, otext)
+    out = text.astype(object)
+    out[missing] = None
+    return out
+
+
 def write_table(df: pd.DataFrame, path: str | os.PathLike, *, delimiter: str = ",",
                 like: str | os.PathLike | None = None, unchanged: Iterable[str] = (),
                 input_text: pd.DataFrame | None = None) -> Path:
@@ -417,14 +523,12 @@ def _typed_kind(t: Any) -> Any | None:
 
 def parquet_value_map(path: str | os.PathLike, field: str, text: pd.Series | None = None) -> tuple[list[str], Any, Any]:
     """The distinct values of the Parquet column ``field`` of ``path``: ``(texts, rows, column)`` where
-    ``texts[i]`` is the text the numpy path reads a value as (:func:`read_table` with ``as_text``: ``str``
-    of the value as pandas reads it; missing values have none) and ``column[rows[i]]`` is that value as
-    Arrow reads it (its first row), as pandas reads it where that differs in type (an integer column
-    holding a missing value: floats, ``2.0``, as the engines' views). ``text``: that column as
-    :func:`read_table` read it (same rows), whose distinct values are then the texts; else one ``str``
-    per distinct value of the column read by pandas (within a column the text is a bijection of the
-    value)."""
-    import numpy as np
+    ``texts[i]`` is the text the numpy path reads a value as (:func:`read_table` with ``as_text``,
+    :func:`parquet_as_text`: ``str`` of the value as pandas reads it; missing values have none) and
+    ``column[rows[i]]`` is that value as Arrow reads it (its first row), as pandas reads it where that
+    differs in type (an integer column holding a missing value: floats, ``2.0``, as the engines' views).
+    ``text``: that column as :func:`read_table` read it (same rows), else computed here (within a column
+    the text is a bijection of the value)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -432,41 +536,18 @@ def parquet_value_map(path: str | os.PathLike, field: str, text: pd.Series | Non
     values = pd.read_parquet(path, columns=[field])[field]
     if pa.types.is_integer(column.type) and values.dtype.kind == "f":
         column = column.cast(pa.float64(), safe=False)
-    numpy_int = isinstance(values.dtype, np.dtype) and values.dtype.kind in "iu"  # (texts by one Arrow cast: faster)
-    if text is not None and len(text) == len(column) and not numpy_int:
-        codes, uniques = pd.factorize(text)
-        return [str(v) for v in uniques.tolist()], _first_rows(np.asarray(codes, dtype=np.int64)), column
-    if values.dtype.kind == "f":  # by the bits: 0.0 and -0.0 are two values (two texts)
-        bits = values.to_numpy().view(np.int32 if values.dtype.itemsize == 4 else np.int64)
-        codes, _ = pd.factorize(bits)
-        codes[values.isna().to_numpy()] = -1
-    else:
-        codes, _ = pd.factorize(values)
-    first = _first_rows(np.asarray(codes, dtype=np.int64))
-    rows = first[first >= 0]
-    return _texts(values.iloc[rows]), rows, column
+    if text is None or len(text) != len(column):
+        text = parquet_as_text(values.to_frame(name="v"))["v"]
+    codes, uniques = pd.factorize(text)
+    return [str(v) for v in uniques.tolist()], _first_rows(np.asarray(codes, dtype=np.int64)), column
 
 
 def _first_rows(codes: Any) -> Any:
     """The first row of every code ``0..max`` of ``codes`` (``-1``: missing, no code)."""
-    import numpy as np
-
     first = np.full(int(codes.max(initial=-1)) + 1, -1, dtype=np.int64)
     present = np.flatnonzero(codes >= 0)
     first[codes[present[::-1]]] = present[::-1]
     return first
-
-
-def _texts(values: pd.Series) -> list[str | None]:
-    """:func:`read_table`'s text (``as_text``) of values as pandas reads them: ``str`` of each, missing
-    ``None``; numpy integers (whose ``str`` is their decimal digits) by one Arrow cast."""
-    import numpy as np
-    import pyarrow as pa
-
-    missing = values.isna().to_numpy()
-    if isinstance(values.dtype, np.dtype) and values.dtype.kind in "iu":  # (a numpy integer has no missing value)
-        return pa.array(values.to_numpy()).cast(pa.string()).to_pylist()
-    return [None if m else str(v) for v, m in zip(values.astype(object).tolist(), missing.tolist())]
 
 
 def typed_release(df: pd.DataFrame, like: str | os.PathLike | None, unchanged: Iterable[str], *,
@@ -489,7 +570,6 @@ def typed_release(df: pd.DataFrame, like: str | os.PathLike | None, unchanged: I
     suffixes = "".join(Path(like).suffixes).lower()
     if not (suffixes.endswith(".parquet") or suffixes.endswith(".pq")):
         return None
-    import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
@@ -538,7 +618,8 @@ def typed_release(df: pd.DataFrame, like: str | os.PathLike | None, unchanged: I
         typed = values.take(pa.array(codes, pa.int64(), mask=codes < 0))
         # the check: the typed column's text is the verified text at one row of every distinct value,
         # and it is missing exactly where the verified release is
-        got = np.asarray(_texts(typed.take(pa.array(_first_rows(codes), pa.int64())).to_pandas()), dtype=object)
+        back = typed.take(pa.array(_first_rows(codes), pa.int64())).to_pandas()  # as pandas reads it back
+        got = parquet_as_text(back.to_frame(name="v"))["v"].to_numpy(dtype=object)
         differ = np.flatnonzero(got != released)
         if len(differ):
             want, was = released[differ[0]], got[differ[0]]

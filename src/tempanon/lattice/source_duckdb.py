@@ -277,6 +277,23 @@ class SQLSource(FrequencySource):
             maps[col] = name
         return maps[col]
 
+    UNMAPPED = "'<not an input value>'"
+    """The text :meth:`mapped_text` gives a typed timestamp that is not in its column's map (no input row
+    has it): no timestamp's text, so it differs from every expected one."""
+
+    def mapped_text(self, alias: str, col: str, rel: str, tag: str) -> tuple[str, str] | None:
+        """``(join, text)``: the text of the typed timestamp column ``col`` of the relation ``rel`` (its row
+        named ``alias``) as :meth:`released_text` gives it, taken from the map of the input column's distinct
+        values to their text (:meth:`_timestamp_map`) by a ``LEFT JOIN`` on the typed value (alias ``tag``),
+        once per distinct value instead of per row; a value the map does not hold gets :data:`UNMAPPED`.
+        None when ``col`` is not a typed timestamp of the same kind in the input and in ``rel`` (then
+        :meth:`released_text` per row)."""
+        kind = self._timestamp_kinds("src").get(col)
+        if kind is None or self._timestamp_kinds(rel).get(col) != kind:
+            return None
+        join = f" LEFT JOIN {self._timestamp_map(col)} {tag} ON {alias}.{self.q(col)} IS NOT DISTINCT FROM {tag}.v"
+        return join, f"coalesce({tag}.t, {self.UNMAPPED})"
+
     def released_text(self, alias: str, col: str, rel: str = "src") -> str:
         """The text of column ``col`` of the relation ``rel`` (a view: ``src``, or the written release
         read back), its row named ``alias``, as a release writes it and the checks compare a column
@@ -431,8 +448,13 @@ class SQLSource(FrequencySource):
         return int(row[0]), int(row[1]), int(row[2])
 
     def distinct_values(self, column: str) -> pd.Series:
-        if column in self.qi and self._timestamp_kinds("src").get(column):  # (its map, made once: text_join)
+        kind = self._timestamp_kinds("src").get(column)
+        if kind and (column in self.qi or column in self._tmaps):  # (its map, made once: text_join)
             tab = self._arrow(f"SELECT DISTINCT t FROM {self._timestamp_map(column)} ORDER BY t")
+            return pd.Series(tab.column("t").to_pylist(), dtype=object)
+        if kind:  # a typed timestamp's text once per distinct value, not per row (identifier screening)
+            text = f"coalesce({self.timestamp_text('x.v', kind, self._zones.get(column))}, '')"
+            tab = self._arrow(f"SELECT DISTINCT {text} AS t FROM (SELECT DISTINCT s.{self.q(column)} AS v FROM src s) x ORDER BY t")
             return pd.Series(tab.column("t").to_pylist(), dtype=object)
         tab = self._arrow((f"SELECT DISTINCT {self.text_expr(column)} AS t FROM src s ORDER BY t"))
         return pd.Series(tab.column("t").to_pylist(), dtype=object)
@@ -1087,17 +1109,28 @@ class SQLSource(FrequencySource):
             raise VerificationError(f"the audit lists {n} rows ({rows} distinct release rows, {lines} distinct input lines); "
                                     f"the release has {rows_out}")  # fmt: skip
 
-    def _audit_comparison(self, out_cols: Sequence[str], read: str) -> tuple[dict, list[str], list[str], str]:
+    def _audit_comparison(self, out_cols: Sequence[str], read: str) -> tuple[dict, list[str], list[str], str, str]:
         """What the row-by-row audit check compares: (quasi-identifier -> index, the expected text of
         every released column from the input row ``s`` and the mappings ``vm<i>``, the written text
-        from the release row ``f`` of ``read``, the SQL condition "some column differs")."""
+        from the release row ``f`` of ``read``, the SQL condition "some column differs", the joins the
+        texts need after ``s`` and ``f``: a typed timestamp released unchanged takes its text on both sides
+        from its map by the typed value, :meth:`mapped_text`)."""
         pos = {q: i for i, q in enumerate(self.qi)}
         unknown = [c for c in out_cols if c not in pos and c not in self.columns]
         if unknown:
             raise VerificationError(f"released column(s) {', '.join(map(repr, unknown))} are not input columns")
-        exp = [f"coalesce(vm{pos[c]}.label, '')" if c in pos else self.released_text("s", c) for c in out_cols]
-        got = [self.released_text("f", c, read) for c in out_cols]
-        return pos, exp, got, " OR ".join(f"{e} <> {g}" for e, g in zip(exp, got)) or "false"
+        exp, got, joins = [], [], ""
+        for j, c in enumerate(out_cols):
+            if c in pos:
+                exp.append(f"coalesce(vm{pos[c]}.label, '')")
+            else:
+                m = self.mapped_text("s", c, "src", f"tme{j}")
+                joins += m[0] if m else ""
+                exp.append(m[1] if m else self.released_text("s", c))
+            m = self.mapped_text("f", c, read, f"tmg{j}")
+            joins += m[0] if m else ""
+            got.append(m[1] if m else self.released_text("f", c, read))
+        return pos, exp, got, " OR ".join(f"{e} <> {g}" for e, g in zip(exp, got)) or "false", joins
 
     def _verify_audit(self, audit: str, read: str, rows_out: int, *, out_cols: Sequence[str], joins: str) -> None:
         """The steward's audit against the written release (``read``) and the input, by SQL (as
@@ -1110,13 +1143,13 @@ class SQLSource(FrequencySource):
         values of the first mismatch."""
         a = self._audit_with_columns(audit)
         self._audit_counts(a, rows_out)
-        pos, exp, got, differs = self._audit_comparison(out_cols, read)
+        pos, exp, got, differs, mjoins = self._audit_comparison(out_cols, read)
         rn = AUDIT_RN
         bad = _first(self._rows(
             f"SELECT TRY_CAST(x.release_row AS BIGINT) AS rr, TRY_CAST(x.input_line AS BIGINT) AS il, "
             + ", ".join(f"{e} AS e{j}, {g} AS g{j}" for j, (e, g) in enumerate(zip(exp, got)))
             + f" FROM {a} x JOIN {self._numbered(read, out_cols)} f ON TRY_CAST(x.release_row AS BIGINT) = f.{rn} + 1 "
-            f"JOIN {self._numbered('src', self.columns)} s ON TRY_CAST(x.input_line AS BIGINT) - 2 = s.{rn} {joins} "
+            f"JOIN {self._numbered('src', self.columns)} s ON TRY_CAST(x.input_line AS BIGINT) - 2 = s.{rn} {joins}{mjoins} "
             f"WHERE {differs} ORDER BY rr LIMIT 1"
         ))  # fmt: skip
         if bad is not None:

@@ -689,7 +689,7 @@ class SparkSource(SQLSource):
         of one bit per input row); only when that fast check does not pass, the general count query
         (two ``count(DISTINCT)``), which decides and names the fault; (2) every audit row against
         the written release and the input: one join (audit, the numbered written release, the
-        numbered input ``LEFT JOIN``\ ed) that counts the audit rows whose input line exists and
+        numbered input ``LEFT JOIN``-ed) that counts the audit rows whose input line exists and
         finds the first release row whose values differ, instead of the mismatch query and a second
         join for the existence count; the first mismatch's values are fetched only on refusal."""
         from tempanon.lattice.source_duckdb import _first
@@ -697,12 +697,12 @@ class SparkSource(SQLSource):
         a = self._audit_with_columns(audit)
         if not _plain_audit(audit, ["release_row", "input_line"], rows_out, self.n_rows):
             self._audit_counts(a, rows_out)
-        pos, exp, got, differs = self._audit_comparison(out_cols, read)
+        pos, exp, got, differs, mjoins = self._audit_comparison(out_cols, read)
         rn, rr, il = AUDIT_RN, "TRY_CAST(x.release_row AS BIGINT)", "TRY_CAST(x.input_line AS BIGINT)"
         # the input's columns the comparison reads (its quasi-identifiers, the released ones)
         need = [c for c in self.columns if c in pos or c in out_cols]
         joined = (f"FROM {a} x JOIN {self._numbered(read, out_cols)} f ON {rr} = f.{rn} + 1 "
-                  f"LEFT JOIN {self._numbered('src', need)} s ON {il} - 2 = s.{rn} {joins}")  # fmt: skip
+                  f"LEFT JOIN {self._numbered('src', need)} s ON {il} - 2 = s.{rn} {joins}{mjoins}")  # fmt: skip
         matched, first_bad = self._rows(f"SELECT {self.merge_hint('f', 's')}count(s.{rn}) AS matched, "
                                         f"min(CASE WHEN s.{rn} IS NOT NULL AND ({differs}) THEN {rr} END) AS bad {joined}")[0]  # fmt: skip
         if first_bad is not None:

@@ -290,8 +290,11 @@ def _as_read_text(values: pd.Series) -> pd.Series:
     zone, e.g. ``Etc/UTC``, which the file never named)."""
     if not pd.api.types.is_datetime64_any_dtype(values.dtype):
         return values
-    obj = values.astype(object).where(values.notna(), None)
-    return obj.map(lambda v: None if v is None else str(v))
+    from tempanon.data.io import parquet_as_text
+
+    out = parquet_as_text(values.to_frame(name="v"))["v"]  # (on whole arrays: timestamp_texts)
+    out.name = values.name
+    return out
 
 
 def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, data_granularity, country, parts,
@@ -607,16 +610,18 @@ def verify_written(sq, path: str, parquet: bool, *, time: str, qi: Sequence[str]
         mjoin += " " + sq.text_join(c, f"vmap{i}", f"vm{i}")  # (the text the hierarchy is keyed by: a typed timestamp's is numpy's)
         expect[c] = f"coalesce(vm{i}.label, '')"
     keys_in = [expect[c] for c in qi] + ["coalesce(vl.label, '')"]
-    keys_out = [sq.released_text("f", c, read) for c in qi] + [txt(f"f.{Q(time)}")]
+    # the written text: a typed timestamp column of the release from its map too (SQLSource.mapped_text)
+    written, rjoin = _written_texts(sq, out_cols, read)
+    keys_out = [written[c] for c in qi] + [txt(f"f.{Q(time)}")]
     fp_in = "hash(" + ", ".join(expect[c] for c in out_cols) + ")"
-    fp_out = "hash(" + ", ".join(sq.released_text("f", c, read) for c in out_cols) + ")"
+    fp_out = "hash(" + ", ".join(written[c] for c in out_cols) + ")"
     resp = f"count(DISTINCT s.{Q(uid)})" if uid is not None else "count(*)"
     names = [f"k{j}" for j in range(len(keys_in))]
     sq._exec(f"{sq.temp_result} v_expected AS SELECT {', '.join(f'{e} AS {n}' for e, n in zip(keys_in, names))}, "
              f"count(*) AS n, {resp} AS sz, sum({fp_in}) AS h FROM src s JOIN vlab vl ON s.{Q(time)} IS NOT DISTINCT FROM vl.v"
              f"{mjoin} GROUP BY ALL")  # fmt: skip
     sq._exec(f"{sq.temp_result} v_released AS SELECT {', '.join(f'{e} AS {n}' for e, n in zip(keys_out, names))}, "
-             f"count(*) AS n, sum({fp_out}) AS h FROM {read} f GROUP BY ALL")  # fmt: skip
+             f"count(*) AS n, sum({fp_out}) AS h FROM {read} f{rjoin} GROUP BY ALL")  # fmt: skip
     on = " AND ".join(f"r.{c} = e.{c}" for c in names)
     rows = sq._rows(f"SELECT {', '.join('r.' + c for c in names)}, r.n AS rn, e.n AS en, e.sz AS esz, r.h = e.h AS same "
                     f"FROM v_released r LEFT JOIN v_expected e ON {on} "
@@ -659,6 +664,19 @@ def verify_written(sq, path: str, parquet: bool, *, time: str, qi: Sequence[str]
             **({"audit": "checked row by row against the written release and the input"} if audit is not None else {})}  # fmt: skip
 
 
+def _written_texts(sq, out_cols, read: str) -> tuple[dict, str]:
+    """The text of every released column of the written release's row ``f`` (``read``), as the checks
+    compare it (:meth:`SQLSource.released_text`), and the joins it needs: a typed timestamp column's text
+    from the input column's map by the typed value (:meth:`SQLSource.mapped_text`, a value no input row
+    has: a text no expected one equals), not by the text expression per row."""
+    texts, joins = {}, ""
+    for j, c in enumerate(out_cols):
+        m = sq.mapped_text("f", c, read, f"tw{j}")
+        joins += m[0] if m else ""
+        texts[c] = m[1] if m else sq.released_text("f", c, read)
+    return texts, joins
+
+
 def _verify_audit(sq, audit: str, read: str, rows_out: int, *, out_cols, expect: dict, joins: str, uid) -> None:
     """The audit against the written release (``read``) and the input, by SQL (see :func:`verify_written`)."""
     Q = sq.q  # the engine's identifier quoting
@@ -673,12 +691,13 @@ def _verify_audit(sq, audit: str, read: str, rows_out: int, *, out_cols, expect:
         raise VerificationError(f"the audit lists {n} rows ({rows} distinct release rows, {lines} distinct input lines); "
                                 f"the release has {rows_out}")  # fmt: skip
     exp = "hash(" + ", ".join(expect[c] for c in out_cols) + ")"
-    got = "hash(" + ", ".join(sq.released_text("f", c, read) for c in out_cols) + ")"
+    written, rjoin = _written_texts(sq, out_cols, read)
+    got = "hash(" + ", ".join(written[c] for c in out_cols) + ")"
     resp = sq.released_text("s", uid) if uid is not None else f"CAST(s.{RN} + 2 AS {sq.text_type})"
     bad = sq._rows(
         f"SELECT {sq.merge_hint('f', 's')}x.release_row FROM {a} x "
         f"JOIN (SELECT {RN} + 1 AS rr, * FROM {sq._numbered(read, out_cols)} y) f ON CAST(x.release_row AS BIGINT) = f.rr "
-        f"JOIN {sq._numbered('src', sq.columns)} s ON CAST(x.input_line AS BIGINT) - 2 = s.{RN} {joins} "
+        f"JOIN {sq._numbered('src', sq.columns)} s ON CAST(x.input_line AS BIGINT) - 2 = s.{RN} {joins}{rjoin} "
         f"WHERE {exp} <> {got} OR coalesce(x.respondent, '') <> {resp} LIMIT 1"
     )  # fmt: skip
     if bad:
