@@ -373,7 +373,6 @@ def parquet_as_text(df: pd.DataFrame) -> pd.DataFrame:
     out: dict[str, Any] = {}
     for name in df.columns:
         col = df[name]
-        vals = None
         if isinstance(col.dtype, (pd.DatetimeTZDtype, np.dtype)) and col.dtype.kind == "M":
             vals = timestamp_texts(col)
             if vals is not None:
@@ -460,8 +459,7 @@ def timestamp_texts(col: pd.Series) -> np.ndarray | None:
         a = np.abs(off)
         hh, mm, ss = a // 3600, a // 60 % 60, a % 60
         sign = np.where(off < 0, "-", "+")
-        otext = np.char.add(np.char.add(np.char.add(sign, _digits(hh, 2)), ":"),
-                            _digits(mm, 2))
+        otext = np.char.add(np.char.add(np.char.add(sign, _digits(hh, 2)), ":"), _digits(mm, 2))
         if np.any(ss != 0):
             with_s = ss != 0
             otext = otext.astype("<U9")

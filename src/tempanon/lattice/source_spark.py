@@ -340,6 +340,35 @@ def _plain_audit(path: str, names: list[str], rows_out: int, n_input: int, block
     return n == rows_out
 
 
+def check_spark_parquet_types(path: str | os.PathLike) -> None:
+    """Refuse, before Spark starts, a Parquet input with a column Spark cannot read: a timestamp in
+    nanoseconds (``TIMESTAMP(NANOS)``; Spark keeps microseconds and fails the whole read with
+    ``PARQUET_TYPE_ILLEGAL``) or a time of day (``TIME``, ``UNSUPPORTED_TIME_TYPE``). Spark reads every
+    column's type, so such a column fails the run whatever its role: the error names them all and the
+    ways out (another engine, or the column written in microseconds / as text). A file that cannot be
+    read here is left to Spark to refuse."""
+    try:
+        import pyarrow as pa
+        import pyarrow.dataset as ds
+
+        schema = ds.dataset(str(path), format="parquet").schema
+    except Exception:  # unreadable here: the engine's reading reports it
+        return
+    bad = []
+    for f in schema:
+        t = f.type
+        if pa.types.is_timestamp(t) and t.unit == "ns":
+            bad.append(f"{f.name!r} (timestamp in nanoseconds)")
+        elif pa.types.is_time(t):
+            bad.append(f"{f.name!r} (time of day, {t})")
+    if bad:
+        raise InputError(
+            f"{path}: Spark cannot read column(s) {', '.join(bad)}: it reads timestamps in microseconds and no "
+            "time-of-day type. Run with --engine duckdb or the default engine (they read them), or write those "
+            "columns as microsecond timestamps or as text"
+        )
+
+
 class SparkSource(SQLSource):
     """A Spark DataFrame served by Spark SQL (see module doc)."""
 
@@ -371,10 +400,10 @@ class SparkSource(SQLSource):
         path = Path(path)
         if not path.exists():
             raise InputError(f"input file not found: {path}")
-        spark = spark or local_session(master, memory_limit)
-        sep = None
+        sep = None  # (the input is checked before Spark starts)
         if _is_parquet(path):
             check_parquet_names(path)  # (Spark refuses names differing only in case with an engine error)
+            check_spark_parquet_types(path)
         else:
             from tempanon.data.io import _open_text, detect_delimiter
 
@@ -384,6 +413,7 @@ class SparkSource(SQLSource):
                 raise InputError(f"input file is empty: {path}")
             sep = delimiter or detect_delimiter(sample)
             check_header(sample, sep, path)
+        spark = spark or local_session(master, memory_limit)
         with utc_session(spark):
             if sep is None:
                 df = spark.read.parquet(str(path))
