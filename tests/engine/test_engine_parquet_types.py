@@ -291,7 +291,7 @@ def test_other_types_as_duckdb_writes_them(tmp_path):
     input (kanon, audited): int8/int16/int32/uint8/uint64 and float32 kept, timestamps in ``ns`` kept
     (nanoseconds, naive and aware), ``ms`` aware as ``us`` (DuckDB's units), ``large_string`` and a
     dictionary of strings as ``string``, ``decimal(38,3)``, ``time64`` and ``binary`` kept; the same
-    values row by row. (Spark reads no naive ``ns`` timestamp: not run there.)"""
+    values row by row. (Spark refuses ``ns`` timestamps and ``TIME`` columns: not run there.)"""
     n = 24
     i = list(range(n))
     ts = [pd.Timestamp("2021-01-02") + pd.Timedelta(nanoseconds=x * 1_234_567_891) for x in i]
