@@ -236,10 +236,13 @@ def test_csv_release_and_non_parquet_input_unchanged(tmp_path):
 
 
 def _corrupt(monkeypatch, column: str):
-    """``parquet_value_map`` with two values of ``column`` swapped (the map a bug could give)."""
+    """``parquet_value_map`` with two values of ``column`` swapped (the map a bug could give), and the
+    release typed through it (not by row, ``_typed_by_row``, which takes the input's values at the
+    release's rows)."""
     from tempanon.data import io as tio
 
     real = tio.parquet_value_map
+    monkeypatch.setattr(tio, "_typed_by_row", lambda *a, **kw: None)
 
     def swapped(path, field, *text):
         texts, rows, values = real(path, field, *text)
@@ -328,3 +331,27 @@ def test_other_types_as_duckdb_writes_them(tmp_path):
     assert got["numpy"] == {**{c: pa.string() if c in ("ls", "dict") else source.schema.field(c).type for c in keep},
                             "mstz": pa.timestamp("us", tz="UTC")}  # fmt: skip
     assert got["duckdb"] == {**got["numpy"], "nstz": pa.timestamp("ns", tz="UTC")}
+
+
+def test_typed_by_row_only_where_every_row_is_the_inputs(tmp_path):
+    """The by-row path (``_typed_by_row``) takes the input's typed values at the release's rows only when
+    every released text is the input's text at its row; a release whose rows do not match (here: index
+    labels shifted by one) is left to the map, which types each text as its own input value: the written
+    values are the released texts' in both cases."""
+    from tempanon.data.io import _typed_by_row, read_table, write_table
+
+    inp = _input(tmp_path)
+    df = read_table(inp, as_text=True)
+    tab = pq.read_table(inp)
+    rel = df.iloc[::-1].iloc[: len(df) - 3]  # a subset, in another order, index labels = input rows
+    got = _typed_by_row(rel, "i64", tab.schema.field("i64").type, inp, "i64", df)
+    assert got is not None and got.to_pylist() == tab.column("i64").take(pa.array(rel.index.to_numpy())).to_pylist()
+    shifted = rel.copy()
+    shifted.index = shifted.index + 1
+    shifted = shifted[shifted.index < len(df)]
+    assert _typed_by_row(shifted, "i64", tab.schema.field("i64").type, inp, "i64", df) is None
+    for frame, name in ((rel, "a.parquet"), (shifted, "b.parquet")):
+        write_table(frame, tmp_path / name, like=inp, unchanged=["i64"], input_text=df)
+        back = pq.read_table(tmp_path / name)
+        assert back.schema.field("i64").type == tab.schema.field("i64").type
+        assert [None if v is None else str(v) for v in back.column("i64").to_pylist()] == frame["i64"].tolist()

@@ -589,11 +589,18 @@ def typed_release(df: pd.DataFrame, like: str | os.PathLike | None, unchanged: I
                 text.append(c)  # True / False on every engine, a string column as theirs
     if not todo and not text:
         return None
-    table = pa.Table.from_pandas(df, preserve_index=False)
+    # the text columns as pandas would write them; the typed ones are put in their places below (not
+    # converted to Arrow text first: that conversion of every row is most of a large release's cost)
+    table = pa.Table.from_pandas(df.drop(columns=list(todo)), preserve_index=False)
+    done: dict[str, Any] = {}
     for c in text:
         i = table.schema.get_field_index(c)
         table = table.set_column(i, pa.field(c, pa.string()), table.column(i).cast(pa.string()))
     for c, kind in todo.items():
+        typed = _typed_by_row(df, c, kind, like, names[c], input_text)
+        if typed is not None:
+            done[c] = typed
+            continue
         texts, rows, column = parquet_value_map(
             like, names[c], input_text[c] if input_text is not None and c in input_text.columns else None)
         codes, released = pd.factorize(df[c])
@@ -626,9 +633,50 @@ def typed_release(df: pd.DataFrame, like: str | os.PathLike | None, unchanged: I
         if not np.array_equal(np.asarray(typed.is_null().to_numpy(zero_copy_only=False)), codes < 0):
             raise VerificationError(f"the Parquet release's column {c!r}: the typed column's missing values are not "
                                     "the release's; nothing was written")  # fmt: skip
-        i = table.schema.get_field_index(c)
-        table = table.set_column(i, pa.field(c, typed.type), typed)
-    return table.replace_schema_metadata(None)  # (pandas' metadata would name the text dtypes)
+        done[c] = typed
+    columns = [done[c] if c in done else table.column(c) for c in df.columns]
+    fields = [pa.field(c, done[c].type) if c in done else table.schema.field(c) for c in df.columns]
+    return pa.table(columns, schema=pa.schema(fields))  # (no pandas metadata: it would name the text dtypes)
+
+
+def _typed_by_row(df: pd.DataFrame, c: str, kind: Any, like: str | os.PathLike, field: str,
+                  input_text: pd.DataFrame | None) -> Any | None:
+    """:func:`typed_release`'s column ``c`` taken by row, where that is exact and cheap: the release's
+    index labels are the input's rows (``input_text``, the input as :func:`read_table` read it, indexed
+    0..n-1), every released text is the input's text at its row (missing exactly where the input's is),
+    and the input column is read with the released type itself (no cast, no dictionary, no integers
+    read as floats by pandas). The typed column is then the input's values at those rows, whose text
+    is the verified text by that check. ``None`` otherwise (the map of distinct values decides)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if input_text is None or c not in input_text.columns:
+        return None
+    idx = input_text.index
+    if not (isinstance(idx, pd.RangeIndex) and idx.start == 0 and idx.step == 1):
+        return None
+    if not pd.api.types.is_integer_dtype(df.index.dtype):
+        return None
+    pos = np.asarray(df.index, dtype=np.int64)
+    n = len(idx)
+    if len(pos) and (pos.min() < 0 or pos.max() >= n):
+        return None
+    column = pq.read_table(like, columns=[field]).column(0)
+    if len(column) != n or column.type != kind or (pa.types.is_integer(kind) and column.null_count):
+        return None  # (integers with a missing value: floats, as pandas and the engines read them)
+    import pyarrow.compute as pc
+
+    try:  # (in Arrow: no Python object per row)
+        expected = pa.array(input_text[c], from_pandas=True).cast(pa.large_string()).take(pa.array(pos, pa.int64()))
+        got = pa.array(df[c], from_pandas=True).cast(pa.large_string())
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+        return None
+    if not pc.all(pc.equal(expected.is_null(), got.is_null())).as_py():
+        return None
+    if not pc.all(pc.fill_null(pc.equal(expected, got), True)).as_py():
+        return None  # (the map's check names the value)
+    typed = column.take(pa.array(pos, pa.int64()))
+    return typed.combine_chunks() if hasattr(typed, "combine_chunks") else typed
 
 
 _ROW_MARK = "\x1e"
