@@ -51,7 +51,7 @@ import os
 import re
 import tomllib
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -389,7 +389,7 @@ def _run_kanon(job: Job, df: pd.DataFrame, source: SourceInfo, progress: Any) ->
             job.outputs = OutputSet()
         text = audit_text(res)
         job.outputs.stage(job.audit, lambda p_: p_.write_text(text, encoding="utf-8"), "[output] audit")
-    summ = _write_outputs(job, res.table, res.summary(), rep)
+    summ = _write_outputs(job, res.table, res.summary(), rep, unchanged=res.unchanged_columns, input_text=df)
     summ["_result"] = res
     return summ
 
@@ -420,9 +420,13 @@ def _validate_kanon(ctx: Ctx, model: dict, qi: list[str]) -> None:
             raise ctx.error(("model", "weights", name), f"expected a non-negative number, got {_describe(w)}")
 
 
-def _write_outputs(job: Job, table: pd.DataFrame | None, summ: dict, rep: Any, extra: Mapping[Path, pd.DataFrame] | None = None) -> dict:
+def _write_outputs(job: Job, table: pd.DataFrame | None, summ: dict, rep: Any, extra: Mapping[Path, pd.DataFrame] | None = None,
+                   *, unchanged: Sequence[str] = (), input_text: pd.DataFrame | None = None) -> dict:
     """Stage the verified table (and extra tables), the report and the summary in the run's
-    :class:`~tempanon.data.io.OutputSet` and commit them together."""
+    :class:`~tempanon.data.io.OutputSet` and commit them together. ``unchanged``: the table's columns
+    released unchanged; with ``input_text`` (the input as read) a Parquet table of a Parquet ``[input]
+    path`` writes them with the input's types (:func:`tempanon.data.io.typed_release`), as the
+    commands do."""
     from tempanon.data.io import OutputSet
 
     outs = job.outputs if job.outputs is not None else OutputSet()
@@ -431,7 +435,8 @@ def _write_outputs(job: Job, table: pd.DataFrame | None, summ: dict, rep: Any, e
         summ["audit"] = str(job.audit)
     with outs:
         if table is not None:
-            outs.table(table, job.output_table, "[output] table")
+            like = job.source.get("path") if unchanged else None
+            outs.table(table, job.output_table, "[output] table", like=like, unchanged=unchanged, input_text=input_text)
         for path, frame in (extra or {}).items():  # a table, or a writer ``write(tmp_path)``
             label = "[output] audit" if path == job.audit else "output"
             if callable(frame):
@@ -537,7 +542,7 @@ def _run_timestamped(job: Job, df: pd.DataFrame, source: SourceInfo, progress: A
             check_audit_path(job.audit, job.output_table, [job.summary, job.report])
         except InputError as exc:
             raise ctx.error(("output", "audit"), str(exc)) from None
-    summ = _write_outputs(job, res.released, res.summary, rep)
+    summ = _write_outputs(job, res.released, res.summary, rep, unchanged=res.unchanged_columns, input_text=df)
     if job.audit is not None:
         write_audit(res, job.audit)
         summ["audit"] = str(job.audit)
