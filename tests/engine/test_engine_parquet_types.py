@@ -344,12 +344,12 @@ def test_typed_by_row_only_where_every_row_is_the_inputs(tmp_path):
     df = read_table(inp, as_text=True)
     tab = pq.read_table(inp)
     rel = df.iloc[::-1].iloc[: len(df) - 3]  # a subset, in another order, index labels = input rows
-    got = _typed_by_row(rel, "i64", tab.schema.field("i64").type, inp, "i64", df)
+    got = _typed_by_row(rel, "i64", tab.schema.field("i64").type, tab.column("i64"), df)
     assert got is not None and got.to_pylist() == tab.column("i64").take(pa.array(rel.index.to_numpy())).to_pylist()
     shifted = rel.copy()
     shifted.index = shifted.index + 1
     shifted = shifted[shifted.index < len(df)]
-    assert _typed_by_row(shifted, "i64", tab.schema.field("i64").type, inp, "i64", df) is None
+    assert _typed_by_row(shifted, "i64", tab.schema.field("i64").type, tab.column("i64"), df) is None
     for frame, name in ((rel, "a.parquet"), (shifted, "b.parquet")):
         write_table(frame, tmp_path / name, like=inp, unchanged=["i64"], input_text=df)
         back = pq.read_table(tmp_path / name)

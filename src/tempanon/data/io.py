@@ -519,18 +519,20 @@ def _typed_kind(t: Any) -> Any | None:
     return None
 
 
-def parquet_value_map(path: str | os.PathLike, field: str, text: pd.Series | None = None) -> tuple[list[str], Any, Any]:
+def parquet_value_map(path: str | os.PathLike, field: str, text: pd.Series | None = None,
+                      column: Any | None = None) -> tuple[list[str], Any, Any]:
     """The distinct values of the Parquet column ``field`` of ``path``: ``(texts, rows, column)`` where
     ``texts[i]`` is the text the numpy path reads a value as (:func:`read_table` with ``as_text``,
     :func:`parquet_as_text`: ``str`` of the value as pandas reads it; missing values have none) and
     ``column[rows[i]]`` is that value as Arrow reads it (its first row), as pandas reads it where that
     differs in type (an integer column holding a missing value: floats, ``2.0``, as the engines' views).
     ``text``: that column as :func:`read_table` read it (same rows), else computed here (within a column
-    the text is a bijection of the value)."""
+    the text is a bijection of the value). ``column``: that column as Arrow read it, if the caller has it."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    column = pq.read_table(path, columns=[field]).column(0)
+    if column is None:
+        column = pq.read_table(path, columns=[field]).column(0)
     values = pd.read_parquet(path, columns=[field])[field]
     if pa.types.is_integer(column.type) and values.dtype.kind == "f":
         column = column.cast(pa.float64(), safe=False)
@@ -597,12 +599,13 @@ def typed_release(df: pd.DataFrame, like: str | os.PathLike | None, unchanged: I
         i = table.schema.get_field_index(c)
         table = table.set_column(i, pa.field(c, pa.string()), table.column(i).cast(pa.string()))
     for c, kind in todo.items():
-        typed = _typed_by_row(df, c, kind, like, names[c], input_text)
+        column = pq.read_table(like, columns=[names[c]]).column(0)  # (read once: by row, else the map)
+        typed = _typed_by_row(df, c, kind, column, input_text)
         if typed is not None:
             done[c] = typed
             continue
         texts, rows, column = parquet_value_map(
-            like, names[c], input_text[c] if input_text is not None and c in input_text.columns else None)
+            like, names[c], input_text[c] if input_text is not None and c in input_text.columns else None, column)
         codes, released = pd.factorize(df[c])
         codes = np.asarray(codes, dtype=np.int64)
         released = np.asarray(released, dtype=object)
@@ -639,16 +642,15 @@ def typed_release(df: pd.DataFrame, like: str | os.PathLike | None, unchanged: I
     return pa.table(columns, schema=pa.schema(fields))  # (no pandas metadata: it would name the text dtypes)
 
 
-def _typed_by_row(df: pd.DataFrame, c: str, kind: Any, like: str | os.PathLike, field: str,
-                  input_text: pd.DataFrame | None) -> Any | None:
+def _typed_by_row(df: pd.DataFrame, c: str, kind: Any, column: Any, input_text: pd.DataFrame | None) -> Any | None:
     """:func:`typed_release`'s column ``c`` taken by row, where that is exact and cheap: the release's
     index labels are the input's rows (``input_text``, the input as :func:`read_table` read it, indexed
     0..n-1), every released text is the input's text at its row (missing exactly where the input's is),
     and the input column is read with the released type itself (no cast, no dictionary, no integers
     read as floats by pandas). The typed column is then the input's values at those rows, whose text
-    is the verified text by that check. ``None`` otherwise (the map of distinct values decides)."""
+    is the verified text by that check. ``None`` otherwise (the map of distinct values decides).
+    ``column``: the input's column as Arrow reads it."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     if input_text is None or c not in input_text.columns:
         return None
@@ -661,7 +663,6 @@ def _typed_by_row(df: pd.DataFrame, c: str, kind: Any, like: str | os.PathLike, 
     n = len(idx)
     if len(pos) and (pos.min() < 0 or pos.max() >= n):
         return None
-    column = pq.read_table(like, columns=[field]).column(0)
     if len(column) != n or column.type != kind or (pa.types.is_integer(kind) and column.null_count):
         return None  # (integers with a missing value: floats, as pandas and the engines read them)
     import pyarrow.compute as pc
