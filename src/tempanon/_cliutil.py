@@ -57,7 +57,10 @@ def run_api(fn: Callable[[], T]) -> T:
         spark = [x for x in chain if type(x).__module__.startswith(("py4j", "pyspark"))]
         if not spark:
             raise
-        first = next((ln.strip() for ln in str(spark[0]).splitlines() if ln.strip()), type(spark[0]).__name__)
+        from tempanon.lattice.source_spark import spark_failure_line
+
+        first = spark_failure_line(exc) or next((ln.strip() for ln in str(spark[0]).splitlines() if ln.strip()),
+                                                type(spark[0]).__name__)  # fmt: skip
         stopped = any(type(x).__name__ == "Py4JNetworkError" for x in spark)
         memory = ("the Spark driver's memory: --memory-limit 4GB for the local session tempanon starts (or "
                   "PYSPARK_SUBMIT_ARGS='--driver-memory 4g pyspark-shell'), or --engine duckdb")  # fmt: skip

@@ -134,6 +134,15 @@ def read_table(
         raise InputError(f"cannot read {path}: {exc}") from exc
     if df.shape[1] == 0:
         raise InputError(f"input file has no columns: {path}")
+    if df.shape[1] > 1 and len(df) and df.iloc[:, -1].isna().any():
+        # pandas fills a line with fewer fields than the header with missing values (it refuses one with
+        # more); DuckDB and Spark refuse both. A short line leaves the last column missing, so only then
+        # are the lines checked (DuckDB's strict reader, one pass: csv_line_error)
+        from tempanon.lattice.source_duckdb import csv_line_error
+
+        short = csv_line_error(path, sep)
+        if short is not None:
+            raise InputError(short)
     df.columns = [str(c).strip() for c in df.columns]
     _refuse_duplicates(list(df.columns), path)
     return df

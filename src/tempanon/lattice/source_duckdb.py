@@ -1443,8 +1443,14 @@ class DuckDBSource(SQLSource):
             else:
                 from tempanon.data.io import _open_text, detect_delimiter
 
-                with _open_text(path)() as fh:
-                    sample = fh.read(65536)
+                try:
+                    with _open_text(path)() as fh:
+                        sample = fh.read(65536)
+                except UnicodeDecodeError:
+                    self.close()
+                    from tempanon.data.io import not_utf8_message
+
+                    raise InputError(not_utf8_message(path)) from None
                 if not sample.strip():
                     self.close()
                     raise InputError(f"input file is empty: {path}")
@@ -1461,8 +1467,11 @@ class DuckDBSource(SQLSource):
         try:
             self._init_view(scan)
         except duckdb.Error as exc:
+            message = input_error_message(self.input, exc)
+            if message is None and "sniffing" in str(exc) and not isinstance(data, pd.DataFrame):
+                message = self._csv_line_error(scan)  # the sniffer's error names no line: find it
             self.close()
-            raise InputError(f"cannot read {self.input}: {exc}") from exc
+            raise InputError(message or f"cannot read {self.input}: {_first_line(exc)}") from None
         self._zones = zones
         for col, zone in zones.items():  # an aware column's text is its wall clock in its zone (duckdb_timestamp_text)
             try:
@@ -1490,11 +1499,18 @@ class DuckDBSource(SQLSource):
 
         try:
             yield
-        except duckdb.InvalidInputException as exc:
-            message = csv_error_message(getattr(self, "input", None), exc)
+        except duckdb.Error as exc:
+            message = input_error_message(getattr(self, "input", None), exc)
             if message is None:
                 raise
             raise InputError(message) from None
+
+    def _csv_line_error(self, scan: str) -> str | None:
+        """The line DuckDB's CSV reader refuses in ``scan`` (``read_csv(...)``, its delimiter): its
+        sniffer only says that no dialect fits the sample (20 lines of 'Possible fixes'),
+        :func:`csv_line_error` names the line."""
+        m = re.search(r"delim = '((?:[^']|'')*)'", scan)
+        return csv_line_error(self.input, m.group(1).replace("''", "'")) if m else None
 
     def _register(self, name: str, table: Any) -> None:
         self.con.register(name, table)
@@ -1596,9 +1612,77 @@ def csv_error_message(path: str | None, exc: Exception) -> str | None:
         return not_utf8_message(path)
     # DuckDB's text: "CSV Error on Line: N", "Original Line: ...", the problem, "Possible Solution: ...",
     # then the reader's settings ("key = value")
+    # (the original line may span many lines: a quote left open); the problem is the line before the
+    # fixes
     lines = [ln.strip() for ln in text[m.end():].splitlines() if ln.strip()]
-    what = next((ln for ln in lines if not ln.startswith(("Original Line", "Possible Solution")) and " = " not in ln), "")
+    fixes = next((i for i, ln in enumerate(lines) if ln.startswith(("Possible fixes", "Possible Solution"))), None)
+    what = lines[fixes - 1] if fixes and not lines[fixes - 1].startswith("Original Line") else ""
+    what = what or next((ln for ln in lines if not ln.startswith(("Original Line", "Possible Solution")) and " = " not in ln), "")
     return f"{path}, line {m.group(1)}: {what or 'cannot be read as CSV'} (nothing was written)"
+
+
+def csv_line_error(path: str | os.PathLike, sep: str) -> str | None:
+    """The first line of the CSV file ``path`` that DuckDB's strict reader refuses (a line with
+    more or fewer fields than the header, a quote left open, a byte that is not UTF-8), read with
+    the dialect tempanon reads it in (``sep``, ``"`` quoting and escaping) and the header's names as
+    columns (``auto_detect = false``): :func:`csv_error_message` of that line, or ``None`` when every
+    line reads. Run once a read has failed without naming the line (DuckDB's sniffer, Spark's
+    ``FAILFAST`` reader), and by the numpy path's reader when the last column has a missing value
+    (pandas fills a short line with missing values: :func:`tempanon.data.io.read_table`)."""
+    import csv
+    import io
+
+    import duckdb
+
+    from tempanon.data.io import _open_text
+
+    try:
+        with _open_text(Path(path))() as fh:
+            sample = fh.read(65536)
+        header = next(csv.reader(io.StringIO(sample), delimiter=sep), [])
+        cols = ", ".join(f"{qstr(c)}: 'VARCHAR'" for c in header)
+        con = duckdb.connect(":memory:")
+        try:
+            con.execute(f"SELECT count(*) FROM read_csv({qstr(str(path))}, auto_detect = false, columns = {{{cols}}}, "
+                        f"header = true, delim = {qstr(sep)}, quote = '\"', escape = '\"', nullstr = '')").fetchall()  # fmt: skip
+        finally:
+            con.close()
+    except UnicodeDecodeError:
+        from tempanon.data.io import not_utf8_message
+
+        return not_utf8_message(path)
+    except duckdb.Error as exc:
+        return csv_error_message(str(path), exc)
+    except Exception:  # the probe is only for the message
+        return None
+    return None
+
+
+def input_error_message(path: str | None, exc: Exception) -> str | None:
+    """The message of DuckDB's error on reading the input file ``path`` (``None`` if ``exc`` is not
+    one, or the input is a DataFrame): a CSV line (:func:`csv_error_message`), or a Parquet file it
+    cannot read (a corrupt page, a truncated file: DuckDB reads only the columns a query needs, so a
+    damaged column can fail a query in the middle of the work)."""
+    import duckdb
+
+    if path in (None, "DataFrame") or isinstance(exc, duckdb.OutOfMemoryException):
+        return None
+    message = csv_error_message(path, exc)
+    text = str(exc)
+    damaged = (
+        type(exc) is duckdb.Error  # (DuckDB's Thrift reader: "don't know what type", a damaged page header)
+        or str(path) in text or Path(path).name in text
+        or any(w in text.lower() for w in ("thrift", "decompress", "corrupt", "magic bytes"))
+    )  # fmt: skip
+    if message is None and _is_parquet(path) and damaged:
+        message = f"cannot read {path}: {_first_line(exc)} (a damaged Parquet file?; nothing was written)"
+    return message
+
+
+def _first_line(exc: Exception) -> str:
+    """The first line of an engine's error, without DuckDB's ``Invalid Input Error: `` prefix."""
+    line = next((ln.strip() for ln in str(exc).splitlines() if ln.strip()), type(exc).__name__)
+    return re.sub(r"^(Invalid Input|IO|Binder|Parser|Conversion) Error: ", "", line)
 
 
 def _query_arrow(con: Any, sql: str) -> Any:

@@ -139,6 +139,55 @@ def utc_session(spark: Any) -> Iterator[Any]:
     _utc_leave(key, held)
 
 
+def _java_lines(exc: BaseException) -> list[str]:
+    """The lines of ``exc`` and of the exceptions it was raised from or while handling (a
+    ``Py4JJavaError``'s text holds the Java exception, its stack and its causes)."""
+    lines, e, n = [], exc, 0
+    while e is not None and n < 10:
+        lines += [ln.strip() for ln in str(e).splitlines() if ln.strip()]
+        e, n = e.__cause__ or e.__context__, n + 1
+    return [ln for ln in lines if not ln.startswith(("at ", "..."))]
+
+
+def spark_input_error(exc: BaseException, path: str | None, sep: str | None = None) -> str | None:
+    """The message of a Spark job that failed on reading the input file ``path`` (``None`` when
+    ``exc`` is not such a failure): a malformed CSV record (``FAILFAST``), with the line found by
+    :func:`~tempanon.lattice.source_duckdb.csv_line_error`; a file Spark cannot read
+    (``FAILED_READ_FILE``: a damaged Parquet page, a truncated file), with its cause."""
+    if path in (None, "DataFrame", "Spark DataFrame"):
+        return None
+    lines = _java_lines(exc)
+    text = "\n".join(lines)
+    if "MALFORMED_RECORD" in text or "Malformed records are detected" in text:
+        from tempanon.lattice.source_duckdb import csv_line_error
+
+        found = csv_line_error(path, sep) if sep is not None else None
+        if found:
+            return found
+        record = re.search(r"record parsing: (.*?)\.?\s*(?:Parse Mode|$)", text, re.M)
+        return (f"{path}: a line with more or fewer fields than the header"
+                f"{': ' + record.group(1)[:200] if record else ''} (nothing was written)")  # fmt: skip
+    if "FAILED_READ_FILE" in text or "Encountered error while reading file" in text:
+        at = next((i for i, ln in enumerate(lines) if "FAILED_READ_FILE" in ln or "Encountered error while reading" in ln), 0)
+        cause = next((ln[len("Caused by: "):] for ln in lines[at + 1:] if ln.startswith("Caused by: ")), "")
+        cause = re.sub(r"^[\w.$]+(Exception|Error): ", "", cause)
+        return f"cannot read {path}: {cause or 'Spark could not read the file'} (nothing was written)"
+    return None
+
+
+def spark_failure_line(exc: BaseException) -> str | None:
+    """The Java exception behind a failed Spark call, as one line (``None`` if there is none):
+    py4j's own first line ('An error occurred while calling o72.getResult.') names no cause. The
+    innermost Spark error with an error class (``[CLASS] message``), else the first Java exception."""
+    lines = _java_lines(exc)
+    classed = [ln for ln in lines if re.search(r"Exception: \[[A-Z_.]+\]", ln)]
+    java = classed or [ln for ln in lines if re.match(r"^(: |Caused by: )?[\w.$]+(Exception|Error): ", ln)]
+    if not java:
+        return None
+    line = re.sub(r"^(: |Caused by: )", "", java[-1] if classed else java[0])
+    return re.sub(r"^[\w.$]+\.(\w+(Exception|Error)): ", r"\1: ", line)
+
+
 def _utc_leave(key: int, held: list) -> None:
     with _utc_lock:
         held[1] -= 1
@@ -389,10 +438,20 @@ class SparkSource(SQLSource):
             self._views.append("tempanon_input")
             self._init_view("tempanon_input")
 
-    def _utc(self) -> Any:
+    @contextmanager
+    def _utc(self) -> Iterator[None]:
         """Every Spark call of this source runs in UTC on the session, the caller's value restored after
-        (:func:`utc_session`)."""
-        return utc_session(self.spark)
+        (:func:`utc_session`). Spark reads its input lazily, so a bad input (a malformed CSV line, a
+        damaged Parquet file) fails whichever job first reads it: an :class:`InputError` naming the
+        file (and line: :func:`spark_input_error`), not an engine failure."""
+        with utc_session(self.spark):
+            try:
+                yield
+            except Exception as exc:
+                message = spark_input_error(exc, self.input, getattr(self, "_sep", None))
+                if message is None:
+                    raise
+                raise InputError(message) from None
 
     @classmethod
     def from_path(cls, path: str | Path, *, master: str | None = None, delimiter: str | None = None, spark: Any = None,
@@ -418,8 +477,13 @@ class SparkSource(SQLSource):
             if sep is None:
                 df = spark.read.parquet(str(path))
             else:
-                df = spark.read.csv(str(path), header=True, sep=sep, quote='"', escape='"', inferSchema=False, nullValue="")
+                # FAILFAST: a line with more or fewer fields than the header (or a quote left open) is an
+                # error, as on numpy and DuckDB; Spark's default (PERMISSIVE) dropped the extra fields and
+                # released the rest of the line
+                df = spark.read.csv(str(path), header=True, sep=sep, quote='"', escape='"', inferSchema=False, nullValue="",
+                                    mode="FAILFAST")  # fmt: skip
             source = cls(df, input_name=str(path))
+            source._sep = sep
         if sep is None:
             source._zones = parquet_zones(path)
         return source
