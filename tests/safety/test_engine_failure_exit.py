@@ -31,7 +31,7 @@ def _driver_stopped() -> Exception:
     [
         (MemoryError(), "out of memory"),
         (Py4JJavaError("An error occurred while calling o57.collectToPython.\n: java.lang.OutOfMemoryError: Java heap space"),
-         "the Spark engine failed: An error occurred while calling o57.collectToPython."),
+         "the Spark engine failed: OutOfMemoryError: Java heap space"),  # (the Java error, not py4j's first line)
         (_driver_stopped(), "the Spark engine failed: Answer from Java side is empty (the Spark driver stopped"),
         (ValueError("a bug"), None),  # anything else is not hidden
     ],
