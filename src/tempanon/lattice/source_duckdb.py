@@ -1512,9 +1512,25 @@ class DuckDBSource(SQLSource):
 
     def _copy(self, query: str, path: str, parquet: bool) -> None:
         fmt = "(FORMAT parquet)" if parquet else "(FORMAT csv, HEADER true, DELIMITER ',')"
-        if not parquet:
-            query = self._csv_projection(query)
+        query = self._nullable_projection(query) if parquet else self._csv_projection(query)
         self._exec(f"COPY ({query}) TO {qstr(path)} {fmt}")
+        if parquet:  # an aware column in its input's zone (docs/engines.md, "Types of a Parquet release")
+            from tempanon.data.io import zone_written_parquet
+
+            zone_written_parquet(path, self._zones)
+
+    def _nullable_projection(self, query: str) -> str:
+        """``query`` with every column nullable in DuckDB's Parquet writer, as the numpy path (pandas,
+        pyarrow) writes every field: DuckDB 2 writes a column ``REQUIRED`` (pyarrow: ``not null``) where
+        its statistics show no missing value (a column of a Parquet input without one), so the same
+        release's schema differed by its values. ``CASE WHEN c IS NULL THEN NULL ELSE c END`` is ``c``
+        with statistics that allow a missing value (measured: ``nullif(c, NULL)`` and ``coalesce(c,
+        NULL)`` are folded away); a projection of the ordered rows (DuckDB keeps their order, as in
+        :meth:`_csv_projection`). Should a DuckDB version fold it too, :func:`zone_written_parquet`
+        rewrites the file nullable (it checks the written schema)."""
+        cols = [self.q(n) for n, _ in self._column_types(query)]
+        sel = ", ".join(f"CASE WHEN q.{c} IS NULL THEN NULL ELSE q.{c} END AS {c}" for c in cols)
+        return f"SELECT {sel} FROM ({query}) q"
 
     def _csv_projection(self, query: str) -> str:
         """``query`` with its cells as the numpy path writes them to CSV (pandas' ``to_csv``): a typed

@@ -531,10 +531,26 @@ class SparkSource(SQLSource):
             w = df.write.mode("errorifexists")
             if parquet:
                 w.parquet(path)
+                self._zone_parts(path)
             elif one:
                 w.csv(path, header=True, quote='"', escape='"', nullValue="", emptyValue='""')
             else:
                 w.csv(path, header=True, quote='"', escape='"', nullValue="", emptyValue="")
+
+    def _zone_parts(self, path: str) -> None:
+        """Every part file of the Parquet release directory ``path`` Spark wrote, with an aware timestamp
+        column in its input's zone (:func:`~tempanon.data.io.zone_written_parquet`: Spark writes the
+        instants, read back ``tz=UTC``), each rewritten in place inside the temporary directory (renamed
+        into place as a whole afterwards, once verified). A rewritten part's checksum file
+        (``.part-....crc``, Hadoop's local file system) is removed: it describes the bytes Spark wrote,
+        and a stale one fails Spark's reading; without one the part is read unchecked, as any file."""
+        if not self._zones:
+            return
+        from tempanon.data.io import zone_written_parquet
+
+        for part in sorted(Path(path).glob("part-*")):
+            if part.is_file() and zone_written_parquet(part, self._zones):
+                part.with_name(f".{part.name}.crc").unlink(missing_ok=True)
 
     # ---- kanon's audited release: its rows sorted once (docs/engines.md, "What it costs") ----------
     _audit_pending = False
