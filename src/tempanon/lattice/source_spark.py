@@ -538,14 +538,14 @@ class SparkSource(SQLSource):
                 w.csv(path, header=True, quote='"', escape='"', nullValue="", emptyValue="")
 
     def _zone_parts(self, path: str) -> None:
-        """Every part file of the Parquet release directory ``path`` Spark wrote, with an aware timestamp
-        column in its input's zone (:func:`~tempanon.data.io.zone_written_parquet`: Spark writes the
-        instants, read back ``tz=UTC``), each rewritten in place inside the temporary directory (renamed
-        into place as a whole afterwards, once verified). A rewritten part's checksum file
-        (``.part-....crc``, Hadoop's local file system) is removed: it describes the bytes Spark wrote,
-        and a stale one fails Spark's reading; without one the part is read unchecked, as any file."""
-        if not self._zones:
-            return
+        """Every part file of the Parquet release directory ``path`` Spark wrote, given the schema the
+        numpy path writes (:func:`~tempanon.data.io.zone_written_parquet`: an aware timestamp column in
+        its input's zone, where Spark writes the instants, read back ``tz=UTC``; every field nullable):
+        each part that differs is rewritten in place inside the temporary directory (renamed into place
+        as a whole afterwards, once verified), the others only have their footer read. A rewritten
+        part's checksum file (``.part-....crc``, Hadoop's local file system, which checks a file it
+        reads against it) is removed: it describes the bytes Spark wrote; without one the part is read
+        unchecked, as any file."""
         from tempanon.data.io import zone_written_parquet
 
         for part in sorted(Path(path).glob("part-*")):
