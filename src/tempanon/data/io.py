@@ -184,6 +184,80 @@ def check_frame(df: pd.DataFrame) -> None:
     check_column_names(df.columns, "the DataFrame")
 
 
+def _nested_type(t: Any) -> bool:
+    """Is the Arrow type ``t`` nested (list, large/fixed-size list, list view, struct, map, union), or a
+    dictionary or extension type whose values are?"""
+    import pyarrow as pa
+
+    while True:
+        if isinstance(t, pa.ExtensionType):
+            t = t.storage_type
+        elif pa.types.is_dictionary(t):
+            t = t.value_type
+        else:
+            return pa.types.is_nested(t)
+
+
+def refuse_nested_columns(path: Any, roles: Mapping[str, str | Iterable[str] | None]) -> None:
+    """Refuse (:class:`InputError`, exit 2) a Parquet input ``path`` in which a column given a role has a
+    nested type (``list``, ``large_list``, ``fixed_size_list``, ``struct``, ``map``, ``union``, a
+    dictionary of those). tempanon compares and releases scalar values only; each engine turned such a
+    cell into other text (numpy's ``[8 9]`` and ``{'a': 4, 'b': 'z'}``, DuckDB's ``[8, 9]`` and
+    ``{'a': 4, 'b': z}``; Spark cannot write it as CSV), so hierarchy keys, identifier screening, classes
+    and releases would differ by engine. Called by every command and API entry point that reads a
+    Parquet path, where the roles are known and **before any row is read or any engine starts**; only
+    the schema is read (:func:`pyarrow.parquet.read_schema`; a directory of part files: its first part).
+
+    ``roles``: role label (as the caller's user names it: ``--qi``, ``[columns] keep``, ``qi``) ->
+    column names, a list or the command's text (``"a,b"``, ranges ``A0:A9``, parsed against the file's
+    columns). A column with no role is fine: it is not released and no engine compares it. A name the
+    file does not have, a spec that does not parse, a path that is not a Parquet file or cannot be read
+    here are left to the later checks (unknown column, the engine's reading)."""
+    if path is None or isinstance(path, pd.DataFrame) or not isinstance(path, (str, bytes, os.PathLike)):
+        return
+    p = Path(os.fsdecode(path))
+    suffixes = "".join(p.suffixes).lower()
+    if not (suffixes.endswith(".parquet") or suffixes.endswith(".pq")):
+        return
+    try:
+        import pyarrow.parquet as pq
+
+        if p.is_dir():  # (Spark and DuckDB read a directory of part files)
+            parts = sorted(f for f in p.iterdir() if f.is_file() and not f.name.startswith(("_", ".")))
+            if not parts:
+                return
+            p = parts[0]
+        schema = pq.read_schema(str(p))
+    except Exception:  # not a readable Parquet file: the reading (pandas, the engine) reports it
+        return
+    fields = {str(f.name).strip(): f for f in schema}  # names as read_table and the engines read them
+    nested = {name for name, f in fields.items() if _nested_type(f.type)}
+    if not nested:
+        return
+    from tempanon.data.roles import parse_column_list
+
+    found: dict[str, list[str]] = {}
+    for label, spec in roles.items():
+        if spec is None or (not isinstance(spec, str) and not spec):
+            continue
+        try:
+            cols = parse_column_list(spec if isinstance(spec, str) else [str(c) for c in spec], list(fields))
+        except InputError:  # (refused with its own message where the caller parses it)
+            continue
+        for c in cols:
+            if c in nested:
+                found.setdefault(c, []).append(label)
+    if not found:
+        return
+    what = "; ".join(f"{c!r} ({fields[c].type}) given the role {' and '.join(labels)}" for c, labels in found.items())
+    raise InputError(
+        f"{path}: column(s) with a nested Parquet type: {what}. tempanon compares and releases scalar values only "
+        "(text, numbers, dates, times): leave such a column without a role (a column with no role is not released) "
+        "or flatten it into scalar columns first (one column per struct field or list element, or the value as text); "
+        "nothing was read or written"
+    )
+
+
 def not_utf8_message(path: str | os.PathLike, exc: UnicodeDecodeError | None = None) -> str:
     """Where a text file stops being UTF-8: its line (the header being line 1) and the byte, found by
     decoding the file line by line (a UTF-8 character never holds the newline byte; run only once a
