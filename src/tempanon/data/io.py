@@ -220,6 +220,7 @@ def refuse_nested_columns(path: Any, roles: Mapping[str, str | Iterable[str] | N
     if not (suffixes.endswith(".parquet") or suffixes.endswith(".pq")):
         return
     try:
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
         if p.is_dir():  # (Spark and DuckDB read a directory of part files)
@@ -249,7 +250,10 @@ def refuse_nested_columns(path: Any, roles: Mapping[str, str | Iterable[str] | N
                 found.setdefault(c, []).append(label)
     if not found:
         return
-    what = "; ".join(f"{c!r} ({fields[c].type}) given the role {' and '.join(labels)}" for c, labels in found.items())
+    def type_text(t: Any) -> str:  # (pyarrow writes a map read from Parquet as map<string, int64 ('mp')>)
+        return f"map<{t.key_type}, {t.item_type}>" if isinstance(t, pa.MapType) else str(t)
+
+    what = "; ".join(f"{c!r} ({type_text(fields[c].type)}) given the role {' and '.join(labels)}" for c, labels in found.items())
     raise InputError(
         f"{path}: column(s) with a nested Parquet type: {what}. tempanon compares and releases scalar values only "
         "(text, numbers, dates, times): leave such a column without a role (a column with no role is not released) "
