@@ -186,7 +186,7 @@ def init(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No status output.")] = False,
 ) -> None:
     """Profile a table and write a starter job file with a proposed role for every column."""
-    from tempanon.data.io import atomic_write, read_table
+    from tempanon.data.io import atomic_write, nested_parquet_columns, read_table
     from tempanon.steward.init import profile_columns, starter_job
 
     target = out or input.with_name(input.name.split(".")[0] + ".job.toml")
@@ -197,7 +197,7 @@ def init(
         if k < 2:
             raise InputError(f"--k must be at least 2, got {k}")
         df = read_table(input, as_text=True, delimiter=delimiter)
-        profiles = profile_columns(df)
+        profiles = profile_columns(df, nested=nested_parquet_columns(input))  # (a list, struct or map: no role)
         text = starter_job(input, target, df, profiles, k=k)
         atomic_write(target, lambda p: p.write_text(text, encoding="utf-8"))
         return profiles
