@@ -128,7 +128,9 @@ def _kind(values: list[str]) -> tuple[str, Any]:
         return ("integer" if np.all(np.mod(arr, 1) == 0) else "number"), arr
     looks_date = all(re.search(r"\d{1,4}[-/.]\d{1,2}", v) for v in values[:200])
     if looks_date:
-        parsed = pd.to_datetime(pd.Series(values, dtype=object), errors="coerce", format="mixed")
+        from tempanon.hierarchy.builders import parse_wall_clock
+
+        parsed = parse_wall_clock(values)  # (several UTC offsets: each at its wall clock)
         if not parsed.isna().any():
             return "date", parsed
     return "text", None
