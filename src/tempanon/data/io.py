@@ -193,6 +193,103 @@ def check_frame(df: pd.DataFrame) -> None:
     check_column_names(df.columns, "the DataFrame")
 
 
+def _nested_type(t: Any) -> bool:
+    """Is the Arrow type ``t`` nested (list, large/fixed-size list, list view, struct, map, union), or a
+    dictionary or extension type whose values are?"""
+    import pyarrow as pa
+
+    while True:
+        if isinstance(t, pa.ExtensionType):
+            t = t.storage_type
+        elif pa.types.is_dictionary(t):
+            t = t.value_type
+        else:
+            return pa.types.is_nested(t)
+
+
+def _parquet_schema(path: Any) -> Any | None:
+    """The Arrow schema of the Parquet input ``path`` (:func:`pyarrow.parquet.read_schema`; a directory of
+    part files: its first part), or ``None``: a DataFrame, a CSV file, a file that cannot be read here
+    (its reading reports it)."""
+    if path is None or not isinstance(path, (str, bytes, os.PathLike)):
+        return None
+    p = Path(os.fsdecode(path))
+    suffixes = "".join(p.suffixes).lower()
+    if not (suffixes.endswith(".parquet") or suffixes.endswith(".pq")):
+        return None
+    try:
+        import pyarrow.parquet as pq
+
+        if p.is_dir():  # (Spark and DuckDB read a directory of part files)
+            parts = sorted(f for f in p.iterdir() if f.is_file() and not f.name.startswith(("_", ".")))
+            if not parts:
+                return None
+            p = parts[0]
+        return pq.read_schema(str(p))
+    except Exception:  # not a readable Parquet file: the reading (pandas, the engine) reports it
+        return None
+
+
+def nested_parquet_columns(path: Any, schema: Any = None) -> dict[str, str]:
+    """The columns of the Parquet input ``path`` (or of its ``schema``) with a nested type
+    (:func:`_nested_type`): name (stripped, as :func:`read_table` and the engines read it) -> the type
+    as text, e.g. ``list<element: int64>``. Only the schema is read; empty for a DataFrame, a CSV file or
+    a file that cannot be read here."""
+    schema = _parquet_schema(path) if schema is None else schema
+    if schema is None:
+        return {}
+    import pyarrow as pa
+
+    def text(t: Any) -> str:  # (pyarrow names a map read from Parquet map<string, int64 ('mp')>)
+        return f"map<{t.key_type}, {t.item_type}>" if isinstance(t, pa.MapType) else str(t)
+
+    return {str(f.name).strip(): text(f.type) for f in schema if _nested_type(f.type)}
+
+
+def refuse_nested_columns(path: Any, roles: Mapping[str, str | Iterable[str] | None]) -> None:
+    """Refuse (:class:`InputError`, exit 2) a Parquet input ``path`` in which a column given a role has a
+    nested type (``list``, ``large_list``, ``fixed_size_list``, ``struct``, ``map``, ``union``, a
+    dictionary of those: :func:`nested_parquet_columns`). tempanon compares and releases scalar values
+    only; each engine turned such a cell into other text (numpy's ``[8 9]`` and ``{'a': 4, 'b': 'z'}``,
+    DuckDB's ``[8, 9]`` and ``{'a': 4, 'b': z}``; Spark cannot write it as CSV), so hierarchy keys,
+    identifier screening, classes and releases would differ by engine. Called by every command and API
+    entry point that reads a Parquet path, where the roles are known and **before any row is read or
+    any engine starts**: only the schema is read.
+
+    ``roles``: role label (as the caller's user names it: ``--qi``, ``[columns] keep``, ``qi``) ->
+    column names, a list or the command's text (``"a,b"``, ranges ``A0:A9``, parsed against the file's
+    columns). A column with no role is fine: it is not released and no engine compares it. A name the
+    file does not have, a spec that does not parse, a path that is not a Parquet file or cannot be read
+    here are left to the later checks (unknown column, the engine's reading)."""
+    schema = _parquet_schema(path)
+    nested = nested_parquet_columns(path, schema)
+    if not nested:
+        return
+    from tempanon.data.roles import parse_column_list
+
+    columns = [str(name).strip() for name in schema.names]  # (for ranges A0:A9)
+    found: dict[str, list[str]] = {}
+    for label, spec in roles.items():
+        if spec is None or (not isinstance(spec, str) and not spec):
+            continue
+        try:
+            cols = parse_column_list(spec if isinstance(spec, str) else [str(c) for c in spec], columns)
+        except InputError:  # (refused with its own message where the caller parses it)
+            continue
+        for c in cols:
+            if c in nested:
+                found.setdefault(c, []).append(label)
+    if not found:
+        return
+    what = "; ".join(f"{c!r} ({nested[c]}) given the role {' and '.join(labels)}" for c, labels in found.items())
+    raise InputError(
+        f"{path}: column(s) with a nested Parquet type: {what}. tempanon compares and releases scalar values only "
+        "(text, numbers, dates, times): leave such a column without a role (a column with no role is not released) "
+        "or flatten it into scalar columns first (one column per struct field or list element, or the value as text); "
+        "nothing was read or written"
+    )
+
+
 def not_utf8_message(path: str | os.PathLike, exc: UnicodeDecodeError | None = None) -> str:
     """Where a text file stops being UTF-8: its line (the header being line 1) and the byte, found by
     decoding the file line by line (a UTF-8 character never holds the newline byte; run only once a
@@ -505,6 +602,52 @@ def _write_arrow(table: Any, path: Path) -> None:
     import pyarrow.parquet as pq
 
     pq.write_table(table, path)
+
+
+def zoned_schema(schema: Any, zones: Mapping[str, str]) -> Any:
+    """The Arrow schema the numpy path writes (:func:`typed_release`) for a Parquet file an engine wrote
+    with ``schema`` (as pyarrow reads it): an aware timestamp column named (stripped) in ``zones`` (the
+    input's columns, ``parquet_zones``) in that zone, its unit kept, and every field nullable, as pandas
+    and pyarrow write. Parquet stores an aware value as an instant adjusted to UTC; the zone's name is
+    Arrow's, kept in the file's ``ARROW:schema`` metadata, which neither DuckDB nor Spark writes (both
+    read back ``tz=UTC``). The schema's own metadata is kept."""
+    import pyarrow as pa
+
+    fields = []
+    for f in schema:
+        t, zone = f.type, zones.get(str(f.name).strip())
+        if zone is not None and pa.types.is_timestamp(t) and t.tz is not None and t.tz != zone:
+            t = pa.timestamp(t.unit, tz=zone)
+        fields.append(pa.field(f.name, t, nullable=True, metadata=f.metadata))
+    return pa.schema(fields, metadata=schema.metadata)
+
+
+def zone_written_parquet(path: str | os.PathLike, zones: Mapping[str, str]) -> bool:
+    """Give a Parquet file an engine wrote (DuckDB's ``COPY``, one of Spark's part files) the schema
+    :func:`zoned_schema` says, the same values. Its footer is read first; only when its schema differs
+    is it rewritten with pyarrow, row group by row group (the same row groups, rows and order; a
+    metadata-only cast of each; memory bounded by one row group), to a hidden file beside it renamed
+    over ``path``; its own key-value metadata is kept. Returns whether it was rewritten. The caller
+    verifies the file afterwards, as it would have the engine's."""
+    import pyarrow.parquet as pq
+
+    path = Path(path)
+    with pq.ParquetFile(path) as pf:
+        schema = pf.schema_arrow
+        want = zoned_schema(schema, zones)
+        if want.equals(schema) and all(f.nullable for f in schema):
+            return False
+        tmp = path.with_name(f".{path.name}.zone")
+        try:
+            with pq.ParquetWriter(tmp, want, compression="snappy") as writer:
+                for i in range(pf.num_row_groups):
+                    group = pf.read_row_group(i)
+                    writer.write_table(group.cast(want), row_group_size=max(group.num_rows, 1))
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+    os.replace(tmp, path)
+    return True
 
 
 def _typed_kind(t: Any) -> Any | None:

@@ -18,6 +18,7 @@ Config form (``hierarchy_from_config``)::
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -98,6 +99,23 @@ def build_suppression(name: str, values: Iterable[object], *, top: str = TOP) ->
 
 DEFAULT_DATE_FORMATS = ("%Y-%m-%d %H:%M", "%Y-%m-%d", "%Y-%m", "%Y")
 
+_WALL_AND_OFFSET = re.compile(r"^(.*\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?)\s*(?:Z|[+-]\d{2}(?::?\d{2})?(?::\d{2}(?:\.\d+)?)?)$")
+
+
+def parse_wall_clock(values: Sequence[object]) -> pd.Series:
+    """``values`` (text) parsed as date/times, each at its own wall clock; an unparsable value is
+    missing (``NaT``). Texts with one UTC offset parse as pandas parses them (aware, in that offset).
+    Texts with several offsets, as a zone with daylight saving time writes them (``2021-03-14
+    01:00:00-05:00``, ``2021-03-14 03:00:00-04:00``), made pandas raise "Mixed timezones detected"
+    (a traceback in ``init`` and in the dates builder): each is now parsed at its wall clock, its
+    offset dropped, so the day, month and hour it names are the ones written."""
+    s = pd.Series(list(values), dtype=object)
+    try:
+        return pd.to_datetime(s, errors="coerce", format="mixed")
+    except ValueError:  # several UTC offsets
+        wall = s.map(lambda v: _WALL_AND_OFFSET.sub(r"\1", v.strip()) if isinstance(v, str) else v)
+        return pd.to_datetime(wall, errors="coerce", format="mixed")
+
 
 def build_dates(name: str, values: Iterable[object], formats: Sequence[str] = DEFAULT_DATE_FORMATS, *, top: str = TOP) -> Hierarchy:
     """Date/time truncation: ``YYYY-MM-DD HH:MM -> YYYY-MM-DD -> YYYY-MM -> YYYY -> *``.
@@ -106,7 +124,7 @@ def build_dates(name: str, values: Iterable[object], formats: Sequence[str] = DE
     ``strftime(formats[j-1])``; the original text stays level 0.
     """
     distinct = _distinct(values)
-    parsed = pd.to_datetime(pd.Series(distinct, dtype=object), errors="coerce", format="mixed")
+    parsed = parse_wall_clock(distinct)
     if parsed.isna().any():
         bad = [distinct[i] for i in np.flatnonzero(parsed.isna().to_numpy())[:5]]
         raise HierarchyError(f"attribute {name!r}: unparsable date/time value(s): {', '.join(map(repr, bad))}")

@@ -319,7 +319,12 @@ def kanonymize(
     """
     t0 = time.perf_counter()
     _validate_params(k, max_suppression, algorithm, criterion)
+    from tempanon.data.io import refuse_nested_columns
     from tempanon.lattice.source import open_source
+
+    # a Parquet path: a nested column (list, struct, map) with a role is refused before any engine reads it
+    refuse_nested_columns(data, {"qi": qi, "uid": [uid] if uid else None, "sensitive": [sensitive] if sensitive else None,
+                                 "keep": keep, "allow_identifier": allow_identifier})  # fmt: skip
 
     src = open_source(data, engine, memory_limit=memory_limit)
     try:

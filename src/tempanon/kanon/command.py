@@ -103,8 +103,12 @@ def _run(
     if audit is not None and Path(os.path.realpath(audit)).parent == Path(os.path.realpath(out)).parent:
         raise InputError(f"--audit {audit} is in the release's folder: it links release rows to input lines and is for "
                          "the data steward only; write it elsewhere")
+    from tempanon.data.io import refuse_nested_columns
     from tempanon.lattice.memory import check_memory_limit
 
+    # a nested Parquet column (list, struct, map) given a role: refused before any engine reads a row
+    refuse_nested_columns(input_path, {"--qi": qi, "--uid": [uid] if uid else None, "--sensitive": [sensitive] if sensitive else None,
+                                       "--keep": keep, "--allow-identifier": allow_identifier})  # fmt: skip
     resolved = resolve_engine(input_path, engine, memory_limit)
     check_memory_limit(resolved, memory_limit, spark_master=spark_master)
     if resolved != "numpy":  # out-of-core engines: tempanon.kanon.engine_command

@@ -1527,10 +1527,58 @@ class DuckDBSource(SQLSource):
         return [(n, _duckdb_timestamp_kind(t)) for n, t in self._column_types(query)]
 
     def _copy(self, query: str, path: str, parquet: bool) -> None:
-        fmt = "(FORMAT parquet)" if parquet else "(FORMAT csv, HEADER true, DELIMITER ',')"
         if not parquet:
-            query = self._csv_projection(query)
-        self._exec(f"COPY ({query}) TO {qstr(path)} {fmt}")
+            self._exec(f"COPY ({self._csv_projection(query)}) TO {qstr(path)} (FORMAT csv, HEADER true, DELIMITER ',')")
+            return
+        from tempanon.data.io import zone_written_parquet
+
+        query = self._nullable_projection(query)
+        self._exec(f"COPY ({query}) TO {qstr(path)} (FORMAT parquet{self._zone_metadata(query)})")
+        # the written schema checked (its footer): rewritten only if it is not numpy's (docs/engines.md,
+        # "Types of a Parquet release"), before the release is verified on the file
+        zone_written_parquet(path, self._zones)
+
+    def _zone_metadata(self, query: str) -> str:
+        """``, KV_METADATA {'ARROW:schema': ...}`` for ``COPY ... (FORMAT parquet ...)`` of ``query`` when
+        it has an aware timestamp column whose input zone is not the ``UTC`` DuckDB's file reads back in
+        (America/New_York): the Arrow schema pyarrow reads DuckDB's Parquet types as (from a ``COPY`` of
+        no rows of the same query, its footer), those columns in their zones
+        (:func:`~tempanon.data.io.zoned_schema`), serialized as pyarrow stores it (base64 of the IPC
+        schema). pyarrow (pandas) then reads the same instants in the input's zone, as in the numpy
+        path's file, without a second pass over the rows; DuckDB reads the file as without it. ``""``
+        when no column needs it."""
+        if not self._zones:
+            return ""
+        import base64
+
+        import pyarrow.parquet as pq
+
+        from tempanon.data.io import zoned_schema
+
+        empty = Path(self._tmpdir) / f"schema-{secrets.token_hex(6)}.parquet"
+        try:
+            self._exec(f"COPY (SELECT * FROM ({query}) q WHERE false) TO {qstr(str(empty))} (FORMAT parquet)")
+            schema = pq.read_schema(empty).remove_metadata()
+        finally:
+            empty.unlink(missing_ok=True)
+        want = zoned_schema(schema, self._zones)
+        if [f.type for f in want] == [f.type for f in schema]:
+            return ""
+        text = base64.b64encode(want.serialize().to_pybytes()).decode("ascii")
+        return f", KV_METADATA {{'ARROW:schema': {qstr(text)}}}"
+
+    def _nullable_projection(self, query: str) -> str:
+        """``query`` with every column nullable in DuckDB's Parquet writer, as the numpy path (pandas,
+        pyarrow) writes every field: DuckDB 2 writes a column ``REQUIRED`` (pyarrow: ``not null``) where
+        its statistics show no missing value (a column of a Parquet input without one), so the same
+        release's schema differed by its values. ``CASE WHEN c IS NULL THEN NULL ELSE c END`` is ``c``
+        with statistics that allow a missing value (measured: ``nullif(c, NULL)`` and ``coalesce(c,
+        NULL)`` are folded away); a projection of the ordered rows (DuckDB keeps their order, as in
+        :meth:`_csv_projection`). Should a DuckDB version fold it too, :func:`zone_written_parquet`
+        rewrites the file nullable (it checks the written schema)."""
+        cols = [self.q(n) for n, _ in self._column_types(query)]
+        sel = ", ".join(f"CASE WHEN q.{c} IS NULL THEN NULL ELSE q.{c} END AS {c}" for c in cols)
+        return f"SELECT {sel} FROM ({query}) q"
 
     def _csv_projection(self, query: str) -> str:
         """``query`` with its cells as the numpy path writes them to CSV (pandas' ``to_csv``): a typed

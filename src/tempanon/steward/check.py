@@ -179,8 +179,11 @@ def check_table(
     audit of a timestamped release, whose respondents go into the new column ``uid``
     (:func:`attach_audit`; on an engine joined there by row number).
     """
+    from tempanon.data.io import refuse_nested_columns
     from tempanon.lattice.source import FrequencySource, NumpySource
 
+    # a Parquet path: a nested column (list, struct, map) with a role is refused before any engine reads it
+    refuse_nested_columns(df, {"qi": qi, "uid": [uid] if uid else None, "sensitive": sensitive})
     eng = check_engine(df, engine, memory_limit)
     if isinstance(df, NumpySource):
         df = df.data

@@ -42,6 +42,10 @@ def check(
     from tempanon.steward.check import check_engine, check_table, open_check_source
 
     def go():
+        from tempanon.data.io import refuse_nested_columns
+
+        # a nested Parquet column (list, struct, map) given a role: refused before any engine reads a row
+        refuse_nested_columns(input, {"--qi": qi, "--uid": [uid] if uid else None, "--sensitive": sensitive})
         eng = check_engine(input, engine, memory_limit)
         if eng != "numpy":
             src = open_check_source(input, eng, memory_limit=memory_limit, delimiter=delimiter, spark_master=spark_master)
@@ -182,7 +186,7 @@ def init(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No status output.")] = False,
 ) -> None:
     """Profile a table and write a starter job file with a proposed role for every column."""
-    from tempanon.data.io import atomic_write, read_table
+    from tempanon.data.io import atomic_write, nested_parquet_columns, read_table
     from tempanon.steward.init import profile_columns, starter_job
 
     target = out or input.with_name(input.name.split(".")[0] + ".job.toml")
@@ -193,7 +197,7 @@ def init(
         if k < 2:
             raise InputError(f"--k must be at least 2, got {k}")
         df = read_table(input, as_text=True, delimiter=delimiter)
-        profiles = profile_columns(df)
+        profiles = profile_columns(df, nested=nested_parquet_columns(input))  # (a list, struct or map: no role)
         text = starter_job(input, target, df, profiles, k=k)
         atomic_write(target, lambda p: p.write_text(text, encoding="utf-8"))
         return profiles
@@ -245,8 +249,9 @@ def hierarchy(
             raise InputError("--column is required to build a hierarchy (it names the attribute)")
         values = None
         if data is not None:
-            from tempanon.data.io import read_table
+            from tempanon.data.io import read_table, refuse_nested_columns
 
+            refuse_nested_columns(data, {"--column": [column]})  # (a list or struct has no hierarchy)
             df = read_table(data, as_text=True, delimiter=delimiter)
             if column not in df.columns:
                 raise InputError(f"unknown column {column!r} in {data}; the input has columns: {', '.join(map(str, df.columns))}")

@@ -41,6 +41,7 @@ import json
 import math
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -127,20 +128,31 @@ def _kind(values: list[str]) -> tuple[str, Any]:
         return ("integer" if np.all(np.mod(arr, 1) == 0) else "number"), arr
     looks_date = all(re.search(r"\d{1,4}[-/.]\d{1,2}", v) for v in values[:200])
     if looks_date:
-        parsed = pd.to_datetime(pd.Series(values, dtype=object), errors="coerce", format="mixed")
+        from tempanon.hierarchy.builders import parse_wall_clock
+
+        parsed = parse_wall_clock(values)  # (several UTC offsets: each at its wall clock)
         if not parsed.isna().any():
             return "date", parsed
     return "text", None
 
 
-def profile_columns(df: pd.DataFrame) -> list[ColumnProfile]:
-    """Profile every column and propose its role (module doc)."""
+def profile_columns(df: pd.DataFrame, nested: Mapping[str, str] | None = None) -> list[ColumnProfile]:
+    """Profile every column and propose its role (module doc). ``nested``: the columns of a Parquet input
+    with a nested type (name -> type, :func:`tempanon.data.io.nested_parquet_columns`): never given a role
+    (a run refuses them with one), only listed as left out."""
     from tempanon.data.screen import screen_columns
     from tempanon.hierarchy.core import MISSING, as_text
 
     out: list[ColumnProfile] = []
     parsed_by: dict[str, Any] = {}
+    nested = dict(nested or {})
     for col in df.columns:
+        if str(col) in nested:  # (a list, struct or map: not profiled, no role)
+            out.append(ColumnProfile(str(col), f"nested ({nested[str(col)]})", 0, 0, 0.0, [],
+                                     reason=f"a nested Parquet type ({nested[str(col)]}): tempanon compares and releases "
+                                            "scalar values only, so it gets no role and is left out; flatten it into "
+                                            "scalar columns to use it"))  # fmt: skip
+            continue
         text = as_text(df[col])
         present = text[text != MISSING]
         distinct_vals = list(pd.unique(present))
@@ -157,6 +169,8 @@ def profile_columns(df: pd.DataFrame) -> list[ColumnProfile]:
 
     # 1. the respondent id: the first id-like column whose values repeat
     for p in out:
+        if p.name in nested:
+            continue
         if _IDLIKE.search(p.name) and 1 < p.distinct < len(df) - p.missing and p.missing == 0:
             p.role = "uid"
             p.reason = (f"respondent id: its name reads like an id and its {p.distinct:,} values repeat over {len(df) - p.missing:,} rows "
@@ -170,7 +184,7 @@ def profile_columns(df: pd.DataFrame) -> list[ColumnProfile]:
     time = next((p for p in dates if set(_tokens(p.name)) & _EVENT_TIME), dates[0] if dates else None)
 
     # 2. identifiers by the shared screening (the time is screened as the model's own column)
-    findings = {f.column: f.reason for f in screen_columns(df, [p.name for p in out if p.role != "uid"], uid=uid,
+    findings = {f.column: f.reason for f in screen_columns(df, [p.name for p in out if p.role != "uid" and p.name not in nested], uid=uid,
                                                              time=time.name if time else None)}
     for p in out:
         if p.role == "uid" or p.name not in findings:
@@ -212,7 +226,7 @@ def profile_columns(df: pd.DataFrame) -> list[ColumnProfile]:
 
     # 4. the rest is left out
     for p in out:
-        if p.role != "other":
+        if p.role != "other" or p.name in nested:
             continue
         if p.kind == "date" and time is not None:
             p.reason = f"another date/time beside {time.name!r}: released exactly it would give the generalized time back; left out"
@@ -338,6 +352,9 @@ def starter_job(input_path: str | os.PathLike, job_path: str | os.PathLike, df: 
         "# Column profile (type, distinct values, missing cells, uniqueness = distinct / non-missing rows):",
     ]
     for p in profiles:
+        if p.kind.startswith("nested"):
+            lines.append(f"#   {p.name}: {p.kind[len('nested ('):-1]}, a nested Parquet type (not profiled)")
+            continue
         lines.append(f"#   {p.name}: {p.kind}, {p.distinct} distinct, {p.missing} missing, uniqueness {p.uniqueness:.2f}, e.g. {', '.join(p.examples)}")
     lines += ["", "[input]", f"path = {_q(rel)}", "", "[columns]"]
     if uid is not None:

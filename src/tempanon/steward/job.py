@@ -831,6 +831,20 @@ def run_job(job: Job, progress: Any = None) -> dict:
     from tempanon.data.roles import ColumnRoles
 
     job.outputs = _output_set(job)  # every output checked against the inputs before anything is read
+    if "path" in job.source:  # a nested Parquet column (list, struct, map) with a role: refused before any row is read
+        from tempanon.data.io import refuse_nested_columns
+
+        p = job.params
+        try:
+            refuse_nested_columns(job.source["path"], {
+                "[columns] quasi_identifiers": None if "long_time" in p else job.quasi_identifiers,  # (long: time values)
+                "[columns] sensitive": job.sensitive,
+                "[columns] uid": [job.uid] if job.uid else None, "[columns] time": [job.time] if job.time else None,
+                "[columns] keep": job.keep, "[columns] allow_identifier": job.allow_identifier,
+                "[model] long_time": [p["long_time"]] if isinstance(p.get("long_time"), str) else None,
+                "[model] long_value": [p["long_value"]] if isinstance(p.get("long_value"), str) else None})  # fmt: skip
+        except InputError as exc:
+            raise JobError(f"{job.ctx.where(('columns',))}: {exc}") from None
     df, desc, checksum, kind = read_source(job)
     spec = MODELS[job.model]
     if spec.prepare is not None:

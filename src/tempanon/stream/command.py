@@ -205,6 +205,11 @@ def stream(
         _check_roles_and_outputs(beta)
         if input == "-":
             return _run_stdin()
+        from tempanon.data.io import refuse_nested_columns
+
+        # a nested Parquet column (list, struct, map) given a role: refused before any row is read
+        refuse_nested_columns(input, {"--time": [time], "--sensitive": [sensitive], "--qi": qi,
+                                      "--allow-identifier": allow_identifier})  # fmt: skip
         from tempanon.data.io import read_table
 
         df = read_table(input, as_text=True).reset_index(drop=True)

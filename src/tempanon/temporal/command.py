@@ -123,6 +123,11 @@ def timestamped(
             from tempanon.temporal.api import check_audit_path
 
             check_audit_path(audit, out, [input, summary, report])
+        from tempanon.data.io import refuse_nested_columns
+
+        # a nested Parquet column (list, struct, map) given a role: refused before any engine reads a row
+        refuse_nested_columns(input, {"--time": [time], "--uid": [uid] if uid else None, "--qi": qi, "--sensitive": sensitive,
+                                      "--keep": keep, "--allow-identifier": allow_identifier})  # fmt: skip
         if eng == "duckdb":
             # the file read in place, the release (and audit) written by DuckDB, the report's measures by GROUP BY
             return _out_of_core(outs, phases, t0, eng)

@@ -216,6 +216,11 @@ def anonymize_timestamped_file(
 
     if not Path(path).exists():
         raise InputError(f"input file not found: {path}")
+    from tempanon.data.io import refuse_nested_columns
+
+    # a nested Parquet column (list, struct, map) with a role: refused before DuckDB or Spark reads it
+    refuse_nested_columns(path, {"time": [time], "uid": [uid] if uid else None, "qi": qi, "sensitive": sensitive,
+                                 "keep": keep, "allow_identifier": allow_identifier})  # fmt: skip
     if same_file(out, path):
         raise InputError(f"the output {out} is the input: refusing to overwrite an input (nothing was read or written)")
     if audit is not None:

@@ -71,8 +71,17 @@ def kp(
 
                 raise InputError(f"--audit {audit} is inside the release folder {rel_dir}; the audit links ids to "
                                  "release rows and is for the data steward only: write it elsewhere")
+        from tempanon.data.io import refuse_nested_columns
         from tempanon.errors import InputError
 
+        # a nested Parquet column (list, struct, map) given a role: refused before any row is read
+        # (with --long, --qi names time values, not columns)
+        refuse_nested_columns(input, {"--id": [id] if id else None, "--entity": [entity] if entity else None,
+                                      "--time": [time_col] if time_col else None, "--value": [value] if value else None,
+                                      "--qi": None if long else qi, "--sensitive": sensitive,
+                                      "--publish-values": None if long else publish_values,
+                                      "--publish-patterns": None if long else publish_patterns,
+                                      "--keep": keep, "--allow-identifier": allow_identifier})  # fmt: skip
         df = read_table(input)
         id_col = id
         if long:
