@@ -246,6 +246,24 @@ def nested_parquet_columns(path: Any, schema: Any = None) -> dict[str, str]:
     return {str(f.name).strip(): text(f.type) for f in schema if _nested_type(f.type)}
 
 
+def frame_nested_columns(df: pd.DataFrame) -> dict[str, str]:
+    """The columns of the DataFrame ``df`` whose cells include a list, tuple, dict, set or array (what a
+    nested Parquet column reads as): name (stripped) -> what, e.g. ``list cells (row 3: [1, 2])``.
+    Columns of other dtypes and of text or numbers only are passed by pandas' type inference (C, no
+    Python loop per cell); only a column it calls mixed is looked at cell by cell. The numpy path
+    failed on such a cell ("unhashable type: 'list'", a traceback) where DuckDB took it as a typed list."""
+    out: dict[str, str] = {}
+    for c in df.columns:
+        s = df[c]
+        if s.dtype != object or pd.api.types.infer_dtype(s, skipna=True) not in ("mixed", "mixed-integer"):
+            continue
+        bad = s.map(lambda v: isinstance(v, (list, tuple, dict, set, np.ndarray))).to_numpy(dtype=bool)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            out[str(c).strip()] = f"{type(s.iloc[i]).__name__} cells (row {i + 1}: {str(s.iloc[i])[:40]})"
+    return out
+
+
 def refuse_nested_columns(path: Any, roles: Mapping[str, str | Iterable[str] | None]) -> None:
     """Refuse (:class:`InputError`, exit 2) a Parquet input ``path`` in which a column given a role has a
     nested type (``list``, ``large_list``, ``fixed_size_list``, ``struct``, ``map``, ``union``, a
@@ -261,13 +279,23 @@ def refuse_nested_columns(path: Any, roles: Mapping[str, str | Iterable[str] | N
     columns). A column with no role is fine: it is not released and no engine compares it. A name the
     file does not have, a spec that does not parse, a path that is not a Parquet file or cannot be read
     here are left to the later checks (unknown column, the engine's reading)."""
-    schema = _parquet_schema(path)
-    nested = nested_parquet_columns(path, schema)
+    frame = isinstance(path, pd.DataFrame)
+    if frame:  # a DataFrame given to an API: its role columns that hold list, dict, set or array cells
+        named = {str(c).strip(): c for c in path.columns}
+        wanted: set[str] = set()
+        for spec in roles.values():
+            if spec is not None and (isinstance(spec, str) or spec):
+                wanted.update(str(c).strip() for c in (spec.split(",") if isinstance(spec, str) else spec))
+        nested = frame_nested_columns(path[[named[c] for c in named if c in wanted]]) if wanted & set(named) else {}
+        columns = list(named)
+    else:
+        schema = _parquet_schema(path)
+        nested = nested_parquet_columns(path, schema)
+        columns = [str(name).strip() for name in schema.names] if nested else []  # (for ranges A0:A9)
     if not nested:
         return
     from tempanon.data.roles import parse_column_list
 
-    columns = [str(name).strip() for name in schema.names]  # (for ranges A0:A9)
     found: dict[str, list[str]] = {}
     for label, spec in roles.items():
         if spec is None or (not isinstance(spec, str) and not spec):
@@ -283,10 +311,10 @@ def refuse_nested_columns(path: Any, roles: Mapping[str, str | Iterable[str] | N
         return
     what = "; ".join(f"{c!r} ({nested[c]}) given the role {' and '.join(labels)}" for c, labels in found.items())
     raise InputError(
-        f"{path}: column(s) with a nested Parquet type: {what}. tempanon compares and releases scalar values only "
+        f"{'the DataFrame' if frame else path}: column(s) with a nested {'value' if frame else 'Parquet type'}: {what}. tempanon compares and releases scalar values only "
         "(text, numbers, dates, times): leave such a column without a role (a column with no role is not released) "
         "or flatten it into scalar columns first (one column per struct field or list element, or the value as text); "
-        "nothing was read or written"
+        + ("nothing was written" if frame else "nothing was read or written")
     )
 
 

@@ -318,6 +318,10 @@ def anonymize_timestamped(
     require_columns_list(list(df.columns), allow_identifier, role="--allow-identifier column")
     roles = {"release": set(release_cols), "keep": keep, "drop": drop, "left_out": left_out,
              "allow": list(allow_identifier), "sensitive": sensitive}  # fmt: skip
+    from tempanon.data.io import refuse_nested_columns
+
+    refuse_nested_columns(df, {"time": [time], "uid": [uid] if uid else None, "qi": qi, "sensitive": sensitive,
+                               "keep": keep, "allow_identifier": list(allow_identifier)})  # fmt: skip
     if shuffle_seed is not None and (isinstance(shuffle_seed, bool) or not isinstance(shuffle_seed, (int, np.integer))
                                      or shuffle_seed < 0):
         raise InputError(f"the shuffle seed must be a non-negative integer (got {shuffle_seed!r})")
