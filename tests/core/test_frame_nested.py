@@ -18,6 +18,7 @@ from tempanon.kanon.api import kanonymize
 from tempanon.steward.check import check_table
 from tempanon.stream.api import anonymize_stream
 from tempanon.temporal.api import anonymize_timestamped
+from tempanon.timeseries.api import kp_anonymize
 
 
 def _frame(n=40):
@@ -66,5 +67,9 @@ def test_the_other_apis_refuse_it_too():
         anonymize_stream(df, time="t", sensitive="p", l=2, w=1, qi=["sex", "prefs"])
     with pytest.raises(InputError, match=r"'tags' \(list cells .*\) given the role qi"):
         check_table(df, qi=["sex", "tags"])
+    ts = pd.DataFrame({"id": [f"s{i}" for i in range(6)], "a": [1.0, 2, 3, 4, 5, 6], "b": [2.0, 1, 2, 1, 2, 1],
+                       "d": [["x"]] * 6})  # fmt: skip
+    with pytest.raises(InputError, match=r"'d' \(list cells .*\) given the role sensitive"):
+        kp_anonymize(ts, id_col="id", qi=["a", "b"], k=2, P=2, sensitive=["d"])
     # without a role: released without them
     assert "tags" not in anonymize_timestamped(df, time="t", k=2).released.columns

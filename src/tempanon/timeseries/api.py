@@ -225,6 +225,10 @@ def kp_anonymize(
     _kept_cols, left_out = plan_release(list(df.columns), released=[*qi, *sensitive], keep=keep, drop=list(drop),
                                         consumed=[id_col])  # fmt: skip
     require_columns_list(list(df.columns), allow_identifier, role="--allow-identifier column")
+    from tempanon.data.io import refuse_nested_columns
+
+    refuse_nested_columns(df, {"id": [id_col], "qi": qi, "sensitive": sensitive, "keep": keep,
+                               "allow_identifier": list(allow_identifier)})  # fmt: skip
     overrides = refuse_identifiers(df, keep, allow=allow_identifier, uid=None)
     _check_ids(df, id_col)
     if len(df) == 0:
