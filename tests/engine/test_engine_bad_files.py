@@ -162,5 +162,6 @@ def test_spark_errors_are_read_from_the_java_text():
         "(nothing was written)")  # fmt: skip
     assert spark_input_error(Exception(_SPARK_OTHER), "/d/t.parquet") is None
     assert spark_input_error(Exception(_SPARK_READ), "DataFrame") is None  # no file to name
+    assert spark_input_error(Exception(_SPARK_READ), "/d/other.parquet") is None  # another file failed
     assert spark_failure_line(Exception(_SPARK_OTHER)) == "SparkArithmeticException: [DIVIDE_BY_ZERO] Division by zero. SQLSTATE: 22012"
     assert spark_failure_line(Exception("no Java here")) is None

@@ -158,6 +158,9 @@ def spark_input_error(exc: BaseException, path: str | None, sep: str | None = No
         return None
     lines = _java_lines(exc)
     text = "\n".join(lines)
+    reading = re.search(r"Encountered error while reading file (\S+?)\.?(\s|$)", text)
+    if reading and not reading.group(1).endswith("/" + Path(path).name):
+        return None  # (another file: the release read back, a part file; not the input's fault)
     if "MALFORMED_RECORD" in text or "Malformed records are detected" in text:
         from tempanon.lattice.source_duckdb import csv_line_error
 
