@@ -253,8 +253,8 @@ def frame_nested_columns(df: pd.DataFrame) -> dict[str, str]:
     Python loop per cell); only a column it calls mixed is looked at cell by cell. The numpy path
     failed on such a cell ("unhashable type: 'list'", a traceback) where DuckDB took it as a typed list."""
     out: dict[str, str] = {}
-    for c in df.columns:
-        s = df[c]
+    for j, c in enumerate(df.columns):
+        s = df.iloc[:, j]  # (by position: a name given twice is refused by check_frame, not here)
         if s.dtype != object or pd.api.types.infer_dtype(s, skipna=True) not in ("mixed", "mixed-integer"):
             continue
         bad = s.map(lambda v: isinstance(v, (list, tuple, dict, set, np.ndarray))).to_numpy(dtype=bool)
@@ -286,7 +286,8 @@ def refuse_nested_columns(path: Any, roles: Mapping[str, str | Iterable[str] | N
         for spec in roles.values():
             if spec is not None and (isinstance(spec, str) or spec):
                 wanted.update(str(c).strip() for c in (spec.split(",") if isinstance(spec, str) else spec))
-        nested = frame_nested_columns(path[[named[c] for c in named if c in wanted]]) if wanted & set(named) else {}
+        picked = [j for j, c in enumerate(path.columns) if str(c).strip() in wanted]
+        nested = frame_nested_columns(path.iloc[:, picked]) if picked else {}
         columns = list(named)
     else:
         schema = _parquet_schema(path)
