@@ -280,34 +280,30 @@ def refuse_nested_columns(path: Any, roles: Mapping[str, str | Iterable[str] | N
     file does not have, a spec that does not parse, a path that is not a Parquet file or cannot be read
     here are left to the later checks (unknown column, the engine's reading)."""
     frame = isinstance(path, pd.DataFrame)
-    if frame:  # a DataFrame given to an API: its role columns that hold list, dict, set or array cells
-        named = {str(c).strip(): c for c in path.columns}
-        wanted: set[str] = set()
-        for spec in roles.values():
-            if spec is not None and (isinstance(spec, str) or spec):
-                wanted.update(str(c).strip() for c in (spec.split(",") if isinstance(spec, str) else spec))
-        picked = [j for j, c in enumerate(path.columns) if str(c).strip() in wanted]
-        nested = frame_nested_columns(path.iloc[:, picked]) if picked else {}
-        columns = list(named)
+    if frame:
+        names = [str(c).strip() for c in path.columns]
     else:
         schema = _parquet_schema(path)
         nested = nested_parquet_columns(path, schema)
-        columns = [str(name).strip() for name in schema.names] if nested else []  # (for ranges A0:A9)
-    if not nested:
-        return
+        if not nested:
+            return
+        names = [str(name).strip() for name in schema.names]
     from tempanon.data.roles import parse_column_list
 
-    found: dict[str, list[str]] = {}
+    given: dict[str, list[str]] = {}  # column -> the roles it is given
     for label, spec in roles.items():
         if spec is None or (not isinstance(spec, str) and not spec):
             continue
-        try:
-            cols = parse_column_list(spec if isinstance(spec, str) else [str(c) for c in spec], columns)
+        try:  # (ranges A0:A9 against the columns)
+            cols = parse_column_list(spec if isinstance(spec, str) else [str(c) for c in spec], list(dict.fromkeys(names)))
         except InputError:  # (refused with its own message where the caller parses it)
             continue
         for c in cols:
-            if c in nested:
-                found.setdefault(c, []).append(label)
+            given.setdefault(c, []).append(label)
+    if frame:  # a DataFrame given to an API: its role columns that hold list, dict, set or array cells
+        picked = [j for j, c in enumerate(names) if c in given]
+        nested = frame_nested_columns(path.iloc[:, picked]) if picked else {}
+    found = {c: labels for c, labels in given.items() if c in nested}
     if not found:
         return
     what = "; ".join(f"{c!r} ({nested[c]}) given the role {' and '.join(labels)}" for c, labels in found.items())

@@ -1455,6 +1455,7 @@ class DuckDBSource(SQLSource):
                     self.close()
                     raise InputError(f"input file is empty: {path}")
                 sep = delimiter or detect_delimiter(sample)
+                self._sep = sep
                 try:
                     check_header(sample, sep, path)
                 except InputError:
@@ -1468,8 +1469,9 @@ class DuckDBSource(SQLSource):
             self._init_view(scan)
         except duckdb.Error as exc:
             message = input_error_message(self.input, exc)
-            if message is None and "sniffing" in str(exc) and not isinstance(data, pd.DataFrame):
-                message = self._csv_line_error(scan)  # the sniffer's error names no line: find it
+            if message is None and "sniffing" in str(exc) and getattr(self, "_sep", None) is not None:
+                # the sniffer only says that no dialect fits its sample (20 lines of 'Possible fixes'): the line
+                message = csv_line_error(self.input, self._sep)
             self.close()
             raise InputError(message or f"cannot read {self.input}: {_first_line(exc)}") from None
         self._zones = zones
@@ -1504,13 +1506,6 @@ class DuckDBSource(SQLSource):
             if message is None:
                 raise
             raise InputError(message) from None
-
-    def _csv_line_error(self, scan: str) -> str | None:
-        """The line DuckDB's CSV reader refuses in ``scan`` (``read_csv(...)``, its delimiter): its
-        sniffer only says that no dialect fits the sample (20 lines of 'Possible fixes'),
-        :func:`csv_line_error` names the line."""
-        m = re.search(r"delim = '((?:[^']|'')*)'", scan)
-        return csv_line_error(self.input, m.group(1).replace("''", "'")) if m else None
 
     def _register(self, name: str, table: Any) -> None:
         self.con.register(name, table)
