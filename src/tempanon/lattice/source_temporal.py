@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from tempanon.errors import InputError, VerificationError
+from tempanon.lattice.freqset import FrequencySet
 from tempanon.lattice.source import FrequencySource, NumpySource
 from tempanon.temporal.granularity import GAP, Granularity
 from tempanon.temporal.least import Check
@@ -333,6 +334,9 @@ class DuckDBJointFileSource(FrequencySource):
 
     engine = "duckdb"
     path = "bottom on driver"
+    #: on the engine path, a frequency set of more (class, respondent) rows than this stays in the
+    #: engine (:class:`JointEngineFrequencySet`); None: :func:`~tempanon.lattice.source_duckdb.max_fetch_rows`
+    max_fetch_rows: int | None = None
 
     def __init__(self, sq, dims: Sequence, keys: Sequence[str], key_tables: Sequence, *, uid: str | None,
                  max_driver_rows: int | None = None, memory_limit: str | None = None):  # fmt: skip
@@ -352,6 +356,7 @@ class DuckDBJointFileSource(FrequencySource):
         self.engine_queries = 0
         self._fs_cache: dict = {}
         self._batch: dict = {}
+        self._batch_rows: dict = {}
         self._batch_table = None
         for j, (d, kt) in enumerate(zip(self.dims, key_tables)):
             sq._register(f"jkey{j}", kt)
@@ -371,6 +376,12 @@ class DuckDBJointFileSource(FrequencySource):
         if total != sq.n_rows:  # every row has a code for every attribute (the key tables are the distinct values)
             raise VerificationError(f"internal: the bottom frequency set counts {total} rows, the input has {sq.n_rows}")
         self.n_uid = int(sq._rows("SELECT count(DISTINCT u) AS n FROM jbot")[0][0]) if uid is not None else sq.n_rows
+
+    def _lock(self):
+        """The lock serializing this source's engine queries (one connection, one query at a time)."""
+        import threading
+
+        return self.__dict__.setdefault("_fs_lock", threading.RLock())
 
     def _exec(self, sql: str) -> None:
         self.engine_queries += 1
@@ -450,7 +461,7 @@ class DuckDBJointFileSource(FrequencySource):
         (or read from the iteration's ``GROUPING SETS`` result), respondents as the uid digit."""
         import threading
 
-        with self.__dict__.setdefault("_fs_lock", threading.Lock()):
+        with self.__dict__.setdefault("_fs_lock", threading.RLock()):
             return self._engine_frequency_set(tuple(attrs), tuple(levels))
 
     def _engine_frequency_set(self, attrs: tuple, levels: tuple):
@@ -460,15 +471,74 @@ class DuckDBJointFileSource(FrequencySource):
         if key in self._fs_cache:
             return self._fs_cache[key]
         gid = self._batch.pop(key, None)
+        x = ["x"] if self.uid is not None else []
         if gid is not None:
+            rows = self._batch_rows.get(gid, 0)
+            if rows > self.fetch_limit():
+                # more (class, respondent) rows than the driver should hold: the set stays in the
+                # engine, which checks it and rolls it up (JointEngineFrequencySet)
+                sel = [f"{self._batch_cols[(j, v)]} AS b{p}" for p, (j, v) in enumerate(zip(attrs, levels))]
+                return self._engine_root(f"SELECT {', '.join([*sel, *(['x AS u'] if x else []), 'n'])} FROM "
+                                         f"{self._batch_table} WHERE gid = {int(gid)}", attrs, levels, rows)  # fmt: skip
             sel = [f"{self._batch_cols[(j, v)]} AS g{p}" for p, (j, v) in enumerate(zip(attrs, levels))]
-            sql = f"SELECT {', '.join([*sel, *(['x'] if self.uid is not None else []), 'n'])} FROM {self._batch_table} WHERE gid = {int(gid)}"
+            sql = f"SELECT {', '.join([*sel, *x, 'n'])} FROM {self._batch_table} WHERE gid = {int(gid)}"
         else:
             sel, joins = self._levels_sql(attrs, levels)
             sql = (f"SELECT {', '.join(sel)}, CAST(sum(n) AS BIGINT) AS n FROM jbot b {joins} GROUP BY ALL" if sel
                    else "SELECT CAST(sum(n) AS BIGINT) AS n FROM jbot")  # fmt: skip
+            if self.path == "frequency sets in engine" and len(attrs) == len(self.dims):
+                # a node of the full lattice outside the iteration's job (the selection's and the
+                # result's loss and discernibility): its classes with their respondents, not its pairs
+                return self._cache_full(key, self._class_set(levels))
+            if self.path == "frequency sets in engine" and attrs:
+                # a set outside the iteration's job (e.g. selection by loss): counted in the engine
+                # first, kept there when it is above the fetch limit
+                self._n_roots = getattr(self, "_n_roots", 0) + 1
+                name = f"jfs_one{self._n_roots}"
+                self.engine_queries += 1
+                self.sq._materialize(name, sql)
+                rows = int(self.sq._rows(f"SELECT count(*) AS c FROM {name}")[0][0])
+                if rows > self.fetch_limit():
+                    self.__dict__.setdefault("_root_tables", []).append(name)
+                    self.engine_sets = getattr(self, "engine_sets", 0) + 1
+                    gsel = [f"g{p} AS b{p}" for p in range(len(attrs))]
+                    return JointEngineFrequencySet(self, name, levels, attrs, levels, self._cards(attrs, levels), rows,
+                                                   columns=", ".join([*gsel, *(["x AS u"] if x else []), "n"]))  # fmt: skip
+                try:
+                    tab = self._arrow(f"SELECT * FROM {name}")
+                finally:
+                    self.sq._drop_materialized(name)
+                self._note_fetch(tab.num_rows)
+                return self._cache_full(key, self._frequency_set_of(tab, attrs, levels))
         tab = self._arrow(sql)
-        cards = [max(int(self.dims[j].cardinality(v)), 1) for j, v in zip(attrs, levels)]
+        self._note_fetch(tab.num_rows)
+        return self._cache_full(key, self._frequency_set_of(tab, attrs, levels))
+
+    def _class_set(self, levels: tuple) -> "JointClassSet":
+        """The classes of the full-lattice node at ``levels`` (one row per class: codes, tuples,
+        distinct respondents; counted in the engine, ordered as the driver's rows), as a
+        :class:`JointClassSet`."""
+        levels = tuple(int(v) for v in levels)
+        attrs = tuple(range(len(self.dims)))
+        gs = ", ".join(f"g{p}" for p in attrs)
+        tab = self._arrow(f"SELECT {gs}, CAST(n AS BIGINT) AS n, CAST(r AS BIGINT) AS r FROM ({self._classes_sql(levels)}) c ORDER BY {gs}")
+        self.class_sets = getattr(self, "class_sets", 0) + 1
+        self.largest_class_set = max(getattr(self, "largest_class_set", 0), tab.num_rows)
+        counts = tab.column("n").to_numpy().astype(np.int64)
+        fs = JointClassSet(attrs, levels, self._cards(attrs, levels), counts, None)
+        fs._cols = [tab.column(f"g{p}").to_numpy().astype(np.int64) for p in attrs]
+        fs._sizes = (tab.column("r").to_numpy().astype(np.int64), counts, np.arange(len(counts)))
+        fs.source = self
+        return fs
+
+    def _cards(self, attrs: tuple, levels: tuple) -> tuple:
+        return tuple(max(int(self.dims[j].cardinality(v)), 1) for j, v in zip(attrs, levels))
+
+    def _frequency_set_of(self, tab, attrs: tuple, levels: tuple):
+        """A fetched set (columns ``g0..``, ``x`` the respondent when there is one, ``n``) on the driver."""
+        from tempanon.lattice.freqset import FrequencySet, group_rows
+
+        cards = list(self._cards(attrs, levels))
         cols = [tab.column(f"g{p}").to_numpy().astype(np.int64) for p in range(len(attrs))]
         counts = tab.column("n").to_numpy().astype(np.int64)
         if self.uid is None:
@@ -478,6 +548,10 @@ class DuckDBJointFileSource(FrequencySource):
             tab = tab.rename_columns([("u" if c == "x" else c) for c in tab.column_names])
             ucodes, n_u = self._dense_u(tab)
             fs = group_rows(attrs, levels, cols, cards, counts, ucodes, n_u, False)
+        return fs
+
+    def _cache_full(self, key, fs):
+        attrs = key[0]
         if len(attrs) == len(self.dims):
             while len(self._fs_cache) >= 4:
                 self._fs_cache.pop(next(iter(self._fs_cache)))
@@ -491,7 +565,7 @@ class DuckDBJointFileSource(FrequencySource):
         does over the file)."""
         import threading
 
-        with self.__dict__.setdefault("_fs_lock", threading.Lock()):
+        with self.__dict__.setdefault("_fs_lock", threading.RLock()):
             self._finish_batch()
             todo = sorted({(tuple(a), tuple(v)) for a, v in nodes if a and (tuple(a), tuple(v)) not in self._fs_cache})
             if not todo:
@@ -512,17 +586,59 @@ class DuckDBJointFileSource(FrequencySource):
                            for a, lv in todo}  # fmt: skip
             self._batch_cols, self._batch_table = names, "jfs_batch"
             self.engine_jobs = getattr(self, "engine_jobs", 0) + 1
+            # (class, respondent) rows of every prepared set: the size each set is fetched or kept
+            # in the engine by (engine_frequency_set)
+            counts = self._arrow("SELECT gid, count(*) AS n FROM jfs_batch GROUP BY gid")
+            self._batch_rows = dict(zip(counts.column("gid").to_pylist(), counts.column("n").to_pylist()))
 
     def finish_frequency_sets(self) -> None:
         import threading
 
-        with self.__dict__.setdefault("_fs_lock", threading.Lock()):
+        with self.__dict__.setdefault("_fs_lock", threading.RLock()):
             self._finish_batch()
 
     def _finish_batch(self) -> None:
+        for name in self.__dict__.get("_root_tables", []):  # before the batch (a Spark view reads it)
+            self.sq._drop_materialized(name)
         if self._batch_table:
             self.sq._drop_materialized(self._batch_table)
-        self._batch, self._batch_table = {}, None
+        self._batch, self._batch_table, self._batch_rows, self._root_tables = {}, None, {}, []
+
+    # ---- frequency sets kept in the engine ---------------------------------------------------------
+    def fetch_limit(self) -> int:
+        """(Class, respondent) rows above which a frequency set of the engine path stays in the
+        engine (:func:`~tempanon.lattice.source_duckdb.max_fetch_rows`, ``TEMPANON_MAX_FETCH_ROWS``)."""
+        from tempanon.lattice.source_duckdb import max_fetch_rows
+
+        return self.max_fetch_rows if self.max_fetch_rows is not None else max_fetch_rows()
+
+    def _note_fetch(self, rows: int) -> None:
+        self.fetched_sets = getattr(self, "fetched_sets", 0) + 1
+        self.largest_fetch = max(getattr(self, "largest_fetch", 0), int(rows))
+
+    def _engine_root(self, sql: str, attrs: tuple, levels: tuple, rows: int) -> "JointEngineFrequencySet":
+        """A prepared set too large for the driver, copied out of the iteration's job result into its
+        own table ``(b0.., u, n)`` (its checks and rollups scan only its rows); dropped with the
+        batch at the end of the iteration."""
+        self._n_roots = getattr(self, "_n_roots", 0) + 1
+        name = f"jfs_root{self._n_roots}"  # never reused by this source
+        self.sq._materialize(name, sql)
+        self.__dict__.setdefault("_root_tables", []).append(name)
+        self.engine_sets = getattr(self, "engine_sets", 0) + 1
+        return JointEngineFrequencySet(self, name, levels, attrs, levels, self._cards(attrs, levels), rows)
+
+    def _up_map(self, j: int, old: int, new: int) -> str:
+        """A registered table ``(c, u)`` mapping attribute ``j``'s codes at level ``old`` to ``new``."""
+        import pyarrow as pa
+
+        name = f"jup_{j}_{old}_{new}"
+        done = self.__dict__.setdefault("_up_maps", set())
+        if name not in done:
+            up = np.asarray(self.dims[j].up(old, new), dtype=np.int64)
+            it = pa.int32() if self.dims[j].n_base < 2**31 else pa.int64()
+            self.sq._register(name, pa.table({"c": pa.array(np.arange(len(up)), it), "u": pa.array(up, it)}))
+            done.add(name)
+        return name
 
     def base_frequencies(self) -> list[np.ndarray]:
         """Tuples per base code of every attribute (selection by loss bounds its candidates with them)."""
@@ -592,10 +708,175 @@ class DuckDBJointFileSource(FrequencySource):
         out.update(engine_queries=self.engine_queries, bottom_rows=self.bottom_rows,
                    **({"grouping_sets_jobs": self.engine_jobs} if getattr(self, "engine_jobs", 0) else {}),
                    **({"memory_limit": self.memory_limit} if self.memory_limit else {}))  # fmt: skip
+        if self.path == "frequency sets in engine":
+            # sets fetched to the driver as (class, respondent) rows, and those above the fetch limit
+            # that stayed in the engine (checked and rolled up there: engine_checks queries)
+            # (the nodes scored after the search come back as their classes: class_sets_fetched)
+            out.update(fetch_limit_rows=self.fetch_limit(), sets_fetched=getattr(self, "fetched_sets", 0),
+                       largest_fetched_rows=getattr(self, "largest_fetch", 0),
+                       sets_kept_in_engine=getattr(self, "engine_sets", 0),
+                       engine_rollups=getattr(self, "engine_rollups", 0),
+                       engine_checks=getattr(self, "engine_checks", 0),
+                       class_sets_fetched=getattr(self, "class_sets", 0),
+                       largest_class_set_rows=getattr(self, "largest_class_set", 0))  # fmt: skip
         return out
 
     def close(self) -> None:
         self._finish_batch()
+
+
+class JointClassSet(FrequencySet):
+    """The classes of a full-lattice node of the joint search, one row per class (codes, tuples
+    ``counts``, distinct respondents as the class sizes), as the engine path serves the nodes the
+    selection and the result score (loss, discernibility: functions of the classes only). Not
+    (class, respondent) rows: a rollup asks the engine again (:meth:`engine_rollup`), never rolls
+    these rows up, so respondents stay exact."""
+
+    source = None
+
+    def is_anonymous(self, k: int, max_suppressed: int = 0, l: int | None = None) -> bool:
+        if l is not None:
+            raise InputError("internal: the joint search has no l-diversity")
+        sizes, rows, _ = self._classes()
+        small = sizes < k
+        return not small.any() or (max_suppressed > 0 and int(rows[small].sum()) <= max_suppressed)
+
+    def engine_rollup(self, dims, levels):
+        return self.source._class_set(tuple(levels))
+
+
+class JointEngineFrequencySet(FrequencySet):
+    """A frequency set of the joint search too large for the driver, kept in the engine (the joint
+    counterpart of :class:`~tempanon.lattice.source_duckdb.EngineFrequencySet`).
+
+    Its rows are those of a table ``base`` (columns ``b0..``, ``u`` the respondent when there is one,
+    ``n``): the (class, respondent) pairs of a frequency set of the same attributes at
+    ``base_levels``, i.e. with the respondent digit kept. At ``levels`` (at least as general) it is
+    that table rolled up in the engine (Rollup Property, Incognito Section 2): ``GROUP BY`` the codes
+    mapped up the dimensions by join with small code tables **and** ``u``, so a class's distinct
+    respondents stay exact at every level (Definition 2). The search's check asks the engine for the
+    classes with fewer than k respondents and their tuples only (:meth:`is_anonymous`); a rollup is
+    another engine set (:meth:`engine_rollup`) until one is small enough to fetch, when it is
+    fetched once (as (class, respondent) rows) and rolled up on the driver. Anything else
+    (``counts``, ``cols``, classes) fetches it."""
+
+    def __init__(self, source: DuckDBJointFileSource, base: str, base_levels: tuple, attrs: tuple, levels: tuple,
+                 cards: tuple, rows: int | None = None, columns: str | None = None):  # fmt: skip
+        self.source, self.base, self.base_levels = source, base, tuple(base_levels)
+        self.attrs, self.levels, self.cards = tuple(attrs), tuple(levels), tuple(cards)
+        self.keys, self.n_uid, self.sensitive = None, 0, False
+        self._cols = self._uid = self._sizes = self._src = None
+        self._rows = rows  # (class, respondent) rows at ``levels`` (classes without a respondent column)
+        self._small: dict[int, tuple[int, int]] = {}
+        self._data = None
+        # ``base`` as (b0.., u, n): a view of a table with other column names (a set outside a job)
+        self._from = f"(SELECT {columns} FROM {base})" if columns else base
+
+    def __repr__(self) -> str:
+        return f"JointEngineFrequencySet(attrs={self.attrs}, levels={self.levels}, rows={self._rows}, base={self.base})"
+
+    def _grouped(self) -> str:
+        """SQL of the set's (class, respondent) rows (columns ``g0..``, ``x`` the respondent, ``n``)."""
+        sel, joins, keys = [], [], []
+        for p, (j, b, v) in enumerate(zip(self.attrs, self.base_levels, self.levels)):
+            if v == b:
+                sel.append(f"t.b{p} AS g{p}")
+                keys.append(f"t.b{p}")
+            else:
+                joins.append(f"JOIN {self.source._up_map(j, b, v)} m{p} ON t.b{p} = m{p}.c")
+                sel.append(f"m{p}.u AS g{p}")
+                keys.append(f"m{p}.u")
+        if self.source.uid is not None:
+            sel.append("t.u AS x")
+            keys.append("t.u")
+        if not joins:
+            return f"SELECT {', '.join([*sel, 't.n AS n'])} FROM {self._from} t"
+        return (f"SELECT {', '.join(sel)}, CAST(sum(t.n) AS BIGINT) AS n FROM {self._from} t {' '.join(joins)} "
+                f"GROUP BY {', '.join(keys)}")  # fmt: skip
+
+    def _small_classes(self, k: int) -> tuple[int, int]:
+        """(classes with fewer than ``k`` respondents, their tuples), counted by the engine; sets the
+        row count. Respondents of a class: its (class, respondent) rows; tuples: their ``n``."""
+        k = int(k)
+        if k not in self._small:
+            gs = ", ".join(f"g{p}" for p in range(len(self.attrs)))
+            if self.source.uid is None:
+                classes = f"SELECT n AS r, n FROM ({self._grouped()}) y"
+            elif gs:
+                classes = f"SELECT count(*) AS r, sum(n) AS n FROM ({self._grouped()}) y GROUP BY {gs}"
+            else:
+                classes = f"SELECT count(*) AS r, sum(n) AS n FROM ({self._grouped()}) y"
+            with self.source._lock():
+                row = self.source.sq._rows(
+                    f"SELECT coalesce(sum(CASE WHEN r > 0 THEN 1 END), 0) AS c, coalesce(sum(r), 0) AS p, "
+                    f"count(CASE WHEN r < {k} THEN 1 END) AS s, coalesce(sum(CASE WHEN r < {k} THEN n END), 0) AS t "
+                    f"FROM ({classes}) x"
+                )[0]  # fmt: skip
+            self.source.engine_checks = getattr(self.source, "engine_checks", 0) + 1
+            self.source.engine_queries += 1
+            self._rows = int(row[0]) if self.source.uid is None else int(row[1])
+            self._small[k] = (int(row[2]), int(row[3]))
+        return self._small[k]
+
+    def __len__(self) -> int:
+        if self._rows is None:
+            with self.source._lock():
+                self._rows = int(self.source.sq._rows(f"SELECT count(*) AS c FROM ({self._grouped()}) x")[0][0])
+            self.source.engine_queries += 1
+        return self._rows
+
+    def is_anonymous(self, k: int, max_suppressed: int = 0, l: int | None = None) -> bool:
+        if l is not None:
+            return self.fetch().is_anonymous(k, max_suppressed, l)
+        small, tuples = self._small_classes(k)
+        return small == 0 or (max_suppressed > 0 and tuples <= max_suppressed)
+
+    def suppressed_tuples(self, k: int) -> int:
+        return self._small_classes(k)[1]
+
+    def engine_rollup(self, dims, levels):
+        """The frequency set at ``levels``: on the driver from this set once it is small enough to
+        fetch, else another set in the engine over the same base rows."""
+        from tempanon.lattice.freqset import rollup
+
+        levels = tuple(int(v) for v in levels)
+        if levels == self.levels:
+            return self
+        if self._data is not None or len(self) <= self.source.fetch_limit():
+            return rollup(self.fetch(), dims, levels)
+        self.source.engine_rollups = getattr(self.source, "engine_rollups", 0) + 1
+        cards = tuple(max(int(dims[j].cardinality(v)), 1) for j, v in zip(self.attrs, levels))
+        out = JointEngineFrequencySet(self.source, self.base, self.base_levels, self.attrs, levels, cards)
+        out._from = self._from
+        return out
+
+    def fetch(self):
+        """The set on the driver (its (class, respondent) rows fetched once, kept)."""
+        if self._data is None:
+            with self.source._lock():
+                tab = self.source._arrow(self._grouped())
+            self.source._note_fetch(tab.num_rows)
+            self._data = self.source._frequency_set_of(tab, self.attrs, self.levels)
+            self._rows = tab.num_rows
+        return self._data
+
+    @property
+    def counts(self) -> np.ndarray:  # type: ignore[override]
+        return self.fetch().counts
+
+    @property
+    def cols(self) -> list[np.ndarray]:  # type: ignore[override]
+        return self.fetch().cols
+
+    @property
+    def uid(self):  # type: ignore[override]
+        return self.fetch().uid
+
+    def _classes(self):
+        return self.fetch()._classes()
+
+    def classes(self):
+        return self.fetch().classes()
 
 
 def class_key(q: np.ndarray, h: np.ndarray) -> np.ndarray:
