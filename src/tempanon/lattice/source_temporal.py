@@ -391,6 +391,10 @@ class DuckDBJointFileSource(FrequencySource):
         self.engine_queries += 1
         return self.sq._arrow(sql)
 
+    def _rows(self, sql: str) -> list:
+        self.engine_queries += 1
+        return self.sq._rows(sql)
+
     # ---- the table (the file's) --------------------------------------------------------------------
     @property
     def columns(self) -> list[str]:
@@ -497,7 +501,7 @@ class DuckDBJointFileSource(FrequencySource):
                 name = f"jfs_one{self._n_roots}"
                 self.engine_queries += 1
                 self.sq._materialize(name, sql)
-                rows = int(self.sq._rows(f"SELECT count(*) AS c FROM {name}")[0][0])
+                rows = int(self._rows(f"SELECT count(*) AS c FROM {name}")[0][0])
                 if rows > self.fetch_limit():
                     self.__dict__.setdefault("_root_tables", []).append(name)
                     self.engine_sets = getattr(self, "engine_sets", 0) + 1
@@ -807,13 +811,12 @@ class JointEngineFrequencySet(FrequencySet):
             else:
                 classes = f"SELECT count(*) AS r, sum(n) AS n FROM ({self._grouped()}) y"
             with self.source._lock():
-                row = self.source.sq._rows(
+                row = self.source._rows(
                     f"SELECT coalesce(sum(CASE WHEN r > 0 THEN 1 END), 0) AS c, coalesce(sum(r), 0) AS p, "
                     f"count(CASE WHEN r < {k} THEN 1 END) AS s, coalesce(sum(CASE WHEN r < {k} THEN n END), 0) AS t "
                     f"FROM ({classes}) x"
                 )[0]  # fmt: skip
             self.source.engine_checks = getattr(self.source, "engine_checks", 0) + 1
-            self.source.engine_queries += 1
             self._rows = int(row[0]) if self.source.uid is None else int(row[1])
             self._small[k] = (int(row[2]), int(row[3]))
         return self._small[k]
@@ -821,8 +824,7 @@ class JointEngineFrequencySet(FrequencySet):
     def __len__(self) -> int:
         if self._rows is None:
             with self.source._lock():
-                self._rows = int(self.source.sq._rows(f"SELECT count(*) AS c FROM ({self._grouped()}) x")[0][0])
-            self.source.engine_queries += 1
+                self._rows = int(self.source._rows(f"SELECT count(*) AS c FROM ({self._grouped()}) x")[0][0])
         return self._rows
 
     def is_anonymous(self, k: int, max_suppressed: int = 0, l: int | None = None) -> bool:
