@@ -37,7 +37,7 @@ def _summary(res):
     return s, plan
 
 
-def _file(path, out, monkeypatch, fetch, **kw):
+def _file(path, out, monkeypatch, fetch, engine="duckdb", **kw):
     """The out-of-core joint run with the bottom set in the engine and ``fetch`` as the fetch limit
     (None: the machine's, i.e. every set of these small inputs is fetched)."""
     from tempanon.temporal.outofcore import anonymize_timestamped_file
@@ -48,10 +48,18 @@ def _file(path, out, monkeypatch, fetch, **kw):
     else:
         monkeypatch.setenv("TEMPANON_MAX_FETCH_ROWS", str(fetch))
     Path(out).unlink(missing_ok=True)
-    return anonymize_timestamped_file(path, out=out, **kw)
+    return anonymize_timestamped_file(path, out=out, **({} if engine == "duckdb" else {"engine": engine}), **kw)
 
 
-def _same_three(df_or_path, tmp_path, monkeypatch, fetch=3, **kw):
+def _read(out):
+    """A written CSV release: a file (DuckDB) or a directory of part files in name order (Spark)."""
+    if out.is_dir():
+        parts = sorted(out.glob("part-*"))
+        return pd.concat([pd.read_csv(p, dtype=str, keep_default_na=False) for p in parts], ignore_index=True)
+    return pd.read_csv(out, dtype=str, keep_default_na=False)
+
+
+def _same_three(df_or_path, tmp_path, monkeypatch, fetch=3, engine="duckdb", **kw):
     """numpy in memory, the engine path fetching every set, the engine path keeping sets above
     ``fetch`` rows in the engine: same summaries (but the plan) and released rows; returns the kept
     run's plan (None when there is no solution, the same message on all three)."""
@@ -68,11 +76,11 @@ def _same_three(df_or_path, tmp_path, monkeypatch, fetch=3, **kw):
     except (NoSolutionError, InputError) as exc:
         for f in (None, fetch):
             with pytest.raises(type(exc)) as info:
-                _file(path, tmp_path / "out.csv", monkeypatch, f, **kw)
+                _file(path, tmp_path / "out.csv", monkeypatch, f, engine, **kw)
             assert str(info.value) == str(exc)
         return None
-    b = _file(path, tmp_path / "fetched.csv", monkeypatch, None, **kw)
-    c = _file(path, tmp_path / "kept.csv", monkeypatch, fetch, **kw)
+    b = _file(path, tmp_path / "fetched.csv", monkeypatch, None, engine, **kw)
+    c = _file(path, tmp_path / "kept.csv", monkeypatch, fetch, engine, **kw)
     sa, _ = _summary(a)
     sb, pb = _summary(b)
     sc, pc = _summary(c)
@@ -81,10 +89,10 @@ def _same_three(df_or_path, tmp_path, monkeypatch, fetch=3, **kw):
     key = lambda t: t.sort_values(list(t.columns)).reset_index(drop=True)  # noqa: E731
     exp = a.released.astype(object).where(a.released.notna(), "").astype(str).reset_index(drop=True)
     for name in ("fetched.csv", "kept.csv"):
-        got = pd.read_csv(tmp_path / name, dtype=str, keep_default_na=False)
+        got = _read(tmp_path / name)
         pd.testing.assert_frame_equal(key(got), key(exp))
-    # the same (seed, classes): the same file, row for row, whichever way the sets were computed
-    assert (tmp_path / "fetched.csv").read_bytes() == (tmp_path / "kept.csv").read_bytes()
+    # the same (seed, classes): the same rows in the same order, whichever way the sets were computed
+    pd.testing.assert_frame_equal(_read(tmp_path / "fetched.csv"), _read(tmp_path / "kept.csv"))
     assert pb["sets_kept_in_engine"] == 0 and pb["engine_rollups"] == 0
     assert pc["fetch_limit_rows"] == fetch and pc["largest_fetched_rows"] <= fetch
     return pc
@@ -217,3 +225,35 @@ def test_describe_counts_kept_sets(tmp_path, monkeypatch):
     assert big["sets_kept_in_engine"] == 0 and big["sets_fetched"] > 0
     assert small["sets_kept_in_engine"] > 0 and small["largest_fetched_rows"] <= 10
     assert small["largest_fetched_rows"] < big["largest_fetched_rows"]
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("uid,metric", [("PATIENT", "gen_c"), (None, "loss"), ("PATIENT", "discernibility")])
+def test_spark_kept_in_engine_same_as_numpy(spark_session, tmp_path, monkeypatch, uid, metric):
+    """The same on the Spark file path: the kept sets are cached Spark tables, checked and rolled up
+    by Spark SQL."""
+    hier = {"ENCOUNTERCLASS": Hierarchy.from_rows("ENCOUNTERCLASS", ENC_ROWS)}
+    plan = _same_three(SAMPLE, tmp_path, monkeypatch, 3, "spark", time="START", qi=["ENCOUNTERCLASS"], k=3, uid=uid,
+                       max_suppression=0.02, hierarchies=hier, metric=metric, granularities="day,week,month,quarter,year",
+                       shuffle_seed=1)  # fmt: skip
+    assert plan is not None and plan["engine"] == "spark"
+    assert plan["sets_kept_in_engine"] > 0 and plan["engine_rollups"] > 0 and plan["largest_fetched_rows"] <= 3
+
+
+@pytest.mark.spark
+def test_spark_random_relations_kept_in_engine(spark_session, tmp_path, monkeypatch):
+    """Missing times, sexes and ages, with and without a respondent column, on Spark."""
+    rng = np.random.default_rng(11)
+    n = 80
+    t = pd.to_datetime(1672531200 + rng.integers(0, 86400 * 60, n), unit="s").astype(str).astype(object)
+    t[rng.random(n) < 0.1] = None
+    age = rng.integers(20, 60, n).astype(str).astype(object)
+    age[rng.random(n) < 0.2] = None
+    df = pd.DataFrame({"uid": [f"u{i}" for i in rng.integers(0, 25, n)], "t": t,
+                       "sex": rng.choice(np.array(["F", "M", None], dtype=object), n), "age": age})  # fmt: skip
+    hier = {"age": Hierarchy.from_rows("age", [*AGE_ROWS, ["", "unknown", "*"]])}
+    for uid in ("uid", None):
+        out = tmp_path / (uid or "none")
+        out.mkdir()
+        _same_three(df, out, monkeypatch, 2, "spark", time="t", qi=["sex", "age"], k=2, uid=uid, max_suppression=0.3,
+                    metric="gen_m", granularities="hour,day,week,month,year", hierarchies=hier, shuffle_seed=3)  # fmt: skip
