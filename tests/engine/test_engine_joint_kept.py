@@ -245,7 +245,7 @@ def test_spark_random_relations_kept_in_engine(spark_session, tmp_path, monkeypa
     """Missing times, sexes and ages, with and without a respondent column, on Spark."""
     rng = np.random.default_rng(11)
     n = 80
-    t = pd.to_datetime(1672531200 + rng.integers(0, 86400 * 60, n), unit="s").astype(str).astype(object)
+    t = np.array(pd.to_datetime(1672531200 + rng.integers(0, 86400 * 60, n), unit="s").astype(str), dtype=object)
     t[rng.random(n) < 0.1] = None
     age = rng.integers(20, 60, n).astype(str).astype(object)
     age[rng.random(n) < 0.2] = None
@@ -255,5 +255,6 @@ def test_spark_random_relations_kept_in_engine(spark_session, tmp_path, monkeypa
     for uid in ("uid", None):
         out = tmp_path / (uid or "none")
         out.mkdir()
-        _same_three(df, out, monkeypatch, 2, "spark", time="t", qi=["sex", "age"], k=2, uid=uid, max_suppression=0.3,
+        plan = _same_three(df, out, monkeypatch, 2, "spark", time="t", qi=["sex", "age"], k=2, uid=uid, max_suppression=0.3,
                     metric="gen_m", granularities="hour,day,week,month,year", hierarchies=hier, shuffle_seed=3)  # fmt: skip
+        assert plan is not None and plan["sets_kept_in_engine"] > 0
