@@ -256,5 +256,5 @@ def test_spark_random_relations_kept_in_engine(spark_session, tmp_path, monkeypa
         out = tmp_path / (uid or "none")
         out.mkdir()
         plan = _same_three(df, out, monkeypatch, 2, "spark", time="t", qi=["sex", "age"], k=2, uid=uid, max_suppression=0.3,
-                    metric="gen_m", granularities="hour,day,week,month,year", hierarchies=hier, shuffle_seed=3)  # fmt: skip
+                           metric="gen_m", granularities="hour,day,week,month,year", hierarchies=hier, shuffle_seed=3)  # fmt: skip
         assert plan is not None and plan["sets_kept_in_engine"] > 0

@@ -322,8 +322,14 @@ class DuckDBJointFileSource(FrequencySource):
       and the search rolls up from it as the numpy source does (path ``"bottom on driver"``);
       otherwise every frequency set the search asks for is a ``GROUP BY`` over ``jbot`` joined to
       the level maps ``lvl<j>(c, l0, l1, ...)`` (one ``GROUPING SETS`` job per Incognito
-      iteration, :meth:`prepare_frequency_sets`), rollups on the driver (path
-      ``"frequency sets in engine"``).
+      iteration, :meth:`prepare_frequency_sets`; path ``"frequency sets in engine"``). A set of at
+      most :meth:`fetch_limit` (class, respondent) rows is fetched and rolled up on the driver; a
+      larger one stays in the engine as a table of (class codes, ``u``, ``n``) rows
+      (:class:`JointEngineFrequencySet`): its check counts, in SQL, the classes with fewer than k
+      distinct respondents and their tuples, and its rollups are ``GROUP BY``s over its rows joined
+      to code maps, ``u`` kept, until one is small enough to fetch. The full-lattice nodes scored
+      after the search (the result's loss and discernibility, selection by them) come back as
+      their classes with their respondents (:class:`JointClassSet`), not as pairs.
     * :meth:`node_metrics` (the joint selection's gen_m, gen_s, suppressed tuples: Definitions 5-6
       over the joint classes) and :meth:`small_classes` (the classes the release suppresses) count
       **distinct respondents per class in SQL** when the bottom set stays in the engine.
