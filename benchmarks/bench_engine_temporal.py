@@ -175,6 +175,8 @@ def child_file(path: str, memory_limit: str | None, joint: bool = False, engine:
         "gen_m": s["gen_m"], "gen_s": s["gen_s"], "suppressed": s["suppressed"], "respondents": s["respondents"],
         "verified": bool(s["verification"].get("verified_file")), "out_mb": size / 2**20,
         "write_cpu": phase["write"], "verify_cpu": phase["verify"], "measure_cpu": phase["measure"], "path": s["plan"]["path"],
+        "sets": {x: s["plan"][x] for x in ("sets_fetched", "largest_fetched_rows", "sets_kept_in_engine", "engine_rollups",
+                                           "engine_checks", "class_sets_fetched", "largest_class_set_rows") if x in s["plan"]},
     }))  # fmt: skip
 
 
@@ -282,7 +284,8 @@ def main() -> None:
             if "write_cpu" in r:
                 print(f"# {eng}: CPU s of the release COPY {r['write_cpu']:.1f}, of the SQL verification {r['verify_cpu']:.1f}"
                       + (f" (of it the report's measures {r['measure_cpu']:.1f})" if a.report else "") + "; "
-                      f"release {r['out_mb']:,.0f} MiB Parquet; frequency sets: {r['path']}", flush=True)
+                      f"release {r['out_mb']:,.0f} MiB Parquet; frequency sets: {r['path']}"
+                      + (f" ({', '.join(f'{x} {y:,}' for x, y in r['sets'].items())})" if r.get("sets") else ""), flush=True)
             print(f"| {a.rows:,} | {eng}{', `--memory-limit ' + a.memory_limit + '`' if a.memory_limit and eng != 'numpy' else ''} | {r['cpu']:.1f} | {r['search_cpu']:.1f} | {r['wall']:.1f} | {r['rss_read_mb']:,.0f} | "
                   f"{r['rss_mb']:,.0f} | {r['granularity'] if isinstance(r['granularity'], str) else ', '.join(f'{x}: {y}' for x, y in r['granularity'].items())} | {r['gen_m']} | {r['gen_s']:,} | {r['suppressed']:,} |", flush=True)
     finally:
