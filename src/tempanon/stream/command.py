@@ -112,7 +112,8 @@ def stream(
     defer: Optional[float] = typer.Option(
         None, "--defer", min=0.0, max=1.0,
         help="How a step prices a suppression that a later step can still recycle: 0 = beta (the paper's "
-        "pricing), 1 = its cheapest recycling cost, in between a mix [default: 2/3, measured best; docs/stream.md].",
+        "pricing), 1 = its cheapest recycling cost, in between a mix (default 2/3, measured best; 0 with --step paper; "
+        "docs/stream.md).",
     ),
     step: str = typer.Option(
         "fast", "--step",
