@@ -156,6 +156,12 @@ def _run(
             keep=keep_cols,
             allow_identifier=allow_cols,
         )
+    if uid is None:  # an id column whose values repeat: k would count rows, not people
+        from tempanon.steward.init import respondent_id_warning
+
+        hint = respondent_id_warning(df, [*qi_cols, *keep_cols, *([sensitive] if sensitive else [])])
+        if hint:
+            info(f"warning: {hint}", quiet)
     # verified inside kanonymize; write atomically
     phases["search"] = res.search.stats.seconds
     phases["select, release and verify"] = max(res.runtime_seconds - res.search.stats.seconds, 0.0)

@@ -153,6 +153,12 @@ def timestamped(
                 spark_master=spark_master, **roles,
             )  # fmt: skip
         phases["read, search, release and verify"] = _time.perf_counter() - t0
+        if uid is None:  # an id column whose values repeat: k would count tuples, not people
+            from tempanon.steward.init import respondent_id_warning
+
+            hint = respondent_id_warning(df, [time, *qis, *roles["keep"], *roles["sensitive"]])
+            if hint:
+                info(f"warning: {hint}", quiet)
         rep = None
         if report is not None:  # built before anything is written; written after the output, atomically
             from tempanon.report.sections import file_sha256
