@@ -34,3 +34,11 @@ def test_no_help_text_lost_to_markup():
             h = getattr(p, "help", None) or ""
             for bracket in re.findall(r"\[[^\]]*\]", h):
                 assert _flat(bracket) in flat, (name, p.name, bracket)
+
+
+def test_every_option_has_help():
+    """``tempanon demo --help`` listed --max-suppression, --algorithm and --quiet with no text."""
+    cmd = typer.main.get_command(app)
+    bare = [(name, p.opts[0]) for name, c in cmd.commands.items() for p in c.params
+            if p.param_type_name == "option" and not (getattr(p, "help", None) or "").strip()]
+    assert bare == []
