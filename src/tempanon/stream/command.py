@@ -214,6 +214,8 @@ def stream(
         from tempanon.data.io import read_table
 
         df = read_table(input, as_text=True).reset_index(drop=True)
+        if df.empty:  # as kanon, timestamped and kp: a header-only export is a mistake, not an empty release
+            raise InputError(f"the input table has no rows: {input}")
         _screen_qi(df)
         hier = None
         if generalize:
