@@ -132,6 +132,7 @@ def stream(
         "feeding the input that follows the last line read (the interruption message names it).",
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress or status output."),
+    delimiter: Optional[str] = typer.Option(None, "--delimiter", help="CSV delimiter of a file input (detected if omitted)."),
     drop: Optional[str] = typer.Option(None, "--drop", help="Identifying columns (never published; named so they are not reported as left out)."),
     allow_identifier: Optional[str] = typer.Option(None, "--allow-identifier", help="Publish these quasi-identifiers exactly (Anatomy QIT) although identifier screening flags them (reported)."),
     keep: Optional[str] = typer.Option(None, "--keep", help="Not available for streams: Anatomy publishes only the quasi-identifiers (QIT) and the sensitive column (ST)."),
@@ -205,6 +206,8 @@ def stream(
             raise InputError("--resume continues an interrupted standard-input stream ('-'); a file input is simply run again")
         _check_roles_and_outputs(beta)
         if input == "-":
+            if delimiter is not None:
+                raise InputError("--delimiter applies to a CSV file input; standard input is read as JSON lines")
             return _run_stdin()
         from tempanon.data.io import refuse_nested_columns
 
@@ -213,7 +216,7 @@ def stream(
                                       "--allow-identifier": allow_identifier})  # fmt: skip
         from tempanon.data.io import read_table
 
-        df = read_table(input, as_text=True).reset_index(drop=True)
+        df = read_table(input, as_text=True, delimiter=delimiter).reset_index(drop=True)
         if df.empty:  # as kanon, timestamped and kp: a header-only export is a mistake, not an empty release
             raise InputError(f"the input table has no rows: {input}")
         _screen_qi(df)
