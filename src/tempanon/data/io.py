@@ -24,6 +24,22 @@ import pandas as pd
 from tempanon.errors import InputError
 
 _DELIMITERS = ";,\t|"
+# names a shell user types for a delimiter that is awkward to write (``--delimiter tab``, ``'\t'``)
+_DELIMITER_NAMES = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";", "pipe": "|", "space": " "}
+
+
+def normalize_delimiter(delimiter: str | None) -> str | None:
+    """The CSV delimiter a user gave (``--delimiter``, a job's ``delimiter``, ``delimiter=``): one
+    character, or a name (``tab`` or ``\\t``, ``comma``, ``semicolon``, ``pipe``, ``space``);
+    ``None`` or empty: detect it. Anything else is an :class:`InputError` (before it reached the
+    CSV readers, which took a longer string as a regular expression or failed with a traceback)."""
+    if delimiter is None or delimiter == "":
+        return None
+    d = _DELIMITER_NAMES.get(delimiter.lower(), delimiter) if isinstance(delimiter, str) else delimiter
+    if not isinstance(d, str) or len(d) != 1 or d in '"\r\n':
+        raise InputError(f"the CSV delimiter must be one character other than a quote or a line break, e.g. ';', ',', "
+                         f"'|' or 'tab' (or leave it out to detect it), got {delimiter!r}")
+    return d
 
 
 def detect_delimiter(sample: str) -> str:
@@ -134,7 +150,7 @@ def read_table(
             sample = fh.read(65536)
         if not sample.strip():
             raise InputError(f"input file is empty: {path}")
-        sep = delimiter or detect_delimiter(sample)
+        sep = normalize_delimiter(delimiter) or detect_delimiter(sample)
         kwargs: dict[str, Any] = {"sep": sep}
         if as_text:
             kwargs.update(dtype=str, keep_default_na=False, na_values=[""])

@@ -397,9 +397,12 @@ def open_source(
     if isinstance(data, (str, bytes)) or hasattr(data, "__fspath__"):
         from pathlib import Path
 
+        from tempanon.data.io import normalize_delimiter
+
         path = Path(data)
         if not path.exists():
             raise InputError(f"input file not found: {path}")
+        delimiter = normalize_delimiter(delimiter)  # one character (or 'tab', ...) for every engine's reader
         engine = resolve_engine(path, engine, memory_limit)
         check_memory_limit(engine, memory_limit, spark_master=spark_master)
         if engine == "numpy":

@@ -155,7 +155,8 @@ _FIXED_OFFSET = re.compile(r"^([+-])(\d\d):(\d\d)$")
 _UTC_NAMES = {"UTC", "Etc/UTC", "utc", "Z", "+00:00", "-00:00"}
 
 
-def duckdb_timestamp_text(expr: str, kind: str, zone: str | None = None) -> str:
+def duckdb_timestamp_text(expr: str, kind: str, zone: str | None = None,
+                          fixes: Sequence[tuple[int, int, int]] = ()) -> str:
     """DuckDB SQL giving a typed timestamp ``expr`` the text Python (the numpy path) gives it,
     ``str(pandas.Timestamp)``, as :func:`tempanon.lattice.source_spark.python_timestamp_text` does on
     Spark: ``2021-01-02 00:00:00``, ``2021-01-02 00:00:01.234000`` (six digits when the microseconds
@@ -163,7 +164,12 @@ def duckdb_timestamp_text(expr: str, kind: str, zone: str | None = None) -> str:
     time-zone-aware value (``kind == "timestamp"``) the wall clock in ``zone`` (its Parquet column's,
     default UTC) with its offset, ``+00:00``, ``-04:00`` (``+HH:MM:SS`` for an offset with seconds,
     e.g. a zone's local mean time before 1900). DuckDB's ``CAST`` gives ``... 00:00:00+00`` and trims
-    trailing zeros (``00:00:01.234``). NULL stays NULL."""
+    trailing zeros (``00:00:01.234``). NULL stays NULL.
+
+    ``fixes`` (:func:`zone_offset_fixes`): the intervals ``[start, end)`` (epoch seconds) where DuckDB's
+    zone data (ICU) gives ``zone`` another offset than Python's; there the wall clock is the UTC one plus
+    Python's offset (e.g. Europe/Amsterdam's ``+00:19:32`` of 1930, which ICU, linking Amsterdam to
+    Brussels, gives as ``+00:00``)."""
     wall, off = expr, ""
     if kind == "timestamp":
         m = _FIXED_OFFSET.match(zone or "")
@@ -174,6 +180,14 @@ def duckdb_timestamp_text(expr: str, kind: str, zone: str | None = None) -> str:
             wall, off = f"(timezone('UTC', {expr}) + INTERVAL ({secs}) SECOND)", qstr(zone)
         else:
             wall = f"timezone({qstr(zone)}, {expr})"
+            if fixes:
+                def at(sec: int) -> str:
+                    return f"TIMESTAMPTZ {qstr(_utc_text(sec))}"
+
+                cases = " ".join(f"WHEN {expr} >= {at(a)} AND {expr} < {at(b)} THEN (timezone('UTC', {expr}) + INTERVAL ({o}) SECOND)"
+                                 for a, b, o in fixes)  # fmt: skip
+                wall = (f"(CASE WHEN {expr} < {at(fixes[0][0])} OR {expr} >= {at(fixes[-1][1])} THEN {wall} "
+                        f"{cases} ELSE {wall} END)")  # fmt: skip
             d = f"((epoch_us(CAST({wall} AS TIMESTAMP)) - epoch_us(CAST({expr} AS TIMESTAMPTZ))) // 1000000)"  # (exact: whole seconds)
             a = f"abs({d})"
             off = (f"(CASE WHEN {d} < 0 THEN '-' ELSE '+' END || lpad(CAST({a} // 3600 AS VARCHAR), 2, '0') || ':' || "
@@ -183,6 +197,98 @@ def duckdb_timestamp_text(expr: str, kind: str, zone: str | None = None) -> str:
     frac = f"(CASE WHEN {n} = '000000000' THEN '' WHEN right({n}, 3) = '000' THEN '.' || left({n}, 6) ELSE '.' || {n} END)"
     # (|| keeps NULL NULL; concat() would make it the empty string)
     return f"(strftime({wall}, '%Y-%m-%d %H:%M:%S') || {frac}" + (f" || {off})" if off else ")")
+
+
+def _utc_text(sec: int) -> str:
+    """Epoch seconds as a UTC timestamp's text for a DuckDB ``TIMESTAMPTZ`` literal."""
+    import datetime as _dt
+
+    t = _dt.datetime(1970, 1, 1) + _dt.timedelta(seconds=int(sec))
+    return f"{t.year:04d}-{t:%m-%d %H:%M:%S}+00"
+
+
+_PY_SECONDS = (-62135596800 + 86400, 253402300799 - 86400)
+"""The epoch seconds Python's ``datetime`` holds (years 1 to 9999), a day inside."""
+
+ZONE_GRID_SECONDS = 6 * 3600
+"""The step of the grid on which :func:`zone_offset_fixes` compares the zone data's offsets before it
+finds each change to the second: of two changes of one zone data's offset within one step only one
+would be found (no zone's rules have such a pair)."""
+
+
+def icu_offsets(con: Any, zone: str) -> Any:
+    """:func:`zone_offset_fixes`' ``engine_offsets`` of DuckDB (its ICU zone data) on the connection
+    ``con``: an array of epoch seconds -> the UTC offsets (seconds) of the named ``zone`` there."""
+    import pyarrow as pa
+
+    def offsets(secs: np.ndarray) -> np.ndarray:
+        name = f"tempanon_zone_grid_{secrets.token_hex(4)}"
+        con.register(name, pa.table({"s": pa.array(secs, pa.int64())}))
+        try:
+            rows = con.execute(f"SELECT s, epoch_us(CAST(timezone({qstr(zone)}, make_timestamptz(s * 1000000)) AS TIMESTAMP)) "
+                               f"// 1000000 - s FROM {name}").fetchall()  # fmt: skip
+        finally:
+            con.unregister(name)
+        got = dict(rows)
+        return np.array([got[int(x)] for x in secs], dtype=np.int64)
+
+    return offsets
+
+
+def zone_offset_fixes(zone: str, lo: int, hi: int, engine_offsets: Any, step: int = ZONE_GRID_SECONDS
+                      ) -> list[tuple[int, int, int]]:  # fmt: skip
+    """The intervals ``(start, end, offset)`` (epoch seconds, ``[start, end)``; the offset in seconds)
+    within ``[lo, hi]`` where an engine's zone data (``engine_offsets``: epoch seconds -> UTC offsets in
+    seconds, an array of each; DuckDB: :func:`icu_offsets`, ICU; Spark: Java's,
+    :func:`tempanon.lattice.source_spark.java_offsets`) gives the named zone ``zone`` another UTC offset
+    than Python's (``zoneinfo`` as pandas, so the numpy path, converts an aware Parquet column), with
+    Python's offset; ``[]`` when they agree throughout. ICU's and Java's data merge zones that agree
+    since 1970 (Europe/Amsterdam is Brussels', Oslo and Stockholm Berlin's, Atlantic/Reykjavik
+    Abidjan's), Debian's (Python's) keeps each zone's own history, so before then the offsets can be
+    another zone's; another release of a zone data can differ on any date. Both offsets are compared on
+    a grid of ``step`` seconds over ``[lo, hi]`` and every change of either is found to the second
+    (bisection), so the intervals are exact unless one zone data changes its offset twice within one
+    step (no zone's rules do)."""
+    import zoneinfo
+
+    lo, hi = max(int(lo), _PY_SECONDS[0]), min(int(hi), _PY_SECONDS[1])
+    if hi < lo:
+        return []
+    zi = zoneinfo.ZoneInfo(zone)
+
+    def py(secs: Sequence[int]) -> np.ndarray:  # (pandas' conversion: the numpy path's text is pandas')
+        utc = pd.DatetimeIndex(np.asarray(secs, dtype=np.int64).astype("datetime64[s]")).tz_localize("UTC")
+        return utc.tz_convert(zi).tz_localize(None).asi8 - utc.tz_localize(None).asi8
+
+    def engine(secs: Sequence[int]) -> np.ndarray:
+        return np.asarray(engine_offsets(np.asarray(secs, dtype=np.int64)), dtype=np.int64)
+
+    grid = np.arange(lo, hi + 1, step, dtype=np.int64)
+    if grid[-1] != hi:
+        grid = np.append(grid, hi)
+    changes: set[int] = set()
+    for offsets in (py, engine):
+        o = offsets(grid)
+        cells = np.nonzero(o[1:] != o[:-1])[0]
+        a, b = grid[cells], grid[cells + 1]  # offset(a) != offset(b): a change in (a, b]
+        left = o[cells]
+        while len(a) and (b - a > 1).any():
+            mid = (a + b) // 2
+            same = offsets(mid) == left
+            a, b = np.where(same, mid, a), np.where(same, b, mid)
+        changes.update(int(x) for x in b)
+    starts = np.array(sorted({lo, *changes}), dtype=np.int64)
+    ends = np.append(starts[1:], hi + 1)
+    p, c = py(starts), engine(starts)
+    fixes: list[tuple[int, int, int]] = []
+    for a, b, po, co in zip(starts, ends, p, c):
+        if po == co:
+            continue
+        if fixes and fixes[-1][1] == a and fixes[-1][2] == po:
+            fixes[-1] = (fixes[-1][0], int(b), int(po))
+        else:
+            fixes.append((int(a), int(b), int(po)))
+    return fixes
 
 
 def timestamp_kind(arrow_type: Any) -> str | None:
@@ -240,6 +346,7 @@ class SQLSource(FrequencySource):
     def __init__(self) -> None:
         super().__init__()
         self._zones: dict[str, str] = {}  # aware timestamp column -> its zone (a Parquet input's Arrow schema)
+        self._zone_fixes: dict[str, list[tuple[int, int, int]]] = {}  # zone -> zone_offset_fixes (DuckDB)
         self._kinds: dict[str, dict[str, str]] = {}  # relation -> its typed timestamp columns' kinds
 
     def text_expr(self, col: str, alias: str = "s", rel: str = "src") -> str:
@@ -304,8 +411,44 @@ class SQLSource(FrequencySource):
     def timestamp_text(self, expr: str, kind: str, zone: str | None) -> str:
         """The engine's SQL giving the typed timestamp ``expr`` (``kind``: ``"timestamp"`` aware,
         ``"timestamp_ntz"`` naive) Python's text, an aware one in ``zone``; NULL stays NULL
-        (DuckDB: :func:`duckdb_timestamp_text`)."""
-        return duckdb_timestamp_text(expr, kind, zone)
+        (DuckDB: :func:`duckdb_timestamp_text`, in Python's offsets where ICU's differ for the input's
+        values: :meth:`DuckDBSource._find_zone_fixes`)."""
+        return duckdb_timestamp_text(expr, kind, zone, self._zone_fixes.get(zone or "", ()))
+
+    def _engine_zone_offsets(self, zone: str, lo: int, hi: int) -> Any:
+        """:func:`zone_offset_fixes`' ``engine_offsets`` of this engine's zone data for values in ``[lo,
+        hi]`` (epoch seconds; DuckDB: ICU, :func:`icu_offsets`)."""
+        return icu_offsets(self.con, zone)
+
+    def _epoch_us(self, expr: str) -> str:
+        """SQL: the microseconds since the epoch of the aware timestamp ``expr``."""
+        return f"epoch_us(CAST({expr} AS TIMESTAMPTZ))"
+
+    def _find_zone_fixes(self) -> None:
+        """:func:`zone_offset_fixes` of each named zone of the input's aware columns over the range of
+        their values (one ``min``/``max`` query), so that :meth:`timestamp_text` gives every value
+        Python's text: an engine takes a zone's rules from its own zone data (DuckDB ICU, Spark Java),
+        the numpy path from Python's, and they differ before 1970 for zones the engine's data merges
+        into others (Europe/Amsterdam in 1930: ``+00:19:32`` in Python, ``+00:00`` in ICU and Java).
+        Nothing changes where they agree (then no interval)."""
+        named = {c: z for c, z in self._zones.items() if z not in _UTC_NAMES and not _FIXED_OFFSET.match(z) and c in self.columns}
+        if not named:
+            return
+        cols = list(named)
+        sel = ", ".join(f"{self._epoch_us(f'min({self.q(c)})')}, {self._epoch_us(f'max({self.q(c)})')}" for c in cols)
+        row = self._rows(f"SELECT {sel} FROM src")[0]
+        ranges: dict[str, tuple[int, int]] = {}
+        for i, c in enumerate(cols):
+            lo, hi = row[2 * i], row[2 * i + 1]
+            if lo is None:
+                continue
+            lo, hi = int(lo) // 1_000_000, -(-int(hi) // 1_000_000)
+            a, b = ranges.get(named[c], (lo, hi))
+            ranges[named[c]] = (min(a, lo), max(b, hi))
+        for z, (lo, hi) in ranges.items():
+            fixes = zone_offset_fixes(z, lo, hi, self._engine_zone_offsets(z, lo, hi))
+            if fixes:
+                self._zone_fixes[z] = fixes
 
     def _timestamp_kinds(self, rel: str) -> dict[str, str]:
         """Column -> ``"timestamp"``/``"timestamp_ntz"`` of the typed timestamp columns of the relation
@@ -1482,7 +1625,7 @@ class DuckDBSource(SQLSource):
                 self.close()
                 raise InputError(f"{self.input}: column {col!r} is in time zone {zone!r}, which DuckDB does not know; "
                                  "convert it to UTC or to a named zone (e.g. America/New_York)") from None
-
+        self._find_zone_fixes()
 
     def _arrow(self, sql: str) -> Any:
         with self._input_errors():
