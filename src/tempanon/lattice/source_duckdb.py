@@ -44,7 +44,7 @@ import numpy as np
 import pandas as pd
 
 from tempanon.data.scratch import scratch_dir
-from tempanon.errors import HierarchyError, InputError, VerificationError
+from tempanon.errors import HierarchyError, InputError, TempanonError, VerificationError
 from tempanon.lattice.dimension import Dimension
 from tempanon.lattice.freqset import FrequencySet, Table, group_rows, table_frequency_set
 from tempanon.lattice.source import BYTES_PER_DRIVER_ROW, FrequencySource, Release, rows_in_memory
@@ -1647,6 +1647,13 @@ class DuckDBSource(SQLSource):
         except duckdb.Error as exc:
             message = input_error_message(getattr(self, "input", None), exc)
             if message is None:
+                # a file DuckDB cannot read that is not the input (the release read back by the verification):
+                # the engine's failure (exit 4), said plainly
+                which = _failed_file(getattr(self, "input", None) or "", exc)
+                if _looks_damaged(exc) and which != "input" and not isinstance(exc, duckdb.OutOfMemoryException):
+                    what = "a file it wrote" if which is None else which
+                    raise EngineFailure(f"the DuckDB engine failed: cannot read {what} (not the input): {_first_line(exc)}; "
+                                        "nothing was written") from exc  # fmt: skip
                 raise
             raise InputError(message) from None
 
@@ -1844,23 +1851,94 @@ def csv_line_error(path: str | os.PathLike, sep: str) -> str | None:
     return None
 
 
+def _error_head(exc: Exception) -> str:
+    """DuckDB's error text without the query it echoes (``LINE 1: SELECT ... read_parquet('in.parquet')
+    ...``): a file the query names is not the file that failed."""
+    return re.split(r"\n\s*LINE \d+:", str(exc), maxsplit=1)[0]
+
+
+_QUOTED = re.compile(r"""['"]([^'"\n]+)['"]|\bfile\s*=\s*(\S+)""")
+
+
+def _same_file(a: str, b: str | os.PathLike) -> bool:
+    try:
+        return os.path.abspath(a) == os.path.abspath(str(b)) or (os.path.exists(a) and os.path.samefile(a, b))
+    except OSError:
+        return False
+
+
+def _failed_file(path: str | os.PathLike, exc: Exception) -> str | None:
+    """Which file DuckDB's error ``exc`` says it failed to read: ``"input"`` when its text (without
+    the echoed query) names the input ``path``, another file's name when it names only another file
+    (the release read back by the verification, an audit), None when it names none (a bare
+    ``duckdb.Error`` of its Parquet reader: "TProtocolException: Exceeded size limit", "don't know
+    what type")."""
+    head = _error_head(exc)
+    named = [m.group(1) or m.group(2) for m in _QUOTED.finditer(head)]
+    files = [n for n in named if n == str(path) or n == Path(path).name or os.path.sep in n or _is_parquet(n)
+             or n.lower().endswith((".csv", ".tsv", ".txt", ".gz"))]  # fmt: skip
+    if not files:
+        return "input" if str(path) in head else None
+    if any(_same_file(f, path) or f == Path(path).name for f in files):
+        return "input"
+    return files[0]
+
+
+def _input_reads(path: str | os.PathLike) -> bool:
+    """True when DuckDB reads every column of the Parquet file ``path`` through (a fresh connection;
+    every value hashed, so every page is decoded): run only after a query failed without naming the
+    file it could not read, to tell a damaged input from another failure."""
+    import duckdb
+
+    try:
+        con = duckdb.connect(":memory:")
+        try:
+            con.execute(f"SELECT max(hash(COLUMNS(*))) FROM read_parquet({qstr(str(path))})").fetchall()
+        finally:
+            con.close()
+    except duckdb.OutOfMemoryException:
+        return True  # (not a damaged file)
+    except duckdb.Error:
+        return False
+    return True
+
+
+class EngineFailure(TempanonError):
+    """DuckDB could not read a file it wrote itself (the release read back for the verification, an
+    audit): the engine's failure, not the input's (exit 4, as a failed Spark job)."""
+
+    exit_code = 4
+
+
+def _looks_damaged(exc: Exception) -> bool:
+    """DuckDB's error ``exc`` is one of a Parquet file it cannot read (a damaged page, a truncated
+    file, no magic bytes)."""
+    import duckdb
+
+    text = _error_head(exc).lower()
+    return type(exc) is duckdb.Error or any(w in text for w in ("thrift", "tprotocol", "decompress", "corrupt", "magic bytes"))
+
+
 def input_error_message(path: str | None, exc: Exception) -> str | None:
     """The message of DuckDB's error on reading the input file ``path`` (``None`` if ``exc`` is not
     one, or the input is a DataFrame): a CSV line (:func:`csv_error_message`), or a Parquet file it
     cannot read (a corrupt page, a truncated file: DuckDB reads only the columns a query needs, so a
-    damaged column can fail a query in the middle of the work)."""
+    damaged column can fail a query in the middle of the work). The input is blamed only when the
+    failing file is the input (as :func:`tempanon.lattice.source_spark.spark_input_error` does on
+    Spark): an error naming another file (the release the verification reads back) is not the
+    input's, and a bare one naming no file is the input's only if the input itself does not read
+    through (:func:`_input_reads`)."""
     import duckdb
 
     if path in (None, "DataFrame") or isinstance(exc, duckdb.OutOfMemoryException):
         return None
+    which = _failed_file(path, exc)
+    if which not in (None, "input"):
+        return None
     message = csv_error_message(path, exc)
-    text = str(exc)
-    damaged = (
-        type(exc) is duckdb.Error  # (DuckDB's Thrift reader: "don't know what type", a damaged page header)
-        or str(path) in text or Path(path).name in text
-        or any(w in text.lower() for w in ("thrift", "decompress", "corrupt", "magic bytes"))
-    )  # fmt: skip
-    if message is None and _is_parquet(path) and damaged:
+    if message is None and _is_parquet(path) and (which == "input" or _looks_damaged(exc)):
+        if which is None and _input_reads(path):
+            return None
         message = f"cannot read {path}: {_first_line(exc)} (a damaged Parquet file?; nothing was written)"
     return message
 
