@@ -124,7 +124,10 @@ def _run(
 
     phases: dict[str, float] = {}
     t0 = time.perf_counter()
-    df = read_table(input_path, as_text=True, delimiter=delimiter)
+    # a Parquet file: only the columns given a role are read (the others are left out all the same)
+    df = read_table(input_path, as_text=True, delimiter=delimiter,
+                    roles={"--qi": qi, "--drop": drop, "--keep": keep, "--allow-identifier": allow_identifier,
+                           "--uid": [uid] if uid else None, "--sensitive": [sensitive] if sensitive else None})  # fmt: skip
     qi_cols = parse_column_list(qi, list(df.columns))
     drop_cols = parse_column_list(drop, list(df.columns))
     keep_cols = parse_column_list(keep, list(df.columns))

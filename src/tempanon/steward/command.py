@@ -256,7 +256,7 @@ def hierarchy(
             from tempanon.data.io import read_table, refuse_nested_columns
 
             refuse_nested_columns(data, {"--column": [column]})  # (a list or struct has no hierarchy)
-            df = read_table(data, as_text=True, delimiter=delimiter)
+            df = read_table(data, as_text=True, delimiter=delimiter, roles={"--column": [column]})  # (Parquet: that column)
             if column not in df.columns:
                 raise InputError(f"unknown column {column!r} in {data}; the input has columns: {', '.join(map(str, df.columns))}")
             values = df[column]

@@ -216,7 +216,10 @@ def stream(
                                       "--allow-identifier": allow_identifier})  # fmt: skip
         from tempanon.data.io import read_table
 
-        df = read_table(input, as_text=True, delimiter=delimiter).reset_index(drop=True)
+        # a Parquet file: only the columns given a role are read (without --qi every column is one)
+        roles = None if qi is None else {"--time": [time] if time else None, "--sensitive": [sensitive] if sensitive else None,
+                                         "--qi": qi, "--drop": drop, "--allow-identifier": allow_identifier}  # fmt: skip
+        df = read_table(input, as_text=True, roles=roles, delimiter=delimiter).reset_index(drop=True)
         if df.empty:  # as kanon, timestamped and kp: a header-only export is a mistake, not an empty release
             raise InputError(f"the input table has no rows: {input}")
         _screen_qi(df)
@@ -376,12 +379,15 @@ def stream(
         from tempanon.data.roles import parse_column_list, verification_statement
         from tempanon.data.screen import refuse_identifiers
 
+        from tempanon.data.io import table_columns
+
         cols = list(df.columns)
         q = parse_column_list(qi, cols)
         d = parse_column_list(drop, cols)
         allow = parse_column_list(allow_identifier, cols)
         overrides = refuse_identifiers(df, [c for c in q if c in cols], allow=allow, time=time)
-        left = [c for c in cols if c not in {*q, *d, time, sensitive}]
+        # (a Parquet file read with only its role columns: every column of the file)
+        left = [c for c in table_columns(df) if c not in {*q, *d, time, sensitive}]
         roles_info["left_out"] = left
         roles_info["verification"] = verification_statement(
             f"{l}-diversity of {sensitive!r} in every published snapshot", [*q, sensitive], overrides=overrides,

@@ -134,7 +134,10 @@ def timestamped(
             return _out_of_core(outs, phases, t0, eng)
         if eng == "spark":  # the file read by Spark, the release (and the audit) written by Spark
             return _out_of_core(outs, phases, t0, eng)
-        df = read_table(input, as_text=True, delimiter=delimiter)
+        # a Parquet file: only the columns given a role are read (the others are left out all the same)
+        df = read_table(input, as_text=True, delimiter=delimiter, roles={
+            "--time": [time] if time else None, "--uid": [uid] if uid else None, "--qi": qi, "--sensitive": sensitive,
+            "--keep": keep, "--drop": drop, "--allow-identifier": allow_identifier})  # fmt: skip
         qis = parse_column_list(qi, list(df.columns))
         cols = list(df.columns)
         roles = {"keep": parse_column_list(keep, cols), "drop": parse_column_list(drop, cols),

@@ -83,7 +83,13 @@ def kp(
                                       "--publish-values": None if long else publish_values,
                                       "--publish-patterns": None if long else publish_patterns,
                                       "--keep": keep, "--allow-identifier": allow_identifier})  # fmt: skip
-        df = read_table(input, delimiter=delimiter)
+        # a Parquet file: only the columns given a role are read (the others are left out all the same)
+        df = read_table(input, delimiter=delimiter, roles={
+            "--id": [id] if id else None, "--entity": [entity] if entity else None,
+            "--time": [time_col] if time_col else None, "--value": [value] if value else None,
+            "--qi": None if long else qi, "--sensitive": sensitive, "--publish-values": None if long else publish_values,
+            "--publish-patterns": None if long else publish_patterns, "--keep": keep, "--drop": drop,
+            "--allow-identifier": allow_identifier})  # fmt: skip
         id_col = id
         if long:
             if entity is None or time_col is None or value is None:
