@@ -24,6 +24,22 @@ import pandas as pd
 from tempanon.errors import InputError
 
 _DELIMITERS = ";,\t|"
+# names a shell user types for a delimiter that is awkward to write (``--delimiter tab``, ``'\t'``)
+_DELIMITER_NAMES = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";", "pipe": "|", "space": " "}
+
+
+def normalize_delimiter(delimiter: str | None) -> str | None:
+    """The CSV delimiter a user gave (``--delimiter``, a job's ``delimiter``, ``delimiter=``): one
+    character, or a name (``tab`` or ``\\t``, ``comma``, ``semicolon``, ``pipe``, ``space``);
+    ``None`` or empty: detect it. Anything else is an :class:`InputError` (before it reached the
+    CSV readers, which took a longer string as a regular expression or failed with a traceback)."""
+    if delimiter is None or delimiter == "":
+        return None
+    d = _DELIMITER_NAMES.get(delimiter.lower(), delimiter) if isinstance(delimiter, str) else delimiter
+    if not isinstance(d, str) or len(d) != 1 or d in '"\r\n':
+        raise InputError(f"the CSV delimiter must be one character other than a quote or a line break, e.g. ';', ',', "
+                         f"'|' or 'tab' (or leave it out to detect it), got {delimiter!r}")
+    return d
 
 
 def detect_delimiter(sample: str) -> str:
@@ -68,6 +84,7 @@ def read_table(
     as_text: bool = False,
     sql: str | None = None,
     postgres: str | None = None,
+    roles: Mapping[str, str | Iterable[str] | None] | None = None,
 ) -> pd.DataFrame:
     """Load a table.
 
@@ -88,6 +105,15 @@ def read_table(
     postgres:
         A PostgreSQL connection string; the database is attached read-only as ``src`` through
         DuckDB's postgres extension (which DuckDB installs on first use) and ``sql`` runs there.
+    roles:
+        For a Parquet file: the columns the caller needs, role label -> column names, as
+        :func:`refuse_nested_columns` takes them (the command's text ``"a,b"`` with ranges ``A0:A9``
+        resolved against the file's columns; a list or tuple: names taken literally). Only those
+        columns are read (pyarrow's ``columns=``); the file's other columns (no role: never released)
+        are neither read nor converted, and :func:`table_columns` of the result still gives every
+        column of the file in its order (the release plan's left-out columns, the report's roles).
+        The whole file is read, as without ``roles``, when a role does not resolve to columns of the
+        file (an unknown name, a bad range: the caller's check reports it as before) or names them all.
     """
     if isinstance(source, pd.DataFrame):
         return source.copy()
@@ -109,16 +135,22 @@ def read_table(
         return read_excel(path, as_text=as_text)
     try:
         if suffixes.endswith(".parquet") or suffixes.endswith(".pq"):
-            df = pd.read_parquet(path)
-            check_column_names(list(df.columns), path)
+            df = None if roles is None else _read_parquet_roles(path, roles)
+            if df is None:  # every column
+                df = pd.read_parquet(path)
+                check_column_names(list(df.columns), path)
+            attrs = df.attrs.get(_TABLE_COLUMNS)
             df.columns = [str(c).strip() for c in df.columns]  # as a CSV header's (and as the engines read it)
-            return parquet_as_text(df) if as_text else df
+            out = parquet_as_text(df) if as_text else df
+            if attrs is not None:
+                out.attrs[_TABLE_COLUMNS] = (attrs[0], list(out.columns))
+            return out
         opener = _open_text(path)
         with opener() as fh:
             sample = fh.read(65536)
         if not sample.strip():
             raise InputError(f"input file is empty: {path}")
-        sep = delimiter or detect_delimiter(sample)
+        sep = normalize_delimiter(delimiter) or detect_delimiter(sample)
         kwargs: dict[str, Any] = {"sep": sep}
         if as_text:
             kwargs.update(dtype=str, keep_default_na=False, na_values=[""])
@@ -145,6 +177,74 @@ def read_table(
             raise InputError(short)
     df.columns = [str(c).strip() for c in df.columns]
     _refuse_duplicates(list(df.columns), path)
+    return df
+
+
+_TABLE_COLUMNS = "tempanon.table_columns"  # DataFrame.attrs key: (the file's columns, the columns read)
+
+
+def table_columns(df: pd.DataFrame) -> list[str]:
+    """The columns of the table ``df`` holds, in table order: those of the file when :func:`read_table`
+    read only some of a Parquet file's columns (``roles``: the columns with no role were not read),
+    else ``df``'s own. Used where the columns with no role are listed (the release plan's
+    ``left_out``, the report's roles), so that they are the same whether or not those columns were read.
+    A frame whose columns are no longer exactly those read (a derived table) has its own columns."""
+    got = df.attrs.get(_TABLE_COLUMNS)
+    if isinstance(got, tuple) and len(got) == 2 and list(df.columns) == list(got[1]):
+        return list(got[0])
+    return list(df.columns)
+
+
+def _parquet_labels(path: Path) -> list[Any] | None:
+    """The column labels :func:`pandas.read_parquet` would give the Parquet file ``path``, from its schema
+    alone (no row is read or converted): the field names, less the index columns pandas' metadata
+    names, as pyarrow's ``to_pandas`` labels them (an empty table with null columns: a column pandas
+    cannot convert, e.g. a time zone it does not know, does not stop it). ``None`` if that fails."""
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        schema = pq.read_schema(str(path))
+        if not schema.metadata or b"pandas" not in schema.metadata:
+            return list(schema.names)
+        nulls = pa.schema([pa.field(f.name, pa.null()) for f in schema], metadata=schema.metadata)
+        return list(nulls.empty_table().to_pandas().columns)
+    except Exception:  # (read in full: pandas' reading reports the problem as before)
+        return None
+
+
+def _read_parquet_roles(path: Path, roles: Mapping[str, str | Iterable[str] | None]) -> pd.DataFrame | None:
+    """:func:`read_table`'s Parquet file ``path``, only the columns ``roles`` names (in file order), its
+    ``attrs`` holding every column of the file (:func:`table_columns`); ``None`` to read it all: a role
+    that does not resolve to columns of the file (unknown, a bad range, nothing given), a file whose
+    schema cannot be read here. The column names are checked first, on the file's whole header, as
+    when it is read in full (:func:`check_column_names`)."""
+    from tempanon.data.roles import parse_column_list
+
+    labels = _parquet_labels(path)
+    if labels is None:
+        return None
+    check_column_names(labels, path)  # (the same message as after a full read: the same labels)
+    names = [str(c).strip() for c in labels]
+    wanted: set[str] = set()
+    for spec in roles.values():
+        if spec is None or (not isinstance(spec, str) and not spec):
+            continue
+        if isinstance(spec, str):
+            try:
+                cols = parse_column_list(spec, names)
+            except InputError:
+                return None
+        else:
+            cols = [str(c) for c in spec]
+        if any(c not in names for c in cols):
+            return None
+        wanted.update(cols)
+    if not wanted or len(wanted) == len(names):
+        return None
+    raw = dict(zip(names, labels))
+    df = pd.read_parquet(path, columns=[raw[c] for c in names if c in wanted])
+    df.attrs[_TABLE_COLUMNS] = (names, None)
     return df
 
 

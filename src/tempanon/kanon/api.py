@@ -326,7 +326,10 @@ def kanonymize(
     refuse_nested_columns(data, {"qi": qi, "uid": [uid] if uid else None, "sensitive": [sensitive] if sensitive else None,
                                  "keep": keep, "allow_identifier": allow_identifier})  # fmt: skip
 
-    src = open_source(data, engine, memory_limit=memory_limit)
+    # a Parquet path on numpy: only the columns with a role are read (names as given, no ranges: as used below)
+    roles = {"qi": list(qi), "uid": [uid] if uid is not None else None, "sensitive": [sensitive] if sensitive is not None else None,
+             "keep": list(keep), "allow_identifier": list(allow_identifier), "identifying": list(identifying)}  # fmt: skip
+    src = open_source(data, engine, memory_limit=memory_limit, roles=roles)
     try:
         return _kanonymize(
             src, qi, hierarchies, k, t0, uid=uid, identifying=identifying, max_suppression=max_suppression,
@@ -420,11 +423,14 @@ def _kanonymize(src, qi, hierarchies, k, t0, *, uid, identifying, max_suppressio
     limit = MAX_LATTICE if max_lattice is None else max_lattice
     if isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 1:
         raise InputError(f"max_lattice must be a positive integer, got {max_lattice!r}")
+    from tempanon.data.io import table_columns
     from tempanon.data.roles import plan_release
 
     keep = list(keep)
+    # (a Parquet file read with only its role columns: its other columns are left out all the same)
+    columns = table_columns(src.data) if src.engine == "numpy" and isinstance(getattr(src, "data", None), pd.DataFrame) else list(src.columns)
     _release_cols, left_out = plan_release(
-        list(src.columns), released=[*qi, *([sensitive] if sensitive else [])], keep=keep,
+        columns, released=[*qi, *([sensitive] if sensitive else [])], keep=keep,
         drop=list(identifying), consumed=[uid] if uid else [],
     )  # fmt: skip
     src.require_columns(list(allow_identifier), role="--allow-identifier column")

@@ -162,9 +162,11 @@ class FrequencySource:
         have = set(self.columns)
         missing = [c for c in cols if c not in have]
         if missing:
+            from tempanon.data.roles import delimiter_hint
+
             raise InputError(
                 f"unknown {role} {', '.join(repr(c) for c in missing)}; the input has columns: "
-                + ", ".join(map(str, self.columns))
+                + ", ".join(map(str, self.columns)) + delimiter_hint(self.columns)
             )
 
     def first_missing_row(self, column: str) -> Any | None:
@@ -355,10 +357,13 @@ def open_source(
     memory_limit: str | None = None,
     delimiter: str | None = None,
     spark_master: str | None = None,
+    roles: Any = None,
 ) -> FrequencySource:
     """A :class:`FrequencySource` for ``data``: a source as is, a pandas DataFrame (numpy), a
     Spark DataFrame (spark), or a CSV/Parquet path (``auto``: DuckDB from
-    :data:`AUTO_DUCKDB_BYTES` on, else pandas)."""
+    :data:`AUTO_DUCKDB_BYTES` on, else pandas). ``roles``: the columns the caller needs
+    (:func:`tempanon.data.io.read_table`'s ``roles``): the numpy engine reads only those of a Parquet
+    file (DuckDB and Spark read only the columns they query anyway)."""
     if engine not in ENGINES:
         raise InputError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")
     if isinstance(data, FrequencySource):
@@ -394,15 +399,18 @@ def open_source(
     if isinstance(data, (str, bytes)) or hasattr(data, "__fspath__"):
         from pathlib import Path
 
+        from tempanon.data.io import normalize_delimiter
+
         path = Path(data)
         if not path.exists():
             raise InputError(f"input file not found: {path}")
+        delimiter = normalize_delimiter(delimiter)  # one character (or 'tab', ...) for every engine's reader
         engine = resolve_engine(path, engine, memory_limit)
         check_memory_limit(engine, memory_limit, spark_master=spark_master)
         if engine == "numpy":
             from tempanon.data.io import read_table
 
-            return NumpySource(read_table(path, as_text=True, delimiter=delimiter))
+            return NumpySource(read_table(path, as_text=True, delimiter=delimiter, roles=roles))
         if engine == "duckdb":
             from tempanon.lattice.source_duckdb import DuckDBSource
 

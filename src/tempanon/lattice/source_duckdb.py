@@ -44,7 +44,7 @@ import numpy as np
 import pandas as pd
 
 from tempanon.data.scratch import scratch_dir
-from tempanon.errors import HierarchyError, InputError, VerificationError
+from tempanon.errors import HierarchyError, InputError, TempanonError, VerificationError
 from tempanon.lattice.dimension import Dimension
 from tempanon.lattice.freqset import FrequencySet, Table, group_rows, table_frequency_set
 from tempanon.lattice.source import BYTES_PER_DRIVER_ROW, FrequencySource, Release, rows_in_memory
@@ -155,7 +155,8 @@ _FIXED_OFFSET = re.compile(r"^([+-])(\d\d):(\d\d)$")
 _UTC_NAMES = {"UTC", "Etc/UTC", "utc", "Z", "+00:00", "-00:00"}
 
 
-def duckdb_timestamp_text(expr: str, kind: str, zone: str | None = None) -> str:
+def duckdb_timestamp_text(expr: str, kind: str, zone: str | None = None,
+                          fixes: Sequence[tuple[int, int, int]] = ()) -> str:
     """DuckDB SQL giving a typed timestamp ``expr`` the text Python (the numpy path) gives it,
     ``str(pandas.Timestamp)``, as :func:`tempanon.lattice.source_spark.python_timestamp_text` does on
     Spark: ``2021-01-02 00:00:00``, ``2021-01-02 00:00:01.234000`` (six digits when the microseconds
@@ -163,7 +164,12 @@ def duckdb_timestamp_text(expr: str, kind: str, zone: str | None = None) -> str:
     time-zone-aware value (``kind == "timestamp"``) the wall clock in ``zone`` (its Parquet column's,
     default UTC) with its offset, ``+00:00``, ``-04:00`` (``+HH:MM:SS`` for an offset with seconds,
     e.g. a zone's local mean time before 1900). DuckDB's ``CAST`` gives ``... 00:00:00+00`` and trims
-    trailing zeros (``00:00:01.234``). NULL stays NULL."""
+    trailing zeros (``00:00:01.234``). NULL stays NULL.
+
+    ``fixes`` (:func:`zone_offset_fixes`): the intervals ``[start, end)`` (epoch seconds) where DuckDB's
+    zone data (ICU) gives ``zone`` another offset than Python's; there the wall clock is the UTC one plus
+    Python's offset (e.g. Europe/Amsterdam's ``+00:19:32`` of 1930, which ICU, linking Amsterdam to
+    Brussels, gives as ``+00:00``)."""
     wall, off = expr, ""
     if kind == "timestamp":
         m = _FIXED_OFFSET.match(zone or "")
@@ -174,6 +180,14 @@ def duckdb_timestamp_text(expr: str, kind: str, zone: str | None = None) -> str:
             wall, off = f"(timezone('UTC', {expr}) + INTERVAL ({secs}) SECOND)", qstr(zone)
         else:
             wall = f"timezone({qstr(zone)}, {expr})"
+            if fixes:
+                def at(sec: int) -> str:
+                    return f"TIMESTAMPTZ {qstr(_utc_text(sec))}"
+
+                cases = " ".join(f"WHEN {expr} >= {at(a)} AND {expr} < {at(b)} THEN (timezone('UTC', {expr}) + INTERVAL ({o}) SECOND)"
+                                 for a, b, o in fixes)  # fmt: skip
+                wall = (f"(CASE WHEN {expr} < {at(fixes[0][0])} OR {expr} >= {at(fixes[-1][1])} THEN {wall} "
+                        f"{cases} ELSE {wall} END)")  # fmt: skip
             d = f"((epoch_us(CAST({wall} AS TIMESTAMP)) - epoch_us(CAST({expr} AS TIMESTAMPTZ))) // 1000000)"  # (exact: whole seconds)
             a = f"abs({d})"
             off = (f"(CASE WHEN {d} < 0 THEN '-' ELSE '+' END || lpad(CAST({a} // 3600 AS VARCHAR), 2, '0') || ':' || "
@@ -183,6 +197,107 @@ def duckdb_timestamp_text(expr: str, kind: str, zone: str | None = None) -> str:
     frac = f"(CASE WHEN {n} = '000000000' THEN '' WHEN right({n}, 3) = '000' THEN '.' || left({n}, 6) ELSE '.' || {n} END)"
     # (|| keeps NULL NULL; concat() would make it the empty string)
     return f"(strftime({wall}, '%Y-%m-%d %H:%M:%S') || {frac}" + (f" || {off})" if off else ")")
+
+
+def _utc_text(sec: int) -> str:
+    """Epoch seconds as a UTC timestamp's text for a DuckDB ``TIMESTAMPTZ`` literal."""
+    import datetime as _dt
+
+    t = _dt.datetime(1970, 1, 1) + _dt.timedelta(seconds=int(sec))
+    return f"{t.year:04d}-{t:%m-%d %H:%M:%S}+00"
+
+
+_PY_SECONDS = (-62135596800 + 86400, 253402300799 - 86400)
+"""The epoch seconds Python's ``datetime`` holds (years 1 to 9999), a day inside."""
+
+ZONE_GRID_SECONDS = 6 * 3600
+"""The step of the grid on which :func:`zone_offset_fixes` compares the zone data's offsets before it
+finds each change to the second: of two changes of one zone data's offset within one step only one
+would be found (no zone's rules have such a pair)."""
+
+
+def icu_offsets(con: Any, zone: str) -> Any:
+    """:func:`zone_offset_fixes`' ``engine_offsets`` of DuckDB (its ICU zone data) on the connection
+    ``con``: an array of epoch seconds -> the UTC offsets (seconds) of the named ``zone`` there."""
+    import pyarrow as pa
+
+    def offsets(secs: np.ndarray) -> np.ndarray:
+        name = f"tempanon_zone_grid_{secrets.token_hex(4)}"
+        con.register(name, pa.table({"s": pa.array(secs, pa.int64())}))
+        try:
+            rows = con.execute(f"SELECT s, epoch_us(CAST(timezone({qstr(zone)}, make_timestamptz(s * 1000000)) AS TIMESTAMP)) "
+                               f"// 1000000 - s FROM {name}").fetchall()  # fmt: skip
+        finally:
+            con.unregister(name)
+        got = dict(rows)
+        return np.array([got[int(x)] for x in secs], dtype=np.int64)
+
+    return offsets
+
+
+def zone_offset_fixes(zone: str, lo: int, hi: int, engine_offsets: Any, step: int = ZONE_GRID_SECONDS,
+                      cells: Any = None) -> list[tuple[int, int, int]]:  # fmt: skip
+    """The intervals ``(start, end, offset)`` (epoch seconds, ``[start, end)``; the offset in seconds)
+    within ``[lo, hi]`` where an engine's zone data (``engine_offsets``: epoch seconds -> UTC offsets in
+    seconds, an array of each; DuckDB: :func:`icu_offsets`, ICU; Spark: Java's,
+    :func:`tempanon.lattice.source_spark.java_offsets`) gives the named zone ``zone`` another UTC offset
+    than Python's (``zoneinfo`` as pandas, so the numpy path, converts an aware Parquet column), with
+    Python's offset; ``[]`` when they agree throughout. ICU's and Java's data merge zones that agree
+    since 1970 (Europe/Amsterdam is Brussels', Oslo and Stockholm Berlin's, Atlantic/Reykjavik
+    Abidjan's), Debian's (Python's) keeps each zone's own history, so before then the offsets can be
+    another zone's; another release of a zone data can differ on any date. Both offsets are compared on
+    a grid of ``step`` seconds over ``[lo, hi]`` and every change of either is found to the second
+    (bisection), so the intervals are exact unless one zone data changes its offset twice within one
+    step (no zone's rules do). ``cells`` (the indices ``epoch seconds // step`` of the steps that hold a
+    value): the grid is only their bounds, so a range with few values (a sentinel ``9999-12-31``) costs
+    no more than its values; between those steps, where no value lies, the intervals are not exact.
+    ``[]`` for a zone Python does not know (no reference text)."""
+    import zoneinfo
+
+    lo, hi = max(int(lo), _PY_SECONDS[0]), min(int(hi), _PY_SECONDS[1])
+    if hi < lo:
+        return []
+    try:
+        zi = zoneinfo.ZoneInfo(zone)
+    except Exception:  # (pandas does not read such a column either)
+        return []
+
+    def py(secs: Sequence[int]) -> np.ndarray:  # (pandas' conversion: the numpy path's text is pandas')
+        utc = pd.DatetimeIndex(np.asarray(secs, dtype=np.int64).astype("datetime64[s]")).tz_localize("UTC")
+        return utc.tz_convert(zi).tz_localize(None).asi8 - utc.tz_localize(None).asi8
+
+    def engine(secs: Sequence[int]) -> np.ndarray:
+        return np.asarray(engine_offsets(np.asarray(secs, dtype=np.int64)), dtype=np.int64)
+
+    if cells is None:
+        grid = np.arange(lo, hi + 1, step, dtype=np.int64)
+    else:
+        c = np.asarray(cells, dtype=np.int64)
+        grid = np.unique(np.clip(np.concatenate([c * step, (c + 1) * step]), lo, hi))
+    grid = np.unique(np.concatenate([grid, [lo, hi]]))
+    changes: set[int] = set()
+    for offsets in (py, engine):
+        o = offsets(grid)
+        cells = np.nonzero(o[1:] != o[:-1])[0]
+        a, b = grid[cells], grid[cells + 1]  # offset(a) != offset(b): a change in (a, b]
+        left = o[cells]
+        while len(a) and (b - a > 1).any():
+            mid = (a + b) // 2
+            same = offsets(mid) == left
+            a, b = np.where(same, mid, a), np.where(same, b, mid)
+        changes.update(int(x) for x in b)
+    starts = np.array(sorted({lo, *changes}), dtype=np.int64)
+    ends = np.append(starts[1:], hi + 1)
+    p, c = py(starts), engine(starts)
+    fixes: list[tuple[int, int, int]] = []
+    for a, b, po, co in zip(starts, ends, p, c):
+        if po == co:
+            continue
+        if fixes and fixes[-1][1] == a and fixes[-1][2] == po:
+            fixes[-1] = (fixes[-1][0], int(b), int(po))
+        else:
+            fixes.append((int(a), int(b), int(po)))
+    return fixes
 
 
 def timestamp_kind(arrow_type: Any) -> str | None:
@@ -240,6 +355,7 @@ class SQLSource(FrequencySource):
     def __init__(self) -> None:
         super().__init__()
         self._zones: dict[str, str] = {}  # aware timestamp column -> its zone (a Parquet input's Arrow schema)
+        self._zone_fixes: dict[str, list[tuple[int, int, int]]] = {}  # zone -> zone_offset_fixes (DuckDB)
         self._kinds: dict[str, dict[str, str]] = {}  # relation -> its typed timestamp columns' kinds
 
     def text_expr(self, col: str, alias: str = "s", rel: str = "src") -> str:
@@ -304,8 +420,55 @@ class SQLSource(FrequencySource):
     def timestamp_text(self, expr: str, kind: str, zone: str | None) -> str:
         """The engine's SQL giving the typed timestamp ``expr`` (``kind``: ``"timestamp"`` aware,
         ``"timestamp_ntz"`` naive) Python's text, an aware one in ``zone``; NULL stays NULL
-        (DuckDB: :func:`duckdb_timestamp_text`)."""
-        return duckdb_timestamp_text(expr, kind, zone)
+        (DuckDB: :func:`duckdb_timestamp_text`, in Python's offsets where ICU's differ for the input's
+        values: :meth:`DuckDBSource._find_zone_fixes`)."""
+        return duckdb_timestamp_text(expr, kind, zone, self._zone_fixes.get(zone or "", ()))
+
+    def _engine_zone_offsets(self, zone: str, lo: int, hi: int) -> Any:
+        """:func:`zone_offset_fixes`' ``engine_offsets`` of this engine's zone data for values in ``[lo,
+        hi]`` (epoch seconds; DuckDB: ICU, :func:`icu_offsets`)."""
+        return icu_offsets(self.con, zone)
+
+    def _epoch_us(self, expr: str) -> str:
+        """SQL: the microseconds since the epoch of the aware timestamp ``expr``."""
+        return f"epoch_us(CAST({expr} AS TIMESTAMPTZ))"
+
+    def _find_zone_fixes(self) -> None:
+        """:func:`zone_offset_fixes` of each named zone of the input's aware columns over the range of
+        their values (one ``min``/``max`` query; the grid only on the steps that hold a value, one
+        ``DISTINCT`` query per zone), so that :meth:`timestamp_text` gives every value
+        Python's text: an engine takes a zone's rules from its own zone data (DuckDB ICU, Spark Java),
+        the numpy path from Python's, and they differ before 1970 for zones the engine's data merges
+        into others (Europe/Amsterdam in 1930: ``+00:19:32`` in Python, ``+00:00`` in ICU and Java).
+        Nothing changes where they agree (then no interval)."""
+        named = {c: z for c, z in self._zones.items() if z not in _UTC_NAMES and not _FIXED_OFFSET.match(z) and c in self.columns}
+        if not named:
+            return
+        cols = list(named)
+        sel = ", ".join(f"{self._epoch_us(f'min({self.q(c)})')}, {self._epoch_us(f'max({self.q(c)})')}" for c in cols)
+        row = self._rows(f"SELECT {sel} FROM src")[0]
+        ranges: dict[str, tuple[int, int]] = {}
+        for i, c in enumerate(cols):
+            lo, hi = row[2 * i], row[2 * i + 1]
+            if lo is None:
+                continue
+            lo, hi = int(lo) // 1_000_000, -(-int(hi) // 1_000_000)
+            a, b = ranges.get(named[c], (lo, hi))
+            ranges[named[c]] = (min(a, lo), max(b, hi))
+        step = ZONE_GRID_SECONDS
+        for z, (lo, hi) in ranges.items():
+            # the steps holding a value (and their neighbours: the engine's integer division may truncate)
+            parts = " UNION ALL ".join(f"SELECT {self._int_div(self._epoch_us(self.q(c)), step * 1_000_000)} AS k FROM src"
+                                       for c in cols if named[c] == z)  # fmt: skip
+            ks = np.array([r[0] for r in self._rows(f"SELECT DISTINCT k FROM ({parts}) x WHERE k IS NOT NULL")], dtype=np.int64)
+            cells = np.unique(np.concatenate([ks - 1, ks, ks + 1]))
+            fixes = zone_offset_fixes(z, lo, hi, self._engine_zone_offsets(z, lo, hi), step, cells)
+            if fixes:
+                self._zone_fixes[z] = fixes
+
+    def _int_div(self, a: str, b: int) -> str:
+        """SQL: the integer quotient of ``a`` by ``b`` (DuckDB ``//``; Spark ``DIV``)."""
+        return f"(({a}) // {b})"
 
     def _timestamp_kinds(self, rel: str) -> dict[str, str]:
         """Column -> ``"timestamp"``/``"timestamp_ntz"`` of the typed timestamp columns of the relation
@@ -1482,7 +1645,11 @@ class DuckDBSource(SQLSource):
                 self.close()
                 raise InputError(f"{self.input}: column {col!r} is in time zone {zone!r}, which DuckDB does not know; "
                                  "convert it to UTC or to a named zone (e.g. America/New_York)") from None
-
+        try:
+            self._find_zone_fixes()
+        except BaseException:
+            self.close()
+            raise
 
     def _arrow(self, sql: str) -> Any:
         with self._input_errors():
@@ -1504,6 +1671,13 @@ class DuckDBSource(SQLSource):
         except duckdb.Error as exc:
             message = input_error_message(getattr(self, "input", None), exc)
             if message is None:
+                # a file DuckDB cannot read that is not the input (the release read back by the verification):
+                # the engine's failure (exit 4), said plainly
+                which = _failed_file(getattr(self, "input", None) or "", exc)
+                if _looks_damaged(exc) and which != "input" and not isinstance(exc, duckdb.OutOfMemoryException):
+                    what = "a file it wrote" if which is None else which
+                    raise EngineFailure(f"the DuckDB engine failed: cannot read {what} (not the input): {_first_line(exc)}; "
+                                        "nothing was written") from exc  # fmt: skip
                 raise
             raise InputError(message) from None
 
@@ -1701,23 +1875,94 @@ def csv_line_error(path: str | os.PathLike, sep: str) -> str | None:
     return None
 
 
+def _error_head(exc: Exception) -> str:
+    """DuckDB's error text without the query it echoes (``LINE 1: SELECT ... read_parquet('in.parquet')
+    ...``): a file the query names is not the file that failed."""
+    return re.split(r"\n\s*LINE \d+:", str(exc), maxsplit=1)[0]
+
+
+_QUOTED = re.compile(r"""['"]([^'"\n]+)['"]|\bfile\s*=\s*(\S+)""")
+
+
+def _same_file(a: str, b: str | os.PathLike) -> bool:
+    try:
+        return os.path.abspath(a) == os.path.abspath(str(b)) or (os.path.exists(a) and os.path.samefile(a, b))
+    except OSError:
+        return False
+
+
+def _failed_file(path: str | os.PathLike, exc: Exception) -> str | None:
+    """Which file DuckDB's error ``exc`` says it failed to read: ``"input"`` when its text (without
+    the echoed query) names the input ``path``, another file's name when it names only another file
+    (the release read back by the verification, an audit), None when it names none (a bare
+    ``duckdb.Error`` of its Parquet reader: "TProtocolException: Exceeded size limit", "don't know
+    what type")."""
+    head = _error_head(exc)
+    named = [m.group(1) or m.group(2) for m in _QUOTED.finditer(head)]
+    files = [n for n in named if n == str(path) or n == Path(path).name or os.path.sep in n or _is_parquet(n)
+             or n.lower().endswith((".csv", ".tsv", ".txt", ".gz"))]  # fmt: skip
+    if not files:
+        return "input" if str(path) in head else None
+    if any(_same_file(f, path) or f == Path(path).name for f in files):
+        return "input"
+    return files[0]
+
+
+def _input_reads(path: str | os.PathLike) -> bool:
+    """True when DuckDB reads every column of the Parquet file ``path`` through (a fresh connection;
+    every value hashed, so every page is decoded): run only after a query failed without naming the
+    file it could not read, to tell a damaged input from another failure."""
+    import duckdb
+
+    try:
+        con = duckdb.connect(":memory:")
+        try:
+            con.execute(f"SELECT max(hash(COLUMNS(*))) FROM read_parquet({qstr(str(path))})").fetchall()
+        finally:
+            con.close()
+    except duckdb.OutOfMemoryException:
+        return True  # (not a damaged file)
+    except duckdb.Error:
+        return False
+    return True
+
+
+class EngineFailure(TempanonError):
+    """DuckDB could not read a file it wrote itself (the release read back for the verification, an
+    audit): the engine's failure, not the input's (exit 4, as a failed Spark job)."""
+
+    exit_code = 4
+
+
+def _looks_damaged(exc: Exception) -> bool:
+    """DuckDB's error ``exc`` is one of a Parquet file it cannot read (a damaged page, a truncated
+    file, no magic bytes)."""
+    import duckdb
+
+    text = _error_head(exc).lower()
+    return type(exc) is duckdb.Error or any(w in text for w in ("thrift", "tprotocol", "decompress", "corrupt", "magic bytes"))
+
+
 def input_error_message(path: str | None, exc: Exception) -> str | None:
     """The message of DuckDB's error on reading the input file ``path`` (``None`` if ``exc`` is not
     one, or the input is a DataFrame): a CSV line (:func:`csv_error_message`), or a Parquet file it
     cannot read (a corrupt page, a truncated file: DuckDB reads only the columns a query needs, so a
-    damaged column can fail a query in the middle of the work)."""
+    damaged column can fail a query in the middle of the work). The input is blamed only when the
+    failing file is the input (as :func:`tempanon.lattice.source_spark.spark_input_error` does on
+    Spark): an error naming another file (the release the verification reads back) is not the
+    input's, and a bare one naming no file is the input's only if the input itself does not read
+    through (:func:`_input_reads`)."""
     import duckdb
 
     if path in (None, "DataFrame") or isinstance(exc, duckdb.OutOfMemoryException):
         return None
+    which = _failed_file(path, exc)
+    if which not in (None, "input"):
+        return None
     message = csv_error_message(path, exc)
-    text = str(exc)
-    damaged = (
-        type(exc) is duckdb.Error  # (DuckDB's Thrift reader: "don't know what type", a damaged page header)
-        or str(path) in text or Path(path).name in text
-        or any(w in text.lower() for w in ("thrift", "decompress", "corrupt", "magic bytes"))
-    )  # fmt: skip
-    if message is None and _is_parquet(path) and damaged:
+    if message is None and _is_parquet(path) and (which == "input" or _looks_damaged(exc)):
+        if which is None and _input_reads(path):
+            return None
         message = f"cannot read {path}: {_first_line(exc)} (a damaged Parquet file?; nothing was written)"
     return message
 

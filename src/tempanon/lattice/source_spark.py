@@ -59,11 +59,12 @@ import os
 import re
 import shutil
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from tempanon.errors import InputError, VerificationError
@@ -317,14 +318,36 @@ def _pass_on_errors(stream: Any) -> None:
         pass
 
 
-def python_timestamp_text(expr: str, kind: str, zone: str | None = None) -> str:
+def java_offsets(spark: Any, zone: str, lo: int, hi: int) -> Any:
+    """:func:`~tempanon.lattice.source_duckdb.zone_offset_fixes`' ``engine_offsets`` of Spark: the UTC
+    offsets (seconds) of the named ``zone`` by Java's zone data (``java.time``, which Spark's
+    ``from_utc_timestamp`` reads), from its transitions within ``[lo, hi]`` (epoch seconds) read once
+    through the driver's JVM (``ZoneRules.nextTransition``: no Spark job), for an array of epoch
+    seconds in that range."""
+    jvm = spark.sparkContext._jvm
+    rules = jvm.java.time.ZoneId.of(zone).getRules()
+    start = jvm.java.time.Instant.ofEpochSecond(int(lo))
+    offsets, at = [int(rules.getOffset(start).getTotalSeconds())], []
+    t = rules.nextTransition(start)
+    while t is not None and int(t.toEpochSecond()) <= hi:
+        at.append(int(t.toEpochSecond()))
+        offsets.append(int(t.getOffsetAfter().getTotalSeconds()))
+        t = rules.nextTransition(t.getInstant())
+    at_, offsets_ = np.array(at, dtype=np.int64), np.array(offsets, dtype=np.int64)
+    return lambda secs: offsets_[np.searchsorted(at_, np.asarray(secs, dtype=np.int64), side="right")]
+
+
+def python_timestamp_text(expr: str, kind: str, zone: str | None = None, fixes: Sequence[tuple[int, int, int]] = ()) -> str:
     """Spark SQL giving a typed timestamp ``expr`` the text Python (the numpy path's release) gives it,
     ``str(pandas.Timestamp)``: ``2021-01-02 00:00:00``, ``2021-01-02 00:00:00.123456`` (the six digits
     of the microseconds only when they are not all zero), and for a time-zone-aware value
     (``kind == "timestamp"``; run in a UTC session, :func:`utc_session`) the wall clock in ``zone``
     (default UTC) with its offset, ``+00:00``, ``-05:00`` (``+HH:MM:SS`` for an offset with seconds).
     ``kind == "timestamp_ntz"``: a naive value, no offset. NULL stays NULL. (Spark's CSV writer writes
-    ``2021-01-02T00:00:00.000Z``, milliseconds only; ``CAST`` to text ``2021-01-02 00:00:00``.)"""
+    ``2021-01-02T00:00:00.000Z``, milliseconds only; ``CAST`` to text ``2021-01-02 00:00:00``.)
+    ``fixes`` (:func:`~tempanon.lattice.source_duckdb.zone_offset_fixes`): the intervals where Java's
+    zone data gives ``zone`` another offset than Python's, with Python's (there the wall clock is the
+    UTC one plus that offset)."""
     wall, off = expr, ""
     if kind == "timestamp":
         if zone in (None, "UTC", "Etc/UTC", "+00:00"):
@@ -332,6 +355,15 @@ def python_timestamp_text(expr: str, kind: str, zone: str | None = None) -> str:
         else:
             z = "'" + str(zone).replace("'", "''") + "'"
             wall = f"from_utc_timestamp({expr}, {z})"
+            if fixes:
+                from tempanon.lattice.source_duckdb import _utc_text
+
+                def at(sec: int) -> str:
+                    return f"TIMESTAMP '{_utc_text(sec)[:-3]}'"  # (the session is in UTC: utc_session)
+
+                cases = " ".join(f"WHEN {expr} >= {at(a)} AND {expr} < {at(b)} THEN {expr} + make_dt_interval(0, 0, 0, {o})"
+                                 for a, b, o in fixes)  # fmt: skip
+                wall = f"(CASE WHEN {expr} < {at(fixes[0][0])} OR {expr} >= {at(fixes[-1][1])} THEN {wall} {cases} ELSE {wall} END)"
             d = f"(unix_seconds({wall}) - unix_seconds({expr}))"
             a = f"abs({d})"
             off = (f"concat(CASE WHEN {d} < 0 THEN '-' ELSE '+' END, lpad(CAST({a} DIV 3600 AS STRING), 2, '0'), ':', "
@@ -489,6 +521,11 @@ class SparkSource(SQLSource):
             source._sep = sep
         if sep is None:
             source._zones = parquet_zones(path)
+            try:
+                source._find_zone_fixes()  # (Java's zone data against Python's: docs/engines.md)
+            except BaseException:
+                source.close()
+                raise
         return source
 
     @classmethod
@@ -551,7 +588,17 @@ class SparkSource(SQLSource):
     def timestamp_text(self, expr: str, kind: str, zone: str | None) -> str:
         """:meth:`SQLSource.timestamp_text`: :func:`python_timestamp_text` (a typed timestamp's text in
         hierarchies' keys, the checks and a CSV release, :meth:`_copy`)."""
-        return python_timestamp_text(expr, kind, zone)
+        return python_timestamp_text(expr, kind, zone, self._zone_fixes.get(zone or "", ()))
+
+    def _engine_zone_offsets(self, zone: str, lo: int, hi: int) -> Any:
+        """Java's offsets of ``zone`` (:func:`java_offsets`) over the input's range of values."""
+        return java_offsets(self.spark, zone, lo, hi)
+
+    def _epoch_us(self, expr: str) -> str:
+        return f"unix_micros({expr})"
+
+    def _int_div(self, a: str, b: int) -> str:
+        return f"(({a}) DIV {b})"
 
     def merge_hint(self, *aliases: str) -> str:
         """``/*+ MERGE(f), MERGE(s) */``: the row-by-row audit checks join the audit with the numbered
@@ -584,7 +631,7 @@ class SparkSource(SQLSource):
                 if any(kinds):
                     from pyspark.sql import functions as F
 
-                    df = df.select(*(F.expr(python_timestamp_text(self.q(f.name), k, self._zones.get(f.name))).alias(f.name)
+                    df = df.select(*(F.expr(self.timestamp_text(self.q(f.name), k, self._zones.get(f.name))).alias(f.name)
                                      if k else F.col(self.q(f.name)) for f, k in zip(df.schema.fields, kinds)))  # fmt: skip
             one = not parquet and len(df.schema.fields) == 1 and df.schema.fields[0].dataType.typeName() == "string"
             if one:

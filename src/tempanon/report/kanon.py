@@ -189,7 +189,9 @@ def kanon_report(
         verdict, verified = {}, False
     before = measure(data, qi, uid=uid, threshold=threshold)
     after = measure(check, qi, uid="__uid__" if uid else None, threshold=threshold)
-    return _assemble(result, columns=list(data.columns), rows_out=len(released), before=before, after=after, verdict=verdict,
+    from tempanon.data.io import table_columns
+
+    return _assemble(result, columns=table_columns(data), rows_out=len(released), before=before, after=after, verdict=verdict,
                      verified=verified, losses=attribute_losses(result), source=source, checksum=checksum,
                      checksum_kind=checksum_kind, parameters=parameters, identifying=list(identifying or []), threshold=threshold)  # fmt: skip
 

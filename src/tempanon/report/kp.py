@@ -86,8 +86,10 @@ def kp_report(
     released = result.released
     n = len(data)
 
+    from tempanon.data.io import table_columns
+
     roles = {}
-    for c in data.columns:
+    for c in table_columns(data):  # (a Parquet file read with only its role columns: every column of the file)
         if c == id_col:
             roles[c] = "series id (removed; kept in the steward's audit)"
         elif c in qi:

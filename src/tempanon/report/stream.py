@@ -140,8 +140,10 @@ def stream_report(
     labels = [p["snapshot"] for p in per]
     published = [p["snapshot"] for p in per if p["published"]]
 
+    from tempanon.data.io import table_columns
+
     roles = {}
-    for c in data.columns:
+    for c in table_columns(data):  # (a Parquet file read with only its role columns: every column of the file)
         if c == time:
             roles[c] = f"time (cut into snapshots by {s['snapshot_unit']}; not published)"
         elif c == sens:

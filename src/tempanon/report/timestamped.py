@@ -83,7 +83,9 @@ def timestamped_report(
     check[_UID] = uids[idx]
     after = measure(check, attrs, uid=_UID, threshold=threshold)
     before = measure(data[attrs].assign(**{_UID: uids}), attrs, uid=_UID, threshold=threshold)
-    return _report(result, columns=list(data.columns), rows_in=len(data), rows_out=len(released), before=before,
+    from tempanon.data.io import table_columns
+
+    return _report(result, columns=table_columns(data), rows_in=len(data), rows_out=len(released), before=before,
                    after=after, losses=observed_losses(data, released, attrs, _levels(s)), source=source,
                    checksum=checksum, checksum_kind=checksum_kind, parameters=parameters, identifying=identifying,
                    threshold=threshold)  # fmt: skip

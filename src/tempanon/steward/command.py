@@ -134,18 +134,23 @@ def run(
     """
     from tempanon.steward.job import load_job, run_job
 
+    loaded = []
+
     def go():
         j = load_job(job)
+        loaded.append(j)
         with progress_reporter(quiet) as progress:
             return run_job(j, progress)
 
     summ = run_api(go)
     res = summ.pop("_result", None)
     status, detail = summ.pop("_status", None), summ.pop("_verbose", None)
+    # every file the run wrote: the table (or snapshot folder), the audit, the report and the summary
+    summary_path = [str(loaded[0].summary)] if loaded and loaded[0].summary is not None else []
+    written = [summ["output"]] + [summ[k] for k in ("audit", "report") if k in summ] + summary_path
     if status is not None:  # a model other than kanon describes its own run
         if verbose and detail:
             info(detail, quiet)
-        written = [summ["output"]] + [summ[k] for k in ("audit", "report") if k in summ]
         info(f"{status}\nwrote {', '.join(written)}", quiet)
         _statement(summ, quiet)
         return
@@ -157,7 +162,6 @@ def run(
             f"search {st.seconds:.3f} s, whole run {res.runtime_seconds:.3f} s",
             quiet,
         )
-    written = [summ["output"]] + [summ[k] for k in ("report",) if k in summ]
     info(
         f"{summ['algorithm']}: k={summ['k']}, selected {levels_text(summ['selected_levels'])}; {summ['suppressed_rows']} of {summ['rows_in']} rows "
         f"suppressed; loss {summ['loss']:.4f}\nwrote {', '.join(written)}",
@@ -197,6 +201,8 @@ def init(
         if k < 2:
             raise InputError(f"--k must be at least 2, got {k}")
         df = read_table(input, as_text=True, delimiter=delimiter)
+        if df.empty:  # nothing to profile: every proposal would be a guess from no data
+            raise InputError(f"the input table has no rows: {input} (nothing to profile; no job file written)")
         profiles = profile_columns(df, nested=nested_parquet_columns(input))  # (a list, struct or map: no role)
         text = starter_job(input, target, df, profiles, k=k)
         atomic_write(target, lambda p: p.write_text(text, encoding="utf-8"))
@@ -252,7 +258,7 @@ def hierarchy(
             from tempanon.data.io import read_table, refuse_nested_columns
 
             refuse_nested_columns(data, {"--column": [column]})  # (a list or struct has no hierarchy)
-            df = read_table(data, as_text=True, delimiter=delimiter)
+            df = read_table(data, as_text=True, delimiter=delimiter, roles={"--column": [column]})  # (Parquet: that column)
             if column not in df.columns:
                 raise InputError(f"unknown column {column!r} in {data}; the input has columns: {', '.join(map(str, df.columns))}")
             values = df[column]

@@ -58,6 +58,7 @@ from typing import Any
 
 import pandas as pd
 
+from tempanon.data.roles import delimiter_hint
 from tempanon.errors import InputError, TempanonWarning
 
 # ---- locating keys in the file text (tomllib gives no line numbers) -----------------------------
@@ -327,6 +328,27 @@ def load_job(path: str | Path) -> Job:
     )
 
 
+def _job_roles(job: Job) -> dict:
+    """The columns the job names (:func:`read_source` reads only those of a Parquet file): ``[columns]``
+    and the model's keys naming columns; quasi-identifiers (and ``publish_values``/``publish_patterns``)
+    as ranges where the model parses them so (``column_ranges``), and not when they name time values
+    (the long format)."""
+    p = job.params
+    long = "long_time" in p or "long_value" in p
+    ranges = MODELS[job.model].column_ranges if job.model in MODELS else False
+
+    def spec(cols):
+        return None if not cols else ",".join(cols) if ranges else list(cols)
+
+    return {"quasi_identifiers": None if long else spec(job.quasi_identifiers), "sensitive": list(job.sensitive or []),
+            "identifying": list(job.identifying or []), "uid": [job.uid] if job.uid else None,
+            "time": [job.time] if job.time else None, "keep": list(job.keep or []),
+            "allow_identifier": list(job.allow_identifier or []),
+            **{key: [p[key]] if isinstance(p.get(key), str) else None for key in ("long_time", "long_value")},
+            **{key: None if long or not isinstance(p.get(key), list) else spec(p[key])
+               for key in ("publish_values", "publish_patterns")}}  # fmt: skip
+
+
 def read_source(job: Job) -> tuple[pd.DataFrame, str, str | None, str]:
     """Load the job's data: ``(frame, description, checksum, checksum kind)``."""
     from tempanon.data.io import read_table
@@ -334,7 +356,8 @@ def read_source(job: Job) -> tuple[pd.DataFrame, str, str | None, str]:
 
     src = job.source
     if "path" in src:
-        df = read_table(src["path"], as_text=True, delimiter=src.get("delimiter"))
+        # a Parquet file: only the columns given a role are read (the others are left out all the same)
+        df = read_table(src["path"], as_text=True, delimiter=src.get("delimiter"), roles=_job_roles(job))
         return df, str(src["path"]), file_sha256(src["path"]), "SHA-256 of the input file"
     if "database" in src:
         df = read_table(src["database"], sql=src["sql"])
@@ -719,7 +742,9 @@ def _run_stream(job: Job, df: pd.DataFrame, source: SourceInfo, progress: Any) -
         job.outputs = outs
         from tempanon.data.roles import verification_statement
 
-        left_out = [c for c in df.columns if c not in {*qi, sens, job.time, *job.identifying}]
+        from tempanon.data.io import table_columns
+
+        left_out = [c for c in table_columns(df) if c not in {*qi, sens, job.time, *job.identifying}]
         statement = verification_statement(f"{p['l']}-diversity (Anatomy) of {sens!r} in every published snapshot",
                                            [*qi, sens], overrides=overrides, left_out=left_out, dropped=job.identifying)
         files_written = sum(1 for snap in res.published if snap.size)  # as `tempanon stream` counts them
@@ -857,7 +882,8 @@ def run_job(job: Job, progress: Any = None) -> dict:
         except InputError as exc:
             raise JobError(f"{job.ctx.where(('columns', 'quasi_identifiers'))}: {exc}") from None
     if job.time is not None and job.time not in df.columns:
-        raise job.ctx.error(("columns", "time"), f"unknown column {job.time!r}; the input has columns: {', '.join(map(str, df.columns))}")
+        raise job.ctx.error(("columns", "time"), f"unknown column {job.time!r}; the input has columns: {', '.join(map(str, df.columns))}"
+                            + delimiter_hint(df.columns))
     try:
         ColumnRoles(job.quasi_identifiers + ([job.time] if job.time else []), job.identifying, job.sensitive,
                     job.keep, [job.uid] if job.uid else []).validate(df)
@@ -867,7 +893,8 @@ def run_job(job: Job, progress: Any = None) -> dict:
     except InputError as exc:
         raise JobError(f"{job.ctx.where(('columns',))}: {exc}") from None
     if job.uid is not None and job.uid not in df.columns:
-        raise job.ctx.error(("columns", "uid"), f"unknown column {job.uid!r}; the input has columns: {', '.join(map(str, df.columns))}")
+        raise job.ctx.error(("columns", "uid"), f"unknown column {job.uid!r}; the input has columns: {', '.join(map(str, df.columns))}"
+                            + delimiter_hint(df.columns))
     return spec.run(job, df, SourceInfo(desc, checksum, kind), progress)
 
 

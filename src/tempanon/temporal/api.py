@@ -305,17 +305,19 @@ def anonymize_timestamped(
     from tempanon.lattice.source_temporal import resolve_time_engine
 
     engine_name = resolve_time_engine(engine, memory_limit, spark_master)
+    from tempanon.data.io import table_columns
     from tempanon.data.roles import plan_release, require_columns_list
 
     keep, drop = list(keep), list(drop)
     sensitive = [sensitive] if isinstance(sensitive, str) else list(sensitive)
-    require_columns_list(list(df.columns), sensitive, role="sensitive column")
+    columns = table_columns(df)  # (a Parquet file read with only its role columns: every column of the file)
+    require_columns_list(columns, sensitive, role="sensitive column")
     for c in sensitive:
         if c in qi or c in (time, uid):
             raise InputError(f"column {c!r} cannot be both sensitive and a quasi-identifier, the time or the uid")
-    release_cols, left_out = plan_release(list(df.columns), released=[*qi, time, *sensitive], keep=keep, drop=drop,
+    release_cols, left_out = plan_release(columns, released=[*qi, time, *sensitive], keep=keep, drop=drop,
                                           consumed=[uid] if uid else [])  # fmt: skip
-    require_columns_list(list(df.columns), allow_identifier, role="--allow-identifier column")
+    require_columns_list(columns, allow_identifier, role="--allow-identifier column")
     roles = {"release": set(release_cols), "keep": keep, "drop": drop, "left_out": left_out,
              "allow": list(allow_identifier), "sensitive": sensitive}  # fmt: skip
     from tempanon.data.io import refuse_nested_columns

@@ -601,11 +601,20 @@ def parse_granularity(spec: str, *, country: str | None = None, parts=None) -> G
 
 
 def boundaries_from_file(path: str, name: str | None = None) -> Boundaries:
-    """Explicit-boundary granularity from a CSV ``label,start,end`` (end exclusive)."""
+    """Explicit-boundary granularity from a CSV ``label,start,end`` (end exclusive), or a Parquet file with
+    those columns. A Parquet ``label``, ``start`` or ``end`` of a nested type (list, struct, map) is refused
+    (:class:`InputError`, exit 2) before any row is read: its text (``[1 2]``, ``{'a': 1}``) would make an
+    odd label or no time at all."""
     from pathlib import Path
 
-    from tempanon.data.io import read_table
+    from tempanon.data.io import nested_parquet_columns, read_table
 
+    nested = {c: t for c, t in nested_parquet_columns(path).items() if c.lower() in ("label", "start", "end")}
+    if nested:
+        what = "; ".join(f"{c!r} ({t})" for c, t in nested.items())
+        raise InputError(f"boundary file {path}: column(s) with a nested Parquet type: {what}. A boundary file's label, "
+                         "start and end are scalar values (text, dates, times): write them as scalar columns (the label "
+                         "as text); nothing was read")  # fmt: skip
     df = read_table(path, as_text=True)
     cols = [c.lower() for c in df.columns]
     if not {"label", "start", "end"} <= set(cols):

@@ -237,7 +237,10 @@ def anonymize_timestamped_file(
                measures=measures)  # fmt: skip
     if engine not in ("duckdb", "spark"):
         raise InputError(f"unknown engine {engine!r} for a file read in place; expected duckdb or spark")
+    from tempanon.data.io import normalize_delimiter
     from tempanon.lattice.memory import check_memory_limit
+
+    delimiter = normalize_delimiter(delimiter)  # one character (or 'tab', ...), before the engine's reader
 
     check_memory_limit(engine, memory_limit, spark_master=spark_master)  # before anything is read
     if engine == "spark":

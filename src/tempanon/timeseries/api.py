@@ -221,10 +221,13 @@ def kp_anonymize(
     from tempanon.data.roles import plan_release, require_columns_list
     from tempanon.data.screen import refuse_identifiers
 
+    from tempanon.data.io import table_columns
+
     keep = list(keep)
-    _kept_cols, left_out = plan_release(list(df.columns), released=[*qi, *sensitive], keep=keep, drop=list(drop),
+    columns = table_columns(df)  # (a Parquet file read with only its role columns: every column of the file)
+    _kept_cols, left_out = plan_release(columns, released=[*qi, *sensitive], keep=keep, drop=list(drop),
                                         consumed=[id_col])  # fmt: skip
-    require_columns_list(list(df.columns), allow_identifier, role="--allow-identifier column")
+    require_columns_list(columns, allow_identifier, role="--allow-identifier column")
     from tempanon.data.io import refuse_nested_columns
 
     refuse_nested_columns(df, {"id": [id_col], "qi": qi, "sensitive": sensitive, "keep": keep,
