@@ -12,13 +12,28 @@ if TYPE_CHECKING:  # pandas is not imported by `tempanon --help` (the CLI's modu
     import pandas as pd
 
 
+def delimiter_hint(columns: Iterable[object]) -> str:
+    """A hint for an unknown-column message when the table was read with the wrong delimiter: it
+    has a single column whose name holds another usual delimiter (``sex;age;race`` read with
+    ``--delimiter ,``); else ``""``."""
+    cols = [str(c) for c in columns]
+    if len(cols) != 1:
+        return ""
+    d = next((d for d in ";,\t|" if d in cols[0]), None)
+    if d is None:
+        return ""
+    shown = "tab" if d == "\t" else d
+    return (f" (a single column whose name holds {shown!r}: the file looks {shown!r}-separated; give the delimiter "
+            f"{shown!r}, or leave it out to have it detected)")
+
+
 def require_columns(df: pd.DataFrame, columns: Iterable[str], *, role: str = "column") -> None:
     """Raise :class:`InputError` naming every column of ``columns`` missing from ``df``."""
     missing = [c for c in columns if c not in df.columns]
     if missing:
         available = ", ".join(map(str, df.columns))
         raise InputError(
-            f"unknown {role} {', '.join(repr(m) for m in missing)}; the input has columns: {available}"
+            f"unknown {role} {', '.join(repr(m) for m in missing)}; the input has columns: {available}{delimiter_hint(df.columns)}"
         )
 
 
@@ -136,6 +151,7 @@ def require_columns_list(columns: Sequence[str], wanted: Iterable[str], *, role:
     if missing:
         raise InputError(
             f"unknown {role} {', '.join(repr(m) for m in missing)}; the input has columns: {', '.join(map(str, cols))}"
+            + delimiter_hint(cols)
         )
 
 

@@ -128,6 +128,13 @@ def build_dates(name: str, values: Iterable[object], formats: Sequence[str] = DE
     if parsed.isna().any():
         bad = [distinct[i] for i in np.flatnonzero(parsed.isna().to_numpy())[:5]]
         raise HierarchyError(f"attribute {name!r}: unparsable date/time value(s): {', '.join(map(repr, bad))}")
+    from tempanon.errors import InputError
+    from tempanon.temporal.parse import check_day_month_order
+
+    try:  # one day/month order (05/03/2023 beside 13/05/2023 was read as May 3)
+        check_day_month_order(pd.Series([str(v) for v in distinct], dtype=object), name, None)
+    except InputError as exc:
+        raise HierarchyError(f"attribute {name!r}: {str(exc).split(': ', 1)[1]}") from None
     cols = [distinct] + [parsed.dt.strftime(f).tolist() for f in formats]
     rows = [list(r) + [top] for r in zip(*cols)]
     return Hierarchy.from_rows(name, rows, source="dates builder")

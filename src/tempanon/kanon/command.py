@@ -159,6 +159,12 @@ def _run(
             keep=keep_cols,
             allow_identifier=allow_cols,
         )
+    if uid is None:  # an id column whose values repeat: k would count rows, not people
+        from tempanon.steward.init import respondent_id_warning
+
+        hint = respondent_id_warning(df, [*qi_cols, *keep_cols, *([sensitive] if sensitive else [])])
+        if hint:
+            info(f"warning: {hint}", quiet)
     # verified inside kanonymize; write atomically
     phases["search"] = res.search.stats.seconds
     phases["select, release and verify"] = max(res.runtime_seconds - res.search.stats.seconds, 0.0)
@@ -270,9 +276,9 @@ def kanon(
 def demo(
     out_dir: Annotated[Path, typer.Option("--out-dir", help="Directory for the result and its summary.")] = Path("tempanon-output"),
     k: Annotated[int, typer.Option("--k", help="k of k-anonymity.")] = 5,
-    max_suppression: Annotated[float, typer.Option("--max-suppression")] = 0.0,
-    algorithm: Annotated[str, typer.Option("--algorithm")] = "incognito",
-    quiet: Annotated[bool, typer.Option("--quiet", "-q")] = False,
+    max_suppression: Annotated[float, typer.Option("--max-suppression", help="Fraction of rows that may be suppressed (as kanon).")] = 0.0,
+    algorithm: Annotated[str, typer.Option("--algorithm", help="incognito|super-roots|cube|binary-search|bottom-up|bottom-up-rollup|exhaustive (as kanon)")] = "incognito",
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or status output.")] = False,
 ) -> None:
     """k-anonymize the bundled UCI Adult sample (30,162 rows, 9 quasi-identifiers) with Incognito."""
     from tempanon.samples import ADULT_QI, adult_hierarchies_dir, adult_path

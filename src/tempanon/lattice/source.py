@@ -162,9 +162,11 @@ class FrequencySource:
         have = set(self.columns)
         missing = [c for c in cols if c not in have]
         if missing:
+            from tempanon.data.roles import delimiter_hint
+
             raise InputError(
                 f"unknown {role} {', '.join(repr(c) for c in missing)}; the input has columns: "
-                + ", ".join(map(str, self.columns))
+                + ", ".join(map(str, self.columns)) + delimiter_hint(self.columns)
             )
 
     def first_missing_row(self, column: str) -> Any | None:

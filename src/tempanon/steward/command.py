@@ -142,18 +142,23 @@ def run(
     """
     from tempanon.steward.job import load_job, run_job
 
+    loaded = []
+
     def go():
         j = load_job(job)
+        loaded.append(j)
         with progress_reporter(quiet) as progress:
             return run_job(j, progress)
 
     summ = run_api(go)
     res = summ.pop("_result", None)
     status, detail = summ.pop("_status", None), summ.pop("_verbose", None)
+    # every file the run wrote: the table (or snapshot folder), the audit, the report and the summary
+    summary_path = [str(loaded[0].summary)] if loaded and loaded[0].summary is not None else []
+    written = [summ["output"]] + [summ[k] for k in ("audit", "report") if k in summ] + summary_path
     if status is not None:  # a model other than kanon describes its own run
         if verbose and detail:
             info(detail, quiet)
-        written = [summ["output"]] + [summ[k] for k in ("audit", "report") if k in summ]
         info(f"{status}\nwrote {', '.join(written)}", quiet)
         _statement(summ, quiet)
         return
@@ -165,7 +170,6 @@ def run(
             f"search {st.seconds:.3f} s, whole run {res.runtime_seconds:.3f} s",
             quiet,
         )
-    written = [summ["output"]] + [summ[k] for k in ("report",) if k in summ]
     info(
         f"{summ['algorithm']}: k={summ['k']}, selected {levels_text(summ['selected_levels'])}; {summ['suppressed_rows']} of {summ['rows_in']} rows "
         f"suppressed; loss {summ['loss']:.4f}\nwrote {', '.join(written)}",

@@ -41,7 +41,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -278,6 +278,28 @@ def _hierarchy_proposal(p: ColumnProfile, parsed: Any, distinct_vals: list[str])
                     "(`tempanon hierarchy --type taxonomy`) gives finer levels")
         return
     p.candidate = False
+
+
+def respondent_id_warning(df: pd.DataFrame, exclude: Iterable[str], option: str = "--uid") -> str | None:
+    """The warning for a run without a respondent id whose table has a column that reads like one
+    (``init``'s rule: an id-like name, no missing cell, values that repeat): without ``--uid`` every
+    row counts as a respondent, so a person with several rows counts several times towards k. The
+    first such column not in ``exclude`` (the columns given a model role), else ``None``."""
+    skip = {str(c) for c in exclude}
+    n = len(df)
+    for col in df.columns:
+        name = str(col)
+        if name in skip or not _IDLIKE.search(name):
+            continue
+        s = df[col]
+        if s.isna().any():
+            continue
+        distinct = int(s.astype(str).nunique())
+        if 1 < distinct < n:
+            return (f"column {name!r} reads like a respondent id ({distinct:,} values repeat over {n:,} rows) but is not "
+                    f"{option}: every row counts as a respondent, so k counts rows, not people; give {option} {name} "
+                    "for respondent-level k")
+    return None
 
 
 def lattice_size(profiles: list[ColumnProfile]) -> int:

@@ -58,6 +58,7 @@ from typing import Any
 
 import pandas as pd
 
+from tempanon.data.roles import delimiter_hint
 from tempanon.errors import InputError, TempanonWarning
 
 # ---- locating keys in the file text (tomllib gives no line numbers) -----------------------------
@@ -881,7 +882,8 @@ def run_job(job: Job, progress: Any = None) -> dict:
         except InputError as exc:
             raise JobError(f"{job.ctx.where(('columns', 'quasi_identifiers'))}: {exc}") from None
     if job.time is not None and job.time not in df.columns:
-        raise job.ctx.error(("columns", "time"), f"unknown column {job.time!r}; the input has columns: {', '.join(map(str, df.columns))}")
+        raise job.ctx.error(("columns", "time"), f"unknown column {job.time!r}; the input has columns: {', '.join(map(str, df.columns))}"
+                            + delimiter_hint(df.columns))
     try:
         ColumnRoles(job.quasi_identifiers + ([job.time] if job.time else []), job.identifying, job.sensitive,
                     job.keep, [job.uid] if job.uid else []).validate(df)
@@ -891,7 +893,8 @@ def run_job(job: Job, progress: Any = None) -> dict:
     except InputError as exc:
         raise JobError(f"{job.ctx.where(('columns',))}: {exc}") from None
     if job.uid is not None and job.uid not in df.columns:
-        raise job.ctx.error(("columns", "uid"), f"unknown column {job.uid!r}; the input has columns: {', '.join(map(str, df.columns))}")
+        raise job.ctx.error(("columns", "uid"), f"unknown column {job.uid!r}; the input has columns: {', '.join(map(str, df.columns))}"
+                            + delimiter_hint(df.columns))
     return spec.run(job, df, SourceInfo(desc, checksum, kind), progress)
 
 

@@ -112,7 +112,8 @@ def stream(
     defer: Optional[float] = typer.Option(
         None, "--defer", min=0.0, max=1.0,
         help="How a step prices a suppression that a later step can still recycle: 0 = beta (the paper's "
-        "pricing), 1 = its cheapest recycling cost, in between a mix [default: 2/3, measured best; docs/stream.md].",
+        "pricing), 1 = its cheapest recycling cost, in between a mix (default 2/3, measured best; 0 with --step paper; "
+        "docs/stream.md).",
     ),
     step: str = typer.Option(
         "fast", "--step",
@@ -131,6 +132,7 @@ def stream(
         "feeding the input that follows the last line read (the interruption message names it).",
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress or status output."),
+    delimiter: Optional[str] = typer.Option(None, "--delimiter", help="CSV delimiter of a file input (detected if omitted)."),
     drop: Optional[str] = typer.Option(None, "--drop", help="Identifying columns (never published; named so they are not reported as left out)."),
     allow_identifier: Optional[str] = typer.Option(None, "--allow-identifier", help="Publish these quasi-identifiers exactly (Anatomy QIT) although identifier screening flags them (reported)."),
     keep: Optional[str] = typer.Option(None, "--keep", help="Not available for streams: Anatomy publishes only the quasi-identifiers (QIT) and the sensitive column (ST)."),
@@ -204,6 +206,8 @@ def stream(
             raise InputError("--resume continues an interrupted standard-input stream ('-'); a file input is simply run again")
         _check_roles_and_outputs(beta)
         if input == "-":
+            if delimiter is not None:
+                raise InputError("--delimiter applies to a CSV file input; standard input is read as JSON lines")
             return _run_stdin()
         from tempanon.data.io import refuse_nested_columns
 
@@ -215,7 +219,9 @@ def stream(
         # a Parquet file: only the columns given a role are read (without --qi every column is one)
         roles = None if qi is None else {"--time": [time] if time else None, "--sensitive": [sensitive] if sensitive else None,
                                          "--qi": qi, "--drop": drop, "--allow-identifier": allow_identifier}  # fmt: skip
-        df = read_table(input, as_text=True, roles=roles).reset_index(drop=True)
+        df = read_table(input, as_text=True, roles=roles, delimiter=delimiter).reset_index(drop=True)
+        if df.empty:  # as kanon, timestamped and kp: a header-only export is a mistake, not an empty release
+            raise InputError(f"the input table has no rows: {input}")
         _screen_qi(df)
         hier = None
         if generalize:

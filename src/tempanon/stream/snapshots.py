@@ -141,6 +141,9 @@ def parse_times(column: pd.Series, name: str, granule: str, timezone: str | None
     if bad.any():
         row = int(np.nonzero(bad.to_numpy())[0][0])
         raise InputError(f"column {name!r}, line {row + 2}: {raw.iloc[row]!r} is not a date/time")
+    from tempanon.temporal.parse import check_day_month_order
+
+    check_day_month_order(text, name, lambda i: i + 2)  # one day/month order per column (a file's; stdin: per value)
     if not has.any():
         if isinstance(parsed.dtype, pd.DatetimeTZDtype):  # an offset pandas read where none is written as one
             raise InputError(f"column {name!r}, line 2: time {raw.iloc[0]!r} reads as carrying a UTC offset in no form "

@@ -87,6 +87,7 @@ def timestamped(
     engine: Annotated[str, typer.Option("--engine", help="auto|numpy|duckdb|spark: who computes the time-granularity search's frequency sets (auto: numpy; duckdb: GROUP BY in DuckDB, same results, the file read in place and the release written and verified by DuckDB (with --hierarchies too: the joint search's frequency sets in DuckDB; --audit written by DuckDB too; --report measured by GROUP BY on the input and the written release); spark: the same queries in Spark SQL, the file read by Spark (with --hierarchies too) and the release written by Spark as a directory of part files named --out, verified by SQL on what was written; --report measured in Spark too; --audit written by Spark, release_row counting the rows over the part files in name order).")] = "auto",
     memory_limit: Annotated[Optional[str], typer.Option("--memory-limit", help="Bound the engine's memory, e.g. 4GB, 512MiB or 80%: DuckDB spills to a temporary directory beyond it (auto picks DuckDB when a limit is given); with --engine spark the local driver's heap; refused with --engine numpy.")] = None,
     spark_master: Annotated[Optional[str], typer.Option("--spark-master", help="Spark master URL for --engine spark (default: a local[2] session).")] = None,
+    delimiter: Annotated[Optional[str], typer.Option("--delimiter", help="CSV delimiter (detected if omitted).")] = None,
 ) -> None:
     """Least k-anonymous generalization of timestamps over time granularities (many tuples per
     respondent; Mascetti, Bettini, Wang, Jajodia, TIME 2006).
@@ -134,7 +135,7 @@ def timestamped(
         if eng == "spark":  # the file read by Spark, the release (and the audit) written by Spark
             return _out_of_core(outs, phases, t0, eng)
         # a Parquet file: only the columns given a role are read (the others are left out all the same)
-        df = read_table(input, as_text=True, roles={
+        df = read_table(input, as_text=True, delimiter=delimiter, roles={
             "--time": [time] if time else None, "--uid": [uid] if uid else None, "--qi": qi, "--sensitive": sensitive,
             "--keep": keep, "--drop": drop, "--allow-identifier": allow_identifier})  # fmt: skip
         qis = parse_column_list(qi, list(df.columns))
@@ -156,6 +157,12 @@ def timestamped(
                 spark_master=spark_master, **roles,
             )  # fmt: skip
         phases["read, search, release and verify"] = _time.perf_counter() - t0
+        if uid is None:  # an id column whose values repeat: k would count tuples, not people
+            from tempanon.steward.init import respondent_id_warning
+
+            hint = respondent_id_warning(df, [time, *qis, *roles["keep"], *roles["sensitive"]])
+            if hint:
+                info(f"warning: {hint}", quiet)
         rep = None
         if report is not None:  # built before anything is written; written after the output, atomically
             from tempanon.report.sections import file_sha256
@@ -197,7 +204,7 @@ def timestamped(
                 parts=parse_parts(day_parts), timezone=timezone, time_limit=time_limit, progress=progress,
                 announce=lambda m: info(m, quiet), keep=keep, drop=drop, allow_identifier=allow_identifier,
                 sensitive=sensitive, memory_limit=memory_limit, shuffle_seed=shuffle_seed, hierarchies=hierarchies,
-                audit=audit, engine=engine, spark_master=spark_master, measures=report is not None,
+                audit=audit, engine=engine, spark_master=spark_master, measures=report is not None, delimiter=delimiter,
             )  # fmt: skip
         phases[f"read, search, write and verify ({'DuckDB, out of core' if engine == 'duckdb' else 'Spark'})"] = \
             _time.perf_counter() - t0

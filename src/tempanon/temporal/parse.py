@@ -160,6 +160,7 @@ def parse_timestamps(series: pd.Series, column: str = "time", timezone: str | No
                 f"column {column!r}, line {line_of(rows[row])}: cannot parse timestamp {v!r}{why} "
                 f"({count(bad)} unparsable value(s) in total)"
             )
+        check_day_month_order(text, column, lambda i: line_of(rows[i]))
         if not any_tz and isinstance(parsed.dtype, pd.DatetimeTZDtype):
             # pandas read an offset where none is written as one (e.g. '...-2005T'): not a timestamp we can place
             row = int(np.nonzero(~blank.to_numpy())[0][0])
@@ -178,6 +179,49 @@ def parse_timestamps(series: pd.Series, column: str = "time", timezone: str | No
     info["subsecond_truncated"] = frac
     info["missing"] = count(missing)
     return secs, missing, info
+
+
+_NUMERIC_DATE = r"^\s*(\d{1,2})([./-])(\d{1,2})\2(\d{4}|\d{2})(?!\d)"
+
+
+def check_day_month_order(text: pd.Series, column: str, lines) -> None:
+    """Refuse numeric dates (``05/03/2023``, ``02.03.2023``) that a column would read in two day/month
+    orders. pandas parses each such value on its own, month first unless that is impossible: in a
+    column holding ``13/05/2023`` (day first) it read ``05/03/2023`` as May 3, and ``02.03.2023`` (dots:
+    day first wherever they are used) as February 3, silently. Refused (:class:`InputError` naming the
+    line and value): a value read month first (both parts <= 12) in a column that shows day-first
+    dates (a first part > 12, or dots), and a column with both a first part > 12 and a second part
+    > 12. Unambiguous columns, ISO dates and all-ambiguous slashed dates (read month first, as
+    pandas does) pass. ``text``: the values, positionally; ``lines``: position -> file line (``None``:
+    distinct values with no line, e.g. a hierarchy builder's)."""
+    m = text.astype("string").str.extract(_NUMERIC_DATE)
+    found = m[0].notna().to_numpy()
+    if not found.any():
+        return
+    pos = np.flatnonzero(found)
+    a = m[0].to_numpy()[pos].astype(int)
+    b = m[2].to_numpy()[pos].astype(int)
+    dots = m[1].to_numpy()[pos] == "."
+    day_first = (a > 12) | dots
+    month_first = b > 12
+    ambiguous = (a <= 12) & (b <= 12)
+
+    def at(i: int) -> str:
+        v = text.iloc[int(pos[i])]
+        return f"{v!r}" if lines is None else f"line {lines(int(pos[i]))} ({v!r})"
+
+    if day_first.any() and month_first.any():
+        d, mo = int(np.flatnonzero(day_first)[0]), int(np.flatnonzero(month_first)[0])
+        raise InputError(f"column {column!r}: numeric dates in two day/month orders: {at(d)} is day first, {at(mo)} "
+                         "month first; write the dates as YYYY-MM-DD (ISO 8601)")
+    if day_first.any() and ambiguous.any():
+        i = int(np.flatnonzero(ambiguous)[0])
+        evidence = int(np.flatnonzero(day_first)[0])
+        v = text.iloc[int(pos[i])]
+        why = ("dates written with dots are day first" if dots[i] else f"{at(evidence)} can only be day first")
+        where = "" if lines is None else f", line {lines(int(pos[i]))}"
+        raise InputError(f"column {column!r}{where}: date {v!r} is ambiguous: it would be read month first "
+                         f"(month {a[i]}, day {b[i]}), but {why}; write the dates as YYYY-MM-DD (ISO 8601)")
 
 
 def _why_unparseable(v) -> str:

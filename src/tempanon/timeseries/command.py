@@ -42,6 +42,7 @@ def kp(
     keep: Annotated[Optional[str], typer.Option("--keep", help="Columns declared insensitive: released unchanged (screened for identifiers). Columns with no role are left out.")] = None,
     drop: Annotated[Optional[str], typer.Option("--drop", help="Identifying columns, removed from the release.")] = None,
     allow_identifier: Annotated[Optional[str], typer.Option("--allow-identifier", help="Release these columns unchanged although identifier screening flags them (reported).")] = None,
+    delimiter: Annotated[Optional[str], typer.Option("--delimiter", help="CSV delimiter (detected if omitted).")] = None,
 ) -> None:
     """(k,P)-anonymize time series with KAPRA or Naive (Shou et al., TKDE).
 
@@ -83,7 +84,7 @@ def kp(
                                       "--publish-patterns": None if long else publish_patterns,
                                       "--keep": keep, "--allow-identifier": allow_identifier})  # fmt: skip
         # a Parquet file: only the columns given a role are read (the others are left out all the same)
-        df = read_table(input, roles={
+        df = read_table(input, delimiter=delimiter, roles={
             "--id": [id] if id else None, "--entity": [entity] if entity else None,
             "--time": [time_col] if time_col else None, "--value": [value] if value else None,
             "--qi": None if long else qi, "--sensitive": sensitive, "--publish-values": None if long else publish_values,
