@@ -192,3 +192,44 @@ def test_timestamped_old_timestamps_as_numpy(tmp_path, engine, request):
             assert r.exit_code == 0, (tag, eng, r.output)
             got[eng] = _lines(out)
         assert got[engine] == got["numpy"], tag
+
+
+def test_a_sentinel_value_does_not_widen_the_grid(tmp_path, monkeypatch):
+    """Old Amsterdam values and a sentinel ``9999-12-31``: the offsets are compared only on the steps
+    that hold a value (a grid over the whole range would be 11.7 million points), and the release's
+    lines are numpy's."""
+    from tempanon.lattice import source_duckdb
+
+    n = 40
+    t = pd.Timestamp("1930-03-01", tz="UTC") + pd.to_timedelta(np.arange(n) * 9, unit="D")
+    ams = pd.Series(t.tz_convert("Europe/Amsterdam"))
+    ams.iloc[-1] = pd.Timestamp("9999-12-31 12:00", tz="Europe/Amsterdam")
+    df = pd.DataFrame({"pid": np.arange(n) % 20, "sex": np.where(np.arange(n) % 2 == 0, "F", "M"), "ams": ams})
+    inp = tmp_path / "sentinel.parquet"
+    pq.write_table(pa.Table.from_pandas(df, preserve_index=False), inp)
+    (tmp_path / "h").mkdir()
+    (tmp_path / "h" / "sex.csv").write_text("F;*\nM;*\n")
+    points = []
+    real = source_duckdb.icu_offsets
+
+    def counted(con, zone):
+        f = real(con, zone)
+
+        def offsets(secs):
+            points.append(len(secs))
+            return f(secs)
+
+        return offsets
+
+    monkeypatch.setattr(source_duckdb, "icu_offsets", counted)
+    args = ["kanon", str(inp), "--k", "2", "--uid", "pid", "--qi", "sex", "--hierarchies", str(tmp_path / "h"),
+            "--keep", "ams", "--allow-identifier", "ams"]  # fmt: skip
+    got = {}
+    for eng in ("numpy", "duckdb"):
+        r, out = _run(tmp_path, eng, "sentinel", args)
+        assert r.exit_code == 0, (eng, r.output)
+        got[eng] = _lines(out)
+    assert got["duckdb"] == got["numpy"]
+    assert any("9999-12-31 12:00:00+01:00" in line for line in got["duckdb"])
+    assert any("+00:19:32" in line for line in got["duckdb"])
+    assert 0 < sum(points) < 20_000, sum(points)

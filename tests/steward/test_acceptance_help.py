@@ -42,3 +42,12 @@ def test_every_option_has_help():
     bare = [(name, p.opts[0]) for name, c in cmd.commands.items() for p in c.params
             if p.param_type_name == "option" and not (getattr(p, "help", None) or "").strip()]
     assert bare == []
+
+
+def test_demo_quiet_does_what_its_help_says(tmp_path):
+    """demo's --quiet (its help had no text, then said 'no status output') silences the notes but the
+    demo still prints its result, which is its purpose: the help says so."""
+    h = _flat(runner.invoke(app, ["demo", "--help"], terminal_width=200, env={"COLUMNS": "200"}).output)
+    assert "(the result is still printed)" in h
+    r = runner.invoke(app, ["demo", "-q", "--out-dir", str(tmp_path / "d")])
+    assert r.exit_code == 0 and "Result:" in r.output and "search plan" not in r.output

@@ -70,3 +70,12 @@ summary = "steward/summary.json"
     line = _wrote_line(r.output)
     assert str(tmp_path / "steward/summary.json") in line and (tmp_path / "steward/summary.json").exists()
     assert str(tmp_path / "out/released.csv") in line
+
+
+def test_init_header_only_writes_no_job(tmp_path):
+    """Acceptance audit: ``tempanon init`` on a header-only CSV wrote a job with no quasi-identifier
+    (every column 'left out', exit 0) that could only fail; now exit 2, no job file."""
+    (tmp_path / "h.csv").write_text("pid,sex,age\n")
+    r = runner.invoke(app, ["init", str(tmp_path / "h.csv"), "--out", str(tmp_path / "j.toml")])
+    assert r.exit_code == 2 and "the input table has no rows" in r.output
+    assert not (tmp_path / "j.toml").exists()

@@ -278,7 +278,7 @@ def demo(
     k: Annotated[int, typer.Option("--k", help="k of k-anonymity.")] = 5,
     max_suppression: Annotated[float, typer.Option("--max-suppression", help="Fraction of rows that may be suppressed (as kanon).")] = 0.0,
     algorithm: Annotated[str, typer.Option("--algorithm", help="incognito|super-roots|cube|binary-search|bottom-up|bottom-up-rollup|exhaustive (as kanon)")] = "incognito",
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or status output.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or notes on stderr (the result is still printed).")] = False,
 ) -> None:
     """k-anonymize the bundled UCI Adult sample (30,162 rows, 9 quasi-identifiers) with Incognito."""
     from tempanon.samples import ADULT_QI, adult_hierarchies_dir, adult_path

@@ -80,6 +80,7 @@ def run_with_engine(a: dict[str, Any]) -> dict:
                 src, qi_cols, hier, a["k"], uid=a["uid"], identifying=drop_cols, max_suppression=a["max_suppression"],
                 algorithm=a["algorithm"], criterion=a["criterion"], weights=_parse_weights(a["weights"]),
                 sensitive=a["sensitive"], l=a["l"], progress=progress, out=str(a["out"]), **(a.get("search_opts") or {}),
+                notice=lambda m: info(m, a["quiet"]),  # the search plan and the large-lattice warning, as on numpy
                 keep=parse_column_list(a.get("keep"), src.columns),
                 allow_identifier=parse_column_list(a.get("allow_identifier"), src.columns),
                 audit=None if a.get("audit") is None else str(a["audit"]),

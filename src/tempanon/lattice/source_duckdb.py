@@ -235,8 +235,8 @@ def icu_offsets(con: Any, zone: str) -> Any:
     return offsets
 
 
-def zone_offset_fixes(zone: str, lo: int, hi: int, engine_offsets: Any, step: int = ZONE_GRID_SECONDS
-                      ) -> list[tuple[int, int, int]]:  # fmt: skip
+def zone_offset_fixes(zone: str, lo: int, hi: int, engine_offsets: Any, step: int = ZONE_GRID_SECONDS,
+                      cells: Any = None) -> list[tuple[int, int, int]]:  # fmt: skip
     """The intervals ``(start, end, offset)`` (epoch seconds, ``[start, end)``; the offset in seconds)
     within ``[lo, hi]`` where an engine's zone data (``engine_offsets``: epoch seconds -> UTC offsets in
     seconds, an array of each; DuckDB: :func:`icu_offsets`, ICU; Spark: Java's,
@@ -248,13 +248,19 @@ def zone_offset_fixes(zone: str, lo: int, hi: int, engine_offsets: Any, step: in
     another zone's; another release of a zone data can differ on any date. Both offsets are compared on
     a grid of ``step`` seconds over ``[lo, hi]`` and every change of either is found to the second
     (bisection), so the intervals are exact unless one zone data changes its offset twice within one
-    step (no zone's rules do)."""
+    step (no zone's rules do). ``cells`` (the indices ``epoch seconds // step`` of the steps that hold a
+    value): the grid is only their bounds, so a range with few values (a sentinel ``9999-12-31``) costs
+    no more than its values; between those steps, where no value lies, the intervals are not exact.
+    ``[]`` for a zone Python does not know (no reference text)."""
     import zoneinfo
 
     lo, hi = max(int(lo), _PY_SECONDS[0]), min(int(hi), _PY_SECONDS[1])
     if hi < lo:
         return []
-    zi = zoneinfo.ZoneInfo(zone)
+    try:
+        zi = zoneinfo.ZoneInfo(zone)
+    except Exception:  # (pandas does not read such a column either)
+        return []
 
     def py(secs: Sequence[int]) -> np.ndarray:  # (pandas' conversion: the numpy path's text is pandas')
         utc = pd.DatetimeIndex(np.asarray(secs, dtype=np.int64).astype("datetime64[s]")).tz_localize("UTC")
@@ -263,9 +269,12 @@ def zone_offset_fixes(zone: str, lo: int, hi: int, engine_offsets: Any, step: in
     def engine(secs: Sequence[int]) -> np.ndarray:
         return np.asarray(engine_offsets(np.asarray(secs, dtype=np.int64)), dtype=np.int64)
 
-    grid = np.arange(lo, hi + 1, step, dtype=np.int64)
-    if grid[-1] != hi:
-        grid = np.append(grid, hi)
+    if cells is None:
+        grid = np.arange(lo, hi + 1, step, dtype=np.int64)
+    else:
+        c = np.asarray(cells, dtype=np.int64)
+        grid = np.unique(np.clip(np.concatenate([c * step, (c + 1) * step]), lo, hi))
+    grid = np.unique(np.concatenate([grid, [lo, hi]]))
     changes: set[int] = set()
     for offsets in (py, engine):
         o = offsets(grid)
@@ -426,7 +435,8 @@ class SQLSource(FrequencySource):
 
     def _find_zone_fixes(self) -> None:
         """:func:`zone_offset_fixes` of each named zone of the input's aware columns over the range of
-        their values (one ``min``/``max`` query), so that :meth:`timestamp_text` gives every value
+        their values (one ``min``/``max`` query; the grid only on the steps that hold a value, one
+        ``DISTINCT`` query per zone), so that :meth:`timestamp_text` gives every value
         Python's text: an engine takes a zone's rules from its own zone data (DuckDB ICU, Spark Java),
         the numpy path from Python's, and they differ before 1970 for zones the engine's data merges
         into others (Europe/Amsterdam in 1930: ``+00:19:32`` in Python, ``+00:00`` in ICU and Java).
@@ -445,10 +455,20 @@ class SQLSource(FrequencySource):
             lo, hi = int(lo) // 1_000_000, -(-int(hi) // 1_000_000)
             a, b = ranges.get(named[c], (lo, hi))
             ranges[named[c]] = (min(a, lo), max(b, hi))
+        step = ZONE_GRID_SECONDS
         for z, (lo, hi) in ranges.items():
-            fixes = zone_offset_fixes(z, lo, hi, self._engine_zone_offsets(z, lo, hi))
+            # the steps holding a value (and their neighbours: the engine's integer division may truncate)
+            parts = " UNION ALL ".join(f"SELECT {self._int_div(self._epoch_us(self.q(c)), step * 1_000_000)} AS k FROM src"
+                                       for c in cols if named[c] == z)  # fmt: skip
+            ks = np.array([r[0] for r in self._rows(f"SELECT DISTINCT k FROM ({parts}) x WHERE k IS NOT NULL")], dtype=np.int64)
+            cells = np.unique(np.concatenate([ks - 1, ks, ks + 1]))
+            fixes = zone_offset_fixes(z, lo, hi, self._engine_zone_offsets(z, lo, hi), step, cells)
             if fixes:
                 self._zone_fixes[z] = fixes
+
+    def _int_div(self, a: str, b: int) -> str:
+        """SQL: the integer quotient of ``a`` by ``b`` (DuckDB ``//``; Spark ``DIV``)."""
+        return f"(({a}) // {b})"
 
     def _timestamp_kinds(self, rel: str) -> dict[str, str]:
         """Column -> ``"timestamp"``/``"timestamp_ntz"`` of the typed timestamp columns of the relation
@@ -1625,7 +1645,11 @@ class DuckDBSource(SQLSource):
                 self.close()
                 raise InputError(f"{self.input}: column {col!r} is in time zone {zone!r}, which DuckDB does not know; "
                                  "convert it to UTC or to a named zone (e.g. America/New_York)") from None
-        self._find_zone_fixes()
+        try:
+            self._find_zone_fixes()
+        except BaseException:
+            self.close()
+            raise
 
     def _arrow(self, sql: str) -> Any:
         with self._input_errors():

@@ -597,6 +597,9 @@ class SparkSource(SQLSource):
     def _epoch_us(self, expr: str) -> str:
         return f"unix_micros({expr})"
 
+    def _int_div(self, a: str, b: int) -> str:
+        return f"(({a}) DIV {b})"
+
     def merge_hint(self, *aliases: str) -> str:
         """``/*+ MERGE(f), MERGE(s) */``: the row-by-row audit checks join the audit with the numbered
         written release ``f`` and the numbered input ``s`` as sort-merge joins. Without it Spark

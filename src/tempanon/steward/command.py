@@ -209,6 +209,8 @@ def init(
         if k < 2:
             raise InputError(f"--k must be at least 2, got {k}")
         df = read_table(input, as_text=True, delimiter=delimiter)
+        if df.empty:  # nothing to profile: every proposal would be a guess from no data
+            raise InputError(f"the input table has no rows: {input} (nothing to profile; no job file written)")
         profiles = profile_columns(df, nested=nested_parquet_columns(input))  # (a list, struct or map: no role)
         text = starter_job(input, target, df, profiles, k=k)
         atomic_write(target, lambda p: p.write_text(text, encoding="utf-8"))

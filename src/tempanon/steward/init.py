@@ -171,7 +171,7 @@ def profile_columns(df: pd.DataFrame, nested: Mapping[str, str] | None = None) -
     for p in out:
         if p.name in nested:
             continue
-        if _IDLIKE.search(p.name) and 1 < p.distinct < len(df) - p.missing and p.missing == 0:
+        if reads_like_respondent_id(p.name, p.distinct, len(df), p.missing):
             p.role = "uid"
             p.reason = (f"respondent id: its name reads like an id and its {p.distinct:,} values repeat over {len(df) - p.missing:,} rows "
                         "(several rows per person), so k counts distinct respondents (respondent-level k-anonymity); "
@@ -280,6 +280,12 @@ def _hierarchy_proposal(p: ColumnProfile, parsed: Any, distinct_vals: list[str])
     p.candidate = False
 
 
+def reads_like_respondent_id(name: str, distinct: int, rows: int, missing: int) -> bool:
+    """``init``'s respondent-id rule: an id-like name, no missing cell, values that repeat (more than
+    one, fewer than the rows)."""
+    return bool(_IDLIKE.search(name)) and missing == 0 and 1 < distinct < rows
+
+
 def respondent_id_warning(df: pd.DataFrame, exclude: Iterable[str], option: str = "--uid") -> str | None:
     """The warning for a run without a respondent id whose table has a column that reads like one
     (``init``'s rule: an id-like name, no missing cell, values that repeat): without ``--uid`` every
@@ -289,13 +295,12 @@ def respondent_id_warning(df: pd.DataFrame, exclude: Iterable[str], option: str 
     n = len(df)
     for col in df.columns:
         name = str(col)
-        if name in skip or not _IDLIKE.search(name):
+        if name in skip or not _IDLIKE.search(name):  # the name first: no column is counted for nothing
             continue
         s = df[col]
-        if s.isna().any():
-            continue
-        distinct = int(s.astype(str).nunique())
-        if 1 < distinct < n:
+        missing = int(s.isna().sum())
+        distinct = int(s.astype(str).nunique()) if missing == 0 else 0
+        if reads_like_respondent_id(name, distinct, n, missing):
             return (f"column {name!r} reads like a respondent id ({distinct:,} values repeat over {n:,} rows) but is not "
                     f"{option}: every row counts as a respondent, so k counts rows, not people; give {option} {name} "
                     "for respondent-level k")
