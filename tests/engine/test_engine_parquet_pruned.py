@@ -113,6 +113,29 @@ report = "out/r.html"
 """
 
 
+STREAM_JOB = """\
+[input]
+path = "in.parquet"
+
+[columns]
+time = "t"
+sensitive = ["dx"]
+quasi_identifiers = ["sex", "zip"]
+identifying = ["pid"]
+
+[model]
+name = "stream"
+l = 2
+window = 1
+snapshot = "week"
+
+[output]
+directory = "out/release"
+summary = "out/s.json"
+report = "out/r.html"
+"""
+
+
 def _command(name: str, path, out) -> list[str]:
     """The command line of ``name`` on ``path``, writing into the folder ``out`` (release, summary, report)."""
     d = path.parent
@@ -120,6 +143,9 @@ def _command(name: str, path, out) -> list[str]:
         return ["kanon", str(path), "--qi", "sex:zip", "--uid", "pid", "--keep", "dx", "--hierarchies", str(d / "h"),
                 "--k", "2", "--out", str(out / "o.parquet"), "--summary", str(out / "s.json"), "--report", str(out / "r.html"),
                 "--engine", "numpy"]  # fmt: skip
+    if name == "kanon-plain":  # every quasi-identifier generalized, nothing typed: pandas writes the Parquet release
+        return ["kanon", str(path), "--qi", "zip", "--drop", "pid", "--hierarchies", str(d / "h"), "--k", "20",
+                "--out", str(out / "o.parquet"), "--summary", str(out / "s.json"), "--engine", "numpy"]  # fmt: skip
     if name == "kanon-csv":
         return ["kanon", str(path), "--qi", "sex", "--keep", "dx", "--drop", "pid", "--hierarchies", str(d / "h"), "--k", "2",
                 "--out", str(out / "o.csv"), "--summary", str(out / "s.json"), "--engine", "numpy"]  # fmt: skip
@@ -138,10 +164,14 @@ def _command(name: str, path, out) -> list[str]:
         job = path.parent / "job.toml"
         job.write_text(KANON_JOB.replace('"out/', f'"{out.name}/'))
         return ["run", str(job)]
+    if name == "run-stream":
+        job = path.parent / "stream.toml"
+        job.write_text(STREAM_JOB.replace('"out/', f'"{out.name}/'))
+        return ["run", str(job)]
     raise AssertionError(name)
 
 
-COMMANDS = ["kanon", "kanon-csv", "timestamped", "stream", "kp", "run"]
+COMMANDS = ["kanon", "kanon-plain", "kanon-csv", "timestamped", "stream", "kp", "run", "run-stream"]
 _TIMING = re.compile(r"\d+(\.\d+)?(e-?\d+)? ?(s|ms|seconds|CPU-s)\b")
 
 
@@ -174,7 +204,7 @@ def _run(monkeypatch, name, path, out, *, full: bool = False):
     monkeypatch.setattr(secrets, "randbits", lambda k: 1234567)
     monkeypatch.setattr(secrets, "randbelow", lambda k: 12345 % k)
     if full:
-        monkeypatch.setattr(tio, "_read_parquet_roles", lambda *a, **kw: None)
+        monkeypatch.setattr(tio, "_read_parquet_roles", lambda *a, **kw: (None, None))
     out.mkdir()
     r = _cli(_command(name, path, out))
     monkeypatch.undo()
@@ -213,6 +243,8 @@ def test_the_same_outputs_as_reading_the_whole_file(tmp_path, monkeypatch, name)
     summary = a["s.json"]
     left = summary.get("left_out", summary.get("verification", {}).get("left_out"))
     assert set(EXTRAS) <= set(left), left
+    for f in (path.parent / "pruned").rglob("*.parquet"):  # no column name of the input travels in its metadata
+        assert b"note" not in f.read_bytes() and b"tags" not in f.read_bytes(), f
 
 
 @pytest.mark.parametrize("name", COMMANDS)
@@ -256,9 +288,9 @@ def _spy(monkeypatch, path):
     return calls
 
 
-ROLE_COLUMNS = {"kanon": {"pid", "sex", "zip", "dx"}, "kanon-csv": {"pid", "sex", "dx"}, "timestamped": {"pid", "sex", "t", "dx"},
+ROLE_COLUMNS = {"kanon": {"pid", "sex", "zip", "dx"}, "kanon-plain": {"pid", "zip"}, "kanon-csv": {"pid", "sex", "dx"}, "timestamped": {"pid", "sex", "t", "dx"},
                 "stream": {"t", "dx", "sex", "zip", "pid"}, "kp": {"id", "A0", "A1", "A2", "A3", "S"},
-                "run": {"pid", "sex", "zip", "dx"}}  # fmt: skip
+                "run": {"pid", "sex", "zip", "dx"}, "run-stream": {"t", "dx", "sex", "zip", "pid"}}  # fmt: skip
 
 
 @pytest.mark.parametrize("name", COMMANDS)
@@ -294,7 +326,7 @@ def test_a_role_naming_no_column_has_the_same_message(tmp_path, monkeypatch, arg
     out = {}
     for mode in ("pruned", "whole"):
         if mode == "whole":
-            monkeypatch.setattr(tio, "_read_parquet_roles", lambda *a, **kw: None)
+            monkeypatch.setattr(tio, "_read_parquet_roles", lambda *a, **kw: (None, None))
         d = path.parent / mode
         d.mkdir()
         r = _cli(["kanon", str(path), *args, "--hierarchies", str(path.parent / "h"), "--k", "2", "--out", str(d / "o.csv"),
@@ -322,9 +354,14 @@ def test_read_table_roles(tmp_path, monkeypatch):
     assert table_columns(got) == table_columns(whole) == ["a", "b", "c", "d", "e"]
     pd.testing.assert_frame_equal(got, whole[["a", "b", "c", "e"]])
     assert list(got.index) == [7, 9]
-    # a derived frame with other columns has its own
+    # any other frame (a copy, a derived table) has its own columns, unless given them (keep_table_columns)
     assert table_columns(got[["a"]]) == ["a"]
-    assert table_columns(got.reset_index(drop=True)) == ["a", "b", "c", "d", "e"]
+    assert table_columns(got.reset_index(drop=True)) == ["a", "b", "c", "e"]
+    assert table_columns(tio.keep_table_columns(got.reset_index(drop=True), got)) == ["a", "b", "c", "d", "e"]
+    # nothing of the file's other columns travels with the frame (pandas writes DataFrame.attrs into a Parquet file)
+    assert got.attrs == {} and got[["a"]].attrs == {}
+    got.columns = ["a", "b", "c", "x"]
+    assert table_columns(got) == ["a", "b", "c", "x"]
     # a list is literal: "a:c" is no column -> the whole file (the caller reports the unknown name)
     assert list(read_table(path, as_text=True, roles={"x": ["a:c"]}).columns) == ["a", "b", "c", "d", "e"]
     # every column named, an unknown one, a bad range: the whole file

@@ -135,15 +135,14 @@ def read_table(
         return read_excel(path, as_text=as_text)
     try:
         if suffixes.endswith(".parquet") or suffixes.endswith(".pq"):
-            df = None if roles is None else _read_parquet_roles(path, roles)
+            df, names = (None, None) if roles is None else _read_parquet_roles(path, roles)
             if df is None:  # every column
                 df = pd.read_parquet(path)
                 check_column_names(list(df.columns), path)
-            attrs = df.attrs.get(_TABLE_COLUMNS)
             df.columns = [str(c).strip() for c in df.columns]  # as a CSV header's (and as the engines read it)
             out = parquet_as_text(df) if as_text else df
-            if attrs is not None:
-                out.attrs[_TABLE_COLUMNS] = (attrs[0], list(out.columns))
+            if names is not None:
+                _remember_columns(out, names)
             return out
         opener = _open_text(path)
         with opener() as fh:
@@ -180,19 +179,40 @@ def read_table(
     return df
 
 
-_TABLE_COLUMNS = "tempanon.table_columns"  # DataFrame.attrs key: (the file's columns, the columns read)
+# frames read with only some of a Parquet file's columns: id(frame) -> (a weak reference to it, every column
+# of the file, the columns read). Not DataFrame.attrs: pandas copies those into every derived frame (a
+# release) and writes them into a Parquet file (PANDAS_ATTRS), which would carry the names of the input's
+# columns with no role into a release's metadata
+_READ_COLUMNS: dict[int, tuple[Any, list[str], list[str]]] = {}
+
+
+def _remember_columns(df: pd.DataFrame, names: list[str]) -> None:
+    import weakref
+
+    key = id(df)
+    _READ_COLUMNS[key] = (weakref.ref(df, lambda _ref, key=key: _READ_COLUMNS.pop(key, None)), list(names), list(df.columns))
 
 
 def table_columns(df: pd.DataFrame) -> list[str]:
-    """The columns of the table ``df`` holds, in table order: those of the file when :func:`read_table`
-    read only some of a Parquet file's columns (``roles``: the columns with no role were not read),
-    else ``df``'s own. Used where the columns with no role are listed (the release plan's
-    ``left_out``, the report's roles), so that they are the same whether or not those columns were read.
-    A frame whose columns are no longer exactly those read (a derived table) has its own columns."""
-    got = df.attrs.get(_TABLE_COLUMNS)
-    if isinstance(got, tuple) and len(got) == 2 and list(df.columns) == list(got[1]):
-        return list(got[0])
+    """The columns of the table ``df`` holds, in table order: those of the file when ``df`` is the frame
+    :func:`read_table` returned having read only some of a Parquet file's columns (``roles``: the columns
+    with no role were not read; or a frame given them by :func:`keep_table_columns`), else ``df``'s own.
+    Used where the columns with no role are listed (the release plan's ``left_out``, the reports'
+    roles), so that they are the same whether or not those columns were read. Any other frame (a copy,
+    a derived table) has its own columns, as has that frame once its columns changed."""
+    got = _READ_COLUMNS.get(id(df))
+    if got is not None and got[0]() is df and list(df.columns) == got[2]:
+        return list(got[1])
     return list(df.columns)
+
+
+def keep_table_columns(df: pd.DataFrame, like: pd.DataFrame) -> pd.DataFrame:
+    """``df`` (the same rows and columns as ``like``, e.g. ``like.reset_index(drop=True)``), whose
+    :func:`table_columns` are ``like``'s from now on; returned for chaining."""
+    names = table_columns(like)
+    if names != list(like.columns) and list(df.columns) == list(like.columns):
+        _remember_columns(df, names)
+    return df
 
 
 def _parquet_labels(path: Path) -> list[Any] | None:
@@ -213,9 +233,9 @@ def _parquet_labels(path: Path) -> list[Any] | None:
         return None
 
 
-def _read_parquet_roles(path: Path, roles: Mapping[str, str | Iterable[str] | None]) -> pd.DataFrame | None:
-    """:func:`read_table`'s Parquet file ``path``, only the columns ``roles`` names (in file order), its
-    ``attrs`` holding every column of the file (:func:`table_columns`); ``None`` to read it all: a role
+def _read_parquet_roles(path: Path, roles: Mapping[str, str | Iterable[str] | None]) -> tuple[pd.DataFrame | None, list[str] | None]:
+    """:func:`read_table`'s Parquet file ``path``, only the columns ``roles`` names (in file order), and every
+    column of the file (stripped: :func:`table_columns`); ``(None, None)`` to read it all: a role
     that does not resolve to columns of the file (unknown, a bad range, nothing given), a file whose
     schema cannot be read here. The column names are checked first, on the file's whole header, as
     when it is read in full (:func:`check_column_names`)."""
@@ -223,7 +243,7 @@ def _read_parquet_roles(path: Path, roles: Mapping[str, str | Iterable[str] | No
 
     labels = _parquet_labels(path)
     if labels is None:
-        return None
+        return None, None
     check_column_names(labels, path)  # (the same message as after a full read: the same labels)
     names = [str(c).strip() for c in labels]
     wanted: set[str] = set()
@@ -234,18 +254,16 @@ def _read_parquet_roles(path: Path, roles: Mapping[str, str | Iterable[str] | No
             try:
                 cols = parse_column_list(spec, names)
             except InputError:
-                return None
+                return None, None
         else:
             cols = [str(c) for c in spec]
         if any(c not in names for c in cols):
-            return None
+            return None, None
         wanted.update(cols)
     if not wanted or len(wanted) == len(names):
-        return None
+        return None, None
     raw = dict(zip(names, labels))
-    df = pd.read_parquet(path, columns=[raw[c] for c in names if c in wanted])
-    df.attrs[_TABLE_COLUMNS] = (names, None)
-    return df
+    return pd.read_parquet(path, columns=[raw[c] for c in names if c in wanted]), names
 
 
 def _refuse_duplicates(columns: list[str], where: object) -> None:

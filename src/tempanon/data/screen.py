@@ -156,10 +156,12 @@ def _looks_like_timestamp(series: pd.Series) -> bool:
     sample = text.iloc[:500]
     if _share(sample.str.contains(_DATE_LIKE, regex=True)) < 0.9:
         return False
+    from tempanon.temporal.parse import split_seconds_offsets  # (pandas parses no offset with seconds)
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            parsed = pd.to_datetime(sample, format="mixed", errors="coerce", utc=True)
+            parsed = pd.to_datetime(split_seconds_offsets(sample)[0], format="mixed", errors="coerce", utc=True)
         except (ValueError, TypeError, OverflowError):
             return False
     return _share(parsed.notna()) >= 0.9

@@ -78,6 +78,9 @@ def kp_report(
     """Build the report of ``result`` (a :class:`~tempanon.timeseries.api.KPResult`) on ``data``."""
     from tempanon.timeseries.api import released_source_rows, series_matrix
 
+    from tempanon.data.io import table_columns
+
+    columns = table_columns(data)  # (a Parquet file read with only its role columns: every column of the file)
     data = data.reset_index(drop=True)
     qi, sensitive = list(qi), list(sensitive)
     s = result.summary
@@ -86,10 +89,8 @@ def kp_report(
     released = result.released
     n = len(data)
 
-    from tempanon.data.io import table_columns
-
     roles = {}
-    for c in table_columns(data):  # (a Parquet file read with only its role columns: every column of the file)
+    for c in columns:
         if c == id_col:
             roles[c] = "series id (removed; kept in the steward's audit)"
         elif c in qi:

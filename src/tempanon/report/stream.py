@@ -125,6 +125,9 @@ def stream_report(
 ) -> Report:
     """Build the report of ``result`` (a :class:`~tempanon.stream.api.StreamResult` with its
     ``qit``/``st`` tables, i.e. from :func:`~tempanon.stream.api.anonymize_stream`) on ``data``."""
+    from tempanon.data.io import table_columns
+
+    columns = table_columns(data)  # (a Parquet file read with only its role columns: every column of the file)
     data = data.reset_index(drop=True)
     s = result.summary
     time, sens, qi = s["time"], s["sensitive"], list(s["qi"])
@@ -140,10 +143,8 @@ def stream_report(
     labels = [p["snapshot"] for p in per]
     published = [p["snapshot"] for p in per if p["published"]]
 
-    from tempanon.data.io import table_columns
-
     roles = {}
-    for c in table_columns(data):  # (a Parquet file read with only its role columns: every column of the file)
+    for c in columns:
         if c == time:
             roles[c] = f"time (cut into snapshots by {s['snapshot_unit']}; not published)"
         elif c == sens:

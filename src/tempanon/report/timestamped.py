@@ -71,6 +71,9 @@ def timestamped_report(
 ) -> Report:
     """Build the report of ``result`` (a :class:`~tempanon.temporal.api.TimestampedResult`) on the
     input ``data`` (the frame given to the API, any index; rows matched by position)."""
+    from tempanon.data.io import table_columns
+
+    columns = table_columns(data)  # (a Parquet file read with only its role columns: every column of the file)
     data = data.reset_index(drop=True)
     s = result.summary
     time, qi, uid = s["time"], list(s["qi"]), s["uid"]
@@ -83,9 +86,7 @@ def timestamped_report(
     check[_UID] = uids[idx]
     after = measure(check, attrs, uid=_UID, threshold=threshold)
     before = measure(data[attrs].assign(**{_UID: uids}), attrs, uid=_UID, threshold=threshold)
-    from tempanon.data.io import table_columns
-
-    return _report(result, columns=table_columns(data), rows_in=len(data), rows_out=len(released), before=before,
+    return _report(result, columns=columns, rows_in=len(data), rows_out=len(released), before=before,
                    after=after, losses=observed_losses(data, released, attrs, _levels(s)), source=source,
                    checksum=checksum, checksum_kind=checksum_kind, parameters=parameters, identifying=identifying,
                    threshold=threshold)  # fmt: skip

@@ -23,7 +23,7 @@ engine (:func:`_with_audit`). Verdict, numbers and messages are those of the num
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -52,6 +52,7 @@ class CheckResult:
     l_model: str
     failures: list[str] = field(default_factory=list)
     identifier_findings: list = field(default_factory=list)  # other columns that look like direct identifiers
+    nested_columns: dict = field(default_factory=dict)  # no-role columns of a nested type (name -> type): no role, not screened
 
     @property
     def ok(self) -> bool:
@@ -78,6 +79,7 @@ class CheckResult:
                 "ok": self.ok,
                 "failures": self.failures,
                 "identifier_findings": [{"column": f.column, "reason": f.reason} for f in self.identifier_findings],
+                "nested_columns": [{"column": c, "type": t} for c, t in self.nested_columns.items()],
             }
         )
         return out
@@ -164,6 +166,7 @@ def check_table(
     delimiter: str | None = None,
     spark_master: str | None = None,
     audit: str | None = None,
+    nested: Mapping[str, str] | None = None,
 ) -> CheckResult:
     """Measure ``df`` (see :func:`tempanon.metrics.measure`) and compare with the requested levels.
 
@@ -178,12 +181,24 @@ def check_table(
     failures and their messages, identifier findings) is the numpy path's. ``audit``: the steward-only
     audit of a timestamped release, whose respondents go into the new column ``uid``
     (:func:`attach_audit`; on an engine joined there by row number).
+
+    Columns of a nested type (list, struct, map) with no role are not screened for identifiers (their
+    text is another on every engine, and they can take no role: never released, as ``init`` proposes
+    none) but listed in ``nested_columns`` (name -> type; ``--json``: ``nested_columns``), on every
+    engine alike; one given a role is refused (:func:`~tempanon.data.io.refuse_nested_columns`).
+    ``nested``: those columns (name -> type) when ``df`` is not the Parquet path itself (the command
+    passes the file's, :func:`~tempanon.data.io.nested_parquet_columns`); default: a Parquet path's,
+    or the columns of a pandas DataFrame whose cells include lists, dicts, ... (``frame_nested_columns``).
     """
-    from tempanon.data.io import refuse_nested_columns
+    from tempanon.data.io import nested_parquet_columns, refuse_nested_columns
     from tempanon.lattice.source import FrequencySource, NumpySource
 
     # a Parquet path: a nested column (list, struct, map) with a role is refused before any engine reads it
     refuse_nested_columns(df, {"qi": qi, "uid": [uid] if uid else None, "sensitive": sensitive})
+    frame_given = nested is None and isinstance(df, pd.DataFrame)
+    if nested is None:
+        nested = nested_parquet_columns(df)  # (empty unless df is a Parquet path)
+    nested = dict(nested)
     eng = check_engine(df, engine, memory_limit)
     if isinstance(df, NumpySource):
         df = df.data
@@ -191,7 +206,7 @@ def check_table(
         if memory_limit is not None:
             raise InputError("memory_limit applies when tempanon opens the engine; this source is already open")
         return _check_source(df, qi, uid=uid, sensitive=sensitive, k=k, l=l, l_model=l_model, threshold=threshold,
-                             audit=audit)  # fmt: skip
+                             audit=audit, nested=nested)  # fmt: skip
     if eng != "numpy":
         if isinstance(df, (str, bytes)) or hasattr(df, "__fspath__"):
             src = open_check_source(df, eng, memory_limit=memory_limit, delimiter=delimiter, spark_master=spark_master)
@@ -201,7 +216,7 @@ def check_table(
             src = open_source(df, eng, memory_limit=memory_limit, spark_master=spark_master)
         try:
             return _check_source(src, qi, uid=uid, sensitive=sensitive, k=k, l=l, l_model=l_model, threshold=threshold,
-                                 audit=audit)  # fmt: skip
+                                 audit=audit, nested=nested)  # fmt: skip
         finally:
             src.close()
     from tempanon.lattice.memory import check_memory_limit
@@ -225,7 +240,13 @@ def check_table(
 
     # the same identifier screening as every command: columns beside the measured ones that look identifying
     others = [c for c in df.columns if c not in {*qi, *sensitive, uid}]
-    res.identifier_findings = screen_columns(df, others, uid=uid)
+    if frame_given and others:  # a DataFrame given to the API: its columns with list, dict, ... cells
+        from tempanon.data.io import frame_nested_columns
+
+        picked = [j for j, c in enumerate(df.columns) if c in set(others)]
+        nested = frame_nested_columns(df.iloc[:, picked])
+    res.nested_columns = {c: nested[c] for c in others if c in nested}
+    res.identifier_findings = screen_columns(df, [c for c in others if c not in nested], uid=uid)
 
     def k_example(got: int) -> str:
         cls, _ = class_codes(df, qi)
@@ -314,7 +335,7 @@ class _Texts:
         return f"coalesce({self.text(col)}, '')"
 
 
-def _check_source(src, qi, *, uid, sensitive, k, l, l_model, threshold, audit=None) -> CheckResult:
+def _check_source(src, qi, *, uid, sensitive, k, l, l_model, threshold, audit=None, nested=None) -> CheckResult:
     """:func:`check_table` on an engine source: aggregates by ``GROUP BY`` in the engine. ``qi`` and
     ``sensitive`` may be the command's text (``"a,b"``, ranges ``A:B``), parsed on the columns the
     table has once ``audit`` added the respondent column (the numpy command's order of errors)."""
@@ -343,7 +364,9 @@ def _check_source(src, qi, *, uid, sensitive, k, l, l_model, threshold, audit=No
         risk.l_distinct, risk.l_frequency, risk.l_entropy = (min(v) for v in zip(*ls))
     res = CheckResult(risk, qi, uid, sensitive, k, l, l_model)
     others = [c for c in tx.columns if c not in {*qi, *sensitive, uid}]
-    res.identifier_findings = _screen_source(src, tx, others, uid)
+    nested = dict(nested or {})  # (nested columns with no role: listed, not screened, as on numpy)
+    res.nested_columns = {c: nested[c] for c in others if c in nested}
+    res.identifier_findings = _screen_source(src, tx, [c for c in others if c not in nested], uid)
     _failures(res, lambda got: _engine_k_example(src, tx, qi, uid, got),
               lambda: _engine_l_classes(src, tx, qi, sensitive, l_model, l))  # fmt: skip
     return res

@@ -46,12 +46,15 @@ def check(
 
         # a nested Parquet column (list, struct, map) given a role: refused before any engine reads a row
         refuse_nested_columns(input, {"--qi": qi, "--uid": [uid] if uid else None, "--sensitive": sensitive})
+        from tempanon.data.io import nested_parquet_columns
+
+        nested = nested_parquet_columns(input)  # (with no role: listed, never screened nor released)
         eng = check_engine(input, engine, memory_limit)
         if eng != "numpy":
             src = open_check_source(input, eng, memory_limit=memory_limit, delimiter=delimiter, spark_master=spark_master)
             try:  # (the column lists are parsed once --audit added its column, as below)
                 return check_table(src, qi, uid=uid, sensitive=sensitive, k=k, l=l, l_model=l_model, threshold=threshold,
-                                   audit=audit)  # fmt: skip
+                                   audit=audit, nested=nested)  # fmt: skip
             finally:
                 src.close()
         from tempanon.lattice.memory import check_memory_limit
@@ -73,6 +76,7 @@ def check(
             l_model=l_model,
             threshold=threshold,
             engine="numpy",
+            nested=nested,
         )
 
     res = run_api(go)
@@ -83,6 +87,10 @@ def check(
     if not as_json:
         for f in res.identifier_findings:
             info(f"[yellow]note:[/] column {_esc(repr(f.column))} looks like a direct identifier: {_esc(f.reason)}", quiet)
+        for c, t in res.nested_columns.items():
+            info(f"[yellow]note:[/] column {_esc(repr(c))} has a nested Parquet type ({_esc(t)}): it can take no role and is "
+                 "never released (tempanon compares and releases scalar values only; a column with no role is left out); "
+                 "not screened for identifiers; flatten it into scalar columns to use it", quiet)  # fmt: skip
     if not res.ok:
         for f in res.failures:
             info(f"[bold red]not met:[/] {_esc(f)}", quiet)

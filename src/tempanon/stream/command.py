@@ -219,7 +219,11 @@ def stream(
         # a Parquet file: only the columns given a role are read (without --qi every column is one)
         roles = None if qi is None else {"--time": [time] if time else None, "--sensitive": [sensitive] if sensitive else None,
                                          "--qi": qi, "--drop": drop, "--allow-identifier": allow_identifier}  # fmt: skip
-        df = read_table(input, as_text=True, roles=roles, delimiter=delimiter).reset_index(drop=True)
+        from tempanon.data.io import keep_table_columns
+
+        table = read_table(input, as_text=True, roles=roles, delimiter=delimiter)
+        df = keep_table_columns(table.reset_index(drop=True), table)  # (its columns with no role: left out)
+        del table
         if df.empty:  # as kanon, timestamped and kp: a header-only export is a mistake, not an empty release
             raise InputError(f"the input table has no rows: {input}")
         _screen_qi(df)

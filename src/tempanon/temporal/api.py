@@ -207,13 +207,21 @@ def reference_times(col: pd.Series, instants: np.ndarray, missing: np.ndarray, t
         return own
     text = col.astype("string").str.strip()
     text = text.where(~(text.isna() | (text == "")).fillna(True).astype(bool), None)
-    has_offset = bool(text.str.contains(r"(?:\dZ|[+-]\d\d:?\d\d|:\d\d[+-]\d\d)$", regex=True).fillna(False).any())
+    has_offset = bool(text.str.contains(r"(?:\dZ|[+-]\d\d:?\d\d|[+-]\d\d:\d\d:\d\d(?:\.\d+)?|:\d\d[+-]\d\d)$",
+                                        regex=True).fillna(False).any())  # fmt: skip
+    # an offset with seconds (a zone's local mean time: +00:19:32) pandas does not parse: those values by
+    # Python's own ISO parser, once per distinct value (not parse.py's arithmetic on the offset)
+    sec = text.str.contains(r"[+-]\d\d:\d\d:\d\d(?:\.\d+)?$", regex=True).fillna(False).astype(bool).to_numpy()
     try:
+        import datetime as _dt
         import warnings
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            out = pd.to_datetime(text, format="ISO8601", utc=has_offset)
+            out = pd.to_datetime(text.where(~sec, None), format="ISO8601", utc=has_offset)
+        if sec.any():
+            iso = {v: pd.Timestamp(_dt.datetime.fromisoformat(v)).tz_convert("UTC") for v in pd.unique(text[sec])}
+            out = out.where(~sec, pd.Series(text[sec].map(iso), index=text.index[sec]).reindex(text.index))
     except (ValueError, TypeError, OverflowError):
         return own
     if bool((out.isna().to_numpy() & ~missing).any()):  # some values needed the element-wise parser

@@ -81,7 +81,47 @@ def check_timezone(timezone: str | None) -> str | None:
     return name
 
 
-_TZ_RE = r"(?:\dZ|[+-]\d\d:?\d\d|:\d\d[+-]\d\d)$"  # Z after a digit, +hh:mm / +hhmm, or +hh after a time (not a date's -dd)
+_TZ_RE = r"(?:\dZ|[+-]\d\d:?\d\d|[+-]\d\d:\d\d:\d\d(?:\.\d+)?|:\d\d[+-]\d\d)$"
+"""An offset at the end of a timestamp's text: Z after a digit, +hh:mm / +hhmm, +hh:mm:ss (Python's text of a
+zone's local mean time before ~1900 or Amsterdam's +00:19:32 until 1937), or +hh after a time (not a date's -dd)."""
+_SECONDS_OFFSET = r"([+-])(\d\d):(\d\d):(\d\d(?:\.\d+)?)$"
+
+
+def _parse_seconds_offsets(text: pd.Series, bad: np.ndarray, parsed: pd.Series) -> pd.Series:
+    """``parsed`` (UTC) with the values at ``bad`` that carry an offset with seconds parsed: each as its
+    wall clock in UTC, then moved back by its offset (values that still do not parse stay NaT)."""
+    sub = text[bad]
+    wall, off = split_seconds_offsets(sub)
+    if off is None:
+        return parsed
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            p = pd.to_datetime(wall, format="ISO8601", utc=True, errors="coerce")
+        except (ValueError, TypeError, OverflowError):
+            return parsed
+    p = p - pd.to_timedelta(off, unit="s")
+    out = parsed.copy() if isinstance(parsed.dtype, pd.DatetimeTZDtype) else pd.to_datetime(parsed).dt.tz_localize("UTC")
+    ok = p.notna().to_numpy()
+    out.loc[sub.index[ok]] = p[ok]
+    return out
+
+
+def split_seconds_offsets(text: pd.Series) -> tuple[pd.Series, np.ndarray | None]:
+    """pandas parses no offset with seconds (``+00:19:32``, ``-04:56:02``; NaT). Such values are given to it
+    as UTC (``+00:00``) with their offset in seconds returned beside (``None``: no such value), to be
+    subtracted after parsing; the other values are unchanged."""
+    m = text.str.extract(_SECONDS_OFFSET)
+    has = m[0].notna().to_numpy()
+    if not has.any():
+        return text, None
+    sign = np.where(m[0].to_numpy(dtype=object)[has] == "-", -1.0, 1.0)
+    sec = (m[1][has].astype(float) * 3600 + m[2][has].astype(float) * 60 + m[3][has].astype(float)).to_numpy()
+    off = np.zeros(len(text))
+    off[has] = sign * sec
+    out = text.copy()
+    out[has] = text[has].str.replace(_SECONDS_OFFSET, "+00:00", regex=True)
+    return out, off
 
 
 def parse_timestamps(series: pd.Series, column: str = "time", timezone: str | None = None, *,
@@ -152,6 +192,9 @@ def parse_timestamps(series: pd.Series, column: str = "time", timezone: str | No
         if parsed is None:  # every attempt raised: report the first value that fails alone
             parsed = pd.Series(pd.NaT, index=text.index, dtype="datetime64[ns]")
         bad = (parsed.isna() & ~blank).to_numpy()
+        if any_tz and bad.any():  # offsets with seconds (only the values pandas left unparsed are looked at)
+            parsed = _parse_seconds_offsets(text, bad, parsed)
+            bad = (parsed.isna() & ~blank).to_numpy()
         if bad.any():
             row = int(np.nonzero(bad)[0][0])
             v = text.iloc[row]
