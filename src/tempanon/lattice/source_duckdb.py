@@ -1536,7 +1536,15 @@ class EngineFrequencySet(FrequencySet):
             return rollup(self.fetch(), dims, levels)
         self.source.engine_rollups = getattr(self.source, "engine_rollups", 0) + 1
         cards = tuple(max(int(dims[j].cardinality(v)), 1) for j, v in zip(self.attrs, levels))
+        return self._rolled(levels, cards)
+
+    def _rolled(self, levels: tuple, cards: tuple) -> EngineFrequencySet:
+        """The set of the same base rows at ``levels`` (kept in the engine)."""
         return EngineFrequencySet(self.source, self.base, self.base_levels, self.attrs, levels, cards)
+
+    def _rows_of(self, tab, data: FrequencySet) -> int:
+        """The set's number of rows once fetched (``tab`` the engine's rows, ``data`` the set made of them)."""
+        return len(data)
 
     def fetch(self) -> FrequencySet:
         """The set on the driver (fetched once, kept)."""
@@ -1545,7 +1553,7 @@ class EngineFrequencySet(FrequencySet):
                 tab = self.source._arrow(self._grouped())
             self.source._note_fetch(tab.num_rows)
             self._data = self.source._frequency_set_of(tab, self.attrs, self.levels)
-            self._rows = len(self._data)
+            self._rows = self._rows_of(tab, self._data)
         return self._data
 
     @property

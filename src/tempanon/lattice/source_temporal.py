@@ -38,6 +38,7 @@ import pandas as pd
 from tempanon.errors import InputError, VerificationError
 from tempanon.lattice.freqset import FrequencySet
 from tempanon.lattice.source import FrequencySource, NumpySource
+from tempanon.lattice.source_duckdb import EngineFrequencySet
 from tempanon.temporal.granularity import GAP, Granularity
 from tempanon.temporal.least import Check
 
@@ -755,7 +756,7 @@ class JointClassSet(FrequencySet):
         return self.source._class_set(tuple(levels))
 
 
-class JointEngineFrequencySet(FrequencySet):
+class JointEngineFrequencySet(EngineFrequencySet):
     """A frequency set of the joint search too large for the driver, kept in the engine (the joint
     counterpart of :class:`~tempanon.lattice.source_duckdb.EngineFrequencySet`).
 
@@ -772,13 +773,8 @@ class JointEngineFrequencySet(FrequencySet):
 
     def __init__(self, source: DuckDBJointFileSource, base: str, base_levels: tuple, attrs: tuple, levels: tuple,
                  cards: tuple, rows: int | None = None, columns: str | None = None):  # fmt: skip
-        self.source, self.base, self.base_levels = source, base, tuple(base_levels)
-        self.attrs, self.levels, self.cards = tuple(attrs), tuple(levels), tuple(cards)
-        self.keys, self.n_uid, self.sensitive = None, 0, False
-        self._cols = self._uid = self._sizes = self._src = None
-        self._rows = rows  # (class, respondent) rows at ``levels`` (classes without a respondent column)
-        self._small: dict[int, tuple[int, int]] = {}
-        self._data = None
+        super().__init__(source, base, base_levels, attrs, levels, cards, rows)
+        # (``_rows``: (class, respondent) rows at ``levels``; classes without a respondent column)
         # ``base`` as (b0.., u, n): a view of a table with other column names (a set outside a job)
         self._from = f"(SELECT {columns} FROM {base})" if columns else base
 
@@ -827,61 +823,17 @@ class JointEngineFrequencySet(FrequencySet):
             self._small[k] = (int(row[2]), int(row[3]))
         return self._small[k]
 
-    def __len__(self) -> int:
-        if self._rows is None:
-            with self.source._lock():
-                self._rows = int(self.source._rows(f"SELECT count(*) AS c FROM ({self._grouped()}) x")[0][0])
-        return self._rows
-
-    def is_anonymous(self, k: int, max_suppressed: int = 0, l: int | None = None) -> bool:
-        if l is not None:
-            return self.fetch().is_anonymous(k, max_suppressed, l)
-        small, tuples = self._small_classes(k)
-        return small == 0 or (max_suppressed > 0 and tuples <= max_suppressed)
-
-    def suppressed_tuples(self, k: int) -> int:
-        return self._small_classes(k)[1]
-
-    def engine_rollup(self, dims, levels):
-        """The frequency set at ``levels``: on the driver from this set once it is small enough to
-        fetch, else another set in the engine over the same base rows."""
-        from tempanon.lattice.freqset import rollup
-
-        levels = tuple(int(v) for v in levels)
-        if levels == self.levels:
-            return self
-        if self._data is not None or len(self) <= self.source.fetch_limit():
-            return rollup(self.fetch(), dims, levels)
-        self.source.engine_rollups = getattr(self.source, "engine_rollups", 0) + 1
-        cards = tuple(max(int(dims[j].cardinality(v)), 1) for j, v in zip(self.attrs, levels))
+    def _rolled(self, levels: tuple, cards: tuple) -> "JointEngineFrequencySet":
         out = JointEngineFrequencySet(self.source, self.base, self.base_levels, self.attrs, levels, cards)
         out._from = self._from
         return out
 
-    def fetch(self):
-        """The set on the driver (its (class, respondent) rows fetched once, kept)."""
-        if self._data is None:
-            with self.source._lock():
-                tab = self.source._arrow(self._grouped())
-            self.source._note_fetch(tab.num_rows)
-            self._data = self.source._frequency_set_of(tab, self.attrs, self.levels)
-            self._rows = tab.num_rows
-        return self._data
-
-    @property
-    def counts(self) -> np.ndarray:  # type: ignore[override]
-        return self.fetch().counts
-
-    @property
-    def cols(self) -> list[np.ndarray]:  # type: ignore[override]
-        return self.fetch().cols
+    def _rows_of(self, tab, data) -> int:
+        return tab.num_rows  # (class, respondent) rows
 
     @property
     def uid(self):  # type: ignore[override]
         return self.fetch().uid
-
-    def _classes(self):
-        return self.fetch()._classes()
 
     def classes(self):
         return self.fetch().classes()
