@@ -338,6 +338,7 @@ def kanonymize(
             time_limit=time_limit, max_lattice=max_lattice, notice=notice, keep=keep,
             allow_identifier=allow_identifier, shuffle=shuffle, seed=seed, screen=screen, audit=audit,
             like=data if src is not data and isinstance(data, (str, os.PathLike)) else None,
+            table=data if isinstance(data, pd.DataFrame) else None,
         )
     finally:
         if src is not data:
@@ -370,8 +371,9 @@ def _check_audit(src: Any, audit: Any, out: Any) -> None:
 def _kanonymize(src, qi, hierarchies, k, t0, *, uid, identifying, max_suppression, algorithm, criterion,
                 weights, sensitive, l, progress, verify, out, l_diversity="frequency", c=None, max_nodes=None,
                 time_limit=None, max_lattice=None, notice=None, keep=(), allow_identifier=(), shuffle=True, seed=None,
-                screen=True, audit=None, like=None) -> KAnonResult:  # fmt: skip
-    """:func:`kanonymize` on a :class:`~tempanon.lattice.source.FrequencySource`."""
+                screen=True, audit=None, like=None, table=None) -> KAnonResult:  # fmt: skip
+    """:func:`kanonymize` on a :class:`~tempanon.lattice.source.FrequencySource`. ``table``: the DataFrame the
+    caller gave (its columns, :func:`~tempanon.data.io.table_columns`, are the table's on every engine)."""
     if audit is not None:
         _check_audit(src, audit, out)
     qi = list(qi)
@@ -427,8 +429,14 @@ def _kanonymize(src, qi, hierarchies, k, t0, *, uid, identifying, max_suppressio
     from tempanon.data.roles import plan_release
 
     keep = list(keep)
-    # (a Parquet file read with only its role columns: its other columns are left out all the same)
-    columns = table_columns(src.data) if src.engine == "numpy" and isinstance(getattr(src, "data", None), pd.DataFrame) else list(src.columns)
+    # (a Parquet file read with only its role columns, on numpy or by a job file for any engine: its other
+    # columns are left out all the same)
+    if table is not None:
+        columns = table_columns(table)
+    elif src.engine == "numpy" and isinstance(getattr(src, "data", None), pd.DataFrame):
+        columns = table_columns(src.data)
+    else:
+        columns = list(src.columns)
     _release_cols, left_out = plan_release(
         columns, released=[*qi, *([sensitive] if sensitive else [])], keep=keep,
         drop=list(identifying), consumed=[uid] if uid else [],
