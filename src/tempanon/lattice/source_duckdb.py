@@ -1476,12 +1476,20 @@ class EngineFrequencySet(FrequencySet):
         self._rows = rows
         self._small: dict[int, tuple[int, int]] = {}
         self._data: FrequencySet | None = None
+        self._from = base  # the rows' table (a subclass may read a view of it)
 
     def __repr__(self) -> str:
         return f"EngineFrequencySet(attrs={self.attrs}, levels={self.levels}, rows={self._rows}, base={self.base})"
 
+    #: the rolled-up count's SQL (a subclass may cast it)
+    _sum = "sum(t.n)"
+
+    def _extra_keys(self) -> list[tuple[str, str]]:
+        """(select, group key) pairs grouped by after the codes (none here; the joint set's respondent)."""
+        return []
+
     def _grouped(self) -> str:
-        """SQL of the set's rows (columns ``g0..``, ``n``)."""
+        """SQL of the set's rows (columns ``g0..``, then :meth:`_extra_keys`, ``n``) over ``_from``."""
         sel, joins, keys = [], [], []
         for p, (j, b, v) in enumerate(zip(self.attrs, self.base_levels, self.levels)):
             if v == b:
@@ -1491,9 +1499,12 @@ class EngineFrequencySet(FrequencySet):
                 joins.append(f"JOIN {self.source._up_map(j, b, v)} u{p} ON t.b{p} = u{p}.c")
                 sel.append(f"u{p}.u AS g{p}")
                 keys.append(f"u{p}.u")
+        for s_, k_ in self._extra_keys():
+            sel.append(s_)
+            keys.append(k_)
         if not joins:
-            return f"SELECT {', '.join(sel)}, t.n AS n FROM {self.base} t"
-        return f"SELECT {', '.join(sel)}, sum(t.n) AS n FROM {self.base} t {' '.join(joins)} GROUP BY {', '.join(keys)}"
+            return f"SELECT {', '.join(sel)}, t.n AS n FROM {self._from} t"
+        return f"SELECT {', '.join(sel)}, {self._sum} AS n FROM {self._from} t {' '.join(joins)} GROUP BY {', '.join(keys)}"
 
     def _small_classes(self, k: int) -> tuple[int, int]:
         """(classes smaller than ``k``, their tuples), counted by the engine; sets the row count."""

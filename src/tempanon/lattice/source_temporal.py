@@ -781,24 +781,11 @@ class JointEngineFrequencySet(EngineFrequencySet):
     def __repr__(self) -> str:
         return f"JointEngineFrequencySet(attrs={self.attrs}, levels={self.levels}, rows={self._rows}, base={self.base})"
 
-    def _grouped(self) -> str:
-        """SQL of the set's (class, respondent) rows (columns ``g0..``, ``x`` the respondent, ``n``)."""
-        sel, joins, keys = [], [], []
-        for p, (j, b, v) in enumerate(zip(self.attrs, self.base_levels, self.levels)):
-            if v == b:
-                sel.append(f"t.b{p} AS g{p}")
-                keys.append(f"t.b{p}")
-            else:
-                joins.append(f"JOIN {self.source._up_map(j, b, v)} m{p} ON t.b{p} = m{p}.c")
-                sel.append(f"m{p}.u AS g{p}")
-                keys.append(f"m{p}.u")
-        if self.source.uid is not None:
-            sel.append("t.u AS x")
-            keys.append("t.u")
-        if not joins:
-            return f"SELECT {', '.join([*sel, 't.n AS n'])} FROM {self._from} t"
-        return (f"SELECT {', '.join(sel)}, CAST(sum(t.n) AS BIGINT) AS n FROM {self._from} t {' '.join(joins)} "
-                f"GROUP BY {', '.join(keys)}")  # fmt: skip
+    _sum = "CAST(sum(t.n) AS BIGINT)"
+
+    def _extra_keys(self) -> list[tuple[str, str]]:
+        """The respondent ``x`` grouped by too: the set's rows are (class, respondent) pairs."""
+        return [("t.u AS x", "t.u")] if self.source.uid is not None else []
 
     def _small_classes(self, k: int) -> tuple[int, int]:
         """(classes with fewer than ``k`` respondents, their tuples), counted by the engine; sets the
