@@ -177,3 +177,27 @@ def test_left_out_columns_are_listed_for_removal_only_when_the_runner_does_not_f
         assert "left out of the release" in comment(text, "insurance")
     assert "insurance" not in drop_key(closed) and "(the run lists them as left out)" in closed
     assert "insurance" in drop_key(listed) and "(listed for removal below)" in listed
+
+
+@pytest.mark.parametrize("odd", ["a\nb", "a\r\nb", "a\x00b", "a\x1bb", "a\x7fb"])
+@pytest.mark.parametrize("where", ["value", "name"])
+def test_a_line_break_or_control_character_in_the_data_gives_a_valid_job_file(tmp_path, odd, where):
+    """The job file's comments show column names and example values, written raw: a value or name
+    holding a line break ended the comment (the rest of it was read as TOML), a NUL, ESC or DEL is not
+    allowed in TOML at all, so ``tempanon run`` refused the file init had just written ('not valid
+    TOML', exit 2). Found by hand (session 23: a CSV with a quoted line break, NUL in a value)."""
+    rng = np.random.default_rng(0)
+    n = 60
+    df = pd.DataFrame({"age": rng.integers(18, 70, n).astype(str), "sex": rng.choice(["F", "M"], n),
+                       "note": rng.choice(["x", "y", odd], n)})  # fmt: skip
+    if where == "name":
+        df = df.rename(columns={"age": f"age {odd}"})
+    src = tmp_path / "in.parquet"  # (any text, as it is, in a Parquet file)
+    df.to_parquet(src, index=False)
+    r = runner.invoke(app, ["init", str(src), "--out", str(tmp_path / "job.toml"), "-q"])
+    assert r.exit_code == 0, r.output
+    job = load_job(tmp_path / "job.toml")  # (raised 'not valid TOML' before)
+    if where == "name":
+        assert f"age {odd}" in job.quasi_identifiers
+    r = runner.invoke(app, ["run", str(tmp_path / "job.toml"), "-q"])
+    assert r.exit_code == 0, r.output
