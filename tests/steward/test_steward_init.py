@@ -201,3 +201,24 @@ def test_a_line_break_or_control_character_in_the_data_gives_a_valid_job_file(tm
         assert f"age {odd}" in job.quasi_identifiers
     r = runner.invoke(app, ["run", str(tmp_path / "job.toml"), "-q"])
     assert r.exit_code == 0, r.output
+
+
+@pytest.mark.parametrize("how", ["same", "symlink", "hardlink", "directory"])
+def test_init_never_writes_over_its_input(tmp_path, how):
+    """``--out`` naming the input (or a link to it) with ``--force`` replaced the table by the job file
+    (exit 0: the data were gone). Found by hand (session 23: output paths equal to the input). Now
+    refused, exit 2, the input unchanged, as every other command refuses it (OutputSet)."""
+    src = tmp_path / "in.csv"
+    pd.DataFrame({"age": [str(20 + i % 30) for i in range(40)], "sex": ["F", "M"] * 20}).to_csv(src, index=False)
+    before = src.read_bytes()
+    out = {"same": src, "symlink": tmp_path / "link.csv", "hardlink": tmp_path / "hard.csv", "directory": tmp_path}[how]
+    if how == "symlink":
+        out.symlink_to(src)
+    elif how == "hardlink":
+        out.hardlink_to(src)
+    r = runner.invoke(app, ["init", str(src), "--out", str(out), "--force", "-q"])
+    assert r.exit_code == 2, r.output
+    assert r.exception is None or isinstance(r.exception, SystemExit), r.exception
+    assert src.read_bytes() == before
+    assert ("the input" if how != "directory" else "is a directory") in r.output, r.output
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []  # no temporary file left
