@@ -1071,10 +1071,16 @@ class SQLSource(FrequencySource):
         parquet = out is None or _is_parquet(out)
         if out is None:
             target = Path(self._tmpdir) / "release.parquet"
+            tmps = [self._new_temp_path(target)]
         else:
             target = Path(out)
-            target.parent.mkdir(parents=True, exist_ok=True)
-        tmps = [self._new_temp_path(target)]
+            try:  # (a read-only folder, a parent that is a file: a message, as for the audit, not a traceback)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                tmps = [self._new_temp_path(target)]
+            except OSError as exc:
+                from tempanon.data.io import write_error
+
+                raise write_error(out, exc) from exc
         tmp, atmp, holder = tmps[0], None, False
         try:
             if audit is not None:

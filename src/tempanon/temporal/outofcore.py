@@ -98,12 +98,14 @@ def write_release(sq, *, select: Sequence[str], body: str, order: Sequence[str],
         order.append(f"s.{RN}")
     query = f"SELECT {', '.join(select)} {body} ORDER BY {', '.join(order)}"
     tmps: list[str] = []
+    failing = out  # the output being prepared (named in a write error: before, the release for the audit's too)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = sq._new_temp_path(target)
         tmps.append(tmp)
         atmp, holder = None, False
         if audit is not None:
+            failing = audit
             atarget = Path(audit)
             atarget.parent.mkdir(parents=True, exist_ok=True)
             atmp = sq._new_audit_temp(atarget)
@@ -119,7 +121,7 @@ def write_release(sq, *, select: Sequence[str], body: str, order: Sequence[str],
 
         for t in tmps:
             Path(t).unlink(missing_ok=True)
-        raise write_error(out, exc) from exc
+        raise write_error(failing, exc) from exc
     try:
         _write(sq, query, tmp, parquet)
         if atmp is not None:
