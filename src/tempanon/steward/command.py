@@ -264,19 +264,25 @@ def hierarchy(
             return Hierarchy.from_csv(file), None
         if column is None:
             raise InputError("--column is required to build a hierarchy (it names the attribute)")
-        values = None
-        if data is not None:
-            from tempanon.data.io import read_table, refuse_nested_columns
+        from tempanon.data.io import OutputSet
 
-            refuse_nested_columns(data, {"--column": [column]})  # (a list or struct has no hierarchy)
-            df = read_table(data, as_text=True, delimiter=delimiter, roles={"--column": [column]})  # (Parquet: that column)
-            if column not in df.columns:
-                raise InputError(f"unknown column {column!r} in {data}; the input has columns: {', '.join(map(str, df.columns))}")
-            values = df[column]
-        h = build(kind, column, values, widths=widths, start=start, levels=levels, formats=formats, tree=tree)
         target = out or file
-        if target is not None:
-            h.to_csv(target)
+        # checked before anything is read: never the --data table or the --tree file (before, `--out` naming
+        # the table replaced it by the hierarchy), a write error a message (a read-only folder: a traceback)
+        with OutputSet([data, tree], {"--out": target}) as outs:
+            values = None
+            if data is not None:
+                from tempanon.data.io import read_table, refuse_nested_columns
+
+                refuse_nested_columns(data, {"--column": [column]})  # (a list or struct has no hierarchy)
+                df = read_table(data, as_text=True, delimiter=delimiter, roles={"--column": [column]})  # (Parquet: that column)
+                if column not in df.columns:
+                    raise InputError(f"unknown column {column!r} in {data}; the input has columns: {', '.join(map(str, df.columns))}")
+                values = df[column]
+            h = build(kind, column, values, widths=widths, start=start, levels=levels, formats=formats, tree=tree)
+            if target is not None:
+                outs.stage(target, h.to_csv, "--out")
+                outs.commit()
         return h, target
 
     h, target = run_api(go)
