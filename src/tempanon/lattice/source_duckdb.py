@@ -597,6 +597,16 @@ class SQLSource(FrequencySource):
         """Rows where ``column`` is not missing (identifier screening's near-unique signal)."""
         return int(self._rows(f"SELECT count(s.{self.q(column)}) AS n FROM src s")[0][0])
 
+    def missing_and_distinct(self, columns: Sequence[str]) -> tuple[int, dict[str, tuple[int, int]]]:
+        """The rows, and each column's missing cells and distinct present values, in one query (the
+        warning of an id-like column without ``--uid``:
+        :func:`tempanon.steward.init.respondent_id_warning_engine`)."""
+        cols = list(columns)
+        aggs = ", ".join(f"count(s.{self.q(c)}) AS p{j}, count(DISTINCT s.{self.q(c)}) AS d{j}" for j, c in enumerate(cols))
+        row = self._rows(f"SELECT count(*) AS n{', ' + aggs if aggs else ''} FROM src s")[0]
+        n = int(row[0])
+        return n, {c: (n - int(row[1 + 2 * j]), int(row[2 + 2 * j])) for j, c in enumerate(cols)}
+
     def respondent_uniqueness(self, column: str, uid: str) -> tuple[int, int, int]:
         """Identifier screening's per-respondent signal (:func:`tempanon.data.screen._near_unique_reasons`)
         over the distinct (respondent, present value) pairs: the respondents, those holding a value
