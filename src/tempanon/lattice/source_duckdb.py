@@ -1963,6 +1963,35 @@ class EngineFailure(TempanonError):
     exit_code = 4
 
 
+def engine_error(path: str | os.PathLike | None, exc: Exception) -> TempanonError:
+    """The tempanon error of a DuckDB error ``exc`` that reached a command (``timestamped``, ``kanon``
+    with ``--engine duckdb``) without being classified on its way (:meth:`DuckDBSource._input_errors`):
+    the input's (exit 2) when it is about the input ``path`` -- a file DuckDB cannot read that is the
+    input (:func:`input_error_message`), a value that does not convert (``ConversionException``,
+    ``OutOfRangeException``), a column the query cannot bind (``BinderException``), an invalid input
+    (``InvalidInputException``), an I/O error naming the input; else the engine's failure (exit 4, "an
+    engine failure, not the input"): out of memory, an internal or fatal error, an interrupted query,
+    an I/O error on its own files (its spill directory, a full disk)."""
+    import duckdb
+
+    first = _first_line(exc)
+    if isinstance(exc, duckdb.OutOfMemoryException):
+        return EngineFailure(f"the DuckDB engine failed (an engine failure, not the input): {first}; "
+                             "nothing was written (give it more with --memory-limit, e.g. 80%, or free memory: DuckDB "
+                             "spills to disk beyond the limit)")  # fmt: skip
+    message = input_error_message(None if path is None else str(path), exc)
+    if message is not None:
+        return InputError(message)
+    about_input = isinstance(exc, (duckdb.ConversionException, duckdb.OutOfRangeException, duckdb.BinderException,
+                                   duckdb.InvalidInputException))  # fmt: skip
+    if isinstance(exc, duckdb.IOException) and path is not None:
+        about_input = _failed_file(path, exc) == "input"
+    if about_input:
+        return InputError(f"DuckDB engine: {first}" + (f" (reading {path})" if path is not None else ""))
+    return EngineFailure(f"the DuckDB engine failed (an engine failure, not the input): {type(exc).__name__}: {first}; "
+                         "nothing was written")  # fmt: skip
+
+
 def _looks_damaged(exc: Exception) -> bool:
     """DuckDB's error ``exc`` is one of a Parquet file it cannot read (a damaged page, a truncated
     file, no magic bytes)."""

@@ -282,8 +282,10 @@ def anonymize_timestamped_file(
         sq = DuckDBSource(path, memory_limit=memory_limit, delimiter=delimiter, threads=threads, connection=con)
         try:
             return _run_and_warn(sq, run)
-        except duckdb.Error as exc:
-            raise InputError(f"DuckDB engine: {exc}") from exc
+        except duckdb.Error as exc:  # the input's (exit 2) or the engine's (exit 4: out of memory, an internal error)
+            from tempanon.lattice.source_duckdb import engine_error
+
+            raise engine_error(path, exc) from exc
         finally:
             sq.close()
     finally:
