@@ -499,3 +499,28 @@ def test_snapshot_files_read_back_as_released_with_a_carriage_return_in_a_value(
     assert sum(len(q) for q in qits.values()) == 24
     assert all(list(q.columns) == ["zip", "group"] for q in qits.values())
     assert sorted(v for q in qits.values() for v in q["zip"]) == sorted(r[1] for r in rows[1:])
+
+
+@pytest.mark.parametrize("role, name", [("qi", "group"), ("qi", "snapshot"), ("sensitive", "group"), ("sensitive", "count"),
+                                        ("sensitive", "snapshot")])  # fmt: skip
+@pytest.mark.parametrize("stdin", [False, True])
+def test_a_column_named_like_a_column_of_the_published_tables_is_refused(tmp_path, role, name, stdin):
+    """The QIT has the columns QI + ``group``, the ST ``group``, the sensitive value and ``count`` (and the
+    API's tables a leading ``snapshot``): a quasi-identifier or sensitive column of such a name was
+    overwritten (a quasi-identifier ``group`` released as the group numbers, exit 0), read as the
+    counts (a sensitive ``count``: 'verification failed', exit 3) or ended in a traceback (``snapshot``).
+    Found by hand (session 23: columns named like SQL keywords). Now refused up front, exit 2, no file."""
+    cols = {"when": "when", "zip": "zip", "dx": "dx"}
+    cols["zip" if role == "qi" else "dx"] = name
+    times = [f"2020-01-0{1 + i // 4}" for i in range(12)]  # (in time order: standard input needs it)
+    df = pd.DataFrame({cols["when"]: times, cols["zip"]: [f"0{i % 4}" for i in range(12)], cols["dx"]: list("abc") * 4})
+    args = ["--time", "when", "--sensitive", cols["dx"], "--qi", cols["zip"], "--l", 2, "--window", 1, "--out", tmp_path / "o", "--quiet"]
+    if stdin:
+        r = _run(["-", *args], input="".join(df.to_json(orient="records", lines=True)))
+    else:
+        df.to_csv(tmp_path / "in.csv", index=False)
+        r = _run([tmp_path / "in.csv", *args])
+    assert r.exit_code == 2, r.output
+    assert r.exception is None or isinstance(r.exception, SystemExit), r.exception
+    assert f"{name!r}" in r.output and "rename" in r.output, r.output
+    assert not (tmp_path / "o").exists() or not any((tmp_path / "o").iterdir())

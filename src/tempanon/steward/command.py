@@ -198,22 +198,25 @@ def init(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No status output.")] = False,
 ) -> None:
     """Profile a table and write a starter job file with a proposed role for every column."""
-    from tempanon.data.io import atomic_write, nested_parquet_columns, read_table
+    from tempanon.data.io import OutputSet, nested_parquet_columns, read_table
     from tempanon.steward.init import profile_columns, starter_job
 
     target = out or input.with_name(input.name.split(".")[0] + ".job.toml")
 
     def go():
-        if target.exists() and not force:
-            raise InputError(f"{target} exists; use --force to overwrite it")
-        if k < 2:
-            raise InputError(f"--k must be at least 2, got {k}")
-        df = read_table(input, as_text=True, delimiter=delimiter)
-        if df.empty:  # nothing to profile: every proposal would be a guess from no data
-            raise InputError(f"the input table has no rows: {input} (nothing to profile; no job file written)")
-        profiles = profile_columns(df, nested=nested_parquet_columns(input))  # (a list, struct or map: no role)
-        text = starter_job(input, target, df, profiles, k=k)
-        atomic_write(target, lambda p: p.write_text(text, encoding="utf-8"))
+        # never the input, also with --force (before, `--out` naming the input replaced the table by the job file)
+        with OutputSet([input], {"--out": target}) as outs:
+            if target.exists() and not force:
+                raise InputError(f"{target} exists; use --force to overwrite it")
+            if k < 2:
+                raise InputError(f"--k must be at least 2, got {k}")
+            df = read_table(input, as_text=True, delimiter=delimiter)
+            if df.empty:  # nothing to profile: every proposal would be a guess from no data
+                raise InputError(f"the input table has no rows: {input} (nothing to profile; no job file written)")
+            profiles = profile_columns(df, nested=nested_parquet_columns(input))  # (a list, struct or map: no role)
+            text = starter_job(input, target, df, profiles, k=k)
+            outs.stage(target, lambda p: p.write_text(text, encoding="utf-8"), "--out")
+            outs.commit()
         return profiles
 
     profiles = run_api(go)

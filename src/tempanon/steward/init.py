@@ -334,8 +334,23 @@ def lattice_size(profiles: list[ColumnProfile]) -> int:
     return math.prod(p.levels for p in profiles if p.role == "qi")
 
 
+# the characters TOML allows neither in a comment nor raw in a string: the control characters but tab
+_TOML_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+
+
+def _escaped(m: re.Match) -> str:
+    return "\\u007f" if m.group() == "\x7f" else json.dumps(m.group())[1:-1]
+
+
 def _q(s: str) -> str:
     return json.dumps(s, ensure_ascii=False)
+
+
+def _toml_line(line: str) -> str:
+    """One line of the job file with any control character (a column's name or example value holding a
+    line break, a NUL, ...) written as its escape (JSON's, which are TOML's; also a DEL, which
+    :func:`_q` leaves raw in a string): raw, it ended a comment or made the file invalid TOML."""
+    return _TOML_CONTROL.sub(_escaped, line)
 
 
 def _key(s: str) -> str:
@@ -461,7 +476,7 @@ def starter_job(input_path: str | os.PathLike, job_path: str | os.PathLike, df: 
         f"report = {_q(stem + '-report.html')}",
         "",
     ]
-    return "\n".join(lines)
+    return "\n".join(_toml_line(x) for x in lines)
 
 
 __all__ = ["FALLBACK_QI", "LARGE_LATTICE", "MAX_QI", "ColumnProfile", "demographic_kind", "lattice_lines", "lattice_size", "profile_columns", "starter_job"]
