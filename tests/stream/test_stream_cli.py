@@ -457,9 +457,13 @@ def test_release_not_l_diverse_push_path(monkeypatch):
 
 
 def test_first_fast_step_run_is_announced(tmp_path, monkeypatch):
-    """The first fast-step run of a process says why it may pause (numba compiles the kernel once);
-    once the kernel is loaded, and for the exact step, nothing is said."""
+    """The first fast-step run of a process says why it may pause (numba compiles the kernel once) when
+    numba's cache does not hold the kernel; once the kernel is loaded, and for the exact step, nothing is
+    said (with the kernel in numba's cache, nothing either: tests/stream/test_stream_kernel_cache.py)."""
+    import tempanon.stream.command as command
     from tempanon.stream import fast
+
+    monkeypatch.setattr(command, "fast_kernel_cached", lambda: False)
 
     args = ["stream", str(SAMPLE), "--time", "response_datetime", "--sensitive", "problem", "--qi", "race,sex",
             "--l", "2", "--window", "1", "--snapshot", "week"]

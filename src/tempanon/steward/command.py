@@ -19,7 +19,7 @@ def check(
     sensitive: Annotated[str | None, typer.Option("--sensitive", help="Sensitive column(s) for l-diversity.")] = None,
     k: Annotated[int | None, typer.Option("--k", help="Required k: exit 1 when the table is not k-anonymous.")] = None,
     l: Annotated[int | None, typer.Option("--l", help="Required l: exit 1 when the table is not l-diverse.")] = None,
-    l_model: Annotated[str, typer.Option("--l-model", help="Which l --l checks: distinct|frequency|entropy.")] = "distinct",
+    l_model: Annotated[str, typer.Option("--l-model", help="Which l --l checks: frequency (default, the model kanon --l-diversity releases with: the most frequent value has at most |class|/l rows) | distinct (>= l values) | entropy (entropy >= log l).")] = "frequency",
     threshold: Annotated[float, typer.Option("--threshold", help="A record is 'at risk' when its prosecutor risk exceeds this.")] = 0.2,
     as_json: Annotated[bool, typer.Option("--json", help="Print the measures as one JSON object.")] = False,
     delimiter: Annotated[str | None, typer.Option("--delimiter", help="CSV delimiter (detected if omitted).")] = None,

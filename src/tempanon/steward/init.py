@@ -301,10 +301,32 @@ def respondent_id_warning(df: pd.DataFrame, exclude: Iterable[str], option: str 
         missing = int(s.isna().sum())
         distinct = int(s.astype(str).nunique()) if missing == 0 else 0
         if reads_like_respondent_id(name, distinct, n, missing):
-            return (f"column {name!r} reads like a respondent id ({distinct:,} values repeat over {n:,} rows) but is not "
-                    f"{option}: every row counts as a respondent, so k counts rows, not people; give {option} {name} "
-                    "for respondent-level k")
+            return _respondent_id_text(name, distinct, n, option)
     return None
+
+
+def respondent_id_warning_engine(src, exclude: Iterable[str], option: str = "--uid") -> str | None:
+    """:func:`respondent_id_warning` for a table an engine holds (a DuckDB or Spark
+    :class:`~tempanon.lattice.source_duckdb.SQLSource`: ``kanon`` and ``timestamped`` with ``--engine
+    duckdb|spark``): the id-like names first, then their missing cells and distinct values counted by
+    the engine in one query (:meth:`~tempanon.lattice.source_duckdb.SQLSource.missing_and_distinct`);
+    no row reaches pandas. The same rule and text."""
+    skip = {str(c) for c in exclude}
+    names = [str(c) for c in src.columns if str(c) not in skip and _IDLIKE.search(str(c))]
+    if not names:
+        return None
+    n, counts = src.missing_and_distinct(names)
+    for name in names:
+        missing, distinct = counts[name]
+        if reads_like_respondent_id(name, distinct if missing == 0 else 0, n, missing):
+            return _respondent_id_text(name, distinct, n, option)
+    return None
+
+
+def _respondent_id_text(name: str, distinct: int, n: int, option: str) -> str:
+    return (f"column {name!r} reads like a respondent id ({distinct:,} values repeat over {n:,} rows) but is not "
+            f"{option}: every row counts as a respondent, so k counts rows, not people; give {option} {name} "
+            "for respondent-level k")
 
 
 def lattice_size(profiles: list[ColumnProfile]) -> int:
