@@ -50,6 +50,11 @@ def build_intervals(name: str, values: Iterable[object], widths: Sequence[float]
     """
     if not widths:
         raise HierarchyError(f"attribute {name!r}: intervals need at least one width")
+    for w in widths:  # (0 or NaN: a traceback in the division below; inf: one interval '[0,inf)' at every level)
+        if isinstance(w, bool) or not isinstance(w, (int, float, np.integer, np.floating)) or not math.isfinite(w) or w <= 0:
+            raise HierarchyError(f"attribute {name!r}: interval widths must be positive finite numbers, got {w!r}")
+    if isinstance(start, bool) or not isinstance(start, (int, float, np.integer, np.floating)) or not math.isfinite(start):
+        raise HierarchyError(f"attribute {name!r}: the intervals' start must be a finite number, got {start!r}")
     for a, b in zip(widths, widths[1:]):
         if b <= a or not math.isclose(b / a, round(b / a)):
             raise HierarchyError(f"attribute {name!r}: interval width {b} is not a multiple of {a}")
@@ -58,6 +63,11 @@ def build_intervals(name: str, values: Iterable[object], widths: Sequence[float]
         nums = np.array([float(v) for v in distinct])
     except ValueError as exc:
         raise HierarchyError(f"attribute {name!r}: interval hierarchy needs numeric values ({exc})") from None
+    finite = np.isfinite(nums) if len(nums) else np.ones(0, dtype=bool)
+    if not finite.all():  # ('inf', 'nan' are numbers to float(): no interval holds them)
+        bad = [t for t, ok in zip(distinct, finite) if not ok]
+        raise HierarchyError(f"attribute {name!r}: interval hierarchy needs finite numbers, got {', '.join(map(repr, bad[:5]))}"
+                             f"{' and more' if len(bad) > 5 else ''}")  # fmt: skip
     integral = bool(np.all(np.mod(nums, 1) == 0)) and all(float(w).is_integer() for w in widths) and float(start).is_integer()
     rows = []
     for text, x in zip(distinct, nums):
