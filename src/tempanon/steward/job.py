@@ -224,7 +224,12 @@ def load_job(path: str | Path) -> Job:
     p = Path(path)
     if not p.is_file():
         raise JobError(f"job file not found: {p}")
-    text = p.read_text(encoding="utf-8")
+    try:  # (a byte order mark, as Windows editors save UTF-8, is no TOML: skipped; line ends as read_text has them)
+        text = p.read_bytes().decode("utf-8-sig").replace("\r\n", "\n").replace("\r", "\n")
+    except UnicodeDecodeError as exc:
+        from tempanon.data.io import not_utf8_message
+
+        raise JobError(not_utf8_message(p, exc)) from None
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
