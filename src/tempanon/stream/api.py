@@ -302,6 +302,26 @@ def _zone_note(timezone: str | None) -> str:
     return "the wall clock each time is written in (a UTC offset is not converted); --timezone converts to one zone"
 
 
+def _json_value(value, key: str, lineno: int):
+    """A quasi-identifier's or the sensitive value of a JSON record as the release writes it: its text
+    (``None`` for null), so values written alike are one value, as they are in a file input read as text
+    (a number 1 and a string "1" were two values to l-diversity but one in the published table: the
+    release's check failed, exit 3). A JSON array or object, or text that is not valid Unicode (a lone
+    surrogate escape), is refused with the line."""
+    if value is None or isinstance(value, str):
+        if value is not None:
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                raise InputError(f"standard input, line {lineno}: key {key!r} holds text that is not valid Unicode "
+                                 f"({value!r}: a lone surrogate escape)") from None  # fmt: skip
+        return value
+    if isinstance(value, (dict, list)):
+        raise InputError(f"standard input, line {lineno}: key {key!r} holds a JSON {'object' if isinstance(value, dict) else 'array'}; "
+                         "a value must be text, a number, true/false or null")  # fmt: skip
+    return str(value)  # (a number or a boolean: its text as a CSV writer gives it, 1, 1.5, True)
+
+
 def stream_json_lines(
     lines: Iterable[str],
     *,
@@ -389,6 +409,8 @@ def stream_json_lines(
             rec = json.loads(line)
         except json.JSONDecodeError as exc:
             raise InputError(f"standard input, line {lineno}: not valid JSON ({exc.msg})") from exc
+        except RecursionError:
+            raise InputError(f"standard input, line {lineno}: not valid JSON here (nested too deeply)") from None
         if not isinstance(rec, dict):
             raise InputError(f"standard input, line {lineno}: a record must be a JSON object, got {type(rec).__name__}")
         if qi_cols is None:
@@ -419,7 +441,7 @@ def stream_json_lines(
         elif g > current:
             close(g)
             current = g
-        buffer.append({c: rec.get(c) for c in [*qi_cols, sensitive, time]})
+        buffer.append({**{c: _json_value(rec.get(c), c, lineno) for c in [*qi_cols, sensitive]}, time: rec.get(time)})
         buffer_rows.append(row)
 
     # SIGINT between records only: inside a record's work it is held until the record is done
