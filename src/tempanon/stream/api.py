@@ -314,13 +314,22 @@ class _StdinDateOrder:
         self.given = date_order
         self.state = dict(state or {"order": None, "line": None, "value": None, "assumed": False, "note": None})
 
+    def current(self) -> str:
+        """The order the values read so far were read in (the open snapshot's, parsed again when it closes)."""
+        return self.given if self.given != "auto" else self.state["order"] or "month"
+
+    def read(self) -> str | None:
+        """The order numeric dates were read in (``None``: none seen), for the summary."""
+        return self.current() if self.state.get("seen") else None
+
     def order_for(self, value, lineno: int, name: str) -> str:
-        if self.given != "auto":
-            return self.given
         from tempanon.temporal.parse import numeric_dates
 
         pos, a, b, dots = numeric_dates(pd.Series([str(value).strip()], dtype=object))
         s = self.state
+        s["seen"] = s.get("seen", False) or bool(len(pos))
+        if self.given != "auto":
+            return self.given
         if not len(pos) or a[0] == b[0]:
             return s["order"] or "month"
         shows = "day" if (a[0] > 12 or dots[0]) else "month" if b[0] > 12 else None
@@ -429,7 +438,7 @@ def stream_json_lines(
             _span_ok(len(pub._snaps) + 1, current, upto, granule, max_snapshots)
         frame = pd.DataFrame(buffer, columns=[*qi_cols, sensitive, time], index=pd.Index(buffer_rows, dtype=np.int64))
         if len(frame):
-            ts = parse_times(frame[time].reset_index(drop=True), time, granule, timezone, dord.state["order"] or "month")
+            ts = parse_times(frame[time].reset_index(drop=True), time, granule, timezone, dord.current())
             frame = frame.iloc[np.argsort(np.asarray(ts.attrs["instants"]), kind="stable")]
         emit(pub.push(frame[[*qi_cols, sensitive]], label=label_of(current, granule)))
         buffer, buffer_rows = [], []
@@ -533,7 +542,7 @@ def stream_json_lines(
     seconds = _time.perf_counter() - start
     summary = pub.summary()
     summary.update(seconds=seconds, time=time, sensitive=sensitive, qi=qi_cols, snapshot_unit=granule, timezone=_zone_note(timezone))
-    _date_order_summary(summary, dord.state["order"], dord.state["note"])
+    _date_order_summary(summary, dord.read(), dord.state["note"])
     for message in summary["warnings"]:
         warnings.warn(message, TempanonWarning, stacklevel=2)
     return StreamResult(published, _audit(pub), summary, pub)
