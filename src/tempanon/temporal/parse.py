@@ -311,8 +311,8 @@ def day_month_order(text: pd.Series, column: str, lines, date_order: str | None 
         return "day", None
     if month_first.any():
         return "month", None
-    either = np.flatnonzero(a != b)
-    if not len(either):  # 05/05/2023: the same day in either order
+    either = np.flatnonzero((a != b) & (a >= 1) & (b >= 1))
+    if not len(either):  # 05/05/2023: the same day in either order (00/05/2023 is no date: refused when parsed)
         return "month", None
     i = int(either[0])
     v = text.iloc[int(pos[i])]
@@ -329,11 +329,6 @@ def as_month_first(text: pd.Series) -> pd.Series:
     (``13.05.2023 10:00`` -> ``05/13/2023 10:00``), which pandas reads month first: the same year
     (two digits too) and time of day as the value written month first."""
     return text.str.replace(_NUMERIC_DATE, r"\3/\1/\4", regex=True)
-
-
-def check_day_month_order(text: pd.Series, column: str, lines, date_order: str | None = "auto") -> str | None:
-    """:func:`day_month_order` for callers that only check (the order, the note dropped)."""
-    return day_month_order(text, column, lines, date_order)[0]
 
 
 def _why_unparseable(v) -> str:
