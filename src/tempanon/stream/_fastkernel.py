@@ -66,10 +66,6 @@ WS_F_ROWS = 6
 """Float scratch rows of :func:`local_search`."""
 POOL = 32
 """Entries of the step's dual pool (``DUAL_POOL``; the oldest overwritten first)."""
-DEDUP_ARCS = True
-"""The flows' networks (:func:`residual_arcs`) with one set of arcs per group of interchangeable
-records in one place (the same value, home, price and reach), not per record; rebuilt after every
-cancelled cycle and before every level-transfer candidate instead of patched per moved record."""
 _TOL = 1e-5  # slack for the rounding in a dual bound (distances of size ~_BIG, each within _EPS)
 
 
@@ -792,55 +788,23 @@ def slot_arcs(p0, P, mv, l, k, n, N, nsup, ms, nm, spos, ea, eb, ec, er, big):
 
 
 @jit_nonrt
-def group_arcs(na, P, mv, o, v, lo, hi, pr, hh, oldest, mu, ea, eb, ec, er, ed, gs, gmin):
-    """The records' residual arcs (:func:`record_arcs`) from position 0: record ``i``'s from
-    ``gs[i]`` (their smallest cost in ``gmin[i]``), none for a copy of an earlier record in the same
-    place (``DEDUP_ARCS``). Returns the number of arcs and of suppressed records."""
-    S = P * mv + P
+def residual_arcs(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, gs, gmin, ms, spos, big):
+    """The residual network of the current placements for caps ``k`` (see :func:`cancel_cycles`):
+    fills the arc arrays, returns the number of arcs. Record ``i``'s ``hi - lo + 1`` arcs from
+    ``gs[i]`` (their smallest cost in ``gmin[i]``), then :func:`slot_arcs` (the slots a record is in or
+    can enter listed in ``ms``, their number in ``gs[na + 1]``)."""
+    X = P * mv
+    S = X + P
+    # residual arcs of the current placements
     E = np.int64(0)  # (np.int64, not 0: see _NOLIT)
     nsup = np.int64(0)
     for i in range(na):
         if o[i] == P:
             nsup += 1
         gs[i] = E
-        if DEDUP_ARCS:
-            # a copy of an earlier record (the same value, home, price and reach: the records come
-            # sorted by home) in the same place has the same arcs: one arc stands for all of them
-            # (its capacity is their number; a simple cycle moves one of them)
-            j = i - 1
-            while j >= 0 and hh[j] == hh[i]:
-                if o[j] == o[i] and v[j] == v[i] and pr[j] == pr[i] and lo[j] == lo[i] and hi[j] == hi[i]:
-                    break
-                j -= 1
-            if j >= 0 and hh[j] == hh[i]:
-                gmin[i] = 0.0
-                continue
         gmin[i] = record_arcs(i, E, o, v, lo, hi, pr, hh, oldest, mu, P, mv, S, ea, eb, ec, er, ed)
         E += hi[i] - lo[i] + 1
     gs[na] = E
-    return E, nsup
-
-
-@jit_nonrt
-def rebuild_arcs(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, gs, gmin, ms, spos, big):
-    """:func:`residual_arcs` again after placements changed, the slots' list ``ms`` (its length in
-    ``gs[na + 1]``) kept: it does not depend on the placements (``DEDUP_ARCS``: the groups' arcs change
-    with their places, so the network is rebuilt instead of patched per moved record)."""
-    E, nsup = group_arcs(na, P, mv, o, v, lo, hi, pr, hh, oldest, mu, ea, eb, ec, er, ed, gs, gmin)
-    spos[0] = E
-    spos[P + 1] = 0
-    return slot_arcs(np.int64(0), P, mv, l, k, n, N, nsup, ms, gs[na + 1], spos, ea, eb, ec, er, big)
-
-
-@jit_nonrt
-def residual_arcs(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, dist, gs, gmin, ms, spos, big):
-    """The residual network of the current placements for caps ``k`` (see :func:`cancel_cycles`):
-    fills the arc arrays, returns the number of arcs. Record ``i``'s ``hi - lo + 1`` arcs from
-    ``gs[i]`` (their smallest cost in ``gmin[i]``; none for a copy of an earlier record in the same
-    place, :func:`group_arcs`), then :func:`slot_arcs` (the slots a record is in or can enter listed
-    in ``ms``, their number in ``gs[na + 1]``)."""
-    X = P * mv
-    E, nsup = group_arcs(na, P, mv, o, v, lo, hi, pr, hh, oldest, mu, ea, eb, ec, er, ed, gs, gmin)
     # the slots a record is in or can enter, marked in ``dist`` (the callers reset it)
     for x in range(X):
         dist[x] = 0.0
@@ -974,13 +938,8 @@ def cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM
                 move(n, N, M, cM, H, o, v, i, b, P, mv)
                 # the moved record's arcs, in their place (only record arcs follow in this cycle: a
                 # simple cycle moves a record once, and a slot arc is not read again)
-                if not DEDUP_ARCS:
-                    gmin[i] = record_arcs(i, gs[i], o, v, lo, hi, pr, hh, oldest, mu, P, mv, S, ea, eb, ec, er, ed)
-        if DEDUP_ARCS:
-            # (the groups' arcs change with their places: built again)
-            E = rebuild_arcs(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, gs, gmin, ms, spos, big)
-        else:
-            E = slot_arcs(p0, P, mv, l, k, n, N, nsup, ms, nm, spos, ea, eb, ec, er, big)
+                gmin[i] = record_arcs(i, gs[i], o, v, lo, hi, pr, hh, oldest, mu, P, mv, S, ea, eb, ec, er, ed)
+        E = slot_arcs(p0, P, mv, l, k, n, N, nsup, ms, nm, spos, ea, eb, ec, er, big)
         cancelled += 1
     return cancelled
 
@@ -1436,18 +1395,13 @@ def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, 
             if netreuse:
                 # NET_REUSE: the round's network, patched: the arcs of the records the start moved, and
                 # the slots' arcs for the caps k (the same arcs in the same order as a new build)
-                if DEDUP_ARCS:
-                    # (the groups' arcs change with their places: built again)
-                    ai[fin + 1] = rebuild_arcs(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, ea, eb, ec, er, ed, gs,
-                                               af[:na], ms, spos, big)
-                else:
-                    nsup = np.int64(0)
-                    for i in range(na):
-                        if o[i] != save[i]:
-                            af[i] = record_arcs(i, gs[i], o, v, lo, hi, pr, hh, oldest, mu, P, mv, S, ea, eb, ec, er, ed)
-                        if o[i] == P:
-                            nsup += 1
-                    ai[fin + 1] = slot_arcs(np.int64(0), P, mv, l, k, n, N, nsup, ms, gs[na + 1], spos, ea, eb, ec, er, big)
+                nsup = np.int64(0)
+                for i in range(na):
+                    if o[i] != save[i]:
+                        af[i] = record_arcs(i, gs[i], o, v, lo, hi, pr, hh, oldest, mu, P, mv, S, ea, eb, ec, er, ed)
+                    if o[i] == P:
+                        nsup += 1
+                ai[fin + 1] = slot_arcs(np.int64(0), P, mv, l, k, n, N, nsup, ms, gs[na + 1], spos, ea, eb, ec, er, big)
             onpath[:] = 0  # (cancel_cycles marks visits by call-local numbers)
             stats[43] += cancel_cycles(na, P, mv, l, k, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, ea, eb, ec, er, ed, dist, par, onpath, cyc, ai, af, 4 * na + 10, big, stats, np.bool_(netreuse))
             stats[36] += 1
@@ -1494,7 +1448,7 @@ def xfer_search(na, P, mv, l, o, v, lo, hi, pr, hh, oldest, mu, n, N, M, cM, H, 
             for i in range(na):
                 if o[i] != save[i]:
                     move(n, N, M, cM, H, o, v, i, save[i], P, mv)
-                    if netreuse and not DEDUP_ARCS:
+                    if netreuse:
                         af[i] = record_arcs(i, gs[i], o, v, lo, hi, pr, hh, oldest, mu, P, mv, S, ea, eb, ec, er, ed)
         if not have:
             break
