@@ -604,14 +604,16 @@ def stable_order(key, nc, idx, tmp):
 
 
 @jit_nonrt
-def fill_candidates(p, na, P, o, v, lo, hi, n, pr, hh, oldest, mu, gain, key, cand, order, ogain, rng, srt, tmp, gid, nxt, cmult, omult, ehead, enext, etail):
+def fill_candidates(p, na, P, o, v, lo, hi, n, pr, hh, oldest, mu, gain, key, cand, order, ogain, rng, srt, tmp, gid, nxt, cmult, omult, ehead, enext, etail,
+                    merge):
     """The records that can reach snapshot ``p`` and are elsewhere, in ``order`` (gains ``ogain``): by
     decreasing gain, among equal gains first those whose value is the most frequent in their source.
     Records of one group (``gid``: the same value, home and price, so the same reach and the same cost
     of every option) that sit in the same place are interchangeable: they are one entry, its first
     record in ``order``, the number of copies in ``omult``, the others chained after it in ``nxt``
     (input order, ``-1`` at the end), so that the sort, the lifts and :func:`fill_bound` work on
-    groups, not records. Returns the number of entries and of records. ``srt``, ``tmp``, ``cmult``,
+    groups, not records (``merge``, ``fast.GROUPS``; without it every record is an entry of its own, as
+    before 2026-11-27). Returns the number of entries and of records. ``srt``, ``tmp``, ``cmult``,
     ``etail``, ``enext``: scratch of at least ``nc`` entries; ``ehead``: per group."""
     for j in range(rng[0, p], rng[1, p]):
         ehead[gid[j]] = -1
@@ -622,7 +624,7 @@ def fill_candidates(p, na, P, o, v, lo, hi, n, pr, hh, oldest, mu, gain, key, ca
         if c != p:
             nr += 1
             q = gid[j]
-            e = ehead[q]
+            e = ehead[q] if merge else np.int64(-1)
             while e >= 0 and o[cand[e]] != c:
                 e = enext[e]
             nxt[j] = -1
@@ -1674,7 +1676,7 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
             # candidates: records that can reach p and are elsewhere, by decreasing gain; among equal
             # gains, first those whose value is the most frequent in their source (it stays l-eligible)
             nc, nr = fill_candidates(p, na, P, o, v, lo, hi, n, pr, hh, oldest, mu, gain, key, cand, order, ogain, rng, srt, tmp,
-                                     gid, nxt, cmult, omult, ehead, enext, etail)
+                                     gid, nxt, cmult, omult, ehead, enext, etail, flags & 8388608 != 0)
             for K in range(M[p] + 1, M[p] + 1 + lift_levels):
                 if N[p] + nr < l * K:
                     break
@@ -1699,7 +1701,7 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
             stats[20 + min(bK - M[bp], 9)] += 1
             stats[30 + bs] += 1
             nc, nr = fill_candidates(bp, na, P, o, v, lo, hi, n, pr, hh, oldest, mu, gain, key, cand, order, ogain, rng, srt, tmp,
-                                     gid, nxt, cmult, omult, ehead, enext, etail)
+                                     gid, nxt, cmult, omult, ehead, enext, etail, flags & 8388608 != 0)
             il -= lift(n, N, M, cM, H, o, v, order, ogain, omult, nxt, nc, bp, bK, P, mv, l, bs, taken, prev, dst, yes, pr, hh, oldest, mu, lo, hi, na, vidx, vstart, info, cand, rng, gid, gmark)
             continue
         # 3. repaired pairs (only when no single move and no lift improves): a gaining move that breaks a snapshot, and a repair entering or leaving it

@@ -117,10 +117,11 @@ NET_REUSE = 131072
 XFER_DUALS = 262144
 DUAL_POOL = 524288
 EMPTY_BOUND = 4194304
+GROUPS = 8388608
 ALL_MOVES = (SWAPS | EMPTY | SHED | LIFT_BOUND | FLOW | XFER | XFER_BOUND | PAIRS | XFER_HALL | WHOLE_GAINS | PENALTY_BOUND | XFER_ORDER | XFER_START
-             | LIFT_ORDER | DUAL_REUSE | NET_REUSE | XFER_DUALS | DUAL_POOL | EMPTY_BOUND)
+             | LIFT_ORDER | DUAL_REUSE | NET_REUSE | XFER_DUALS | DUAL_POOL | EMPTY_BOUND | GROUPS)
 MOVES = (EMPTY | SHED | LIFT_BOUND | FLOW | XFER | XFER_BOUND | XFER_HALL | WHOLE_GAINS | PENALTY_BOUND | XFER_ORDER | XFER_START | LIFT_ORDER
-         | DUAL_REUSE | NET_REUSE | XFER_DUALS | DUAL_POOL | EMPTY_BOUND)
+         | DUAL_REUSE | NET_REUSE | XFER_DUALS | DUAL_POOL | EMPTY_BOUND | GROUPS)
 """The local search's optional parts (bits; switched off only to measure what each one does, and in
 the tests that show a case each is needed for): ``SWAPS`` two records of one value exchange places
 (**off by default**: its scan is quadratic in the records of a value, and on the stops stream, daily,
