@@ -207,7 +207,21 @@ placements, 2-18% fewer candidates solved, x1.0-1.07 at ``w = 8``. ``EMPTY_BOUND
 snapshot is not emptied on trial when even every record of it at its cheapest other option (eligibility ignored)
 could not beat the best emptying so far (:func:`_fastkernel.empty_bound`): the same placements; the
 emptyings' scan was 4-10% of the step and applies one in fewer than 1.5% of the steps (daily
-use-of-force, 0-30 in 2,070); x1.06-1.08 at ``l = 2``, ``w in {4, 8}``, x0.98-1.10 elsewhere."""
+use-of-force, 0-30 in 2,070); x1.06-1.08 at ``l = 2``, ``w in {4, 8}``, x0.98-1.10 elsewhere.
+
+``GROUPS`` (since 2026-11-27): records of the same value, home and price (so the same reach) that sit
+in the same place have the same options at the same prices (by Theorem 1, Section IV, records of one
+value differ only by their timestamps, which the step's end puts in order); a lift's candidates
+(:func:`_fastkernel.fill_candidates`) are then one entry per (group, place) with its number of copies, so
+the sort, the lift's fill (up to that many copies within the caps, as LL-Reposition picks records under
+the per-value maximum ``m(s_i)``, Section V.A, Example 3) and :func:`_fastkernel.fill_bound` work on
+groups. Among candidates of equal key the copies now come together (before: in input order, another
+group's record between them), so the search may take another path. Daily use-of-force, all 32 cells
+``l in {2, 3, 5, 10}``, ``w in {1, 2, 4, 8}`` side by side with main (docs/benchmarks.md, 2026-11-27
+"records that are alike, on groups"): IL within 2% of the exact step in every cell (worst quadratic
+``l = 3``, ``w = 8``: 1.0199, as main), step rate x1.05-1.07 at ``w = 8``, ``l >= 3``. Independent of the
+flag, a shed (``SHED``) looks at one record per group in a scan: its copies have the same options, and
+the first of equal gains is kept, so the result is the same (the fingerprints of the search are)."""
 
 TIE = 1.0
 """Ties between placements of equal IL (integer costs only; 0 switches it off): the search prices a
