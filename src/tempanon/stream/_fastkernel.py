@@ -60,7 +60,7 @@ these versions cascade into their own callees. Measured (2026-11-26, cold cache)
 was compiled 2 times, ``lift`` and ``empty`` 6 times each, ten functions in all more than once; the
 cold compile of the kernel took 47.5 CPU-s."""
 _EPS = 1e-9
-WS_I_ROWS = 28
+WS_I_ROWS = 27
 """Integer scratch rows of :func:`local_search` (``steps`` allocates them once per batch)."""
 WS_F_ROWS = 6
 """Float scratch rows of :func:`local_search`."""
@@ -259,8 +259,7 @@ def pair_ok(n, N, M, cM, o, v, i, b, j, d, P, mv, l):
 
 
 @jit_nonrt
-def lift(n, N, M, cM, H, o, v, order, ogain, omult, nxt, nc, p, K, P, mv, l, mode, taken, prev, dst, keep, pr, hh, oldest, mu, lo, hi, na, vidx, vstart, info, scr, rng,
-         gid, gmark):
+def lift(n, N, M, cM, H, o, v, order, ogain, omult, nxt, nc, p, K, P, mv, l, mode, taken, prev, dst, keep, pr, hh, oldest, mu, lo, hi, na, vidx, vstart, info, scr, rng):
     """Fill snapshot ``p`` up to ``|D'[p]| >= l K`` with at most ``K`` records per value, candidates in
     ``order`` (gains ``ogain``, ``omult`` copies per entry chained in ``nxt``: :func:`fill_candidates`):
     every positive gain, then the least negative ones while too small.
@@ -269,8 +268,7 @@ def lift(n, N, M, cM, H, o, v, order, ogain, omult, nxt, nc, p, K, P, mv, l, mod
     mode 2 sheds, see :mod:`tempanon.stream.fast`) and every touched snapshot is checked at the end. Applied and its gain returned when it
     gains and every touched snapshot is l-eligible; else rolled back (returns 0). ``info[0]``: did the
     strict variant pass over a record because its source would break (if not, the other variants take
-    the same records, break no source and gain the same)? ``gid``: the records' groups
-    (:func:`record_groups`), ``gmark``: scratch of :func:`steps` (stamps per group; the last one in its last entry, after the groups'; kept between the steps)."""
+    the same records, break no source and gain the same)?"""
     strict = mode == 0
     info[0] = 0
     total = 0.0
@@ -364,20 +362,11 @@ def lift(n, N, M, cM, H, o, v, order, ogain, omult, nxt, nc, p, K, P, mv, l, mod
                     sj = -1
                     sd = P
                     sg = -1e300
-                    # a record of a group already looked at in this scan (``gmark``: the scan's number)
-                    # has the same options at the same prices: the first one stays the best (ties
-                    # keep the first), so its copies are skipped
-                    last = len(gmark) - 1
-                    gmark[last] += 1
-                    stamp = gmark[last]
                     for a2 in range(ns):
                         j2 = scr[a2]
                         u = v[j2]
                         if o[j2] != c or n[c, u] != M[c]:
                             continue
-                        if gmark[gid[j2]] == stamp:
-                            continue
-                        gmark[gid[j2]] = stamp
                         cc = cost_of(j2, c, P, pr, hh, oldest, mu)
                         g = cc - cost_of(j2, P, P, pr, hh, oldest, mu)
                         if g > sg:
@@ -1558,7 +1547,6 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
     ehead = ws_i[24]
     enext = ws_i[25]
     etail = ws_i[26]
-    gmark = ws_i[27]  # (the sheds' scans, lift: a stamp per group, the last stamp in its last entry)
     record_groups(na, v, hh, pr, lo, hi, gid)
     rounds = 0
     while il > lb + _EPS and rounds < max_rounds:
@@ -1685,7 +1673,7 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
                     stats[35] += 1
                     continue
                 for mode in (0, 2 if flags & 4 else 1):
-                    total = lift(n, N, M, cM, H, o, v, order, ogain, omult, nxt, nc, p, K, P, mv, l, mode, taken, prev, dst, no, pr, hh, oldest, mu, lo, hi, na, vidx, vstart, info, cand, rng, gid, gmark)
+                    total = lift(n, N, M, cM, H, o, v, order, ogain, omult, nxt, nc, p, K, P, mv, l, mode, taken, prev, dst, no, pr, hh, oldest, mu, lo, hi, na, vidx, vstart, info, cand, rng)
                     stats[3] += 1
                     if not beaten(total, bt, p * ks + 3 * K + mode, bkey):
                         bt = total
@@ -1702,7 +1690,7 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
             stats[30 + bs] += 1
             nc, nr = fill_candidates(bp, na, P, o, v, lo, hi, n, pr, hh, oldest, mu, gain, key, cand, order, ogain, rng, srt, tmp,
                                      gid, nxt, cmult, omult, ehead, enext, etail, flags & 8388608 != 0)
-            il -= lift(n, N, M, cM, H, o, v, order, ogain, omult, nxt, nc, bp, bK, P, mv, l, bs, taken, prev, dst, yes, pr, hh, oldest, mu, lo, hi, na, vidx, vstart, info, cand, rng, gid, gmark)
+            il -= lift(n, N, M, cM, H, o, v, order, ogain, omult, nxt, nc, bp, bK, P, mv, l, bs, taken, prev, dst, yes, pr, hh, oldest, mu, lo, hi, na, vidx, vstart, info, cand, rng)
             continue
         # 3. repaired pairs (only when no single move and no lift improves): a gaining move that breaks a snapshot, and a repair entering or leaving it
         best = -_EPS

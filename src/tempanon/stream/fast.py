@@ -219,9 +219,7 @@ groups. Among candidates of equal key the copies now come together (before: in i
 group's record between them), so the search may take another path. Daily use-of-force, all 32 cells
 ``l in {2, 3, 5, 10}``, ``w in {1, 2, 4, 8}`` side by side with main (docs/benchmarks.md, 2026-11-27
 "records that are alike, on groups"): IL within 2% of the exact step in every cell (worst quadratic
-``l = 3``, ``w = 8``: 1.0199, as main), step rate x1.05-1.07 at ``w = 8``, ``l >= 3``. Independent of the
-flag, a shed (``SHED``) looks at one record per group in a scan: its copies have the same options, and
-the first of equal gains is kept, so the result is the same (the fingerprints of the search are)."""
+``l = 3``, ``w = 8``: 1.0199, as main), step rate x1.05-1.07 at ``w = 8``, ``l >= 3``."""
 
 TIE = 1.0
 """Ties between placements of equal IL (integer costs only; 0 switches it off): the search prices a
