@@ -598,10 +598,12 @@ def fill_candidates(p, na, P, o, v, lo, hi, n, pr, hh, oldest, mu, gain, key, ca
     """The records that can reach snapshot ``p`` and are elsewhere, in ``order`` (gains ``ogain``): by
     decreasing gain, among equal gains first those whose value is the most frequent in their source.
     Records of one group (``gid``: the same value, home and price, so the same reach and the same cost
-    of every option) that sit in the same place are interchangeable: they are one entry, its first
-    record in ``order``, the number of copies in ``omult``, the others chained after it in ``nxt``
-    (input order, ``-1`` at the end), so that the sort, the lifts and :func:`fill_bound` work on
-    groups, not records (``merge``, ``fast.GROUPS``; without it every record is an entry of its own, as
+    of every option; by Theorem 1, Section IV, records of one value differ only by their timestamps,
+    which the step's end puts in order) that sit in the same place are interchangeable, as the records
+    of one value in LL-Reposition's pick under the per-value maximum ``m(s_i)`` (Section V.A, Example
+    3): they are one entry, its first record in ``order``, the number of copies in ``omult``, the
+    others chained after it in ``nxt`` (input order, ``-1`` at the end), so that the sort, the lifts
+    and :func:`fill_bound` work on groups, not records (``merge``, ``fast.GROUPS``; without it every record is an entry of its own, as
     before 2026-11-27). Returns the number of entries and of records. ``srt``, ``tmp``, ``cmult``,
     ``etail``, ``enext``: scratch of at least ``nc`` entries; ``ehead``: per group."""
     for j in range(rng[0, p], rng[1, p]):
