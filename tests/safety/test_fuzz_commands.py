@@ -19,7 +19,7 @@ import os
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, event, given, seed, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
@@ -162,9 +162,15 @@ def _valid_hierarchies(src, hdir):
 COMMANDS = sorted(OPTS) + ["run"]
 
 
+# TEMPANON_FUZZ_SEED=S with TEMPANON_FUZZ_EXAMPLES: the random examples drawn from seed S (reproducible)
+SEED = int(os.environ["TEMPANON_FUZZ_SEED"]) if os.environ.get("TEMPANON_FUZZ_SEED") else None
+
+
 @pytest.mark.parametrize("command", COMMANDS)
 @settings(max_examples=max(1, int(os.environ.get("TEMPANON_FUZZ_EXAMPLES", "60")) // len(COMMANDS)), deadline=None,
-          suppress_health_check=list(HealthCheck), derandomize="TEMPANON_FUZZ_EXAMPLES" not in os.environ)  # fmt: skip
+          suppress_health_check=list(HealthCheck), derandomize="TEMPANON_FUZZ_EXAMPLES" not in os.environ and SEED is None,
+          database=settings.default.database if "TEMPANON_FUZZ_EXAMPLES" in os.environ and SEED is None else None)  # fmt: skip
+@seed(SEED)
 @given(df=tables(), data=st.data(), fmt=st.sampled_from(["csv", "parquet"]))
 def test_fuzz_every_command(tmp_path_factory, command, df, data, fmt):
     valid = data.draw(VALID)

@@ -15,6 +15,8 @@ from typer.testing import CliRunner
 from tempanon.cli import app
 from tempanon.hierarchy import build_intervals, build_suppression
 
+from engine.conftest import spark_session  # noqa: F401  (the engine suite's local[2] session, for the spark marker)
+
 runner = CliRunner()
 IDENTIFYING = ["forename", "row_id", "email", "note", "admitted"]
 
@@ -287,6 +289,32 @@ def test_output_set_commits_together_and_discards_on_error(tmp_path):
     assert sorted(x.name for x in tmp_path.iterdir()) == ["a.csv", "b.json"]  # no temp files left
     with pytest.raises(InputError, match="refusing to overwrite an input"):
         OutputSet([a], {"--out": a})
+
+
+@pytest.mark.parametrize("engine", ["numpy", "duckdb", pytest.param("spark", marks=pytest.mark.spark)])
+@pytest.mark.parametrize("command", ["kanon", "timestamped"])
+@pytest.mark.parametrize("where", ["out", "audit"])
+def test_an_output_under_a_file_is_exit_2_on_every_engine(people, tmp_path, request, engine, command, where):
+    """``--out a.txt/o.csv`` (a parent that is a file: it cannot be made a folder; root-proof, unlike a
+    read-only folder, whose test above is skipped for root): ``kanon --engine duckdb`` ended in a
+    traceback (FileExistsError from the release's mkdir; a read-only folder: PermissionError), the
+    other paths said 'cannot write ...: File exists'. Found by hand (session 23: unwritable output
+    paths, run as an unprivileged user). Now every path: exit 2, 'a parent of it is not a
+    directory', nothing written."""
+    if engine == "spark":
+        request.getfixturevalue("spark_session")
+    p, h, _ = people
+    blocker = tmp_path / "a.txt"
+    blocker.write_text("not a folder\n")
+    outs = {"out": tmp_path / "rel" / "o.csv", "audit": tmp_path / "steward" / "audit.csv", where: blocker / "x.csv"}
+    extra = ["--engine", engine, "--audit", outs["audit"], "--quiet"]
+    r = _kanon(p, h, outs["out"], *extra) if command == "kanon" else _timestamped(p, outs["out"], *extra)
+    assert r.exit_code == 2, r.output
+    assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
+    assert f"cannot write {blocker / 'x.csv'}: a parent of it is not a directory" in r.output, r.output
+    assert blocker.read_text() == "not a folder\n"
+    assert not (tmp_path / "rel").exists() or list((tmp_path / "rel").iterdir()) == []
+    assert not (tmp_path / "steward").exists() or list((tmp_path / "steward").iterdir()) == []
 
 
 # ---- regressions found by fuzzing -------------------------------------------------------------------

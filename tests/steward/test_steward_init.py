@@ -177,3 +177,48 @@ def test_left_out_columns_are_listed_for_removal_only_when_the_runner_does_not_f
         assert "left out of the release" in comment(text, "insurance")
     assert "insurance" not in drop_key(closed) and "(the run lists them as left out)" in closed
     assert "insurance" in drop_key(listed) and "(listed for removal below)" in listed
+
+
+@pytest.mark.parametrize("odd", ["a\nb", "a\r\nb", "a\x00b", "a\x1bb", "a\x7fb"])
+@pytest.mark.parametrize("where", ["value", "name"])
+def test_a_line_break_or_control_character_in_the_data_gives_a_valid_job_file(tmp_path, odd, where):
+    """The job file's comments show column names and example values, written raw: a value or name
+    holding a line break ended the comment (the rest of it was read as TOML), a NUL, ESC or DEL is not
+    allowed in TOML at all, so ``tempanon run`` refused the file init had just written ('not valid
+    TOML', exit 2). Found by hand (session 23: a CSV with a quoted line break, NUL in a value)."""
+    rng = np.random.default_rng(0)
+    n = 60
+    df = pd.DataFrame({"age": rng.integers(18, 70, n).astype(str), "sex": rng.choice(["F", "M"], n),
+                       "note": rng.choice(["x", "y", odd], n)})  # fmt: skip
+    if where == "name":
+        df = df.rename(columns={"age": f"age {odd}"})
+    src = tmp_path / "in.parquet"  # (any text, as it is, in a Parquet file)
+    df.to_parquet(src, index=False)
+    r = runner.invoke(app, ["init", str(src), "--out", str(tmp_path / "job.toml"), "-q"])
+    assert r.exit_code == 0, r.output
+    job = load_job(tmp_path / "job.toml")  # (raised 'not valid TOML' before)
+    if where == "name":
+        assert f"age {odd}" in job.quasi_identifiers
+    r = runner.invoke(app, ["run", str(tmp_path / "job.toml"), "-q"])
+    assert r.exit_code == 0, r.output
+
+
+@pytest.mark.parametrize("how", ["same", "symlink", "hardlink", "directory"])
+def test_init_never_writes_over_its_input(tmp_path, how):
+    """``--out`` naming the input (or a link to it) with ``--force`` replaced the table by the job file
+    (exit 0: the data were gone). Found by hand (session 23: output paths equal to the input). Now
+    refused, exit 2, the input unchanged, as every other command refuses it (OutputSet)."""
+    src = tmp_path / "in.csv"
+    pd.DataFrame({"age": [str(20 + i % 30) for i in range(40)], "sex": ["F", "M"] * 20}).to_csv(src, index=False)
+    before = src.read_bytes()
+    out = {"same": src, "symlink": tmp_path / "link.csv", "hardlink": tmp_path / "hard.csv", "directory": tmp_path}[how]
+    if how == "symlink":
+        out.symlink_to(src)
+    elif how == "hardlink":
+        out.hardlink_to(src)
+    r = runner.invoke(app, ["init", str(src), "--out", str(out), "--force", "-q"])
+    assert r.exit_code == 2, r.output
+    assert r.exception is None or isinstance(r.exception, SystemExit), r.exception
+    assert src.read_bytes() == before
+    assert ("the input" if how != "directory" else "is a directory") in r.output, r.output
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []  # no temporary file left

@@ -274,6 +274,29 @@ def test_hierarchy_taxonomy_from_file(tmp_path):
     assert not (tmp_path / "dx2.csv").exists()
 
 
+@pytest.mark.parametrize("out", ["data", "tree", "under_a_file", "directory"])
+def test_hierarchy_never_writes_over_its_input(tmp_path, out):
+    """``--out`` naming the ``--data`` table (or the ``--tree`` file) replaced it by the hierarchy (exit 0,
+    the table gone); an unwritable ``--out`` (a read-only folder, a parent that is a file, a folder)
+    ended in a traceback. Found by hand (session 23: output paths equal to the input, read-only
+    folders). Now exit 2 with a message, every input unchanged, nothing written."""
+    tree = tmp_path / "dx.json"
+    tree.write_text(json.dumps({"infection": ["flu", "cold", "hiv"], "other": ["ulcer"]}))
+    data = tmp_path / "t.csv"
+    make_table().to_csv(data, index=False)
+    (tmp_path / "a.txt").write_text("x\n")
+    before = {p: p.read_bytes() for p in (tree, data)}
+    target = {"data": data, "tree": tree, "under_a_file": tmp_path / "a.txt" / "dx.csv", "directory": tmp_path}[out]
+    r = runner.invoke(app, ["hierarchy", "--data", str(data), "--column", "dx", "--type", "taxonomy", "--tree", str(tree),
+                            "--out", str(target), "-q"])  # fmt: skip
+    assert r.exit_code == 2, r.output
+    assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
+    assert {"data": "refusing to overwrite an input", "tree": "refusing to overwrite an input",
+            "under_a_file": "a parent of it is not a directory", "directory": "is a directory"}[out] in r.output, r.output
+    assert {p: p.read_bytes() for p in (tree, data)} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt", "dx.json", "t.csv"]
+
+
 @pytest.mark.parametrize(
     "args, message",
     [

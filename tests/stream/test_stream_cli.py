@@ -457,9 +457,13 @@ def test_release_not_l_diverse_push_path(monkeypatch):
 
 
 def test_first_fast_step_run_is_announced(tmp_path, monkeypatch):
-    """The first fast-step run of a process says why it may pause (numba compiles the kernel once);
-    once the kernel is loaded, and for the exact step, nothing is said."""
+    """The first fast-step run of a process says why it may pause (numba compiles the kernel once) when
+    numba's cache does not hold the kernel; once the kernel is loaded, and for the exact step, nothing is
+    said (with the kernel in numba's cache, nothing either: tests/stream/test_stream_kernel_cache.py)."""
+    import tempanon.stream.command as command
     from tempanon.stream import fast
+
+    monkeypatch.setattr(command, "fast_kernel_cached", lambda: False)
 
     args = ["stream", str(SAMPLE), "--time", "response_datetime", "--sensitive", "problem", "--qi", "race,sex",
             "--l", "2", "--window", "1", "--snapshot", "week"]
@@ -495,3 +499,28 @@ def test_snapshot_files_read_back_as_released_with_a_carriage_return_in_a_value(
     assert sum(len(q) for q in qits.values()) == 24
     assert all(list(q.columns) == ["zip", "group"] for q in qits.values())
     assert sorted(v for q in qits.values() for v in q["zip"]) == sorted(r[1] for r in rows[1:])
+
+
+@pytest.mark.parametrize("role, name", [("qi", "group"), ("qi", "snapshot"), ("sensitive", "group"), ("sensitive", "count"),
+                                        ("sensitive", "snapshot")])  # fmt: skip
+@pytest.mark.parametrize("stdin", [False, True])
+def test_a_column_named_like_a_column_of_the_published_tables_is_refused(tmp_path, role, name, stdin):
+    """The QIT has the columns QI + ``group``, the ST ``group``, the sensitive value and ``count`` (and the
+    API's tables a leading ``snapshot``): a quasi-identifier or sensitive column of such a name was
+    overwritten (a quasi-identifier ``group`` released as the group numbers, exit 0), read as the
+    counts (a sensitive ``count``: 'verification failed', exit 3) or ended in a traceback (``snapshot``).
+    Found by hand (session 23: columns named like SQL keywords). Now refused up front, exit 2, no file."""
+    cols = {"when": "when", "zip": "zip", "dx": "dx"}
+    cols["zip" if role == "qi" else "dx"] = name
+    times = [f"2020-01-0{1 + i // 4}" for i in range(12)]  # (in time order: standard input needs it)
+    df = pd.DataFrame({cols["when"]: times, cols["zip"]: [f"0{i % 4}" for i in range(12)], cols["dx"]: list("abc") * 4})
+    args = ["--time", "when", "--sensitive", cols["dx"], "--qi", cols["zip"], "--l", 2, "--window", 1, "--out", tmp_path / "o", "--quiet"]
+    if stdin:
+        r = _run(["-", *args], input="".join(df.to_json(orient="records", lines=True)))
+    else:
+        df.to_csv(tmp_path / "in.csv", index=False)
+        r = _run([tmp_path / "in.csv", *args])
+    assert r.exit_code == 2, r.output
+    assert r.exception is None or isinstance(r.exception, SystemExit), r.exception
+    assert f"{name!r}" in r.output and "rename" in r.output, r.output
+    assert not (tmp_path / "o").exists() or not any((tmp_path / "o").iterdir())

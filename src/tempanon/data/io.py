@@ -1079,6 +1079,8 @@ def write_error(path: str | os.PathLike, exc: OSError) -> InputError:
         errno.ENOTDIR: "a parent of it is not a directory",
         errno.ENAMETOOLONG: "the name is too long",
     }.get(exc.errno or -1, exc.strerror or str(exc))
+    if exc.errno == errno.EEXIST and any(p.is_file() for p in Path(path).parents):  # (mkdir of a folder that is a file)
+        why = "a parent of it is not a directory"
     return InputError(f"cannot write {path}: {why}; nothing of this run was written")
 
 

@@ -241,7 +241,7 @@ def kanon(
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show the search: nodes checked, table scans, rollups, time per phase.")] = False,
     sensitive: Annotated[str | None, typer.Option("--sensitive", help="Sensitive column: with --l every class must be l-diverse on it.")] = None,
     l: Annotated[int | None, typer.Option("--l", help="l-diversity of --sensitive in every class; --l-diversity says what l means.")] = None,
-    l_diversity: Annotated[str, typer.Option("--l-diversity", "--l-model", help="frequency (most frequent value <= |class|/l rows) | distinct (>= l values) | entropy (entropy >= log l) | recursive ((c,l): r1 < c(r_l+...+r_m), with --c).")] = "frequency",
+    l_diversity: Annotated[str, typer.Option("--l-diversity", "--l-model", help="frequency (default, as check --l-model: most frequent value <= |class|/l rows) | distinct (>= l values) | entropy (entropy >= log l) | recursive ((c,l): r1 < c(r_l+...+r_m), with --c).")] = "frequency",
     c: Annotated[float | None, typer.Option("--c", help="c of recursive (c,l)-diversity.")] = None,
     max_nodes: Annotated[int | None, typer.Option("--max-nodes", help="Stop the search after this many checks and release the best verified result found so far.")] = None,
     time_limit: Annotated[float | None, typer.Option("--time-limit", help="Stop the search after this many seconds and release the best verified result found so far.")] = None,

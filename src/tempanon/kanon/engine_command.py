@@ -28,6 +28,7 @@ the command says so (exit 4), the verified release stays, and neither report nor
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -75,17 +76,32 @@ def run_with_engine(a: dict[str, Any]) -> dict:
         drop_cols = parse_column_list(a["drop"], src.columns)
         src.require_columns(qi_cols, role="quasi-identifier")
         hier = load_hierarchies(a["hierarchies"], qi_cols)
-        with progress_reporter(a["quiet"]) as progress:
-            res = kanonymize(
-                src, qi_cols, hier, a["k"], uid=a["uid"], identifying=drop_cols, max_suppression=a["max_suppression"],
-                algorithm=a["algorithm"], criterion=a["criterion"], weights=_parse_weights(a["weights"]),
-                sensitive=a["sensitive"], l=a["l"], progress=progress, out=str(a["out"]), **(a.get("search_opts") or {}),
-                notice=lambda m: info(m, a["quiet"]),  # the search plan and the large-lattice warning, as on numpy
-                keep=parse_column_list(a.get("keep"), src.columns),
-                allow_identifier=parse_column_list(a.get("allow_identifier"), src.columns),
-                audit=None if a.get("audit") is None else str(a["audit"]),
-            )  # fmt: skip
+        keep_cols = parse_column_list(a.get("keep"), src.columns)
+        try:
+            with progress_reporter(a["quiet"]) as progress:
+                res = kanonymize(
+                    src, qi_cols, hier, a["k"], uid=a["uid"], identifying=drop_cols, max_suppression=a["max_suppression"],
+                    algorithm=a["algorithm"], criterion=a["criterion"], weights=_parse_weights(a["weights"]),
+                    sensitive=a["sensitive"], l=a["l"], progress=progress, out=str(a["out"]), **(a.get("search_opts") or {}),
+                    notice=lambda m: info(m, a["quiet"]),  # the search plan and the large-lattice warning, as on numpy
+                    keep=keep_cols,
+                    allow_identifier=parse_column_list(a.get("allow_identifier"), src.columns),
+                    audit=None if a.get("audit") is None else str(a["audit"]),
+                )  # fmt: skip
+        except Exception as exc:  # a DuckDB error not classified on its way: the input's (exit 2) or the engine's (exit 4)
+            duckdb = sys.modules.get("duckdb")
+            if duckdb is not None and isinstance(exc, duckdb.Error):
+                from tempanon.lattice.source_duckdb import engine_error
+
+                raise engine_error(a["input_path"], exc) from exc
+            raise
         phases["search, release and verify"] = time.perf_counter() - t0
+        if a["uid"] is None:  # an id column whose values repeat: k would count rows, not people (as on numpy)
+            from tempanon.steward.init import respondent_id_warning_engine
+
+            hint = respondent_id_warning_engine(src, [*qi_cols, *keep_cols, *([a["sensitive"]] if a["sensitive"] else [])])
+            if hint:
+                info(f"warning: {hint}", a["quiet"])
         # the release is written and verified: the measures and the report come from the engine's
         # aggregates of the input and of the written release
         t1 = time.perf_counter()

@@ -597,6 +597,16 @@ class SQLSource(FrequencySource):
         """Rows where ``column`` is not missing (identifier screening's near-unique signal)."""
         return int(self._rows(f"SELECT count(s.{self.q(column)}) AS n FROM src s")[0][0])
 
+    def missing_and_distinct(self, columns: Sequence[str]) -> tuple[int, dict[str, tuple[int, int]]]:
+        """The rows, and each column's missing cells and distinct present values, in one query (the
+        warning of an id-like column without ``--uid``:
+        :func:`tempanon.steward.init.respondent_id_warning_engine`)."""
+        cols = list(columns)
+        aggs = ", ".join(f"count(s.{self.q(c)}) AS p{j}, count(DISTINCT s.{self.q(c)}) AS d{j}" for j, c in enumerate(cols))
+        row = self._rows(f"SELECT count(*) AS n{', ' + aggs if aggs else ''} FROM src s")[0]
+        n = int(row[0])
+        return n, {c: (n - int(row[1 + 2 * j]), int(row[2 + 2 * j])) for j, c in enumerate(cols)}
+
     def respondent_uniqueness(self, column: str, uid: str) -> tuple[int, int, int]:
         """Identifier screening's per-respondent signal (:func:`tempanon.data.screen._near_unique_reasons`)
         over the distinct (respondent, present value) pairs: the respondents, those holding a value
@@ -1071,10 +1081,16 @@ class SQLSource(FrequencySource):
         parquet = out is None or _is_parquet(out)
         if out is None:
             target = Path(self._tmpdir) / "release.parquet"
+            tmps = [self._new_temp_path(target)]
         else:
             target = Path(out)
-            target.parent.mkdir(parents=True, exist_ok=True)
-        tmps = [self._new_temp_path(target)]
+            try:  # (a read-only folder, a parent that is a file: a message, as for the audit, not a traceback)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                tmps = [self._new_temp_path(target)]
+            except OSError as exc:
+                from tempanon.data.io import write_error
+
+                raise write_error(out, exc) from exc
         tmp, atmp, holder = tmps[0], None, False
         try:
             if audit is not None:
@@ -1951,6 +1967,35 @@ class EngineFailure(TempanonError):
     audit): the engine's failure, not the input's (exit 4, as a failed Spark job)."""
 
     exit_code = 4
+
+
+def engine_error(path: str | os.PathLike | None, exc: Exception) -> TempanonError:
+    """The tempanon error of a DuckDB error ``exc`` that reached a command (``timestamped``, ``kanon``
+    with ``--engine duckdb``) without being classified on its way (:meth:`DuckDBSource._input_errors`):
+    the input's (exit 2) when it is about the input ``path`` -- a file DuckDB cannot read that is the
+    input (:func:`input_error_message`), a value that does not convert (``ConversionException``,
+    ``OutOfRangeException``), a column the query cannot bind (``BinderException``), an invalid input
+    (``InvalidInputException``), an I/O error naming the input; else the engine's failure (exit 4, "an
+    engine failure, not the input"): out of memory, an internal or fatal error, an interrupted query,
+    an I/O error on its own files (its spill directory, a full disk)."""
+    import duckdb
+
+    first = _first_line(exc)
+    if isinstance(exc, duckdb.OutOfMemoryException):
+        return EngineFailure(f"the DuckDB engine failed (an engine failure, not the input): {first}; "
+                             "nothing was written (give it more with --memory-limit, e.g. 80%, or free memory: DuckDB "
+                             "spills to disk beyond the limit)")  # fmt: skip
+    message = input_error_message(None if path is None else str(path), exc)
+    if message is not None:
+        return InputError(message)
+    about_input = isinstance(exc, (duckdb.ConversionException, duckdb.OutOfRangeException, duckdb.BinderException,
+                                   duckdb.InvalidInputException))  # fmt: skip
+    if isinstance(exc, duckdb.IOException) and path is not None:
+        about_input = _failed_file(path, exc) == "input"
+    if about_input:
+        return InputError(f"DuckDB engine: {first}" + (f" (reading {path})" if path is not None else ""))
+    return EngineFailure(f"the DuckDB engine failed (an engine failure, not the input): {type(exc).__name__}: {first}; "
+                         "nothing was written")  # fmt: skip
 
 
 def _looks_damaged(exc: Exception) -> bool:

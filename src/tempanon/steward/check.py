@@ -159,7 +159,7 @@ def check_table(
     sensitive: Sequence[str] = (),
     k: int | None = None,
     l: int | None = None,
-    l_model: str = "distinct",
+    l_model: str = "frequency",
     threshold: float = 0.2,
     engine: str = "auto",
     memory_limit: str | None = None,
@@ -172,7 +172,9 @@ def check_table(
 
     With ``uid`` the requested ``k`` is checked against the respondent-level k (distinct
     respondents per class), as ``tempanon kanon --uid`` guarantees it; ``l`` is checked against
-    the l of ``l_model`` (``distinct``, ``frequency`` or ``entropy``) and needs ``sensitive``.
+    the l of ``l_model`` (``frequency``, the default: the model :func:`tempanon.kanon.kanonymize` and
+    ``kanon --l-diversity`` release with, so a table checked and then released is judged by one model;
+    ``distinct`` or ``entropy``) and needs ``sensitive``.
 
     ``df``: a pandas DataFrame, a CSV or Parquet path, a Spark DataFrame, or an open engine source. ``engine``
     (``auto``, ``numpy``, ``duckdb``, ``spark``; ``memory_limit``, ``spark_master`` as for

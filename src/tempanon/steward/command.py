@@ -19,7 +19,7 @@ def check(
     sensitive: Annotated[str | None, typer.Option("--sensitive", help="Sensitive column(s) for l-diversity.")] = None,
     k: Annotated[int | None, typer.Option("--k", help="Required k: exit 1 when the table is not k-anonymous.")] = None,
     l: Annotated[int | None, typer.Option("--l", help="Required l: exit 1 when the table is not l-diverse.")] = None,
-    l_model: Annotated[str, typer.Option("--l-model", help="Which l --l checks: distinct|frequency|entropy.")] = "distinct",
+    l_model: Annotated[str, typer.Option("--l-model", help="Which l --l checks: frequency (default, the model kanon --l-diversity releases with: the most frequent value has at most |class|/l rows) | distinct (>= l values) | entropy (entropy >= log l).")] = "frequency",
     threshold: Annotated[float, typer.Option("--threshold", help="A record is 'at risk' when its prosecutor risk exceeds this.")] = 0.2,
     as_json: Annotated[bool, typer.Option("--json", help="Print the measures as one JSON object.")] = False,
     delimiter: Annotated[str | None, typer.Option("--delimiter", help="CSV delimiter (detected if omitted).")] = None,
@@ -198,22 +198,25 @@ def init(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No status output.")] = False,
 ) -> None:
     """Profile a table and write a starter job file with a proposed role for every column."""
-    from tempanon.data.io import atomic_write, nested_parquet_columns, read_table
+    from tempanon.data.io import OutputSet, nested_parquet_columns, read_table
     from tempanon.steward.init import profile_columns, starter_job
 
     target = out or input.with_name(input.name.split(".")[0] + ".job.toml")
 
     def go():
-        if target.exists() and not force:
-            raise InputError(f"{target} exists; use --force to overwrite it")
-        if k < 2:
-            raise InputError(f"--k must be at least 2, got {k}")
-        df = read_table(input, as_text=True, delimiter=delimiter)
-        if df.empty:  # nothing to profile: every proposal would be a guess from no data
-            raise InputError(f"the input table has no rows: {input} (nothing to profile; no job file written)")
-        profiles = profile_columns(df, nested=nested_parquet_columns(input))  # (a list, struct or map: no role)
-        text = starter_job(input, target, df, profiles, k=k)
-        atomic_write(target, lambda p: p.write_text(text, encoding="utf-8"))
+        # never the input, also with --force (before, `--out` naming the input replaced the table by the job file)
+        with OutputSet([input], {"--out": target}) as outs:
+            if target.exists() and not force:
+                raise InputError(f"{target} exists; use --force to overwrite it")
+            if k < 2:
+                raise InputError(f"--k must be at least 2, got {k}")
+            df = read_table(input, as_text=True, delimiter=delimiter)
+            if df.empty:  # nothing to profile: every proposal would be a guess from no data
+                raise InputError(f"the input table has no rows: {input} (nothing to profile; no job file written)")
+            profiles = profile_columns(df, nested=nested_parquet_columns(input))  # (a list, struct or map: no role)
+            text = starter_job(input, target, df, profiles, k=k)
+            outs.stage(target, lambda p: p.write_text(text, encoding="utf-8"), "--out")
+            outs.commit()
         return profiles
 
     profiles = run_api(go)
@@ -261,19 +264,25 @@ def hierarchy(
             return Hierarchy.from_csv(file), None
         if column is None:
             raise InputError("--column is required to build a hierarchy (it names the attribute)")
-        values = None
-        if data is not None:
-            from tempanon.data.io import read_table, refuse_nested_columns
+        from tempanon.data.io import OutputSet
 
-            refuse_nested_columns(data, {"--column": [column]})  # (a list or struct has no hierarchy)
-            df = read_table(data, as_text=True, delimiter=delimiter, roles={"--column": [column]})  # (Parquet: that column)
-            if column not in df.columns:
-                raise InputError(f"unknown column {column!r} in {data}; the input has columns: {', '.join(map(str, df.columns))}")
-            values = df[column]
-        h = build(kind, column, values, widths=widths, start=start, levels=levels, formats=formats, tree=tree)
         target = out or file
-        if target is not None:
-            h.to_csv(target)
+        # checked before anything is read: never the --data table or the --tree file (before, `--out` naming
+        # the table replaced it by the hierarchy), a write error a message (a read-only folder: a traceback)
+        with OutputSet([data, tree], {"--out": target}) as outs:
+            values = None
+            if data is not None:
+                from tempanon.data.io import read_table, refuse_nested_columns
+
+                refuse_nested_columns(data, {"--column": [column]})  # (a list or struct has no hierarchy)
+                df = read_table(data, as_text=True, delimiter=delimiter, roles={"--column": [column]})  # (Parquet: that column)
+                if column not in df.columns:
+                    raise InputError(f"unknown column {column!r} in {data}; the input has columns: {', '.join(map(str, df.columns))}")
+                values = df[column]
+            h = build(kind, column, values, widths=widths, start=start, levels=levels, formats=formats, tree=tree)
+            if target is not None:
+                outs.stage(target, h.to_csv, "--out")
+                outs.commit()
         return h, target
 
     h, target = run_api(go)

@@ -301,10 +301,32 @@ def respondent_id_warning(df: pd.DataFrame, exclude: Iterable[str], option: str 
         missing = int(s.isna().sum())
         distinct = int(s.astype(str).nunique()) if missing == 0 else 0
         if reads_like_respondent_id(name, distinct, n, missing):
-            return (f"column {name!r} reads like a respondent id ({distinct:,} values repeat over {n:,} rows) but is not "
-                    f"{option}: every row counts as a respondent, so k counts rows, not people; give {option} {name} "
-                    "for respondent-level k")
+            return _respondent_id_text(name, distinct, n, option)
     return None
+
+
+def respondent_id_warning_engine(src, exclude: Iterable[str], option: str = "--uid") -> str | None:
+    """:func:`respondent_id_warning` for a table an engine holds (a DuckDB or Spark
+    :class:`~tempanon.lattice.source_duckdb.SQLSource`: ``kanon`` and ``timestamped`` with ``--engine
+    duckdb|spark``): the id-like names first, then their missing cells and distinct values counted by
+    the engine in one query (:meth:`~tempanon.lattice.source_duckdb.SQLSource.missing_and_distinct`);
+    no row reaches pandas. The same rule and text."""
+    skip = {str(c) for c in exclude}
+    names = [str(c) for c in src.columns if str(c) not in skip and _IDLIKE.search(str(c))]
+    if not names:
+        return None
+    n, counts = src.missing_and_distinct(names)
+    for name in names:
+        missing, distinct = counts[name]
+        if reads_like_respondent_id(name, distinct if missing == 0 else 0, n, missing):
+            return _respondent_id_text(name, distinct, n, option)
+    return None
+
+
+def _respondent_id_text(name: str, distinct: int, n: int, option: str) -> str:
+    return (f"column {name!r} reads like a respondent id ({distinct:,} values repeat over {n:,} rows) but is not "
+            f"{option}: every row counts as a respondent, so k counts rows, not people; give {option} {name} "
+            "for respondent-level k")
 
 
 def lattice_size(profiles: list[ColumnProfile]) -> int:
@@ -312,8 +334,23 @@ def lattice_size(profiles: list[ColumnProfile]) -> int:
     return math.prod(p.levels for p in profiles if p.role == "qi")
 
 
+# the characters TOML allows neither in a comment nor raw in a string: the control characters but tab
+_TOML_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+
+
+def _escaped(m: re.Match) -> str:
+    return "\\u007f" if m.group() == "\x7f" else json.dumps(m.group())[1:-1]
+
+
 def _q(s: str) -> str:
     return json.dumps(s, ensure_ascii=False)
+
+
+def _toml_line(line: str) -> str:
+    """One line of the job file with any control character (a column's name or example value holding a
+    line break, a NUL, ...) written as its escape (JSON's, which are TOML's; also a DEL, which
+    :func:`_q` leaves raw in a string): raw, it ended a comment or made the file invalid TOML."""
+    return _TOML_CONTROL.sub(_escaped, line)
 
 
 def _key(s: str) -> str:
@@ -439,7 +476,7 @@ def starter_job(input_path: str | os.PathLike, job_path: str | os.PathLike, df: 
         f"report = {_q(stem + '-report.html')}",
         "",
     ]
-    return "\n".join(lines)
+    return "\n".join(_toml_line(x) for x in lines)
 
 
 __all__ = ["FALLBACK_QI", "LARGE_LATTICE", "MAX_QI", "ColumnProfile", "demographic_kind", "lattice_lines", "lattice_size", "profile_columns", "starter_job"]

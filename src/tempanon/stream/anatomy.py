@@ -32,6 +32,27 @@ import pandas as pd
 from tempanon.errors import InputError
 
 
+#: the published tables' own columns: QIT = quasi-identifiers + ``group``, ST = ``group``, sensitive value,
+#: ``count``; the tables of every snapshot together (``StreamResult.qit``/``st``, a release folder read
+#: back) start with ``snapshot``
+QIT_COLUMNS = ("snapshot", "group")
+ST_COLUMNS = ("snapshot", "group", "count")
+
+
+def check_release_names(qi: list[str] | None, sensitive: str) -> None:
+    """Refuse (:class:`InputError`) a quasi-identifier or sensitive column named like a column the
+    published tables add (:data:`QIT_COLUMNS`, :data:`ST_COLUMNS`; compared ignoring case, as the
+    engines and ``tempanon check`` compare a release's names): it would be overwritten (a
+    quasi-identifier ``group`` released as the group numbers), taken for the counts or give a table
+    with the name twice."""
+    named = [("quasi-identifier", c, QIT_COLUMNS) for c in (qi or [])] + [("sensitive column", sensitive, ST_COLUMNS)]
+    for role, col, taken in named:
+        if str(col).strip().lower() in taken:
+            raise InputError(f"{role} {col!r}: the published tables have a column {col.strip().lower()!r} of their own "
+                             f"(QIT: quasi-identifiers, group; ST: group, the sensitive value, count; with snapshot when "
+                             f"read together); rename the column {col!r} in the input")  # fmt: skip
+
+
 class NotEligibleError(InputError):
     """A snapshot given to Anatomy is not l-eligible; ``segment``: which one (0 for one snapshot), so a
     caller that produced the snapshots itself can name it (the stream publisher turns this into a

@@ -172,6 +172,9 @@ def anonymize_stream(
     for c in qi_cols:
         if c in (time, sensitive):
             raise InputError(f"column {c!r} cannot be a quasi-identifier: it is the {'time' if c == time else 'sensitive'} column")
+    from tempanon.stream.anatomy import check_release_names
+
+    check_release_names(qi_cols, sensitive)
     from tempanon.data.io import refuse_nested_columns
 
     refuse_nested_columns(df, {"time": [time], "sensitive": [sensitive], "qi": qi_cols})

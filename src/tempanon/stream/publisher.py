@@ -58,7 +58,7 @@ import numpy as np
 import pandas as pd
 
 from tempanon.errors import InputError
-from tempanon.stream.anatomy import NotEligibleError, anatomy_groups, anatomy_segments, qit_order, sensitive_table
+from tempanon.stream.anatomy import NotEligibleError, anatomy_groups, anatomy_segments, check_release_names, qit_order, sensitive_table
 from tempanon.stream.model import (
     DEFAULT_DEFER,
     DEFAULT_STEP,
@@ -208,6 +208,7 @@ class StreamPublisher:
             raise InputError(f"the cost model is tabulated up to {cost.window}, but the window is {self.w}")
         self.cost = cost
         self.mu = np.asarray(cost.mu[: self.w + 1], dtype=float)
+        check_release_names(qi, sensitive)  # (qi None: the records' keys, checked by the caller)
         self.sensitive = sensitive
         self.qi = None if qi is None else list(qi)
         self.verify = verify
@@ -257,6 +258,7 @@ class StreamPublisher:
             raise InputError(f"snapshot {label or len(self._snaps)}: missing sensitive column {self.sensitive!r}")
         if self.qi is None:
             self.qi = [c for c in snapshot.columns if c != self.sensitive]
+            check_release_names(self.qi, self.sensitive)
         missing = [c for c in self.qi if c not in snapshot.columns]
         if missing:
             raise InputError(f"snapshot {label or len(self._snaps)}: missing quasi-identifier column(s) {missing}")

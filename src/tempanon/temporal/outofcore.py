@@ -98,12 +98,14 @@ def write_release(sq, *, select: Sequence[str], body: str, order: Sequence[str],
         order.append(f"s.{RN}")
     query = f"SELECT {', '.join(select)} {body} ORDER BY {', '.join(order)}"
     tmps: list[str] = []
+    failing = out  # the output being prepared (named in a write error: before, the release for the audit's too)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = sq._new_temp_path(target)
         tmps.append(tmp)
         atmp, holder = None, False
         if audit is not None:
+            failing = audit
             atarget = Path(audit)
             atarget.parent.mkdir(parents=True, exist_ok=True)
             atmp = sq._new_audit_temp(atarget)
@@ -119,7 +121,7 @@ def write_release(sq, *, select: Sequence[str], body: str, order: Sequence[str],
 
         for t in tmps:
             Path(t).unlink(missing_ok=True)
-        raise write_error(out, exc) from exc
+        raise write_error(failing, exc) from exc
     try:
         _write(sq, query, tmp, parquet)
         if atmp is not None:
@@ -258,7 +260,7 @@ def anonymize_timestamped_file(
         spark_input_checks(path)
         sq = SparkSource.from_path(path, master=spark_master, delimiter=delimiter, memory_limit=memory_limit)
         try:
-            return _run(sq, **run)
+            return _run_and_warn(sq, run)
         finally:
             # the run's cached tables first (each is re-analysed from the views it reads), then its views
             try:
@@ -281,13 +283,32 @@ def anonymize_timestamped_file(
             raise InputError(f"DuckDB engine: cannot open a work database in {workdir}: {exc}") from exc
         sq = DuckDBSource(path, memory_limit=memory_limit, delimiter=delimiter, threads=threads, connection=con)
         try:
-            return _run(sq, **run)
-        except duckdb.Error as exc:
-            raise InputError(f"DuckDB engine: {exc}") from exc
+            return _run_and_warn(sq, run)
+        except duckdb.Error as exc:  # the input's (exit 2) or the engine's (exit 4: out of memory, an internal error)
+            from tempanon.lattice.source_duckdb import engine_error
+
+            raise engine_error(path, exc) from exc
         finally:
             sq.close()
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _run_and_warn(sq, run: dict):
+    """:func:`_run`; then, without a ``uid``, the command's warning of a column that reads like a
+    respondent id (values that repeat over the rows), counted by the engine
+    (:func:`tempanon.steward.init.respondent_id_warning_engine`), said through ``announce`` as
+    ``warning: ...`` (the in-memory command's text)."""
+    res = _run(sq, **run)
+    if run["uid"] is None and run["announce"] is not None:
+        from tempanon.data.roles import parse_column_list
+        from tempanon.steward.init import respondent_id_warning_engine
+
+        roles = [c for x in (run["qi"], run["keep"], run["sensitive"]) for c in parse_column_list(x, sq.columns)]
+        hint = respondent_id_warning_engine(sq, [run["time"], *roles])
+        if hint:
+            run["announce"](f"warning: {hint}")
+    return res
 
 
 def _as_read_text(values: pd.Series) -> pd.Series:
