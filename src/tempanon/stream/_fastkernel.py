@@ -60,7 +60,7 @@ these versions cascade into their own callees. Measured (2026-11-26, cold cache)
 was compiled 2 times, ``lift`` and ``empty`` 6 times each, ten functions in all more than once; the
 cold compile of the kernel took 47.5 CPU-s."""
 _EPS = 1e-9
-WS_I_ROWS = 20
+WS_I_ROWS = 27
 """Integer scratch rows of :func:`local_search` (``steps`` allocates them once per batch)."""
 WS_F_ROWS = 6
 """Float scratch rows of :func:`local_search`."""
@@ -259,9 +259,10 @@ def pair_ok(n, N, M, cM, o, v, i, b, j, d, P, mv, l):
 
 
 @jit_nonrt
-def lift(n, N, M, cM, H, o, v, order, ogain, nc, p, K, P, mv, l, mode, taken, prev, dst, keep, pr, hh, oldest, mu, lo, hi, na, vidx, vstart, info, scr, rng):
+def lift(n, N, M, cM, H, o, v, order, ogain, omult, nxt, nc, p, K, P, mv, l, mode, taken, prev, dst, keep, pr, hh, oldest, mu, lo, hi, na, vidx, vstart, info, scr, rng):
     """Fill snapshot ``p`` up to ``|D'[p]| >= l K`` with at most ``K`` records per value, candidates in
-    ``order`` (gains ``ogain``): every positive gain, then the least negative ones while too small.
+    ``order`` (gains ``ogain``, ``omult`` copies per entry chained in ``nxt``: :func:`fill_candidates`):
+    every positive gain, then the least negative ones while too small.
     ``mode`` 0 (strict): a record is taken only if its source stays l-eligible; otherwise sources may
     break on the way, are repaired (exchange with a record taken from suppression; then mode 1 drains,
     mode 2 sheds, see :mod:`tempanon.stream.fast`) and every touched snapshot is checked at the end. Applied and its gain returned when it
@@ -272,27 +273,35 @@ def lift(n, N, M, cM, H, o, v, order, ogain, nc, p, K, P, mv, l, mode, taken, pr
     info[0] = 0
     total = 0.0
     nt = 0
+    stop = False
     for k in range(nc):
         j = order[k]
         gj = ogain[k]
-        if gj <= _EPS and N[p] >= l * K:
-            break
         u = v[j]
-        if n[p, u] + 1 > K:
-            continue
         c = o[j]
-        if strict and c < P and not removal_ok(n, N, M, cM, c, u, l):
-            info[0] = 1
-            continue
-        prev[nt] = c
-        taken[nt] = j
-        dst[nt] = p
-        nt += 1
-        if c < P:
-            dec(n, N, M, cM, H, c, u)
-        inc(n, N, M, cM, H, p, u)
-        o[j] = p
-        total += gj
+        # the entry's interchangeable copies (``omult[k]``, chained in ``nxt``), one at a time: a copy
+        # refused by the cap or by its source's eligibility refuses the others too (nothing changed)
+        for _ in range(omult[k]):
+            if gj <= _EPS and N[p] >= l * K:
+                stop = True
+                break
+            if n[p, u] + 1 > K:
+                break
+            if strict and c < P and not removal_ok(n, N, M, cM, c, u, l):
+                info[0] = 1
+                break
+            prev[nt] = c
+            taken[nt] = j
+            dst[nt] = p
+            nt += 1
+            if c < P:
+                dec(n, N, M, cM, H, c, u)
+            inc(n, N, M, cM, H, p, u)
+            o[j] = p
+            total += gj
+            j = nxt[j]
+        if stop:
+            break
     if not strict:
         # repair a source left with too many records of its largest value: a record of that value taken
         # from suppression goes back, one of the same value placed in the source takes its place in p
@@ -505,11 +514,12 @@ def empty(n, N, M, cM, H, o, v, q, P, mv, l, taken, prev, dst, keep, pr, hh, old
 
 
 @jit_nonrt
-def fill_bound(n, N, p, K, l, v, order, ogain, nc, tk, tv):
-    """The most a selection of the candidates (``order``, gains ``ogain``) into snapshot ``p`` can
-    gain with at most ``K`` records per value in ``p`` and ``|D'[p]| >= l K`` (sources' eligibility
-    ignored): every positive gain within the caps, then the least negative ones until ``p`` is large
-    enough; ``-inf`` when the candidates cannot fill it. ``tk`` (zeros, per value) is left zeroed."""
+def fill_bound(n, N, p, K, l, v, order, ogain, omult, nc, tk, tv):
+    """The most a selection of the candidates (``order``, gains ``ogain``, ``omult[k]`` interchangeable
+    copies per entry: :func:`fill_candidates`) into snapshot ``p`` can gain with at most ``K`` records
+    per value in ``p`` and ``|D'[p]| >= l K`` (sources' eligibility ignored): every positive gain within
+    the caps, then the least negative ones until ``p`` is large enough; ``-inf`` when the candidates
+    cannot fill it. ``tk`` (zeros, per value) is left zeroed."""
     need = l * K - N[p]
     cnt = 0
     g = 0.0
@@ -519,14 +529,19 @@ def fill_bound(n, N, p, K, l, v, order, ogain, nc, tk, tv):
         if gk <= _EPS and cnt >= need:
             break
         u = v[order[k]]
-        if n[p, u] + tk[u] >= K:
+        room = K - n[p, u] - tk[u]
+        if room <= 0:
             continue
+        t = omult[k] if omult[k] < room else room
+        if gk <= _EPS and need - cnt < t:
+            t = need - cnt
         if tk[u] == 0:
             tv[nv] = u
             nv += 1
-        tk[u] += 1
-        cnt += 1
-        g += gk
+        tk[u] += t
+        cnt += t
+        for _ in range(t):  # (added one copy at a time: the same rounding as per record)
+            g += gk
     for k in range(nv):
         tk[tv[k]] = 0
     if cnt < need:
@@ -578,24 +593,52 @@ def stable_order(key, nc, idx, tmp):
 
 
 @jit_nonrt
-def fill_candidates(p, na, P, o, v, lo, hi, n, pr, hh, oldest, mu, gain, key, cand, order, ogain, rng, srt, tmp):
+def fill_candidates(p, na, P, o, v, lo, hi, n, pr, hh, oldest, mu, gain, key, cand, order, ogain, rng, srt, tmp, gid, nxt, cmult, omult, ehead, enext, etail,
+                    merge):
     """The records that can reach snapshot ``p`` and are elsewhere, in ``order`` (gains ``ogain``): by
     decreasing gain, among equal gains first those whose value is the most frequent in their source.
-    ``srt``, ``tmp``: scratch of at least ``nc`` entries."""
-    nc = np.int64(0)
+    Records of one group (``gid``: the same value, home and price, so the same reach and the same cost
+    of every option; by Theorem 1, Section IV, records of one value differ only by their timestamps,
+    which the step's end puts in order) that sit in the same place are interchangeable, as the records
+    of one value in LL-Reposition's pick under the per-value maximum ``m(s_i)`` (Section V.A, Example
+    3): they are one entry, its first record in ``order``, the number of copies in ``omult``, the
+    others chained after it in ``nxt`` (input order, ``-1`` at the end), so that the sort, the lifts
+    and :func:`fill_bound` work on groups, not records (``merge``, ``fast.GROUPS``; without it every record is an entry of its own, as
+    before 2026-11-27). Returns the number of entries and of records. ``srt``, ``tmp``, ``cmult``,
+    ``etail``, ``enext``: scratch of at least ``nc`` entries; ``ehead``: per group."""
     for j in range(rng[0, p], rng[1, p]):
-        if o[j] != p:
-            g = cost_of(j, o[j], P, pr, hh, oldest, mu) - cost_of(j, p, P, pr, hh, oldest, mu)
-            c = o[j]
+        ehead[gid[j]] = -1
+    nc = np.int64(0)
+    nr = np.int64(0)
+    for j in range(rng[0, p], rng[1, p]):
+        c = o[j]
+        if c != p:
+            nr += 1
+            q = gid[j]
+            e = ehead[q] if merge else np.int64(-1)
+            while e >= 0 and o[cand[e]] != c:
+                e = enext[e]
+            nxt[j] = -1
+            if e >= 0:  # a copy of entry e's records
+                cmult[e] += 1
+                nxt[etail[e]] = j
+                etail[e] = j
+                continue
+            g = cost_of(j, c, P, pr, hh, oldest, mu) - cost_of(j, p, P, pr, hh, oldest, mu)
             gain[nc] = g
             key[nc] = -g - (1e-6 * n[c, v[j]] if c < P else 0.0)
             cand[nc] = j
+            cmult[nc] = 1
+            etail[nc] = j
+            enext[nc] = ehead[q]
+            ehead[q] = nc
             nc += 1
     if nc > 32:
         stable_order(key, nc, srt, tmp)
         for k in range(nc):
             order[k] = cand[srt[k]]
             ogain[k] = gain[srt[k]]
+            omult[k] = cmult[srt[k]]
     else:
         # insertion sort (stable, as the mergesort; no allocation for the small candidate lists)
         for k in range(nc):
@@ -605,11 +648,35 @@ def fill_candidates(p, na, P, o, v, lo, hi, n, pr, hh, oldest, mu, gain, key, ca
                 key[q] = key[q - 1]
                 order[q] = order[q - 1]
                 ogain[q] = ogain[q - 1]
+                omult[q] = omult[q - 1]
                 q -= 1
             key[q] = kk
             order[q] = cand[k]
             ogain[q] = gain[k]
-    return nc
+            omult[q] = cmult[k]
+    return nc, nr
+
+
+@jit_nonrt
+def record_groups(na, v, hh, pr, lo, hi, gid):
+    """``gid[i]``: the group of record ``i``, the same for records of the same value, home, price and
+    reach (interchangeable: the same cost of every option), numbered from 0 in order of first record.
+    The records come sorted by home (``steps``), so a record's group is found among the records of its
+    home before it. Returns the number of groups."""
+    ng = np.int64(0)
+    for i in range(na):
+        g = np.int64(-1)
+        j = i - 1
+        while j >= 0 and hh[j] == hh[i]:
+            if v[j] == v[i] and pr[j] == pr[i] and lo[j] == lo[i] and hi[j] == hi[i]:
+                g = gid[j]
+                break
+            j -= 1
+        if g < 0:
+            g = ng
+            ng += 1
+        gid[i] = g
+    return ng
 
 
 _BIG = 1e7  # penalty of a violated cap or size bound in the flow network (far above any IL change)
@@ -1474,6 +1541,15 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
         rng[0, c] = a
         rng[1, c] = b
     tv = ws_i[9]
+    # groups of interchangeable records (record_groups) and the lifts' candidate entries per group
+    gid = ws_i[20]
+    nxt = ws_i[21]
+    cmult = ws_i[22]
+    omult = ws_i[23]
+    ehead = ws_i[24]
+    enext = ws_i[25]
+    etail = ws_i[26]
+    record_groups(na, v, hh, pr, lo, hi, gid)
     rounds = 0
     while il > lb + _EPS and rounds < max_rounds:
         rounds += 1
@@ -1589,16 +1665,17 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
                 continue
             # candidates: records that can reach p and are elsewhere, by decreasing gain; among equal
             # gains, first those whose value is the most frequent in their source (it stays l-eligible)
-            nc = fill_candidates(p, na, P, o, v, lo, hi, n, pr, hh, oldest, mu, gain, key, cand, order, ogain, rng, srt, tmp)
+            nc, nr = fill_candidates(p, na, P, o, v, lo, hi, n, pr, hh, oldest, mu, gain, key, cand, order, ogain, rng, srt, tmp,
+                                     gid, nxt, cmult, omult, ehead, enext, etail, flags & 8388608 != 0)
             for K in range(M[p] + 1, M[p] + 1 + lift_levels):
-                if N[p] + nc < l * K:
+                if N[p] + nr < l * K:
                     break
                 # a level whose best filling selection (fill_bound) cannot beat the best lift is skipped
-                if flags & 8 and beaten(fill_bound(n, N, p, K, l, v, order, ogain, nc, tk, tv), bt, p * ks + 3 * K, bkey):
+                if flags & 8 and beaten(fill_bound(n, N, p, K, l, v, order, ogain, omult, nc, tk, tv), bt, p * ks + 3 * K, bkey):
                     stats[35] += 1
                     continue
                 for mode in (0, 2 if flags & 4 else 1):
-                    total = lift(n, N, M, cM, H, o, v, order, ogain, nc, p, K, P, mv, l, mode, taken, prev, dst, no, pr, hh, oldest, mu, lo, hi, na, vidx, vstart, info, cand, rng)
+                    total = lift(n, N, M, cM, H, o, v, order, ogain, omult, nxt, nc, p, K, P, mv, l, mode, taken, prev, dst, no, pr, hh, oldest, mu, lo, hi, na, vidx, vstart, info, cand, rng)
                     stats[3] += 1
                     if not beaten(total, bt, p * ks + 3 * K + mode, bkey):
                         bt = total
@@ -1613,8 +1690,9 @@ def local_search(na, P, mv, l, w, oldest, t, hh, v, o, pr, mu, n, N, M, cM, H, l
             stats[10 + min(P - 1 - bp, 9)] += 1
             stats[20 + min(bK - M[bp], 9)] += 1
             stats[30 + bs] += 1
-            nc = fill_candidates(bp, na, P, o, v, lo, hi, n, pr, hh, oldest, mu, gain, key, cand, order, ogain, rng, srt, tmp)
-            il -= lift(n, N, M, cM, H, o, v, order, ogain, nc, bp, bK, P, mv, l, bs, taken, prev, dst, yes, pr, hh, oldest, mu, lo, hi, na, vidx, vstart, info, cand, rng)
+            nc, nr = fill_candidates(bp, na, P, o, v, lo, hi, n, pr, hh, oldest, mu, gain, key, cand, order, ogain, rng, srt, tmp,
+                                     gid, nxt, cmult, omult, ehead, enext, etail, flags & 8388608 != 0)
+            il -= lift(n, N, M, cM, H, o, v, order, ogain, omult, nxt, nc, bp, bK, P, mv, l, bs, taken, prev, dst, yes, pr, hh, oldest, mu, lo, hi, na, vidx, vstart, info, cand, rng)
             continue
         # 3. repaired pairs (only when no single move and no lift improves): a gaining move that breaks a snapshot, and a repair entering or leaving it
         best = -_EPS

@@ -117,10 +117,11 @@ NET_REUSE = 131072
 XFER_DUALS = 262144
 DUAL_POOL = 524288
 EMPTY_BOUND = 4194304
+GROUPS = 8388608
 ALL_MOVES = (SWAPS | EMPTY | SHED | LIFT_BOUND | FLOW | XFER | XFER_BOUND | PAIRS | XFER_HALL | WHOLE_GAINS | PENALTY_BOUND | XFER_ORDER | XFER_START
-             | LIFT_ORDER | DUAL_REUSE | NET_REUSE | XFER_DUALS | DUAL_POOL | EMPTY_BOUND)
+             | LIFT_ORDER | DUAL_REUSE | NET_REUSE | XFER_DUALS | DUAL_POOL | EMPTY_BOUND | GROUPS)
 MOVES = (EMPTY | SHED | LIFT_BOUND | FLOW | XFER | XFER_BOUND | XFER_HALL | WHOLE_GAINS | PENALTY_BOUND | XFER_ORDER | XFER_START | LIFT_ORDER
-         | DUAL_REUSE | NET_REUSE | XFER_DUALS | DUAL_POOL | EMPTY_BOUND)
+         | DUAL_REUSE | NET_REUSE | XFER_DUALS | DUAL_POOL | EMPTY_BOUND | GROUPS)
 """The local search's optional parts (bits; switched off only to measure what each one does, and in
 the tests that show a case each is needed for): ``SWAPS`` two records of one value exchange places
 (**off by default**: its scan is quadratic in the records of a value, and on the stops stream, daily,
@@ -206,7 +207,20 @@ placements, 2-18% fewer candidates solved, x1.0-1.07 at ``w = 8``. ``EMPTY_BOUND
 snapshot is not emptied on trial when even every record of it at its cheapest other option (eligibility ignored)
 could not beat the best emptying so far (:func:`_fastkernel.empty_bound`): the same placements; the
 emptyings' scan was 4-10% of the step and applies one in fewer than 1.5% of the steps (daily
-use-of-force, 0-30 in 2,070); x1.06-1.08 at ``l = 2``, ``w in {4, 8}``, x0.98-1.10 elsewhere."""
+use-of-force, 0-30 in 2,070); x1.06-1.08 at ``l = 2``, ``w in {4, 8}``, x0.98-1.10 elsewhere.
+
+``GROUPS`` (since 2026-11-27): records of the same value, home and price (so the same reach) that sit
+in the same place have the same options at the same prices (by Theorem 1, Section IV, records of one
+value differ only by their timestamps, which the step's end puts in order); a lift's candidates
+(:func:`_fastkernel.fill_candidates`) are then one entry per (group, place) with its number of copies, so
+the sort, the lift's fill (up to that many copies within the caps, as LL-Reposition picks records under
+the per-value maximum ``m(s_i)``, Section V.A, Example 3) and :func:`_fastkernel.fill_bound` work on
+groups. Among candidates of equal key the copies now come together (before: in input order, another
+group's record between them), so the search may take another path. Daily use-of-force, all 32 cells
+``l in {2, 3, 5, 10}``, ``w in {1, 2, 4, 8}`` side by side with main (docs/benchmarks.md, 2026-11-27
+"the lifts' candidates on groups of alike records"): IL within 2% of the exact step in every cell (worst quadratic
+``l = 3``, ``w = 8``: 1.0199, as main), step rate x1.06-1.09 at ``w = 8``, ``l >= 3`` (x1.03-1.09 over three
+runs; x0.98-1.08 elsewhere); still 36,623-70,753 step records per CPU-second in those six cells."""
 
 TIE = 1.0
 """Ties between placements of equal IL (integer costs only; 0 switches it off): the search prices a
