@@ -108,7 +108,9 @@ def check_header(sample: str, sep: str, path: Any) -> None:
 
     from tempanon.data.io import check_column_names
 
-    header = next(csv.reader(io.StringIO(sample), delimiter=sep), [])
+    # (newline="": a header ending in a lone carriage return, old Mac line ends, is a line as for pandas and
+    # DuckDB; the csv module refused it with a traceback)
+    header = next(csv.reader(io.StringIO(sample, newline=""), delimiter=sep), [])
     seen: dict[str, int] = {}
     for i, name in enumerate(c.strip() for c in header):
         if name in seen:
@@ -1901,7 +1903,7 @@ def csv_line_error(path: str | os.PathLike, sep: str) -> str | None:
     try:
         with _open_text(Path(path))() as fh:
             sample = fh.read(65536)
-        header = next(csv.reader(io.StringIO(sample), delimiter=sep), [])
+        header = next(csv.reader(io.StringIO(sample, newline=""), delimiter=sep), [])  # (newline="": as check_header)
         cols = ", ".join(f"{qstr(c)}: 'VARCHAR'" for c in header)
         con = duckdb.connect(":memory:")
         try:
