@@ -161,7 +161,7 @@ def read_table(
         raise
     except UnicodeDecodeError as exc:
         raise InputError(not_utf8_message(path, exc)) from None
-    except (pd.errors.ParserError, ValueError, OSError) as exc:
+    except (pd.errors.ParserError, ValueError, OSError, EOFError) as exc:  # (EOFError: a .gz file cut short)
         raise InputError(f"cannot read {path}: {exc}") from exc
     if df.shape[1] == 0:
         raise InputError(f"input file has no columns: {path}")

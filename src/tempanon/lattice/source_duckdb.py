@@ -1661,6 +1661,9 @@ class DuckDBSource(SQLSource):
                     from tempanon.data.io import not_utf8_message
 
                     raise InputError(not_utf8_message(path)) from None
+                except (OSError, EOFError) as exc:  # (a .gz file that is not gzip, or cut short: as read_table says it)
+                    self.close()
+                    raise InputError(f"cannot read {path}: {exc}") from None
                 if not sample.strip():
                     self.close()
                     raise InputError(f"input file is empty: {path}")
