@@ -921,7 +921,7 @@ def _respondent_id_hint(job: Job, df: pd.DataFrame) -> str | None:
     from tempanon.steward.init import respondent_id_warning
 
     roles = [*job.quasi_identifiers, *([job.time] if job.time else []), *job.keep, *job.sensitive]
-    return respondent_id_warning(df, roles, option="[columns] uid")
+    return respondent_id_warning(df, roles, option="[columns] uid", path=job.source.get("path"))
 
 
 __all__ = ["MODELS", "Job", "JobError", "ModelSpec", "key_line", "load_job", "read_source", "run_job"]
