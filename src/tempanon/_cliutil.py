@@ -23,6 +23,14 @@ T = TypeVar("T")
 
 ProgressFn = Callable[[str, int, int], None]
 
+DATE_ORDER_HELP = ("auto|day|month: how numeric dates such as 05/03/2023 are read (ISO dates are unaffected). "
+                   "auto: day first when a value can only be day first (13/05/2023, or dots: 02.03.2023) and none "
+                   "only month first; a column showing both is refused; a column where every value could be either "
+                   "is read month first, with a note. day / month: every value in that order; a value that cannot "
+                   "be is refused (exit 2).")
+"""The help of ``--date-order`` (every command that reads dates; the values are
+:data:`tempanon.temporal.parse.DATE_ORDERS`)."""
+
 
 def _stderr_console():
     from rich.console import Console

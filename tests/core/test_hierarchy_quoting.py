@@ -84,3 +84,23 @@ def test_a_value_with_spaces_or_the_separator_is_generalized(tmp_path, engine):
     assert r.exit_code == 0, r.output
     out = pd.read_csv(tmp_path / "o.csv", dtype=str, keep_default_na=False)
     assert sorted(set(out["age"])) == [" 7", "30", "7", "a;b"]
+
+
+@pytest.mark.parametrize("quoted", [False, True])
+def test_a_hierarchy_file_with_old_mac_line_ends_reads_as_with_newlines(tmp_path, quoted):
+    """A hierarchy file whose lines end in a lone carriage return (old Mac editors) ended in a
+    traceback when it held no quote (the csv module: 'new-line character seen in unquoted field');
+    the quoted path already took a lone \\r as a line end. Found by hand (session 23: line ends of every
+    input). Both paths now read it as the same file with \\n, line numbers included."""
+    q = '"' if quoted else ""
+    text = "".join(f"{q}{v}{q};{v[0]}0s;*\n" for v in ("20", "21", "35", "21"))
+    (tmp_path / "lf.csv").write_text(text, newline="")
+    (tmp_path / "cr.csv").write_text(text.replace("\n", "\r"), newline="")
+    for f in ("lf.csv", "cr.csv"):
+        with pytest.raises(HierarchyError, match=r"value '21' is listed twice \(.* line 2 and line 4\)"):
+            Hierarchy.from_csv(tmp_path / f, "age")
+    good = text.rsplit(f"{q}21{q}", 1)[0]
+    (tmp_path / "lf.csv").write_text(good, newline="")
+    (tmp_path / "cr.csv").write_text(good.replace("\n", "\r"), newline="")
+    a, b = Hierarchy.from_csv(tmp_path / "lf.csv", "age"), Hierarchy.from_csv(tmp_path / "cr.csv", "age")
+    assert a.table.tolist() == b.table.tolist() == [["20", "20s", "*"], ["21", "20s", "*"], ["35", "30s", "*"]]

@@ -65,3 +65,33 @@ def test_nan_and_integers_with_missing_values_as_numpy_reads_them(table, tmp_pat
         assert r.exit_code == 0, (e, r.output)
         checks[e] = r.output
     assert checks[engine] == checks["numpy"]
+
+
+@pytest.mark.parametrize("engine", BACKENDS)
+def test_nan_in_a_float_column_without_missing_values(tmp_path, engine):
+    """A float column with NaNs and no null (as pyarrow, polars or DuckDB write a column of readings):
+    the Parquet statistics, min and max without the NaNs, told DuckDB that no value is NaN, so it
+    folded the view's isnan() to false: the NaN stayed a value 'nan' ("column 'age': 1 value(s) missing
+    from the hierarchy: 'nan'", exit 2) where numpy reads it as missing (the fixture above has nulls
+    beside the NaNs, and then the test was not folded). Found by hand (session 23: typed Parquet
+    columns written with pyarrow)."""
+    n = 40
+    rng = np.random.default_rng(5)
+    age = rng.choice([20.0, 30.0, 40.0], n)
+    age[::7] = np.nan
+    pq.write_table(pa.table({"age": pa.array(age), "sex": pa.array(list(rng.choice(["M", "F"], n)))}), tmp_path / "t.parquet")
+    h = tmp_path / "h"
+    h.mkdir()
+    (h / "age.csv").write_text("20.0;*\n30.0;*\n40.0;*\n;*\n")
+    (h / "sex.csv").write_text("M;*\nF;*\n")
+    outs = {}
+    for e in ("numpy", engine):
+        out = tmp_path / f"k-{e}.csv"
+        r = runner.invoke(app, ["kanon", str(tmp_path / "t.parquet"), "--qi", "age,sex", "--hierarchies", str(h), "--k", "2",
+                                "--out", str(out), "--engine", e, "-q"])  # fmt: skip
+        assert r.exit_code == 0, (e, r.output)
+        outs[e] = _rows(out)
+    assert outs[engine] == outs["numpy"]
+    checks = {e: runner.invoke(app, ["check", str(tmp_path / "t.parquet"), "--qi", "age,sex", "--json", "--engine", e]).output
+              for e in ("numpy", engine)}  # fmt: skip
+    assert checks[engine] == checks["numpy"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -127,6 +129,23 @@ def test_builders_and_config():
         hierarchy_from_config({"type": "intervals"})
     with pytest.raises(InputError, match="unknown hierarchy type"):
         hierarchy_from_config({"type": "fancy"})
+
+
+@pytest.mark.parametrize("values, widths, start, message", [
+    ([20, 30], [0], 0, "interval widths must be positive finite numbers, got 0"),
+    ([20, 30], [float("nan")], 0, "got nan"),
+    ([20, 30], [float("inf")], 0, "got inf"),
+    ([20, 30], [-10, 20], 0, "got -10"),
+    ([20, 30], [10], float("nan"), "the intervals' start must be a finite number"),
+    (["20", "inf", "nan", "-inf"], [10], 0, "needs finite numbers, got 'inf', 'nan', '-inf'"),
+])
+def test_interval_widths_and_values_must_be_finite(values, widths, start, message):
+    """A width of 0 or NaN, a NaN start, or a value 'inf' / 'nan' (numbers to float()) ended in a
+    traceback (OverflowError or ValueError from math.floor) in `tempanon hierarchy --type intervals`
+    and in a job's {type = "intervals"}; a width inf made one interval '[0,inf)' at every level and a
+    negative one intervals like '60-49'. Found by hand (session 23: a job file with widths = [0])."""
+    with pytest.raises(HierarchyError, match=re.escape(message)):
+        build_intervals("age", values, widths, start=start)
 
 
 def test_l_diversity_release_and_errors(patients, patients_h):

@@ -163,6 +163,24 @@ def test_job_semantic_errors(jobdir):
     assert r.exit_code == 2 and "job file not found" in r.output
 
 
+def test_job_file_saved_with_a_byte_order_mark_or_not_in_utf8(jobdir):
+    """A job file saved with a byte order mark (Windows editors' 'UTF-8 with BOM') was 'not valid TOML:
+    Invalid statement (at line 1, column 1)'; one in Latin-1 ended in a traceback (UnicodeDecodeError).
+    Found by hand (session 23: BOM and encodings in every input). Now the mark is skipped (the run
+    as without it, old Mac line ends too, as read_text had them) and a file that is not UTF-8 is exit 2
+    naming its line and byte."""
+    tmp, _ = jobdir
+    job = tmp / "job.toml"
+    job.write_bytes(b"\xef\xbb\xbf" + JOB.replace("\n", "\r\n").encode("utf-8"))
+    r = runner.invoke(app, ["run", str(job), "-q"])
+    assert r.exit_code == 0, r.output
+    job.write_bytes(b"# caf\xe9\n" + JOB.encode("utf-8"))
+    r = runner.invoke(app, ["run", str(job), "-q"])
+    assert r.exit_code == 2, r.output
+    assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
+    assert "line 1: not UTF-8 (byte 6 of the line is 0xe9)" in " ".join(r.output.split()), r.output
+
+
 def test_no_solution_exit_1_writes_nothing(jobdir):
     tmp, _ = jobdir
     job = write_job(tmp, JOB.replace("k = 5", "k = 100000"))

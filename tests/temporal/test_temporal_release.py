@@ -241,7 +241,7 @@ def test_verifier_rederives_local_times_independently(monkeypatch):
     ok = anonymize_timestamped(df, time="T", uid="P", k=2, granularities="day,week", timezone="America/New_York")
     assert sorted(ok.released["T"]) == ["2005-03-11", "2005-03-11", "2005-07-07", "2005-07-08"] or ok.summary["granularity"] != "day"
     real = parse.parse_timestamps
-    monkeypatch.setattr(api, "parse_timestamps", lambda s, c, tz=None: real(s, c, None))  # a parse that forgets the zone
+    monkeypatch.setattr(api, "parse_timestamps", lambda s, c, tz=None, **kw: real(s, c, None, **kw))  # a parse that forgets the zone
     with pytest.raises(VerificationError):
         anonymize_timestamped(df, time="T", uid="P", k=2, granularities="day,week", timezone="America/New_York")
 

@@ -50,6 +50,11 @@ def build_intervals(name: str, values: Iterable[object], widths: Sequence[float]
     """
     if not widths:
         raise HierarchyError(f"attribute {name!r}: intervals need at least one width")
+    for w in widths:  # (0 or NaN: a traceback in the division below; inf: one interval '[0,inf)' at every level)
+        if isinstance(w, bool) or not isinstance(w, (int, float, np.integer, np.floating)) or not math.isfinite(w) or w <= 0:
+            raise HierarchyError(f"attribute {name!r}: interval widths must be positive finite numbers, got {w!r}")
+    if isinstance(start, bool) or not isinstance(start, (int, float, np.integer, np.floating)) or not math.isfinite(start):
+        raise HierarchyError(f"attribute {name!r}: the intervals' start must be a finite number, got {start!r}")
     for a, b in zip(widths, widths[1:]):
         if b <= a or not math.isclose(b / a, round(b / a)):
             raise HierarchyError(f"attribute {name!r}: interval width {b} is not a multiple of {a}")
@@ -58,6 +63,11 @@ def build_intervals(name: str, values: Iterable[object], widths: Sequence[float]
         nums = np.array([float(v) for v in distinct])
     except ValueError as exc:
         raise HierarchyError(f"attribute {name!r}: interval hierarchy needs numeric values ({exc})") from None
+    finite = np.isfinite(nums) if len(nums) else np.ones(0, dtype=bool)
+    if not finite.all():  # ('inf', 'nan' are numbers to float(): no interval holds them)
+        bad = [t for t, ok in zip(distinct, finite) if not ok]
+        raise HierarchyError(f"attribute {name!r}: interval hierarchy needs finite numbers, got {', '.join(map(repr, bad[:5]))}"
+                             f"{' and more' if len(bad) > 5 else ''}")  # fmt: skip
     integral = bool(np.all(np.mod(nums, 1) == 0)) and all(float(w).is_integer() for w in widths) and float(start).is_integer()
     rows = []
     for text, x in zip(distinct, nums):
@@ -102,14 +112,20 @@ DEFAULT_DATE_FORMATS = ("%Y-%m-%d %H:%M", "%Y-%m-%d", "%Y-%m", "%Y")
 _WALL_AND_OFFSET = re.compile(r"^(.*\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?)\s*(?:Z|[+-]\d{2}(?::?\d{2})?(?::\d{2}(?:\.\d+)?)?)$")
 
 
-def parse_wall_clock(values: Sequence[object]) -> pd.Series:
+def parse_wall_clock(values: Sequence[object], day_first: bool = False) -> pd.Series:
     """``values`` (text) parsed as date/times, each at its own wall clock; an unparsable value is
     missing (``NaT``). Texts with one UTC offset parse as pandas parses them (aware, in that offset).
     Texts with several offsets, as a zone with daylight saving time writes them (``2021-03-14
     01:00:00-05:00``, ``2021-03-14 03:00:00-04:00``), made pandas raise "Mixed timezones detected"
     (a traceback in ``init`` and in the dates builder): each is now parsed at its wall clock, its
-    offset dropped, so the day, month and hour it names are the ones written."""
+    offset dropped, so the day, month and hour it names are the ones written. ``day_first``: numeric
+    dates (``05/03/2023``) are day first (:func:`tempanon.temporal.parse.as_month_first`); else pandas
+    reads them month first unless that is impossible."""
     s = pd.Series(list(values), dtype=object)
+    if day_first:
+        from tempanon.temporal.parse import as_month_first
+
+        s = s.map(lambda v: as_month_first(pd.Series([v.strip()], dtype=object)).iloc[0] if isinstance(v, str) else v)
     try:
         return pd.to_datetime(s, errors="coerce", format="mixed")
     except ValueError:  # several UTC offsets
@@ -117,24 +133,35 @@ def parse_wall_clock(values: Sequence[object]) -> pd.Series:
         return pd.to_datetime(wall, errors="coerce", format="mixed")
 
 
-def build_dates(name: str, values: Iterable[object], formats: Sequence[str] = DEFAULT_DATE_FORMATS, *, top: str = TOP) -> Hierarchy:
+def build_dates(name: str, values: Iterable[object], formats: Sequence[str] = DEFAULT_DATE_FORMATS, *, top: str = TOP,
+                date_order: str = "auto") -> Hierarchy:
     """Date/time truncation: ``YYYY-MM-DD HH:MM -> YYYY-MM-DD -> YYYY-MM -> YYYY -> *``.
 
     The values are parsed as timestamps (an unparsable one is an error naming it); level ``j`` is
-    ``strftime(formats[j-1])``; the original text stays level 0.
+    ``strftime(formats[j-1])``; the original text stays level 0. ``date_order``: how numeric dates
+    such as ``05/03/2023`` are read, as ``timestamped`` reads them
+    (:func:`tempanon.temporal.parse.day_month_order`: ``auto`` decides by the values, a
+    :class:`~tempanon.errors.TempanonWarning` says when an undecided column is read month first;
+    ``day``, ``month``).
     """
     distinct = _distinct(values)
-    parsed = parse_wall_clock(distinct)
+    from tempanon.errors import InputError, TempanonWarning
+    from tempanon.temporal.parse import day_month_order
+
+    try:  # one day/month order (05/03/2023 beside 13/05/2023 was read as May 3)
+        order, note = day_month_order(pd.Series([str(v) for v in distinct], dtype=object), name, None, date_order)
+    except InputError as exc:
+        raise HierarchyError(f"attribute {name!r}: {str(exc).split(': ', 1)[1]}") from None
+    parsed = parse_wall_clock(distinct, day_first=order == "day")
     if parsed.isna().any():
         bad = [distinct[i] for i in np.flatnonzero(parsed.isna().to_numpy())[:5]]
         raise HierarchyError(f"attribute {name!r}: unparsable date/time value(s): {', '.join(map(repr, bad))}")
-    from tempanon.errors import InputError
-    from tempanon.temporal.parse import check_day_month_order
+    if note:
+        import warnings
 
-    try:  # one day/month order (05/03/2023 beside 13/05/2023 was read as May 3)
-        check_day_month_order(pd.Series([str(v) for v in distinct], dtype=object), name, None)
-    except InputError as exc:
-        raise HierarchyError(f"attribute {name!r}: {str(exc).split(': ', 1)[1]}") from None
+        note = note.replace("pass --date-order day", "build it with date_order = \"day\" (a job file's dates hierarchy; "
+                            "tempanon hierarchy --date-order day)")
+        warnings.warn(TempanonWarning(f"dates hierarchy of {note}"), stacklevel=2)
     cols = [distinct] + [parsed.dt.strftime(f).tolist() for f in formats]
     rows = [list(r) + [top] for r in zip(*cols)]
     return Hierarchy.from_rows(name, rows, source="dates builder")
@@ -204,7 +231,7 @@ _ALLOWED = {
     "intervals": {"widths", "start", "top"},
     "masking": {"levels", "char", "top"},
     "suppression": {"top"},
-    "dates": {"formats", "top"},
+    "dates": {"formats", "top", "date_order"},
     "taxonomy": {"tree", "top"},
     "file": {"path"},
 }
@@ -224,4 +251,11 @@ def hierarchy_from_config(config: Mapping[str, Any], *, where: str = "hierarchy 
     missing = _REQUIRED.get(kind, set()) - set(params)
     if missing:
         raise InputError(f"{where}: type {kind!r} needs key(s) {', '.join(sorted(missing))}")
+    if "date_order" in params:
+        from tempanon.temporal.parse import check_date_order
+
+        try:
+            params["date_order"] = check_date_order(params["date_order"])
+        except InputError as exc:
+            raise InputError(f"{where}: {exc}") from None
     return HierarchySpec(kind, params)

@@ -236,7 +236,9 @@ def _hierarchy_rows(text: str, delimiter: str, attr: str, path: Path) -> list[tu
     ambiguous and refused with the line; a quote inside an unquoted cell (``5'11"``) is literal.
     ``line`` is the physical line the row starts on."""
     if '"' not in text:  # no quoting: the csv module's reader (C), the cells stripped
-        return [(n, [c.strip() for c in row]) for n, row in enumerate(csv.reader(io.StringIO(text), delimiter=delimiter), start=1)]
+        # (newline="": a line ends at \n, \r\n or a lone \r, as on the quoted path; a file saved with old Mac line
+        # ends was a traceback, the csv module refusing the \r inside a line)
+        return [(n, [c.strip() for c in row]) for n, row in enumerate(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter), start=1)]
     import re
 
     d = re.escape(delimiter)

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from tempanon._cliutil import info, levels_text, progress_reporter, run_api
+from tempanon._cliutil import DATE_ORDER_HELP, info, levels_text, progress_reporter, run_api
 from tempanon.errors import InputError
 
 
@@ -242,6 +242,7 @@ def hierarchy(
     start: Annotated[float, typer.Option("--start", help="intervals: where the first interval starts.")] = 0,
     levels: Annotated[int | None, typer.Option("--levels", help="masking: digits masked before the top (default: all).")] = None,
     formats: Annotated[str | None, typer.Option("--formats", help="dates: strftime formats per level, e.g. %Y-%m,%Y.")] = None,
+    date_order: Annotated[str | None, typer.Option("--date-order", help="dates: " + DATE_ORDER_HELP + " (default auto)")] = None,
     tree: Annotated[Path | None, typer.Option("--tree", help="taxonomy: JSON or TOML file of nested categories.")] = None,
     out: Annotated[Path | None, typer.Option("--out", help="Write the built hierarchy here (ARX format).")] = None,
     max_children: Annotated[int, typer.Option("--max-children", help="Tree view: children shown per node.")] = 8,
@@ -261,11 +262,14 @@ def hierarchy(
         if kind is None:
             if file is None:
                 raise InputError("give a hierarchy FILE to show, or --type (with --data/--column) to build one")
-            if any(v is not None for v in (data, column, widths, levels, formats, tree, out)):
-                raise InputError("--data/--column/--widths/--levels/--formats/--tree/--out build a hierarchy: add --type")
+            if any(v is not None for v in (data, column, widths, levels, formats, tree, out, date_order)):
+                raise InputError("--data/--column/--widths/--levels/--formats/--date-order/--tree/--out build a hierarchy: "
+                                 "add --type")
             return Hierarchy.from_csv(file), None
         if column is None:
             raise InputError("--column is required to build a hierarchy (it names the attribute)")
+        if date_order is not None and kind != "dates":
+            raise InputError(f"--date-order is for --type dates (how its numeric dates are read), not {kind}")
         from tempanon.data.io import OutputSet
 
         target = out or file
@@ -281,7 +285,8 @@ def hierarchy(
                 if column not in df.columns:
                     raise InputError(f"unknown column {column!r} in {data}; the input has columns: {', '.join(map(str, df.columns))}")
                 values = df[column]
-            h = build(kind, column, values, widths=widths, start=start, levels=levels, formats=formats, tree=tree)
+            h = build(kind, column, values, widths=widths, start=start, levels=levels, formats=formats, tree=tree,
+                      date_order=date_order or "auto")
             if target is not None:
                 outs.stage(target, h.to_csv, "--out")
                 outs.commit()

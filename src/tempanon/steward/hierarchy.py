@@ -58,9 +58,11 @@ def build(
     levels: int | None = None,
     formats: str | None = None,
     tree: str | Path | None = None,
+    date_order: str = "auto",
 ) -> Hierarchy:
     """Build one hierarchy (see module doc). ``values`` are the column's values (needed except for
-    taxonomy, where they are checked to be covered when given)."""
+    taxonomy, where they are checked to be covered when given). ``date_order``: how a dates
+    hierarchy reads numeric dates (:func:`tempanon.hierarchy.builders.build_dates`)."""
     if kind not in KINDS:
         raise InputError(f"unknown hierarchy type {kind!r}; expected one of {', '.join(KINDS)}")
     if kind != "taxonomy" and values is None:
@@ -73,7 +75,10 @@ def build(
         return build_masking(column, values, levels)
     if kind == "dates":
         fmts = [f for f in formats.split(",")] if formats else None
-        return build_dates(column, values, fmts) if fmts else build_dates(column, values)
+        from tempanon.temporal.parse import check_date_order
+
+        order = check_date_order(date_order)
+        return build_dates(column, values, fmts, date_order=order) if fmts else build_dates(column, values, date_order=order)
     if kind == "suppression":
         return build_suppression(column, values)
     if tree is None:

@@ -128,10 +128,18 @@ def _kind(values: list[str]) -> tuple[str, Any]:
         return ("integer" if np.all(np.mod(arr, 1) == 0) else "number"), arr
     looks_date = all(re.search(r"\d{1,4}[-/.]\d{1,2}", v) for v in values[:200])
     if looks_date:
+        from tempanon.errors import InputError
         from tempanon.hierarchy.builders import parse_wall_clock
+        from tempanon.temporal.parse import day_month_order
 
-        parsed = parse_wall_clock(values)  # (several UTC offsets: each at its wall clock)
+        try:  # numeric dates: the order the run reads them in (tempanon.temporal.parse.day_month_order, auto)
+            order, note = day_month_order(pd.Series(values, dtype=object), "", None)
+            problem = None
+        except InputError as exc:
+            order, note, problem = None, None, str(exc).split(": ", 1)[-1]
+        parsed = parse_wall_clock(values, day_first=order == "day")  # (several UTC offsets: each at its wall clock)
         if not parsed.isna().any():
+            parsed.attrs.update(date_order=order, undecided=note is not None, date_order_problem=problem)
             return "date", parsed
     return "text", None
 
@@ -251,6 +259,16 @@ def _hierarchy_proposal(p: ColumnProfile, parsed: Any, distinct_vals: list[str])
         formats = ["%Y-%m-%d %H:00", "%Y-%m-%d", "%Y-%m", "%Y"] if has_time else ["%Y-%m", "%Y"]
         p.hierarchy, p.levels = {"type": "dates", "formats": formats}, len(formats) + 2
         p.reason = "generalized by truncation (" + " -> ".join(formats) + " -> *)"
+        order = parsed.attrs.get("date_order")
+        if order == "day":  # said in the file: the run would decide the same from the values
+            p.hierarchy["date_order"] = "day"
+            p.extra["date_order"] = "day"
+            p.reason += "; its numeric dates are day first (some first part > 12, or dots): date_order = \"day\""
+        elif parsed.attrs.get("undecided"):
+            p.reason += ("; every numeric date could be day or month first: read month first; if they are day first, "
+                         "add date_order = \"day\" to its hierarchy")
+        elif parsed.attrs.get("date_order_problem"):
+            p.reason += f"; {parsed.attrs['date_order_problem']}"
         return
     lengths = {len(v) for v in distinct_vals}
     codelike = len(lengths) == 1 and all(v.isdigit() for v in distinct_vals[:500]) and p.distinct > 10
@@ -483,6 +501,7 @@ def starter_job(input_path: str | os.PathLike, job_path: str | os.PathLike, df: 
             f"#   k = {k}",
             '#   granularities = ["day", "week", "month", "quarter", "year"]',
             "#   max_suppression = 0.02",
+            *(['#   date_order = "day"  # its numeric dates are day first'] if dates[0].extra.get("date_order") == "day" else []),
             "# (the other quasi-identifiers keep their hierarchies and are generalized jointly with time).",
         ]
     lines += [

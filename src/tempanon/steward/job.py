@@ -166,7 +166,8 @@ OUTPUT_SCHEMA = {"table": "string", "directory": "string", "summary": "string", 
 _BASE_COLUMNS = frozenset({"quasi_identifiers", "identifying", "sensitive", "uid", "keep", "allow_identifier"})
 _BASE_OUTPUTS = frozenset({"table", "summary", "report"})
 HIERARCHY_SCHEMA = {"type": "string", "widths": "list of numbers", "start": "number", "top": "string", "levels": "integer",
-                    "char": "string", "formats": "list of strings", "tree": "table", "path": "string"}
+                    "char": "string", "formats": "list of strings", "tree": "table", "path": "string",
+                    "date_order": "string"}
 
 
 @dataclass
@@ -225,7 +226,12 @@ def load_job(path: str | Path) -> Job:
     p = Path(path)
     if not p.is_file():
         raise JobError(f"job file not found: {p}")
-    text = p.read_text(encoding="utf-8")
+    try:  # (a byte order mark, as Windows editors save UTF-8, is no TOML: skipped; line ends as read_text has them)
+        text = p.read_bytes().decode("utf-8-sig").replace("\r\n", "\n").replace("\r", "\n")
+    except UnicodeDecodeError as exc:
+        from tempanon.data.io import not_utf8_message
+
+        raise JobError(not_utf8_message(p, exc)) from None
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -511,13 +517,14 @@ def _validate_timestamped(ctx: Ctx, model: dict, qi: list[str]) -> None:
         parse_granularities(model.get("granularities"), country=model.get("country"), parts=parts)
     except InputError as exc:
         raise ctx.error(("model", "granularities") if "granularities" in model else ("model",), str(exc)) from None
-    if "timezone" in model:
-        from tempanon.temporal.parse import check_timezone
+    for key, check in (("timezone", "check_timezone"), ("date_order", "check_date_order")):
+        if key in model:
+            from tempanon.temporal import parse
 
-        try:
-            check_timezone(model["timezone"])
-        except InputError as exc:
-            raise ctx.error(("model", "timezone"), str(exc)) from None
+            try:
+                getattr(parse, check)(model[key])
+            except InputError as exc:
+                raise ctx.error(("model", key), str(exc)) from None
     if "engine" in model:
         from tempanon.lattice.source_temporal import resolve_time_engine
 
@@ -551,7 +558,8 @@ def _run_timestamped(job: Job, df: pd.DataFrame, source: SourceInfo, progress: A
         data, time=job.time, qi=job.quasi_identifiers, k=p["k"], uid=job.uid, granularities=p.get("granularities"),
         metric=metric, max_suppression=float(p.get("max_suppression", 0.0)), data_granularity=p.get("data_granularity"),
         country=p.get("country"), parts=_timestamped_parts(ctx, p), hierarchies=job.hierarchies or None, progress=progress,
-        timezone=p.get("timezone"), time_limit=p.get("time_limit"), engine=p.get("engine", "auto"), **roles,
+        timezone=p.get("timezone"), time_limit=p.get("time_limit"), engine=p.get("engine", "auto"),
+        date_order=p.get("date_order", "auto"), **roles,
     )  # verified inside (tempanon.verify.check_timestamped_release)
     rep = None
     if job.report is not None:  # built before anything is written
@@ -575,7 +583,9 @@ def _run_timestamped(job: Job, df: pd.DataFrame, source: SourceInfo, progress: A
     if isinstance(gran, dict):  # joint: {time: granularity, qi: level}
         gran = f"{gran[job.time]} (" + ", ".join(f"{q} at level {v}" for q, v in gran.items() if q != job.time) + ")"
     summ["_status"] = (f"timestamped: respondent-level k={s['k']} with time as {gran}; gen_m {s['gen_m']}, "
-                       f"gen_s {s['gen_s']}; {s['suppressed']} of {s['tuples']} tuples suppressed")
+                       f"gen_s {s['gen_s']}; {s['suppressed']} of {s['tuples']} tuples suppressed"
+                       + "".join(f"\nnote: {m}; in the job file: date_order = \"day\"" for m in s["messages"]
+                                 if "could be day or month first" in m))  # fmt: skip
     from tempanon.report.timestamped import search_lines
 
     summ["_verbose"] = search_lines(s)
@@ -670,10 +680,10 @@ def _validate_stream(ctx: Ctx, model: dict, qi: list[str]) -> None:
     from tempanon.stream.api import make_cost
     from tempanon.stream.model import validate_defer, validate_l, validate_step, validate_window
     from tempanon.stream.snapshots import validate_granule
-    from tempanon.temporal.parse import check_timezone
+    from tempanon.temporal.parse import check_date_order, check_timezone
 
     for key, check in (("l", validate_l), ("window", validate_window), ("defer", validate_defer), ("step", validate_step),
-                       ("timezone", check_timezone)):
+                       ("timezone", check_timezone), ("date_order", check_date_order)):
         if key not in model:
             continue
         try:
@@ -722,6 +732,7 @@ def _run_stream(job: Job, df: pd.DataFrame, source: SourceInfo, progress: Any) -
             cost=p.get("cost", "linear"), suppression_cost={k: float(v) for k, v in beta.items()} if isinstance(beta, dict) else float(beta),
             seed=p.get("seed", 0), progress=progress, **({"defer": p["defer"]} if "defer" in p else {}),
             **({"step": p["step"]} if "step" in p else {}), timezone=p.get("timezone"),
+            date_order=p.get("date_order", "auto"),
         )  # every snapshot verified inside (tempanon.verify.check_anatomy)
     rep = None
     if job.report is not None:  # built before anything is written
@@ -762,7 +773,7 @@ def _run_stream(job: Job, df: pd.DataFrame, source: SourceInfo, progress: Any) -
 
 _STREAM_SPEC = ModelSpec(
     schema={"l": "integer", "window": "integer", "snapshot": "string", "cost": "string", "suppression_cost": "number or table",
-            "seed": "integer", "defer": "number or boolean", "step": "string", "timezone": "string"},
+            "seed": "integer", "defer": "number or boolean", "step": "string", "timezone": "string", "date_order": "string"},
     required={"l", "window"},
     run=_run_stream,
     description="l-diverse snapshot stream with bounded delay (Anatomy, Wang et al.)",
@@ -789,7 +800,7 @@ MODELS: dict[str, ModelSpec] = {
     "timestamped": ModelSpec(
         schema={"k": "integer", "granularities": "list of strings", "metric": "string", "max_suppression": "number",
                 "data_granularity": "string", "country": "string", "day_parts": "string", "timezone": "string",
-                "time_limit": "number", "engine": "string"},
+                "time_limit": "number", "engine": "string", "date_order": "string"},
         required={"k"},
         run=_run_timestamped,
         description="respondent-level k-anonymity of timestamped data over time granularities (Mascetti et al.)",

@@ -21,6 +21,7 @@ from tempanon.data.roles import parse_column_list, require_columns
 from tempanon.errors import InputError, TempanonError, TempanonWarning
 from tempanon.stream.model import DEFAULT_STEP, CostModel, validate_defer, validate_l, validate_step, validate_window
 from tempanon.stream.publisher import PublishedSnapshot, StreamPublisher
+from tempanon.temporal.parse import check_date_order
 from tempanon.stream.snapshots import (
     granule_range,
     index_snapshots,
@@ -147,15 +148,20 @@ def anonymize_stream(
     step: str = DEFAULT_STEP,
     max_snapshots: int | None = DEFAULT_MAX_SNAPSHOTS,
     timezone: str | None = None,
+    date_order: str = "auto",
 ) -> StreamResult:
     """Publish the snapshots of ``df`` (cut by truncating ``time`` to ``snapshot``) l-diverse with delay
     at most ``w``. ``qi`` defaults to every column but ``time`` and ``sensitive``. The timestamp is never
     published. Missing sensitive values are a category of their own; missing QI values are published
     as missing. ``timezone`` (an IANA name): snapshots are that zone's days (hours, ...): times with a
     UTC offset are converted to it; without it each time's written wall clock cuts the snapshots
-    (:func:`~tempanon.stream.snapshots.parse_times`)."""
+    (:func:`~tempanon.stream.snapshots.parse_times`). ``date_order``: how numeric dates such as
+    ``05/03/2023`` are read, ``"auto"``, ``"day"`` or ``"month"``, as ``timestamped`` reads them
+    (:func:`tempanon.temporal.parse.day_month_order`); the note of an undecided column read month
+    first is one of ``summary["warnings"]``."""
     l = validate_l(l)
     timezone = _check_zone(timezone)
+    date_order = check_date_order(date_order)
     w = validate_window(w)
     step = validate_step(step)
     defer = None if defer is None else validate_defer(defer)
@@ -181,7 +187,7 @@ def anonymize_stream(
     cm = make_cost(cost, w, suppression_cost)
     start = _time.perf_counter()
     df = df.reset_index(drop=True)
-    idx = index_snapshots(df[time], time, granule, timezone)
+    idx = index_snapshots(df[time], time, granule, timezone, date_order)
     _check_span(len(idx.labels), max_snapshots, granule, idx.labels)
     pub = StreamPublisher(l, w, sensitive=sensitive, qi=qi_cols, cost=cm, seed=seed, verify=False, defer=defer, step=step)
     sens = df[sensitive].astype(object)
@@ -217,6 +223,7 @@ def anonymize_stream(
         snapshot_unit=granule,
         timezone=_zone_note(timezone),
     )
+    _date_order_summary(summary, idx.times.attrs.get("date_order"), idx.times.attrs.get("date_order_note"))
     for message in summary["warnings"]:
         warnings.warn(message, TempanonWarning, stacklevel=2)
     return StreamResult(published, _audit(pub, table), summary, pub, qit, st, list(idx.labels), idx.snapshot)
@@ -289,6 +296,65 @@ def final_audit(pub: StreamPublisher) -> pd.DataFrame:
     return _audit(pub, t[final].reset_index(drop=True))
 
 
+def _date_order_summary(summary: dict, order: str | None, note: str | None) -> None:
+    """The summary's ``date_order`` (``"day first"``/``"month first"``; absent without numeric dates)
+    and the note of an undecided column read month first, first of its ``warnings``."""
+    if order:
+        summary["date_order"] = f"{order} first"
+    if note:
+        summary["warnings"] = [note, *summary.get("warnings", [])]
+
+
+class _StdinDateOrder:
+    """The day/month order of a standard-input stream, value by value: ``auto`` holds the order the
+    first deciding value shows (``13/05/2023``: day first) and refuses a later value that shows the
+    other, naming both lines; an undecided value (``05/03/2023``) before any evidence is read month
+    first, with a note, and holds month first (a later day-first value is refused: the earlier ones
+    may be published already). ``day``/``month``: every value in that order (a value that cannot be is
+    refused by :func:`~tempanon.stream.snapshots.parse_times`)."""
+
+    def __init__(self, date_order: str, state: dict | None = None):
+        self.given = date_order
+        self.state = dict(state or {"order": None, "line": None, "value": None, "assumed": False, "note": None})
+
+    def current(self) -> str:
+        """The order the values read so far were read in (the open snapshot's, parsed again when it closes)."""
+        return self.given if self.given != "auto" else self.state["order"] or "month"
+
+    def read(self) -> str | None:
+        """The order numeric dates were read in (``None``: none seen), for the summary."""
+        return self.current() if self.state.get("seen") else None
+
+    def order_for(self, value, lineno: int, name: str) -> str:
+        from tempanon.temporal.parse import numeric_dates
+
+        pos, a, b, dots = numeric_dates(pd.Series([str(value).strip()], dtype=object))
+        s = self.state
+        s["seen"] = s.get("seen", False) or bool(len(pos))
+        if self.given != "auto":
+            return self.given
+        if not len(pos) or a[0] == b[0]:
+            return s["order"] or "month"
+        shows = "day" if (a[0] > 12 or dots[0]) else "month" if b[0] > 12 else None
+        if shows is None:
+            if s["order"] is None:
+                import calendar
+
+                month = calendar.month_name
+                s.update(order="month", line=lineno, value=value, assumed=True,
+                         note=(f"column {name!r}: numeric date {value!r} (standard input, line {lineno}) could be day or "
+                               f"month first: read month first, as {b[0]} {month[a[0]]}, and so every later one; pass "
+                               f"--date-order day if it is {a[0]} {month[b[0]]}"))  # fmt: skip
+            return s["order"]
+        if s["order"] is not None and s["order"] != shows:
+            how = ("was read month first (it could be either)" if s["assumed"] else f"is {s['order']} first")
+            raise InputError(f"standard input, line {lineno}: date {value!r} is {shows} first, but {s['value']!r} on line "
+                             f"{s['line']} {how}; give --date-order day or month (or write the dates as YYYY-MM-DD)")
+        if s["order"] is None:
+            s.update(order=shows, line=lineno, value=value, assumed=False)
+        return shows
+
+
 def _check_zone(timezone: str | None) -> str | None:
     from tempanon.temporal.parse import check_timezone
 
@@ -300,6 +366,26 @@ def _zone_note(timezone: str | None) -> str:
     if timezone is not None:
         return f"{timezone}: times with a UTC offset converted to its wall clock, times without one read as its wall clock"
     return "the wall clock each time is written in (a UTC offset is not converted); --timezone converts to one zone"
+
+
+def _json_value(value, key: str, lineno: int):
+    """A quasi-identifier's or the sensitive value of a JSON record as the release writes it: its text
+    (``None`` for null), so values written alike are one value, as they are in a file input read as text
+    (a number 1 and a string "1" were two values to l-diversity but one in the published table: the
+    release's check failed, exit 3). A JSON array or object, or text that is not valid Unicode (a lone
+    surrogate escape), is refused with the line."""
+    if value is None or isinstance(value, str):
+        if value is not None:
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                raise InputError(f"standard input, line {lineno}: key {key!r} holds text that is not valid Unicode "
+                                 f"({value!r}: a lone surrogate escape)") from None  # fmt: skip
+        return value
+    if isinstance(value, (dict, list)):
+        raise InputError(f"standard input, line {lineno}: key {key!r} holds a JSON {'object' if isinstance(value, dict) else 'array'}; "
+                         "a value must be text, a number, true/false or null")  # fmt: skip
+    return str(value)  # (a number or a boolean: its text as a CSV writer gives it, 1, 1.5, True)
 
 
 def stream_json_lines(
@@ -321,6 +407,7 @@ def stream_json_lines(
     resume: dict | None = None,
     interruptible: bool = False,
     timezone: str | None = None,
+    date_order: str = "auto",
 ) -> StreamResult:
     """Publish JSON-lines records as they arrive: a snapshot is pushed when the first record of a later
     granule arrives (the empty granules in between are pushed too), and every snapshot leaving the window
@@ -334,9 +421,13 @@ def stream_json_lines(
     raises :class:`StreamInterrupted` with a checkpoint ``state``; ``resume=state`` continues from it,
     reading the input that follows the last line read (``state["lines"]``; line numbers and rows go on).
     The checkpoint holds the publisher (every record not yet published) and the open snapshot.
-    ``timezone``: as for :func:`anonymize_stream`, value by value."""
+    ``timezone``: as for :func:`anonymize_stream`, value by value. ``date_order``: as for
+    :func:`anonymize_stream`; ``auto`` holds the order of the first value that decides it (an
+    undecided first value, ``05/03/2023``, holds month first with a note) and refuses a later value
+    in the other order (:class:`_StdinDateOrder`)."""
     l = validate_l(l)
     timezone = _check_zone(timezone)
+    dord = _StdinDateOrder(check_date_order(date_order), None if resume is None else resume.get("date_order"))
     w = validate_window(w)
     step = validate_step(step)
     defer = None if defer is None else validate_defer(defer)
@@ -370,7 +461,7 @@ def stream_json_lines(
             _span_ok(len(pub._snaps) + 1, current, upto, granule, max_snapshots)
         frame = pd.DataFrame(buffer, columns=[*qi_cols, sensitive, time], index=pd.Index(buffer_rows, dtype=np.int64))
         if len(frame):
-            ts = parse_times(frame[time].reset_index(drop=True), time, granule, timezone)
+            ts = parse_times(frame[time].reset_index(drop=True), time, granule, timezone, dord.current())
             frame = frame.iloc[np.argsort(np.asarray(ts.attrs["instants"]), kind="stable")]
         emit(pub.push(frame[[*qi_cols, sensitive]], label=label_of(current, granule)))
         buffer, buffer_rows = [], []
@@ -389,6 +480,8 @@ def stream_json_lines(
             rec = json.loads(line)
         except json.JSONDecodeError as exc:
             raise InputError(f"standard input, line {lineno}: not valid JSON ({exc.msg})") from exc
+        except RecursionError:
+            raise InputError(f"standard input, line {lineno}: not valid JSON here (nested too deeply)") from None
         if not isinstance(rec, dict):
             raise InputError(f"standard input, line {lineno}: a record must be a JSON object, got {type(rec).__name__}")
         if qi_cols is None:
@@ -405,7 +498,8 @@ def stream_json_lines(
             pub = StreamPublisher(l, w, sensitive=sensitive, qi=qi_cols, cost=cm, seed=seed, defer=defer, step=step)
         t_value = rec.get(time)
         try:
-            ts = parse_times(pd.Series([t_value], dtype=object), time, granule, timezone)
+            ts = parse_times(pd.Series([t_value], dtype=object), time, granule, timezone,
+                             dord.order_for(t_value, lineno, time))
         except InputError as exc:
             raise InputError(f"standard input, line {lineno}: {str(exc).split(': ', 1)[-1]}") from exc
         g = truncate(ts, granule).iloc[0]
@@ -419,7 +513,7 @@ def stream_json_lines(
         elif g > current:
             close(g)
             current = g
-        buffer.append({c: rec.get(c) for c in [*qi_cols, sensitive, time]})
+        buffer.append({**{c: _json_value(rec.get(c), c, lineno) for c in [*qi_cols, sensitive]}, time: rec.get(time)})
         buffer_rows.append(row)
 
     # SIGINT between records only: inside a record's work it is held until the record is done
@@ -456,7 +550,7 @@ def stream_json_lines(
             if pub is None:
                 raise InputError("interrupted before the first record; nothing was written") from None
             state = {"publisher": pub, "qi": qi_cols, "buffer": buffer, "buffer_rows": buffer_rows, "current": current,
-                     "row": row, "lines": done_lines}
+                     "row": row, "lines": done_lines, "date_order": dict(dord.state)}
             summary = pub.summary()
             summary.update(interrupted=True, lines_read=done_lines, time=time, sensitive=sensitive, qi=qi_cols, snapshot_unit=granule,
                            timezone=_zone_note(timezone))
@@ -473,6 +567,7 @@ def stream_json_lines(
     seconds = _time.perf_counter() - start
     summary = pub.summary()
     summary.update(seconds=seconds, time=time, sensitive=sensitive, qi=qi_cols, snapshot_unit=granule, timezone=_zone_note(timezone))
+    _date_order_summary(summary, dord.read(), dord.state["note"])
     for message in summary["warnings"]:
         warnings.warn(message, TempanonWarning, stacklevel=2)
     return StreamResult(published, _audit(pub), summary, pub)

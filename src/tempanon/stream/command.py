@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Optional
 import typer
 from rich.markup import escape
 
-from tempanon._cliutil import info, progress_reporter, run_api
+from tempanon._cliutil import DATE_ORDER_HELP, info, progress_reporter, run_api
 from tempanon.errors import InputError, TempanonWarning
 from tempanon.stream.release_files import SNAPSHOT_FILE, anatomy_files, earlier_release_files, stage_release
 
@@ -116,6 +116,8 @@ def stream(
         help="Cut snapshots by this zone's clock (IANA name, e.g. America/Chicago): times with a UTC offset are "
         "converted to it. Default: the wall clock each time is written in.",
     ),
+    date_order: str = typer.Option("auto", "--date-order", help=DATE_ORDER_HELP + " Standard input: auto holds the order "
+                                   "of the first value that decides it and refuses a later value in the other order."),
     cost: str = typer.Option("linear", "--cost", help="Reposition cost mu: linear, quadratic, or 'mu(0),mu(1),...,mu(w)'."),
     suppression_cost: str = typer.Option(
         "10", "--suppression-cost",
@@ -188,7 +190,7 @@ def stream(
         """The model's options, passed alike by the file and the standard-input paths."""
         return {"time": time, "sensitive": sensitive, "l": l, "w": window, "qi": qi, "snapshot": snapshot, "cost": cost,
                 "suppression_cost": beta, "seed": seed, "defer": defer, "step": step, "max_snapshots": max_snapshots,
-                "timezone": timezone}
+                "timezone": timezone, "date_order": date_order}
 
     def announce_kernel() -> None:
         """Say why the first fast-step run of an environment pauses: numba compiles the kernel once (about
@@ -327,7 +329,8 @@ def stream(
         ckpt = checkpoint_path(out)
         params = {"time": time, "sensitive": sensitive, "qi": qi, "l": l, "window": window, "snapshot": snapshot,
                   "cost": cost, "suppression_cost": suppression_cost, "seed": seed, "defer": defer, "step": step,
-                  **({"timezone": timezone} if timezone is not None else {})}
+                  **({"timezone": timezone} if timezone is not None else {}),
+                  **({"date_order": date_order} if date_order != "auto" else {})}
         state = None
         if resume:
             if not ckpt.exists():
@@ -381,6 +384,9 @@ def stream(
         validate_l(l)
         validate_window(window)
         validate_granule(snapshot)
+        from tempanon.temporal.parse import check_date_order
+
+        check_date_order(date_order)
         make_cost(cost, window, beta)
         if qi is None:
             raise InputError("name the quasi-identifiers with --qi (other columns are left out; it no longer means every column)")

@@ -71,7 +71,8 @@ def _as_ns(parsed: pd.Series, raw: pd.Series, name: str) -> pd.Series:
                      f"the range tempanon can represent ({int(out.sum())} such value(s))")  # fmt: skip
 
 
-def parse_times(column: pd.Series, name: str, granule: str, timezone: str | None = None) -> pd.Series:
+def parse_times(column: pd.Series, name: str, granule: str, timezone: str | None = None,
+                date_order: str | None = "auto") -> pd.Series:
     """Parse the time column; raise :class:`InputError` naming the first bad row and value.
 
     Returns the times as **wall-clock** times (naive), the ones snapshots are cut by, and
@@ -82,7 +83,15 @@ def parse_times(column: pd.Series, name: str, granule: str, timezone: str | None
     2026-11-26 several offsets were refused: "Mixed timezones detected"). With ``timezone`` (an IANA
     name) values with an offset are converted to that zone's wall clock and values without one are
     its wall clock. The rule is per value, so a standard-input stream (one value at a time) cuts the
-    same snapshots as the file. A column mixing values with and without offsets is refused."""
+    same snapshots as the file. A column mixing values with and without offsets is refused.
+
+    ``date_order``: how numeric dates such as ``05/03/2023`` are read
+    (:func:`tempanon.temporal.parse.day_month_order`, as ``timestamped`` reads them); ``.attrs["date_order"]``
+    is the order used (``None``: no numeric date) and ``.attrs["date_order_note"]`` the note when ``auto``
+    read an undecided column month first."""
+    from tempanon.temporal.parse import check_date_order
+
+    date_order = check_date_order(date_order)
     raw = column
     missing = raw.isna() | (raw.astype(str).str.strip() == "")
     if missing.any():
@@ -112,6 +121,11 @@ def parse_times(column: pd.Series, name: str, granule: str, timezone: str | None
         wall.attrs["instants"] = wall.array.asi8
         return wall
     text = raw.astype(str).str.strip().reset_index(drop=True)
+    from tempanon.temporal.parse import as_month_first, day_month_order
+
+    # one day/month order per column (a file's; standard input: per value, held by the caller)
+    order, note = day_month_order(text, name, lambda i: i + 2, date_order)
+    ptext = as_month_first(text) if order == "day" else text  # (pandas reads numeric dates month first)
     offset = text.str.extract(f"({_OFFSET.pattern[:-1]})$", expand=False)
     has = offset.notna().to_numpy()
     if has.any() and not has.all():
@@ -128,7 +142,7 @@ def parse_times(column: pd.Series, name: str, granule: str, timezone: str | None
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                parsed = pd.to_datetime(text, format=fmt, utc=bool(has.any()), errors="coerce")
+                parsed = pd.to_datetime(ptext, format=fmt, utc=bool(has.any()), errors="coerce")
         except (ValueError, TypeError, OverflowError):
             parsed = None
             continue
@@ -141,14 +155,12 @@ def parse_times(column: pd.Series, name: str, granule: str, timezone: str | None
     if bad.any():
         row = int(np.nonzero(bad.to_numpy())[0][0])
         raise InputError(f"column {name!r}, line {row + 2}: {raw.iloc[row]!r} is not a date/time")
-    from tempanon.temporal.parse import check_day_month_order
-
-    check_day_month_order(text, name, lambda i: i + 2)  # one day/month order per column (a file's; stdin: per value)
     if not has.any():
         if isinstance(parsed.dtype, pd.DatetimeTZDtype):  # an offset pandas read where none is written as one
             raise InputError(f"column {name!r}, line 2: time {raw.iloc[0]!r} reads as carrying a UTC offset in no form "
                              "tempanon recognizes; write offsets as +hh:mm, +hhmm or Z after the time")  # fmt: skip
         parsed.attrs["instants"] = parsed.array.asi8
+        parsed.attrs["date_order"], parsed.attrs["date_order_note"] = order, note
         return parsed
     instants = parsed.array.asi8  # UTC
     if timezone:
@@ -165,6 +177,7 @@ def parse_times(column: pd.Series, name: str, granule: str, timezone: str | None
             minutes[o == text_offset] = value
         wall = pd.Series(pd.to_datetime(instants + minutes * 60_000_000_000, unit="ns"))
     wall.attrs["instants"] = instants
+    wall.attrs["date_order"], wall.attrs["date_order_note"] = order, note
     return wall
 
 
@@ -201,11 +214,13 @@ def label_of(start, granule: str) -> str:
     return pd.Timestamp(start).strftime(_LABEL[granule])
 
 
-def index_snapshots(column: pd.Series, name: str, granule: str, timezone: str | None = None) -> SnapshotIndex:
+def index_snapshots(column: pd.Series, name: str, granule: str, timezone: str | None = None,
+                    date_order: str | None = "auto") -> SnapshotIndex:
     """Assign every row to its snapshot (consecutive granules, empty ones included), cut by the wall
-    clock of :func:`parse_times`; rows ordered by their instants."""
+    clock of :func:`parse_times` (``date_order``: how numeric dates are read; the times' ``attrs`` say
+    which order was used and hold the note of an undecided column); rows ordered by their instants."""
     granule = validate_granule(granule)
-    times = parse_times(column.reset_index(drop=True), name, granule, timezone)
+    times = parse_times(column.reset_index(drop=True), name, granule, timezone, date_order)
     if len(times) == 0:
         return SnapshotIndex(np.zeros(0, dtype=np.int64), [], np.zeros(0, dtype=np.int64), times)
     starts = truncate(times, granule)

@@ -282,6 +282,7 @@ def anonymize_timestamped(
     engine: str = "auto",
     memory_limit: str | None = None,
     spark_master: str | None = None,
+    date_order: str = "auto",
 ) -> TimestampedResult:
     """Least respondent-level k-anonymous generalization of ``time`` (Section 4, Algorithm 1).
 
@@ -307,9 +308,19 @@ def anonymize_timestamped(
     :class:`~tempanon.lattice.source_temporal.DuckDBJointSource`); ``"spark"`` runs the same queries
     in Spark SQL (:mod:`tempanon.lattice.source_temporal_spark`; ``spark_master`` a master URL, default
     a ``local[2]`` session; the rows are parsed and encoded on the driver, the codes go to Spark).
+
+    ``date_order``: how numeric dates such as ``05/03/2023`` are read: ``"auto"`` (day first when a
+    value can only be day first, ``13/05/2023`` or ``02.03.2023``, and none only month first; a column
+    showing both is refused; a column where every value could be either is read month first and
+    ``summary["messages"]`` says so), ``"day"`` or ``"month"`` (a value that cannot be read so is
+    refused); see :func:`tempanon.temporal.parse.day_month_order`. Every engine gives the same instants:
+    the values are parsed on the driver.
     """
     qi = list(qi)
     _validate(df, time, qi, uid, k, metric, max_suppression, bool(hierarchies))
+    from tempanon.temporal.parse import check_date_order
+
+    date_order = check_date_order(date_order)
     from tempanon.lattice.source_temporal import resolve_time_engine
 
     engine_name = resolve_time_engine(engine, memory_limit, spark_master)
@@ -340,7 +351,7 @@ def anonymize_timestamped(
             raise InputError(f"time limit must be a positive number of seconds (got {time_limit})")
 
     df = df.reset_index(drop=True)
-    instants, missing, tinfo = parse_timestamps(df[time], time, timezone)
+    instants, missing, tinfo = parse_timestamps(df[time], time, timezone, date_order=date_order)
     g0 = data_granularity_of(data_granularity, instants, missing, country=country, parts=parts)
     z0 = g0.index(instants)
     bad = (z0 == GAP) & ~missing
@@ -454,6 +465,7 @@ def finish(result: TimestampedResult, df: pd.DataFrame, *, time: str, qi: Sequen
                                                        else "none (naive wall clock as given)")  # fmt: skip
     if tinfo.get("note"):
         s["messages"].append(tinfo["note"])
+    date_order_summary(s, tinfo)
     s["row_order"] = "grouped by class, shuffled within classes (secret seed, recorded in the steward audit only)"
     s["steward_only"] = STEWARD_ONLY
     if res is not None and getattr(res, "budget_exhausted", False):
@@ -462,6 +474,15 @@ def finish(result: TimestampedResult, df: pd.DataFrame, *, time: str, qi: Sequen
                                "granularities checked, not necessarily the least"}  # fmt: skip
         s["messages"].append(s["budget"]["note"])
     return result
+
+
+def date_order_summary(summary: dict, tinfo: dict) -> None:
+    """The summary's ``date_order`` (how numeric dates were read: ``"day first"``, ``"month first"``;
+    absent when the column has none) and the note of an undecided column read month first."""
+    if tinfo.get("date_order"):
+        summary["date_order"] = f"{tinfo['date_order']} first"
+    if tinfo.get("date_order_note"):
+        summary["messages"].append(tinfo["date_order_note"])
 
 
 def _apply_roles(df: pd.DataFrame, res: TimestampedResult, roles: dict) -> TimestampedResult:

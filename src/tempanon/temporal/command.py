@@ -10,7 +10,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from tempanon._cliutil import info, progress_reporter, report_roles, run_api
+from tempanon._cliutil import DATE_ORDER_HELP, info, progress_reporter, report_roles, run_api
 from tempanon.data.roles import statement_line
 
 
@@ -58,6 +58,7 @@ def timestamped(
         typer.Option("--timezone", help="Calendar time zone (IANA name, e.g. America/New_York): days, weeks and parts of "
                      "the day are its local ones (DST-correct); aware times are converted to it, naive ones are its wall clock."),
     ] = None,
+    date_order: Annotated[str, typer.Option("--date-order", help=DATE_ORDER_HELP)] = "auto",
     time_limit: Annotated[
         Optional[float],
         typer.Option("--time-limit", help="Stop the search after this many seconds with the best verified granularity so far."),
@@ -112,6 +113,9 @@ def timestamped(
         outs = OutputSet([input, hierarchies], {"--out": out, "--summary": summary, "--report": report, "--audit": audit},
                          spark_releases={"--out"} if engine == "spark" else ())
         parts = parse_parts(day_parts)
+        from tempanon.temporal.parse import check_date_order
+
+        check_date_order(date_order)  # refused before the input is read
         from tempanon.lattice.source_temporal import resolve_time_engine
 
         if spark_master is not None and engine != "spark":
@@ -154,7 +158,7 @@ def timestamped(
                 max_suppression=max_suppression, data_granularity=data_granularity, country=country,
                 parts=parts, hierarchies=hier, progress=progress, timezone=timezone, time_limit=time_limit,
                 shuffle_seed=shuffle_seed, announce=lambda m: info(m, quiet), engine=eng, memory_limit=memory_limit,
-                spark_master=spark_master, **roles,
+                spark_master=spark_master, date_order=date_order, **roles,
             )  # fmt: skip
         phases["read, search, release and verify"] = _time.perf_counter() - t0
         if uid is None:  # an id column whose values repeat: k would count tuples, not people
@@ -205,6 +209,7 @@ def timestamped(
                 announce=lambda m: info(m, quiet), keep=keep, drop=drop, allow_identifier=allow_identifier,
                 sensitive=sensitive, memory_limit=memory_limit, shuffle_seed=shuffle_seed, hierarchies=hierarchies,
                 audit=audit, engine=engine, spark_master=spark_master, measures=report is not None, delimiter=delimiter,
+                date_order=date_order,
             )  # fmt: skip
         phases[f"read, search, write and verify ({'DuckDB, out of core' if engine == 'duckdb' else 'Spark'})"] = \
             _time.perf_counter() - t0

@@ -620,10 +620,25 @@ def boundaries_from_file(path: str, name: str | None = None) -> Boundaries:
     if not {"label", "start", "end"} <= set(cols):
         raise InputError(f"boundary file {path}: needs columns label,start,end (has {', '.join(df.columns)})")
     df.columns = cols
-    from tempanon.temporal.parse import parse_timestamps
+    from tempanon.temporal.parse import day_month_order, parse_timestamps
 
-    s, ms, _ = parse_timestamps(df["start"], "start")
-    e, me, _ = parse_timestamps(df["end"], "end")
+    # one day/month order for both columns, decided by their values together (13/01/2023 in start: day first)
+    both = pd.concat([df["start"], df["end"]], ignore_index=True).astype("string").str.strip()
+    n = len(df)
+    try:
+        order, note = day_month_order(both, "start/end", lambda i: i % n + 2)
+    except InputError as exc:
+        raise InputError(f"boundary file {path}: {exc}") from None
+    if note:
+        import warnings
+
+        from tempanon.errors import TempanonWarning
+
+        warnings.warn(TempanonWarning(f"boundary file {path}: " + note.replace(
+            "pass --date-order day if", "write the boundaries as YYYY-MM-DD if")), stacklevel=2)  # fmt: skip
+    order = order or "auto"
+    s, ms, _ = parse_timestamps(df["start"], "start", date_order=order)
+    e, me, _ = parse_timestamps(df["end"], "end", date_order=order)
     if ms.any() or me.any():
         row = int(np.nonzero(ms | me)[0][0]) + 1
         raise InputError(f"boundary file {path}, line {row + 1}: start and end are required")

@@ -109,6 +109,7 @@ class TimeGranularities:
     data_granularity: str | None = None
     country: str | None = None
     timezone: str | None = None  # calendar time zone (IANA), see tempanon.temporal.parse
+    date_order: str = "auto"  # how numeric dates are read (tempanon.temporal.parse.day_month_order)
 
     def encode(self, series: pd.Series) -> tuple[Dimension, np.ndarray]:
         from tempanon.temporal.api import parse_granularities
@@ -116,7 +117,15 @@ class TimeGranularities:
         from tempanon.temporal.parse import infer_data_granularity, parse_timestamps
         from tempanon.temporal.relations import build_dag, span_of
 
-        inst, miss, _ = parse_timestamps(series, str(series.name), self.timezone)
+        inst, miss, tinfo = parse_timestamps(series, str(series.name), self.timezone, date_order=self.date_order)
+        if tinfo.get("date_order_note"):
+            import warnings
+
+            from tempanon.errors import TempanonWarning
+
+            warnings.warn(TempanonWarning(tinfo["date_order_note"].replace("pass --date-order day", "give "
+                                                                           "TimeGranularities(date_order=\"day\")")),
+                          stacklevel=2)  # fmt: skip
         g0 = (infer_data_granularity(inst, miss) if self.data_granularity is None
               else parse_granularity(self.data_granularity, country=self.country))  # fmt: skip
         z0 = g0.index(inst)

@@ -54,6 +54,7 @@ from tempanon.data.io import replace_path
 from tempanon.errors import InputError, VerificationError
 from tempanon.temporal.granularity import GAP, Granularity
 from tempanon.temporal.least import least_generalization
+from tempanon.temporal.parse import check_date_order
 
 
 class _Rows:
@@ -187,6 +188,7 @@ def anonymize_timestamped_file(
     engine: str = "duckdb",
     spark_master: str | None = None,
     measures: bool = False,
+    date_order: str = "auto",
 ):
     """Least respondent-level k-anonymous granularity of ``time`` for the table in the file
     ``path``, released to ``out`` (CSV, or Parquet by suffix) by DuckDB out of core; see the module
@@ -210,7 +212,11 @@ def anonymize_timestamped_file(
 
     ``measures``: also compute, in the engine, what the HTML report measures (risk before and
     after, observed losses: :mod:`tempanon.temporal.outofcore_report`), returned as
-    ``result.measures`` (the command's ``--report`` on this path)."""
+    ``result.measures`` (the command's ``--report`` on this path).
+
+    ``date_order``: as for :func:`~tempanon.temporal.api.anonymize_timestamped`; the distinct values
+    are parsed on the driver by :func:`~tempanon.temporal.parse.parse_timestamps`, so DuckDB and Spark
+    release the same instants as numpy."""
     import duckdb
 
     from tempanon.data.io import same_file
@@ -236,7 +242,7 @@ def anonymize_timestamped_file(
                timezone=timezone, time_limit=time_limit, progress=progress, announce=announce, keep=keep, drop=drop,
                allow_identifier=allow_identifier, sensitive=sensitive, memory_limit=memory_limit,
                shuffle_seed=shuffle_seed, hierarchies=hierarchies, max_driver_rows=max_driver_rows, audit=audit,
-               measures=measures)  # fmt: skip
+               measures=measures, date_order=check_date_order(date_order))  # fmt: skip
     if engine not in ("duckdb", "spark"):
         raise InputError(f"unknown engine {engine!r} for a file read in place; expected duckdb or spark")
     from tempanon.data.io import normalize_delimiter
@@ -340,7 +346,8 @@ def _as_read_text(values: pd.Series) -> pd.Series:
 
 def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, data_granularity, country, parts,
          timezone, time_limit, progress, announce, keep, drop, allow_identifier, sensitive, memory_limit,
-         shuffle_seed=None, hierarchies=None, max_driver_rows=None, audit=None, measures=False):  # fmt: skip
+         shuffle_seed=None, hierarchies=None, max_driver_rows=None, audit=None, measures=False,
+         date_order="auto"):  # fmt: skip
     import pyarrow as pa
 
     from tempanon.data.roles import parse_column_list, plan_release, require_columns_list
@@ -399,16 +406,20 @@ def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, d
                 t2.column("r").to_numpy().astype(np.int64))  # fmt: skip
 
     try:
-        instants, missing, tinfo = parse_timestamps(values, time, timezone, weights=weights)
+        instants, missing, tinfo = parse_timestamps(values, time, timezone, weights=weights, date_order=date_order)
     except InputError:  # again in file order, for the line of the first bad row
         v2, w2, r2 = first_rows()
-        parse_timestamps(v2, time, timezone, weights=w2, rows=r2)
+        parse_timestamps(v2, time, timezone, weights=w2, rows=r2, date_order=date_order)
         raise
+    if tinfo.get("date_order_note"):  # its example's line: in file order
+        v2, w2, r2 = first_rows()
+        tinfo["date_order_note"] = parse_timestamps(v2, time, timezone, weights=w2, rows=r2,
+                                                    date_order=date_order)[2]["date_order_note"]
     g0 = data_granularity_of(data_granularity, instants, missing, country=country, parts=parts)
     z0 = g0.index(instants)
     if ((z0 == GAP) & ~missing).any():
         v2, w2, r2 = first_rows()
-        i2, m2, _ = parse_timestamps(v2, time, timezone, weights=w2, rows=r2)
+        i2, m2, _ = parse_timestamps(v2, time, timezone, weights=w2, rows=r2, date_order=date_order)
         j = int(np.nonzero((g0.index(i2) == GAP) & ~m2)[0][0])
         raise InputError(f"column {time!r}, line {int(r2[j]) + 2}: {v2.iloc[j]!r} lies in no granule of the "
                          f"data granularity {g0.name}")  # fmt: skip
@@ -465,7 +476,7 @@ def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, d
 
     def gap_error(g, bad):
         v2, w2, r2 = first_rows()
-        i2, m2, _ = parse_timestamps(v2, time, timezone, weights=w2, rows=r2)
+        i2, m2, _ = parse_timestamps(v2, time, timezone, weights=w2, rows=r2, date_order=date_order)
         j = int(np.nonzero(~m2 & np.isin(i2, bad))[0][0])
         raise InputError(f"timestamp on line {int(r2[j]) + 2} lies in no granule of {g.name}")
 
@@ -556,6 +567,9 @@ def finish_summary(summary: dict, report: dict, *, k, uid, time, qi, keep, sensi
         "UTC (converted)" if "converted" in tinfo.get("timezone", "") else "none (naive wall clock as given)")
     if tinfo.get("note"):
         summary["messages"].append(tinfo["note"])
+    from tempanon.temporal.api import date_order_summary
+
+    date_order_summary(summary, tinfo)
     summary["row_order"] = row_order(shuffle_seed, audit)
     from tempanon.temporal.api import STEWARD_ONLY
 

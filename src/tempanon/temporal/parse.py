@@ -125,8 +125,8 @@ def split_seconds_offsets(text: pd.Series) -> tuple[pd.Series, np.ndarray | None
 
 
 def parse_timestamps(series: pd.Series, column: str = "time", timezone: str | None = None, *,
-                     weights: np.ndarray | None = None, rows: np.ndarray | None = None
-                     ) -> tuple[np.ndarray, np.ndarray, dict]:  # fmt: skip
+                     weights: np.ndarray | None = None, rows: np.ndarray | None = None,
+                     date_order: str | None = "auto") -> tuple[np.ndarray, np.ndarray, dict]:  # fmt: skip
     """Parse a timestamp column. Returns ``(instants, missing, info)``: int64 wall-clock seconds in
     the calendar time zone (0 where missing), the boolean mask of missing cells, and a dict
     describing what was done.
@@ -134,7 +134,11 @@ def parse_timestamps(series: pd.Series, column: str = "time", timezone: str | No
     ``weights``/``rows`` (the out-of-core path, :mod:`tempanon.temporal.outofcore`): ``series``
     holds the *distinct* values of a column, ``weights`` how many rows hold each and ``rows`` the
     0-based row of each value's first occurrence, sorted ascending. Counts in ``info`` and in error
-    messages are then row counts and lines are file lines, exactly as for the whole column."""
+    messages are then row counts and lines are file lines, exactly as for the whole column.
+
+    ``date_order`` (:data:`DATE_ORDERS`): how numeric dates (``05/03/2023``) are read
+    (:func:`day_month_order`); ``info["date_order"]`` is the order used (``None``: no numeric date) and
+    ``info["date_order_note"]`` the note when ``auto`` read an undecided column month first."""
     w = None if weights is None else np.asarray(weights, dtype=np.int64)
 
     def count(mask) -> int:
@@ -143,7 +147,8 @@ def parse_timestamps(series: pd.Series, column: str = "time", timezone: str | No
 
     rows = np.arange(len(series)) if rows is None else np.asarray(rows, dtype=np.int64)
     tz = check_timezone(timezone)
-    info: dict = {"timezone": "naive", "calendar_timezone": tz, "subsecond_truncated": 0}
+    date_order = check_date_order(date_order)
+    info: dict = {"timezone": "naive", "calendar_timezone": tz, "subsecond_truncated": 0, "date_order": None}
     target = tz or "UTC"
     s = series.reset_index(drop=True)
     if isinstance(s.dtype, pd.DatetimeTZDtype):
@@ -176,12 +181,17 @@ def parse_timestamps(series: pd.Series, column: str = "time", timezone: str | No
             row = int(np.nonzero(timeonly.to_numpy())[0][0])
             raise InputError(f"column {column!r}, line {line_of(rows[row])}: timestamp {text.iloc[row]!r} has a time of day "
                              f"but no date ({count(timeonly.to_numpy())} such value(s))")
+        order, note = day_month_order(text, column, lambda i: line_of(rows[i]), date_order)
+        info["date_order"] = order
+        if note:
+            info["date_order_note"] = note
+        ptext = as_month_first(text) if order == "day" else text  # (pandas reads numeric dates month first)
         parsed = None
         for fmt in ("ISO8601", "mixed"):
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    p = pd.to_datetime(text, format=fmt, utc=any_tz, errors="coerce")
+                    p = pd.to_datetime(ptext, format=fmt, utc=any_tz, errors="coerce")
             except (ValueError, TypeError, OverflowError):
                 continue
             bad = p.isna() & ~blank
@@ -193,7 +203,7 @@ def parse_timestamps(series: pd.Series, column: str = "time", timezone: str | No
             parsed = pd.Series(pd.NaT, index=text.index, dtype="datetime64[ns]")
         bad = (parsed.isna() & ~blank).to_numpy()
         if any_tz and bad.any():  # offsets with seconds (only the values pandas left unparsed are looked at)
-            parsed = _parse_seconds_offsets(text, bad, parsed)
+            parsed = _parse_seconds_offsets(ptext, bad, parsed)
             bad = (parsed.isna() & ~blank).to_numpy()
         if bad.any():
             row = int(np.nonzero(bad)[0][0])
@@ -203,7 +213,6 @@ def parse_timestamps(series: pd.Series, column: str = "time", timezone: str | No
                 f"column {column!r}, line {line_of(rows[row])}: cannot parse timestamp {v!r}{why} "
                 f"({count(bad)} unparsable value(s) in total)"
             )
-        check_day_month_order(text, column, lambda i: line_of(rows[i]))
         if not any_tz and isinstance(parsed.dtype, pd.DatetimeTZDtype):
             # pandas read an offset where none is written as one (e.g. '...-2005T'): not a timestamp we can place
             row = int(np.nonzero(~blank.to_numpy())[0][0])
@@ -226,45 +235,100 @@ def parse_timestamps(series: pd.Series, column: str = "time", timezone: str | No
 
 _NUMERIC_DATE = r"^\s*(\d{1,2})([./-])(\d{1,2})\2(\d{4}|\d{2})(?!\d)"
 
+DATE_ORDERS = ("auto", "day", "month")
+"""The values of ``date_order`` (``--date-order``; a job file's ``date_order``): how numeric dates
+(``05/03/2023``, ``02.03.2023``) are read. ``auto`` (the default): day first when some value can only
+be day first (a first part > 12, or dots) and none can only be month first (a second part > 12);
+month first when the column shows month-first dates or none decides it (then a note says so);
+refused when it shows both. ``day`` / ``month``: every value in that order; a value that cannot be
+(``13/05/2023`` read month first) is an :class:`InputError` naming the column, line and value."""
 
-def check_day_month_order(text: pd.Series, column: str, lines) -> None:
-    """Refuse numeric dates (``05/03/2023``, ``02.03.2023``) that a column would read in two day/month
-    orders. pandas parses each such value on its own, month first unless that is impossible: in a
-    column holding ``13/05/2023`` (day first) it read ``05/03/2023`` as May 3, and ``02.03.2023`` (dots:
-    day first wherever they are used) as February 3, silently. Refused (:class:`InputError` naming the
-    line and value): a value read month first (both parts <= 12) in a column that shows day-first
-    dates (a first part > 12, or dots), and a column with both a first part > 12 and a second part
-    > 12. Unambiguous columns, ISO dates and all-ambiguous slashed dates (read month first, as
-    pandas does) pass. ``text``: the values, positionally; ``lines``: position -> file line (``None``:
-    distinct values with no line, e.g. a hierarchy builder's)."""
+
+def check_date_order(date_order: str | None) -> str:
+    """Validate ``date_order`` (``None``: ``"auto"``)."""
+    if date_order is None:
+        return "auto"
+    value = str(date_order).strip().lower()
+    if value not in DATE_ORDERS:
+        raise InputError(f"unknown date order {date_order!r}: give day (13/05/2023 is 13 May), month (05/13/2023 is "
+                         "13 May) or auto (decided by the column's values)")
+    return value
+
+
+def numeric_dates(text: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The numeric dates in ``text`` (positionally): ``(pos, a, b, dots)``, the positions of the values
+    that start with ``d/d/yyyy`` (``.`` or ``-`` too), their first and second parts and whether they
+    are written with dots."""
     m = text.astype("string").str.extract(_NUMERIC_DATE)
     found = m[0].notna().to_numpy()
-    if not found.any():
-        return
     pos = np.flatnonzero(found)
-    a = m[0].to_numpy()[pos].astype(int)
-    b = m[2].to_numpy()[pos].astype(int)
-    dots = m[1].to_numpy()[pos] == "."
-    day_first = (a > 12) | dots
-    month_first = b > 12
-    ambiguous = (a <= 12) & (b <= 12)
+    return (pos, m[0].to_numpy()[pos].astype(int), m[2].to_numpy()[pos].astype(int),
+            m[1].to_numpy()[pos] == ".")  # fmt: skip
+
+
+def day_month_order(text: pd.Series, column: str, lines, date_order: str | None = "auto") -> tuple[str | None, str | None]:
+    """The order the numeric dates of a column are read in (:data:`DATE_ORDERS`): ``(order, note)``.
+    ``order`` is ``"day"``, ``"month"`` or ``None`` (no numeric date); ``note`` is a one-line note when
+    ``auto`` read month first a column in which every value could be either (a value whose two parts
+    differ; e.g. ``05/03/2023``), else ``None``.
+
+    pandas parses each numeric date on its own, month first unless that is impossible: in a column
+    holding ``13/05/2023`` it read ``05/03/2023`` as May 3, silently. Refused (:class:`InputError`
+    naming the line and value): in ``auto``, a column with both a value that can only be day first
+    (first part > 12, or dots) and one that can only be month first (second part > 12); with an
+    explicit order, a value it cannot read (``day``: a second part > 12; ``month``: a first part > 12).
+    ``text``: the values, positionally; ``lines``: position -> file line (``None``: distinct values
+    with no line, e.g. a hierarchy builder's)."""
+    order = check_date_order(date_order)
+    pos, a, b, dots = numeric_dates(text)
+    if not len(pos):
+        return None, None
 
     def at(i: int) -> str:
         v = text.iloc[int(pos[i])]
         return f"{v!r}" if lines is None else f"line {lines(int(pos[i]))} ({v!r})"
 
+    def where(i: int) -> str:
+        return "" if lines is None else f", line {lines(int(pos[i]))}"
+
+    if order != "auto":
+        bad = (b > 12) if order == "day" else (a > 12)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            v = text.iloc[int(pos[i])]
+            part = "second" if order == "day" else "first"
+            raise InputError(f"column {column!r}{where(i)}: date {v!r} cannot be {order} first ({part} part "
+                             f"{b[i] if order == 'day' else a[i]} is not a month), but the date order {order!r} was given "
+                             f"(--date-order {order})")
+        return order, None
+    day_first = (a > 12) | dots
+    month_first = b > 12
     if day_first.any() and month_first.any():
         d, mo = int(np.flatnonzero(day_first)[0]), int(np.flatnonzero(month_first)[0])
         raise InputError(f"column {column!r}: numeric dates in two day/month orders: {at(d)} is day first, {at(mo)} "
                          "month first; write the dates as YYYY-MM-DD (ISO 8601)")
-    if day_first.any() and ambiguous.any():
-        i = int(np.flatnonzero(ambiguous)[0])
-        evidence = int(np.flatnonzero(day_first)[0])
-        v = text.iloc[int(pos[i])]
-        why = ("dates written with dots are day first" if dots[i] else f"{at(evidence)} can only be day first")
-        where = "" if lines is None else f", line {lines(int(pos[i]))}"
-        raise InputError(f"column {column!r}{where}: date {v!r} is ambiguous: it would be read month first "
-                         f"(month {a[i]}, day {b[i]}), but {why}; write the dates as YYYY-MM-DD (ISO 8601)")
+    if day_first.any():
+        return "day", None
+    if month_first.any():
+        return "month", None
+    either = np.flatnonzero((a != b) & (a >= 1) & (b >= 1))
+    if not len(either):  # 05/05/2023: the same day in either order (00/05/2023 is no date: refused when parsed)
+        return "month", None
+    i = int(either[0])
+    v = text.iloc[int(pos[i])]
+    import calendar
+
+    month = calendar.month_name
+    note = (f"column {column!r}: every numeric date could be day or month first: read month first, {at(i)} as "
+            f"{b[i]} {month[a[i]]}; pass --date-order day if it is {a[i]} {month[b[i]]}")
+    return "month", note
+
+
+def as_month_first(text: pd.Series) -> pd.Series:
+    """``text`` with each numeric date read day first rewritten month first with slashes
+    (``13.05.2023 10:00`` -> ``05/13/2023 10:00``), which pandas reads month first: the same year
+    (two digits too) and time of day as the value written month first."""
+    return text.str.replace(_NUMERIC_DATE, r"\3/\1/\4", regex=True)
 
 
 def _why_unparseable(v) -> str:

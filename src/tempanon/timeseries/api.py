@@ -30,6 +30,10 @@ from tempanon.timeseries.partition import envelopes
 from tempanon.timeseries.sax import MAX_LEVEL, expand_paa, reconstruct, words_to_strings, znormalize
 
 ALGORITHMS = {"kapra": kapra, "naive": naive}
+#: readings at least this large (in absolute value) are refused: the grouping and the loss measures square
+#: differences of readings and sum them, which overflows to infinity from about 1e154 (a loss of inf, a
+#: summary that is no JSON, a traceback in the report)
+MAX_READING = 1e100
 
 
 @dataclass
@@ -85,6 +89,12 @@ def series_matrix(df: pd.DataFrame, qi: Sequence[str], id_col: str | None = None
         if inf.any():
             i = int(np.flatnonzero(inf)[0])
             raise InputError(f"quasi-identifier {c!r}, {_where(df, id_col, i)}: value {_show(col.iloc[i])} is not finite")
+        big = np.abs(vals) >= MAX_READING
+        if big.any():
+            i = int(np.flatnonzero(big)[0])
+            raise InputError(f"quasi-identifier {c!r}, {_where(df, id_col, i)}: value {_show(col.iloc[i])} is too large: readings must "
+                             f"be below {MAX_READING:g} in size (the loss measures square differences of readings, which overflow "
+                             "near 1e154); rescale the series, e.g. to other units")  # fmt: skip
         X[:, j] = vals
     return X
 

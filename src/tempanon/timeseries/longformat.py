@@ -41,8 +41,21 @@ def _time_order(values: pd.Series) -> tuple[np.ndarray, str]:
         number = parts[1].astype(float)
         if number.nunique() == len(number):  # (t01 and t1 both: not numbered labels)
             return number.to_numpy(), "numbered labels"
+    from tempanon.temporal.parse import as_month_first, day_month_order
+
+    # numeric dates in one day/month order, as timestamped reads them (13/05/2023 beside 05/03/2023:
+    # day first; pandas alone read 05/03/2023 as May 3 and put its column out of order)
+    order, note = day_month_order(text.str.strip(), str(values.name or "time"), None)
     try:
-        ts = pd.to_datetime(values, errors="raise", utc=True, format="mixed")
+        ts = pd.to_datetime(as_month_first(text.str.strip()) if order == "day" else values, errors="raise", utc=True,
+                            format="mixed")  # fmt: skip
+        if note:
+            import warnings
+
+            from tempanon.errors import TempanonWarning
+
+            warnings.warn(TempanonWarning(note.replace("pass --date-order day if", "write the times as YYYY-MM-DD if")),
+                          stacklevel=2)
         return ts.astype("int64").to_numpy(), "timestamps"
     except (ValueError, TypeError, OverflowError):
         pass
