@@ -14,7 +14,7 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -264,6 +264,18 @@ def _read_parquet_roles(path: Path, roles: Mapping[str, str | Iterable[str] | No
         return None, None
     raw = dict(zip(names, labels))
     return pd.read_parquet(path, columns=[raw[c] for c in names if c in wanted]), names
+
+
+def read_parquet_columns(path: str | os.PathLike, names: Sequence[str]) -> pd.DataFrame:
+    """Only the columns ``names`` (stripped, as :func:`table_columns` names them) of the Parquet file
+    ``path`` (``pyarrow``'s ``columns=``: no other column is read), as :func:`read_table` with ``as_text``
+    gives them (:func:`parquet_as_text`). For a check that needs a column with no role, which a
+    Parquet input read with ``roles`` left out."""
+    labels = _parquet_labels(Path(path)) or []
+    raw = {str(c).strip(): c for c in labels}
+    df = pd.read_parquet(path, columns=[raw.get(c, c) for c in names])
+    df.columns = list(names)
+    return parquet_as_text(df)
 
 
 def _refuse_duplicates(columns: list[str], where: object) -> None:

@@ -162,7 +162,7 @@ def _run(
     if uid is None:  # an id column whose values repeat: k would count rows, not people
         from tempanon.steward.init import respondent_id_warning
 
-        hint = respondent_id_warning(df, [*qi_cols, *keep_cols, *([sensitive] if sensitive else [])])
+        hint = respondent_id_warning(df, [*qi_cols, *keep_cols, *([sensitive] if sensitive else [])], path=input_path)
         if hint:
             info(f"warning: {hint}", quiet)
     # verified inside kanonymize; write atomically

@@ -153,6 +153,8 @@ def run(
     summ = run_api(go)
     res = summ.pop("_result", None)
     status, detail = summ.pop("_status", None), summ.pop("_verbose", None)
+    for line in summ.pop("_warnings", []):  # an id-like column without [columns] uid, as the commands warn
+        info(_esc(line), quiet)
     # every file the run wrote: the table (or snapshot folder), the audit, the report and the summary
     summary_path = [str(loaded[0].summary)] if loaded and loaded[0].summary is not None else []
     written = [summ["output"]] + [summ[k] for k in ("audit", "report") if k in summ] + summary_path

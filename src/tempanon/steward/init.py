@@ -304,18 +304,35 @@ def reads_like_respondent_id(name: str, distinct: int, rows: int, missing: int) 
     return bool(_IDLIKE.search(name)) and missing == 0 and 1 < distinct < rows
 
 
-def respondent_id_warning(df: pd.DataFrame, exclude: Iterable[str], option: str = "--uid") -> str | None:
+def respondent_id_warning(df: pd.DataFrame, exclude: Iterable[str], option: str = "--uid",
+                          path: str | os.PathLike | None = None) -> str | None:
     """The warning for a run without a respondent id whose table has a column that reads like one
     (``init``'s rule: an id-like name, no missing cell, values that repeat): without ``--uid`` every
     row counts as a respondent, so a person with several rows counts several times towards k. The
-    first such column not in ``exclude`` (the columns given a model role), else ``None``."""
+    first such column not in ``exclude`` (the columns given a model role), else ``None``.
+
+    ``df`` read from the Parquet file ``path`` with only its role columns (:func:`tempanon.data.io.read_table`,
+    ``roles``): the file's id-like columns that were left out (no role) are read alone
+    (:func:`tempanon.data.io.read_parquet_columns`) and counted by the same rule, in the file's column
+    order, so that the warning is the engines' (:func:`respondent_id_warning_engine`, which see every
+    column); no other column is read."""
+    from tempanon.data.io import read_parquet_columns, table_columns
+
     skip = {str(c) for c in exclude}
     n = len(df)
-    for col in df.columns:
+    columns = table_columns(df)  # the file's, when only the role columns were read
+    left = [str(c) for c in columns if c not in df.columns and str(c) not in skip and _IDLIKE.search(str(c))]
+    extra = read_parquet_columns(path, left) if left and path is not None else None
+    for col in columns:
         name = str(col)
         if name in skip or not _IDLIKE.search(name):  # the name first: no column is counted for nothing
             continue
-        s = df[col]
+        if col in df.columns:
+            s = df[col]
+        elif extra is not None:
+            s = extra[name]
+        else:
+            continue
         missing = int(s.isna().sum())
         distinct = int(s.astype(str).nunique()) if missing == 0 else 0
         if reads_like_respondent_id(name, distinct, n, missing):

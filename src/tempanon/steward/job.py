@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import tomllib
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -906,7 +907,32 @@ def run_job(job: Job, progress: Any = None) -> dict:
     if job.uid is not None and job.uid not in df.columns:
         raise job.ctx.error(("columns", "uid"), f"unknown column {job.uid!r}; the input has columns: {', '.join(map(str, df.columns))}"
                             + delimiter_hint(df.columns))
-    return spec.run(job, df, SourceInfo(desc, checksum, kind), progress)
+    try:
+        summ = spec.run(job, df, SourceInfo(desc, checksum, kind), progress)
+    except Exception as exc:  # a DuckDB error not classified on its way: the input's (exit 2) or the engine's (exit 4)
+        duckdb = sys.modules.get("duckdb")  # as kanon and timestamped --engine duckdb (source_duckdb.engine_error)
+        if duckdb is not None and isinstance(exc, duckdb.Error):
+            from tempanon.lattice.source_duckdb import engine_error
+
+            raise engine_error(job.source.get("path"), exc) from exc
+        raise
+    hint = _respondent_id_hint(job, df)
+    if hint:
+        summ["_warnings"] = [f"warning: {hint}"]
+    return summ
+
+
+def _respondent_id_hint(job: Job, df: pd.DataFrame) -> str | None:
+    """The ``kanon`` and ``timestamped`` commands' warning without a respondent id (``[columns] uid``) of a
+    column that reads like one (:func:`tempanon.steward.init.respondent_id_warning`: the same rule and
+    text, on every engine: the job holds its table in pandas), with the same columns excluded: those
+    given a model role (quasi-identifiers, the time, keep, sensitive)."""
+    if job.uid is not None or job.model not in ("kanon", "timestamped"):
+        return None
+    from tempanon.steward.init import respondent_id_warning
+
+    roles = [*job.quasi_identifiers, *([job.time] if job.time else []), *job.keep, *job.sensitive]
+    return respondent_id_warning(df, roles, option="[columns] uid", path=job.source.get("path"))
 
 
 __all__ = ["MODELS", "Job", "JobError", "ModelSpec", "key_line", "load_job", "read_source", "run_job"]

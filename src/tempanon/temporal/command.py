@@ -164,7 +164,7 @@ def timestamped(
         if uid is None:  # an id column whose values repeat: k would count tuples, not people
             from tempanon.steward.init import respondent_id_warning
 
-            hint = respondent_id_warning(df, [time, *qis, *roles["keep"], *roles["sensitive"]])
+            hint = respondent_id_warning(df, [time, *qis, *roles["keep"], *roles["sensitive"]], path=input)
             if hint:
                 info(f"warning: {hint}", quiet)
         rep = None

@@ -281,12 +281,24 @@ def anonymize_timestamped_file(
             sq.close()
     if engine != "duckdb":
         raise InputError(f"unknown engine {engine!r} for a file read in place; expected duckdb or spark")
-    workdir = tempfile.mkdtemp(prefix="tempanon-ts-")
+    # the work database in a new folder of the temporary folder: one DuckDB cannot make or open there (the
+    # folder full, not writable, gone) is no fault of the input: an I/O error on the engine's own files,
+    # its failure (exit 4), as docs/engines.md classifies those (source_duckdb.engine_error)
+    from tempanon.lattice.source_duckdb import EngineFailure, _first_line
+
+    hint = ("; nothing was written (the temporary folder is TMPDIR's, else the system's: give TMPDIR a folder it "
+            "can write, with room for the work database and DuckDB's spill)")  # fmt: skip
+    try:
+        workdir = tempfile.mkdtemp(prefix="tempanon-ts-")
+    except OSError as exc:
+        raise EngineFailure(f"the DuckDB engine failed (an engine failure, not the input): cannot make its work folder "
+                            f"in the temporary folder {tempfile.gettempdir()}: {exc}{hint}") from exc  # fmt: skip
     try:
         try:
             con = duckdb.connect(os.path.join(workdir, "work.duckdb"))
         except duckdb.Error as exc:
-            raise InputError(f"DuckDB engine: cannot open a work database in {workdir}: {exc}") from exc
+            raise EngineFailure(f"the DuckDB engine failed (an engine failure, not the input): cannot open its work "
+                                f"database in {workdir}: {_first_line(exc)}{hint}") from exc  # fmt: skip
         sq = DuckDBSource(path, memory_limit=memory_limit, delimiter=delimiter, threads=threads, connection=con)
         try:
             return _run_and_warn(sq, run)
