@@ -204,3 +204,19 @@ def test_a_broken_gzip_input_is_exit_2_on_every_engine(tmp_path, engine, broken)
         assert r.exit_code == 2, (args[0], r.output, repr(r.exception))
         assert f"cannot read {src}" in r.output, (args[0], r.output)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["h", "in.csv.gz"]
+
+
+@pytest.mark.parametrize("engine", ["numpy", "duckdb"])
+def test_a_csv_holding_only_a_byte_order_mark_is_empty_on_every_engine(tmp_path, engine):
+    """A CSV of a byte order mark alone (an empty sheet saved as 'CSV UTF-8'): numpy said 'cannot read
+    ...: No columns to parse from file', DuckDB read one column 'column0' and refused the roles as
+    unknown ('the input has columns: column0'). Found by hand (session 23: BOM in every input). Now
+    'input file is empty' on both, as for a file of no bytes."""
+    src = tmp_path / "in.csv"
+    src.write_bytes(b"\xef\xbb\xbf\n")
+    _, h = _people_csv(tmp_path)
+    for args in (["check", str(src), "--qi", "age,sex", "--engine", engine],
+                 ["kanon", str(src), "--qi", "age,sex", "--hierarchies", str(h), "--k", "2", "--out", str(tmp_path / "o.csv"), "--engine", engine]):  # fmt: skip
+        r = runner.invoke(app, args)
+        assert r.exit_code == 2, (args[0], r.output)
+        assert f"input file is empty: {src}" in r.output, (args[0], r.output)

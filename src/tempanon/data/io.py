@@ -147,7 +147,7 @@ def read_table(
         opener = _open_text(path)
         with opener() as fh:
             sample = fh.read(65536)
-        if not sample.strip():
+        if not sample.lstrip("\ufeff").strip():  # (a byte order mark alone: empty too)
             raise InputError(f"input file is empty: {path}")
         sep = normalize_delimiter(delimiter) or detect_delimiter(sample)
         kwargs: dict[str, Any] = {"sep": sep}

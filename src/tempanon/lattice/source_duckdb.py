@@ -1664,7 +1664,7 @@ class DuckDBSource(SQLSource):
                 except (OSError, EOFError) as exc:  # (a .gz file that is not gzip, or cut short: as read_table says it)
                     self.close()
                     raise InputError(f"cannot read {path}: {exc}") from None
-                if not sample.strip():
+                if not sample.lstrip("\ufeff").strip():  # (a byte order mark alone: empty too)
                     self.close()
                     raise InputError(f"input file is empty: {path}")
                 sep = delimiter or detect_delimiter(sample)
