@@ -116,6 +116,9 @@ def test_run_job_from_duckdb(jobdir):
         ('table = "out/t-anon.csv"', 'tabel = "out/t-anon.csv"', "key 'output.tabel': unknown key", 19),
         ('name = "kanon"', 'name = "sdc"', "unknown model 'sdc'; job files support: kanon, timestamped, kp, stream", 14),
         ('path = "data/t.csv"', 'path = "data/none.csv"', "key 'input.path': file not found", 2),
+        # (found by hand, session 23: "" was the job's folder, refused as 'a file of the input directory')
+        ('path = "data/t.csv"', 'path = ""', "key 'input.path': empty; give the data file", 2),
+        ('path = "data/t.csv"', 'path = "data"', "is a directory, not a data file", 2),
         ('sex = "h/sex.csv"', 'sex = "h/nope.csv"', "key 'hierarchies.sex.path': hierarchy file not found", 10),
         ('[output]', '[outputs]', "key 'outputs': unknown key", 18),
         ("k = 5", "k = 1", "key 'model.k': k must be at least 2", 15),

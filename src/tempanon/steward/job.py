@@ -251,9 +251,13 @@ def load_job(path: str | Path) -> Job:
     source = dict(inp)
     for key in ("path", "database"):
         if key in source:
+            if not source[key].strip():  # (resolved, "" is the job's folder: refused as an output 'in the input directory')
+                raise ctx.error(("input", key), "empty; give the data file (relative to the job file's folder)")
             source[key] = ctx.resolve(source[key])
             if not source[key].exists():
                 raise ctx.error(("input", key), f"file not found: {source[key]}")
+            if source[key].is_dir():
+                raise ctx.error(("input", key), f"{source[key]} is a directory, not a data file")
 
     # the model decides which column roles, hierarchies and outputs the file may have (checked in
     # full below; an unknown or missing model name falls back to the kanon layout until then)
