@@ -10,6 +10,7 @@ import pandas as pd
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tempanon.hierarchy import Hierarchy
 from tempanon.kanon import encode_for_search, run_search
 from tempanon.kanon.ldiversity import LDiversity
 from tempanon.kanon.select import _loss_lower_bounds, generalization_loss, select_node
@@ -40,13 +41,38 @@ def problems(draw):
 
 
 def _score_all(anonymous, dims, table, k, ldiv=None):
-    """The oracle: every node's loss from its own frequency set, the least (loss, height, levels)."""
+    """The oracle: every node's loss from its own frequency set, the least (loss, height, levels),
+    losses within 1e-9 of the least counting as equal (select.py's documented tie rule: two sums of
+    the same fractions in another order differ in their last bits, e.g. 0.4412698412698412 and
+    0.44126984126984126, and an exact ``min`` then chose by the rounding, not by height and levels)."""
     lat = Lattice(dims)
     attrs = tuple(range(len(dims)))
     keyed = [(generalization_loss(table_frequency_set(table, dims, attrs, n), dims, k, table.n_rows, ldiv), lat.height(n), n)
              for n in anonymous]  # fmt: skip
-    best = min(keyed)
+    low = min(s for s, _h, _n in keyed)
+    best = min((t for t in keyed if t[0] <= low + 1e-9), key=lambda t: (t[1], t[2]))
     return best[2], best[0], [s for s, _h, _n in keyed]
+
+
+def test_equal_losses_summed_in_another_order_are_a_tie_broken_by_height_and_levels():
+    """Found by the hypothesis test in CI (2026-11-27): nodes (1, 1, 0) and (0, 1, 1) have the same
+    loss, summed in another order (0.4412698412698412 and 0.44126984126984126). The selection counts
+    them as equal and takes the smaller levels at the same height, (0, 1, 1)."""
+    rows = ([("q00", "q10", "q20")] * 10 + [("q00", "q11", "q20")] * 6
+            + [("q00", "q12", "q21"), ("q01", "q10", "q20"), ("q01", "q10", "q21")] + [("q00", "q11", "q20")] * 2)
+    df = pd.DataFrame(rows, columns=["q0", "q1", "q2"])
+    one = [["{a}0", "*"], ["{a}1", "*"]]
+    q1 = [["q10", "a", "x", "*"], ["q11", "b", "x", "*"], ["q12", "a", "x", "*"]]
+    hier = {a: Hierarchy(name=a, table=np.array([[c.format(a=a) for c in r] for r in one], dtype=object)) for a in ("q0", "q2")}
+    hier["q1"] = Hierarchy(name="q1", table=np.array(q1, dtype=object))
+    dims, table = encode_for_search(df, ["q0", "q1", "q2"], hier, None)
+    res = run_search("incognito", dims, table, 2, 0)
+    attrs = (0, 1, 2)
+    loss = {n: generalization_loss(table_frequency_set(table, dims, attrs, n), dims, 2, table.n_rows) for n in [(1, 1, 0), (0, 1, 1)]}
+    assert abs(loss[(1, 1, 0)] - loss[(0, 1, 1)]) < 1e-12
+    node, value = select_node(res.anonymous_nodes, res.minimal_nodes, dims, table, 2, "loss", suppression=True)
+    assert node == (0, 1, 1) and value == loss[(0, 1, 1)]
+    assert all(s >= value - 1e-9 for s in _score_all(res.anonymous_nodes, dims, table, 2)[2])
 
 
 @SETTINGS

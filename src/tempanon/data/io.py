@@ -147,7 +147,7 @@ def read_table(
         opener = _open_text(path)
         with opener() as fh:
             sample = fh.read(65536)
-        if not sample.strip():
+        if not sample.lstrip("\ufeff").strip():  # (a byte order mark alone: empty too)
             raise InputError(f"input file is empty: {path}")
         sep = normalize_delimiter(delimiter) or detect_delimiter(sample)
         kwargs: dict[str, Any] = {"sep": sep}
@@ -161,7 +161,7 @@ def read_table(
         raise
     except UnicodeDecodeError as exc:
         raise InputError(not_utf8_message(path, exc)) from None
-    except (pd.errors.ParserError, ValueError, OSError) as exc:
+    except (pd.errors.ParserError, ValueError, OSError, EOFError) as exc:  # (EOFError: a .gz file cut short)
         raise InputError(f"cannot read {path}: {exc}") from exc
     if df.shape[1] == 0:
         raise InputError(f"input file has no columns: {path}")

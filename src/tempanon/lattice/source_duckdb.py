@@ -120,7 +120,9 @@ def check_header(sample: str, sep: str, path: Any) -> None:
 
     from tempanon.data.io import check_column_names
 
-    header = next(csv.reader(io.StringIO(sample), delimiter=sep), [])
+    # (newline="": a header ending in a lone carriage return, old Mac line ends, is a line as for pandas and
+    # DuckDB; the csv module refused it with a traceback)
+    header = next(csv.reader(io.StringIO(sample, newline=""), delimiter=sep), [])
     seen: dict[str, int] = {}
     for i, name in enumerate(c.strip() for c in header):
         if name in seen:
@@ -1671,7 +1673,10 @@ class DuckDBSource(SQLSource):
                     from tempanon.data.io import not_utf8_message
 
                     raise InputError(not_utf8_message(path)) from None
-                if not sample.strip():
+                except (OSError, EOFError) as exc:  # (a .gz file that is not gzip, or cut short: as read_table says it)
+                    self.close()
+                    raise InputError(f"cannot read {path}: {exc}") from None
+                if not sample.lstrip("\ufeff").strip():  # (a byte order mark alone: empty too)
                     self.close()
                     raise InputError(f"input file is empty: {path}")
                 sep = delimiter or detect_delimiter(sample)
@@ -1913,7 +1918,7 @@ def csv_line_error(path: str | os.PathLike, sep: str) -> str | None:
     try:
         with _open_text(Path(path))() as fh:
             sample = fh.read(65536)
-        header = next(csv.reader(io.StringIO(sample), delimiter=sep), [])
+        header = next(csv.reader(io.StringIO(sample, newline=""), delimiter=sep), [])  # (newline="": as check_header)
         cols = ", ".join(f"{qstr(c)}: 'VARCHAR'" for c in header)
         con = duckdb.connect(":memory:")
         try:

@@ -503,7 +503,7 @@ class SparkSource(SQLSource):
 
             with _open_text(path)() as fh:
                 sample = fh.read(65536)
-            if not sample.strip():
+            if not sample.lstrip("\ufeff").strip():  # (a byte order mark alone: empty too)
                 raise InputError(f"input file is empty: {path}")
             sep = delimiter or detect_delimiter(sample)
             check_header(sample, sep, path)
