@@ -58,3 +58,41 @@ def test_a_temporary_folder_that_cannot_be_made_is_the_engines_failure(tmp_path,
     assert "the DuckDB engine failed (an engine failure, not the input)" in msg, msg
     assert "No space left on device" in msg and "TMPDIR" in msg and "nothing was written" in msg, msg
     assert not out.exists()
+
+
+def _kanon(tmp_path):
+    src = tmp_path / "t.csv"
+    src.write_text("pid,sex\n" + "\n".join(f"p{i},{'MF'[i % 2]}" for i in range(20)) + "\n")
+    (tmp_path / "h").mkdir()
+    (tmp_path / "h" / "sex.csv").write_text("M;*\nF;*\n")
+    out = tmp_path / "out" / "r.csv"
+    r = runner.invoke(app, ["kanon", str(src), "--qi", "sex", "--hierarchies", str(tmp_path / "h"), "--k", "2",
+                            "--engine", "duckdb", "--out", str(out), "-q"])  # fmt: skip
+    return r, " ".join(r.output.split()), out
+
+
+def _job(tmp_path):
+    (tmp_path / "t.csv").write_text("pid,sex\n" + "\n".join(f"p{i},{'MF'[i % 2]}" for i in range(20)) + "\n")
+    (tmp_path / "job.toml").write_text('[input]\npath = "t.csv"\n\n[columns]\nquasi_identifiers = ["sex"]\nuid = "pid"\n\n'
+                                       '[hierarchies]\nsex = { type = "suppression" }\n\n[model]\nname = "kanon"\nk = 2\n'
+                                       'engine = "duckdb"\n\n[output]\ntable = "out/r.csv"\n')  # fmt: skip
+    r = runner.invoke(app, ["run", str(tmp_path / "job.toml"), "-q"])
+    return r, " ".join(r.output.split()), tmp_path / "out" / "r.csv"
+
+
+@pytest.mark.parametrize("command", [_run, _kanon, _job], ids=["timestamped", "kanon", "job"])
+def test_a_spill_folder_that_cannot_be_made_is_the_engines_failure(tmp_path, monkeypatch, command):
+    """DuckDB's spill folder (``open_duckdb``'s ``scratch_dir``) that cannot be made: exit 4 (a traceback, exit 1, before)."""
+    real = tempfile.mkdtemp
+
+    def mkdtemp(*a, prefix=None, **kw):
+        if prefix and prefix.startswith("tempanon-duckdb-"):
+            raise OSError(errno.ENOSPC, "No space left on device", "/tmp/tempanon-duckdb-x")
+        return real(*a, prefix=prefix, **kw)
+
+    monkeypatch.setattr(tempfile, "mkdtemp", mkdtemp)
+    r, msg, out = command(tmp_path)
+    assert r.exit_code == 4, (msg, r.exception)
+    assert msg.startswith("error: the DuckDB engine failed (an engine failure, not the input): cannot make its spill folder"), msg
+    assert "No space left on device" in msg and "TMPDIR" in msg and "nothing was written" in msg, msg
+    assert not out.exists()

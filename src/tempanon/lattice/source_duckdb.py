@@ -67,6 +67,12 @@ def qstr(text: str) -> str:
     return "'" + str(text).replace("'", "''") + "'"
 
 
+#: the end of the engine's failure to make or open its files in the temporary folder (its spill folder, the
+#: work database of ``timestamped --engine duckdb``): exit 4, the input is not at fault
+TEMP_FOLDER_HINT = ("; nothing was written (the temporary folder is TMPDIR's, else the system's: give TMPDIR a folder "
+                    "it can write, with room for the work database and DuckDB's spill)")
+
+
 def open_duckdb(*, memory_limit: str | None = None, threads: int | None = None, connection: Any = None) -> tuple[Any, str]:
     """A DuckDB connection (``connection`` or a new in-memory one) spilling to a private temporary
     directory, with ``memory_limit`` and ``threads`` set; returns ``(connection, directory)``. A bad
@@ -75,7 +81,13 @@ def open_duckdb(*, memory_limit: str | None = None, threads: int | None = None, 
     not the local zone's (``TZ``)."""
     import duckdb
 
-    tmpdir = scratch_dir("duckdb")
+    try:
+        tmpdir = scratch_dir("duckdb")
+    except OSError as exc:  # the temporary folder full, not writable, gone: the engine's own files, not the input
+        if connection is not None:
+            close_duckdb(connection)
+        raise EngineFailure(f"the DuckDB engine failed (an engine failure, not the input): cannot make its spill folder in "
+                            f"the temporary folder {tempfile.gettempdir()}: {exc}{TEMP_FOLDER_HINT}") from exc  # fmt: skip
     con = connection if connection is not None else duckdb.connect(":memory:")
     try:
         con.execute(f"SET temp_directory = {qstr(tmpdir)}")

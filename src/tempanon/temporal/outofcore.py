@@ -284,10 +284,9 @@ def anonymize_timestamped_file(
     # the work database in a new folder of the temporary folder: one DuckDB cannot make or open there (the
     # folder full, not writable, gone) is no fault of the input: an I/O error on the engine's own files,
     # its failure (exit 4), as docs/engines.md classifies those (source_duckdb.engine_error)
+    from tempanon.lattice.source_duckdb import TEMP_FOLDER_HINT as hint
     from tempanon.lattice.source_duckdb import EngineFailure, _first_line
 
-    hint = ("; nothing was written (the temporary folder is TMPDIR's, else the system's: give TMPDIR a folder it "
-            "can write, with room for the work database and DuckDB's spill)")  # fmt: skip
     try:
         workdir = tempfile.mkdtemp(prefix="tempanon-ts-")
     except OSError as exc:
