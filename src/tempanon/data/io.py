@@ -337,6 +337,49 @@ def _nested_type(t: Any) -> bool:
             return pa.types.is_nested(t)
 
 
+def _bytes_or_duration(t: Any) -> str | None:
+    """``"binary"`` for an Arrow binary type (``binary``, ``large_binary``, ``fixed_size_binary``,
+    ``binary_view``), ``"duration"`` for a duration, a dictionary or extension type of those; else ``None``.
+    No role may take them: each engine made its own text of such a cell (numpy ``b'M'`` and
+    ``0 days 00:00:48``, DuckDB and Spark ``M`` and ``00:00:48``, and DuckDB and Spark each their own for
+    bytes that are not UTF-8), so classes and releases differed by engine."""
+    import pyarrow as pa
+
+    while True:
+        if isinstance(t, pa.ExtensionType):
+            t = t.storage_type
+        elif pa.types.is_dictionary(t):
+            t = t.value_type
+        else:
+            break
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t) or str(t) == "binary_view":
+        return "binary"
+    if pa.types.is_duration(t):
+        return "duration"
+    return None
+
+
+def parquet_type_phrase(type_text: str) -> str:
+    """How a message names a column type of :func:`nested_parquet_columns`: ``a nested Parquet type``,
+    ``a binary Parquet type`` or ``a duration Parquet type`` (by the type's text)."""
+    t = type_text.removeprefix("dictionary<values=")
+    if re.match(r"(large_|fixed_size_)?binary|binary_view", t):
+        return "a binary Parquet type"
+    if t.startswith("duration["):
+        return "a duration Parquet type"
+    return "a nested Parquet type"
+
+
+def parquet_type_way_out(type_text: str) -> str:
+    """What to do with a column of :func:`nested_parquet_columns` to give it a role."""
+    phrase = parquet_type_phrase(type_text)
+    if "binary" in phrase:
+        return "decode it into a text (string) column first"
+    if "duration" in phrase:
+        return "convert it to a number of seconds (an integer or float column) first"
+    return "flatten it into scalar columns first (one column per struct field or list element, or the value as text)"
+
+
 def _parquet_schema(path: Any) -> Any | None:
     """The Arrow schema of the Parquet input ``path`` (:func:`pyarrow.parquet.read_schema`; a directory of
     part files: its first part), or ``None``: a DataFrame, a CSV file, a file that cannot be read here
@@ -373,7 +416,7 @@ def nested_parquet_columns(path: Any, schema: Any = None) -> dict[str, str]:
     def text(t: Any) -> str:  # (pyarrow names a map read from Parquet map<string, int64 ('mp')>)
         return f"map<{t.key_type}, {t.item_type}>" if isinstance(t, pa.MapType) else str(t)
 
-    return {str(f.name).strip(): text(f.type) for f in schema if _nested_type(f.type)}
+    return {str(f.name).strip(): text(f.type) for f in schema if _nested_type(f.type) or _bytes_or_duration(f.type)}
 
 
 def frame_nested_columns(df: pd.DataFrame) -> dict[str, str]:
@@ -437,11 +480,20 @@ def refuse_nested_columns(path: Any, roles: Mapping[str, str | Iterable[str] | N
     if not found:
         return
     what = "; ".join(f"{c!r} ({nested[c]}) given the role {' and '.join(labels)}" for c, labels in found.items())
+    kinds = {"a nested value"} if frame else {parquet_type_phrase(nested[c]) for c in found}
+    if kinds <= {"a nested value", "a nested Parquet type"}:
+        raise InputError(
+            f"{'the DataFrame' if frame else path}: column(s) with a nested {'value' if frame else 'Parquet type'}: {what}. tempanon compares and releases scalar values only "
+            "(text, numbers, dates, times): leave such a column without a role (a column with no role is not released) "
+            "or flatten it into scalar columns first (one column per struct field or list element, or the value as text); "
+            + ("nothing was written" if frame else "nothing was read or written")
+        )
+    ways = "; ".join(dict.fromkeys(f"{parquet_type_phrase(nested[c])}: {parquet_type_way_out(nested[c])}" for c in found))
     raise InputError(
-        f"{'the DataFrame' if frame else path}: column(s) with a nested {'value' if frame else 'Parquet type'}: {what}. tempanon compares and releases scalar values only "
-        "(text, numbers, dates, times): leave such a column without a role (a column with no role is not released) "
-        "or flatten it into scalar columns first (one column per struct field or list element, or the value as text); "
-        + ("nothing was written" if frame else "nothing was read or written")
+        f"{path}: column(s) of a Parquet type tempanon cannot give a role: {what}. tempanon compares and releases text, "
+        "numbers, dates and times, and each engine would write a binary or duration cell as other text (b'M' or M, "
+        "0 days 00:00:48 or 00:00:48): leave such a column without a role (a column with no role is not released), or "
+        f"{ways}; nothing was read or written"
     )
 
 

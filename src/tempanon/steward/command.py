@@ -87,10 +87,12 @@ def check(
     if not as_json:
         for f in res.identifier_findings:
             info(f"[yellow]note:[/] column {_esc(repr(f.column))} looks like a direct identifier: {_esc(f.reason)}", quiet)
+        from tempanon.data.io import parquet_type_phrase, parquet_type_way_out
+
         for c, t in res.nested_columns.items():
-            info(f"[yellow]note:[/] column {_esc(repr(c))} has a nested Parquet type ({_esc(t)}): it can take no role and is "
-                 "never released (tempanon compares and releases scalar values only; a column with no role is left out); "
-                 "not screened for identifiers; flatten it into scalar columns to use it", quiet)  # fmt: skip
+            info(f"[yellow]note:[/] column {_esc(repr(c))} has {parquet_type_phrase(t)} ({_esc(t)}): it can take no role and is "
+                 "never released (tempanon compares and releases text, numbers, dates and times only; a column with no role is left out); "
+                 f"not screened for identifiers; {parquet_type_way_out(t).removesuffix(' first')} to use it", quiet)  # fmt: skip
     if not res.ok:
         for f in res.failures:
             info(f"[bold red]not met:[/] {_esc(f)}", quiet)

@@ -149,6 +149,7 @@ def profile_columns(df: pd.DataFrame, nested: Mapping[str, str] | None = None) -
     with a nested type (name -> type, :func:`tempanon.data.io.nested_parquet_columns`): never given a role
     (a run refuses them with one), only listed as left out."""
     from tempanon.data.screen import screen_columns
+    from tempanon.data.io import parquet_type_phrase, parquet_type_way_out
     from tempanon.hierarchy.core import MISSING, as_text
 
     out: list[ColumnProfile] = []
@@ -157,9 +158,9 @@ def profile_columns(df: pd.DataFrame, nested: Mapping[str, str] | None = None) -
     for col in df.columns:
         if str(col) in nested:  # (a list, struct or map: not profiled, no role)
             out.append(ColumnProfile(str(col), f"nested ({nested[str(col)]})", 0, 0, 0.0, [],
-                                     reason=f"a nested Parquet type ({nested[str(col)]}): tempanon compares and releases "
-                                            "scalar values only, so it gets no role and is left out; flatten it into "
-                                            "scalar columns to use it"))  # fmt: skip
+                                     reason=f"{parquet_type_phrase(nested[str(col)])} ({nested[str(col)]}): tempanon compares and releases "
+                                            "text, numbers, dates and times only (the engines would write it as other text), so it gets no "
+                                            f"role and is left out; {parquet_type_way_out(nested[str(col)]).removesuffix(' first')} to use it"))  # fmt: skip
             continue
         text = as_text(df[col])
         present = text[text != MISSING]
@@ -450,9 +451,11 @@ def starter_job(input_path: str | os.PathLike, job_path: str | os.PathLike, df: 
         "",
         "# Column profile (type, distinct values, missing cells, uniqueness = distinct / non-missing rows):",
     ]
+    from tempanon.data.io import parquet_type_phrase
+
     for p in profiles:
         if p.kind.startswith("nested"):
-            lines.append(f"#   {p.name}: {p.kind[len('nested ('):-1]}, a nested Parquet type (not profiled)")
+            lines.append(f"#   {p.name}: {p.kind[len('nested ('):-1]}, {parquet_type_phrase(p.kind[len('nested ('):-1])} (not profiled)")
             continue
         lines.append(f"#   {p.name}: {p.kind}, {p.distinct} distinct, {p.missing} missing, uniqueness {p.uniqueness:.2f}, e.g. {', '.join(p.examples)}")
     lines += ["", "[input]", f"path = {_q(rel)}", "", "[columns]"]

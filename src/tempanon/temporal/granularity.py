@@ -607,12 +607,13 @@ def boundaries_from_file(path: str, name: str | None = None) -> Boundaries:
     odd label or no time at all."""
     from pathlib import Path
 
-    from tempanon.data.io import nested_parquet_columns, read_table
+    from tempanon.data.io import nested_parquet_columns, parquet_type_phrase, read_table
 
     nested = {c: t for c, t in nested_parquet_columns(path).items() if c.lower() in ("label", "start", "end")}
     if nested:
         what = "; ".join(f"{c!r} ({t})" for c, t in nested.items())
-        raise InputError(f"boundary file {path}: column(s) with a nested Parquet type: {what}. A boundary file's label, "
+        kinds = sorted({parquet_type_phrase(t).removeprefix("a ").removesuffix(" Parquet type") for t in nested.values()})
+        raise InputError(f"boundary file {path}: column(s) with a {' or '.join(kinds)} Parquet type: {what}. A boundary file's label, "
                          "start and end are scalar values (text, dates, times): write them as scalar columns (the label "
                          "as text); nothing was read")  # fmt: skip
     df = read_table(path, as_text=True)
