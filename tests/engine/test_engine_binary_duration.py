@@ -29,7 +29,7 @@ def _file(tmp_path):
         "lb": pa.array([b"x", b"y"] * (N // 2), pa.large_binary()),
         "fb": pa.array([b"ab", b"cd"] * (N // 2), pa.binary(2)),
         "blob": pa.array([b"\xff\xfe"] * N, pa.binary()),  # (not UTF-8)
-        "dur": pa.array([48 * i for i in range(N)], pa.duration("s")),
+        "dur": pa.array([48 * (i % 4) for i in range(N)], pa.duration("s")),
         "dx": pa.array([["flu", "cold", "ulcer", "hiv"][i % 4] for i in range(N)]),
     }
     path = tmp_path / "in.parquet"
@@ -85,6 +85,7 @@ def test_kanon_same_refusal_on_numpy_and_duckdb(tmp_path):
         assert not out.exists()
         msgs[engine] = " ".join(r.output.split())
     assert msgs["numpy"] == msgs["duckdb"]
+    assert "'sexb' (binary) given the role --qi; 'dur' (duration[s]) given the role --keep" in msgs["numpy"], msgs
 
 
 @pytest.mark.parametrize("engine", ENGINES)
