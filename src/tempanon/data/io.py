@@ -323,9 +323,9 @@ def check_frame(df: pd.DataFrame) -> None:
     check_column_names(df.columns, "the DataFrame")
 
 
-def _nested_type(t: Any) -> bool:
-    """Is the Arrow type ``t`` nested (list, large/fixed-size list, list view, struct, map, union), or a
-    dictionary or extension type whose values are?"""
+def _value_type(t: Any) -> Any:
+    """The Arrow type ``t``'s values: the storage type of an extension type, the value type of a
+    dictionary (both unwrapped as often as they nest), else ``t``."""
     import pyarrow as pa
 
     while True:
@@ -334,7 +334,15 @@ def _nested_type(t: Any) -> bool:
         elif pa.types.is_dictionary(t):
             t = t.value_type
         else:
-            return pa.types.is_nested(t)
+            return t
+
+
+def _nested_type(t: Any) -> bool:
+    """Is the Arrow type ``t`` nested (list, large/fixed-size list, list view, struct, map, union), or a
+    dictionary or extension type whose values are?"""
+    import pyarrow as pa
+
+    return pa.types.is_nested(_value_type(t))
 
 
 def _bytes_or_duration(t: Any) -> str | None:
@@ -345,13 +353,7 @@ def _bytes_or_duration(t: Any) -> str | None:
     bytes that are not UTF-8), so classes and releases differed by engine."""
     import pyarrow as pa
 
-    while True:
-        if isinstance(t, pa.ExtensionType):
-            t = t.storage_type
-        elif pa.types.is_dictionary(t):
-            t = t.value_type
-        else:
-            break
+    t = _value_type(t)
     if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t) or str(t) == "binary_view":
         return "binary"
     if pa.types.is_duration(t):
