@@ -7,11 +7,9 @@ engine (one ``count(DISTINCT ...)`` query: ``SQLSource.missing_and_distinct``), 
 from __future__ import annotations
 
 import pytest
-from typer.testing import CliRunner
 
-from tempanon.cli import app
-
-runner = CliRunner()
+from uid_warning_cli import EXPECTED, kanon_on, timestamped_on
+from uid_warning_cli import warnings_of as _warnings
 
 
 def _visits(tmp_path):
@@ -25,26 +23,12 @@ def _visits(tmp_path):
     return tmp_path / "v.csv"
 
 
-def _warnings(output: str) -> list[str]:
-    text = " ".join(output.split())
-    return [("warning:" + w).split(" for respondent-level k")[0] for w in text.split("warning:")[1:]]
-
-
-EXPECTED = ("warning: column 'patient_id' reads like a respondent id (12 values repeat over 60 rows) but is not --uid: "
-            "every row counts as a respondent, so k counts rows, not people; give --uid patient_id")
-
-
 def _kanon(tmp_path, engine, *extra):
-    v = _visits(tmp_path)
-    return runner.invoke(app, ["kanon", str(v), "--qi", "sex", "--hierarchies", str(tmp_path / "h"), "--k", "2",
-                               "--engine", engine, "--out", str(tmp_path / f"k-{engine}-{len(extra)}-{len(list(tmp_path.iterdir()))}.csv"), *extra])  # fmt: skip
+    return kanon_on(_visits, tmp_path, engine, *extra)
 
 
 def _timestamped(tmp_path, engine, *extra):
-    v = _visits(tmp_path)
-    out = tmp_path / f"t-{engine}-{len(extra)}-{len(list(tmp_path.iterdir()))}.csv"
-    return runner.invoke(app, ["timestamped", str(v), "--time", "visit", "--qi", "sex", "--k", "2",
-                               "--granularities", "month,year", "--engine", engine, "--out", str(out), *extra])  # fmt: skip
+    return timestamped_on(_visits, tmp_path, engine, *extra)
 
 
 @pytest.mark.parametrize("command", [_kanon, _timestamped], ids=["kanon", "timestamped"])
