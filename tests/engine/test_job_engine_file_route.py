@@ -286,3 +286,37 @@ def test_spark_job_reads_the_file_and_warns_first(tmp_path, monkeypatch, spark_s
     parts = sorted((tmp_path / d / "r.csv").glob("part-*"))
     got = pd.concat([pd.read_csv(p, dtype=str, keep_default_na=False) for p in parts], ignore_index=True)
     pd.testing.assert_frame_equal(got.sort_values(list(got.columns)).reset_index(drop=True), numpy_release)
+
+
+def test_kanon_job_audit_in_the_release_folder_is_refused_on_both_routes(tmp_path):
+    """The steward's audit beside the release: the engine route refused it (kanonymize's check), the
+    numpy job wrote it (docs/steward.md: refused); both now refuse it alike, naming the job key."""
+    msgs = {}
+    for eng in ("numpy", "duckdb"):
+        job, d = _job(tmp_path, "kanon", "csv", eng, KANON.replace('audit = "steward-{d}/a.csv"', 'audit = "{d}/a.csv"'))
+        r = runner.invoke(app, ["run", str(job)])
+        assert r.exit_code == 2, r.output
+        msgs[eng] = " ".join(r.output.split()).replace(d, "D")
+        assert not (tmp_path / d).exists()
+    assert msgs["duckdb"] == msgs["numpy"]
+    assert "key 'output.audit': the audit" in msgs["numpy"] and "is in the release's folder" in msgs["numpy"], msgs
+
+
+def test_engine_job_on_a_workbook_keeps_the_pandas_route(tmp_path):
+    """A workbook is read by pandas only (no engine reads .xlsx): an engine job on one still runs, its frame
+    handed to the engine, as before; same release as the CSV of the same table on the file route."""
+    openpyxl = pytest.importorskip("openpyxl")
+    _data(tmp_path)
+    wb = openpyxl.Workbook()
+    df = pd.read_csv(tmp_path / "t.csv", dtype=str)
+    wb.active.append(list(df.columns))
+    for row in df.itertuples(index=False):
+        wb.active.append(list(row))
+    wb.save(tmp_path / "t.xlsx")
+    got = {}
+    for fmt in ("xlsx", "csv"):
+        job, d = _job(tmp_path, "kanon", fmt, "duckdb", KANON.replace("r.{fmt}", "r.csv"))
+        r = runner.invoke(app, ["run", str(job)])
+        assert r.exit_code == 0, r.output
+        got[fmt] = _release(tmp_path / d / "r.csv", "csv")
+    pd.testing.assert_frame_equal(got["xlsx"], got["csv"])

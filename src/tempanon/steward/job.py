@@ -391,6 +391,10 @@ def _kanon_args(job: Job) -> dict:
         raise ctx.error(("columns", "sensitive"), "a sensitive column in the kanon model needs [model] l (l-diverse classes)")
     if l is not None and len(job.sensitive) != 1:
         raise ctx.error(("model", "l"), "l-diversity needs exactly one [columns] sensitive column")
+    if job.audit is not None and Path(os.path.realpath(job.audit)).parent == Path(os.path.realpath(job.output_table)).parent:
+        # (as kanon --audit on every engine, and the engine route's kanonymize: refused on both routes alike)
+        raise ctx.error(("output", "audit"), f"the audit {job.audit} is in the release's folder: it links release rows to "
+                        "input lines and is for the data steward only; write it elsewhere")  # fmt: skip
     return dict(
         uid=job.uid,
         identifying=job.identifying,
@@ -1047,9 +1051,13 @@ def _check_columns(job: Job, df: pd.DataFrame) -> None:
 def _file_engine(job: Job) -> str | None:
     """``duckdb`` or ``spark`` when the job's ``kanon`` or ``timestamped`` model runs on that engine
     over an ``[input] path``: the engine then reads the file itself (:func:`_run_on_engine`); else
-    ``None`` (the table is read into pandas: SQL sources, ``numpy``, ``auto``)."""
+    ``None`` (the table is read into pandas: SQL sources, a spreadsheet, ``numpy``, ``auto``)."""
     engine = job.params.get("engine")
     if "path" in job.source and job.model in ("kanon", "timestamped") and engine in ("duckdb", "spark"):
+        from tempanon.data.excel import is_spreadsheet
+
+        if is_spreadsheet(Path(job.source["path"])):  # (read by pandas only: its frame goes to the engine)
+            return None
         return engine
     return None
 
