@@ -20,6 +20,11 @@ files in name order (rows in file order inside each part); that order is defined
 checked on what was written, never taken from Spark's read-back order
 (:mod:`tempanon.lattice.source_spark`, ``docs/engines.md``).
 
+The same API runs a job file's ``kanon`` model with ``engine = "duckdb"|"spark"`` on an ``[input] path``
+(:func:`release_on_engine`, :func:`measure_release`; :func:`tempanon.steward.job.run_job`). Without
+``--uid``, the warning of a column that reads like a respondent id is printed before the release is
+written (``kanonymize(before_release=)``).
+
 Order of the outputs: the release (and its audit) is written, verified and renamed into place by the engine first;
 then the aggregates are computed and the report built; the report and the summary are then staged
 and committed together (:class:`~tempanon.data.io.OutputSet`). If the aggregates or the report fail,

@@ -661,7 +661,7 @@ def _run_timestamped_engine(job: Job, engine: str, source: SourceInfo, progress:
     written, verified and renamed by the engine), the report from the engine's measures."""
     from tempanon.temporal.outofcore import anonymize_timestamped_file
 
-    p, ctx = job.params, job.ctx
+    ctx = job.ctx
     args = _timestamped_args(job)
     if job.audit is not None:  # steward-only audit, never in the release folder (as the in-memory route says it)
         from tempanon.temporal.api import check_audit_path
