@@ -480,7 +480,8 @@ def frame_unreleasable_columns(df: pd.DataFrame) -> dict[str, tuple[str, str]]:
     numbered = isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1
 
     def where(i: int) -> str:
-        return at_line(i) if numbered else f"{at_line(i)}, index {index[i]!r}"
+        label = index[i].item() if isinstance(index[i], np.generic) else index[i]  # (3, not np.int64(3))
+        return at_line(i) if numbered else f"{at_line(i)}, index {label!r}"
 
     out: dict[str, tuple[str, str]] = {}
     for j, c in enumerate(df.columns):
