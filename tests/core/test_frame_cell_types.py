@@ -228,3 +228,10 @@ def test_the_error_names_the_row_of_the_one_bad_cell(cells, data, bad, numbered)
     assert f"'x' ({type(bad).__name__} cells ({where}: " in str(err.value)
     assert "'ok'" not in str(err.value)
     refuse_nested_columns(df, {"qi": ["ok"]})  # (no role: not looked at)
+
+
+def test_check_lists_such_a_column_without_a_role_and_does_not_screen_it():
+    df = _frame(_column("bytes")[0])
+    res = check_table(df, qi=["sex"])
+    assert res.nested_columns == {"x": "bytes cells (line 7: b'M')"}
+    assert all(f.column != "x" for f in res.identifier_findings)
