@@ -527,7 +527,9 @@ def _validate_timestamped(ctx: Ctx, model: dict, qi: list[str]) -> None:
                 raise ctx.error(("model", key), str(exc)) from None
     date_order = model.get("date_order", "auto")  # (boundary files' dates: the order of the time column's)
     try:
-        parse_granularities(model.get("granularities"), country=model.get("country"), parts=parts, date_order=date_order)
+        with warnings.catch_warnings():  # a boundary file's note (an undecided date order) is the run's to give
+            warnings.simplefilter("ignore", TempanonWarning)
+            parse_granularities(model.get("granularities"), country=model.get("country"), parts=parts, date_order=date_order)
     except InputError as exc:
         raise ctx.error(("model", "granularities") if "granularities" in model else ("model",), str(exc)) from None
     if "engine" in model:
@@ -541,7 +543,9 @@ def _validate_timestamped(ctx: Ctx, model: dict, qi: list[str]) -> None:
         from tempanon.temporal.granularity import parse_granularity
 
         try:
-            parse_granularity(model["data_granularity"], country=model.get("country"), parts=parts, date_order=date_order)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", TempanonWarning)
+                parse_granularity(model["data_granularity"], country=model.get("country"), parts=parts, date_order=date_order)
         except InputError as exc:
             raise ctx.error(("model", "data_granularity"), str(exc)) from None
 
