@@ -38,8 +38,8 @@ def _sex():
 def test_frame_nested_columns_finds_cells_of_every_kind():
     df = pd.DataFrame({"a": ["x", None, {"k": 1}], "b": [1, 2, 3], "c": ["x", 2, "y"], "d": [np.array([1]), None, None],
                        "e": [(1,), "x", "y"], "f": ["x", "y", {1}], "g": ["x", "y", "z"]})  # fmt: skip
-    assert frame_nested_columns(df) == {"a": "dict cells (row 3: {'k': 1})", "d": "ndarray cells (row 1: [1])",
-                                        "e": "tuple cells (row 1: (1,))", "f": "set cells (row 3: {1})"}  # fmt: skip
+    assert frame_nested_columns(df) == {"a": "dict cells (line 4: {'k': 1})", "d": "ndarray cells (line 2: [1])",
+                                        "e": "tuple cells (line 2: (1,))", "f": "set cells (line 4: {1})"}  # fmt: skip
 
 
 @pytest.mark.parametrize("engine", ["numpy", "duckdb"])
@@ -48,7 +48,7 @@ def test_kanonymize_refuses_a_nested_column_with_a_role(engine, role):
     df = _frame()
     kw = {"keep": ["tags"]} if role == "keep" else {"sensitive": "tags", "l": 1} if role == "sensitive" else {}
     qi = ["sex", "tags"] if role == "qi" else ["sex"]
-    with pytest.raises(InputError, match=r"the DataFrame: column\(s\) with a nested value: 'tags' \(list cells \(row 1: \[1, 2\]\)\) "
+    with pytest.raises(InputError, match=r"the DataFrame: column\(s\) with a nested value: 'tags' \(list cells \(line 2: \[1, 2\]\)\) "
                                          rf"given the role {role}"):  # fmt: skip
         kanonymize(df, qi=qi, hierarchies=_sex(), k=2, engine=engine, **kw)
 
@@ -63,7 +63,7 @@ def test_the_other_apis_refuse_it_too():
     df = _frame()
     with pytest.raises(InputError, match=r"'tags' \(list cells .*\) given the role keep"):
         anonymize_timestamped(df, time="t", k=2, keep=["tags"])
-    with pytest.raises(InputError, match=r"'prefs' \(dict cells \(row 1: \{'a': 0\}\)\) given the role qi"):
+    with pytest.raises(InputError, match=r"'prefs' \(dict cells \(line 2: \{'a': 0\}\)\) given the role qi"):
         anonymize_stream(df, time="t", sensitive="p", l=2, w=1, qi=["sex", "prefs"])
     with pytest.raises(InputError, match=r"'tags' \(list cells .*\) given the role qi"):
         check_table(df, qi=["sex", "tags"])

@@ -92,7 +92,7 @@ def test_boundary_file_reads_start_and_end_in_one_order(tmp_path):
     days = [str(pd.Timestamp(s, unit="s").date()) for s in g.starts]  # type: ignore[attr-defined]
     assert days == ["2023-02-01", "2023-02-13"]
     f.write_text("label,start,end\nT1,01/02/2023,03/02/2023\n")
-    with pytest.warns(TempanonWarning, match="write the boundaries as YYYY-MM-DD if"):
+    with pytest.warns(TempanonWarning, match="as 2 January; if it is 1 February, pass --date-order day"):
         parse_granularity(f"file:{f}")
     f.write_text("label,start,end\nT1,13/02/2023,12/25/2023\n")
     with pytest.raises(InputError, match="two day/month orders"):

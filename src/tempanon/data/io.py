@@ -421,22 +421,128 @@ def nested_parquet_columns(path: Any, schema: Any = None) -> dict[str, str]:
     return {str(f.name).strip(): text(f.type) for f in schema if _nested_type(f.type) or _bytes_or_duration(f.type)}
 
 
-def frame_nested_columns(df: pd.DataFrame) -> dict[str, str]:
-    """The columns of the DataFrame ``df`` whose cells include a list, tuple, dict, set or array (what a
-    nested Parquet column reads as): name (stripped) -> what, e.g. ``list cells (row 3: [1, 2])``.
-    Columns of other dtypes and of text or numbers only are passed by pandas' type inference (C, no
-    Python loop per cell); only a column it calls mixed is looked at cell by cell. The numpy path
-    failed on such a cell ("unhashable type: 'list'", a traceback) where DuckDB took it as a typed list."""
-    out: dict[str, str] = {}
+_SCALAR_KINDS = frozenset({"string", "empty", "integer", "floating", "mixed-integer-float", "decimal", "boolean",
+                           "datetime64", "datetime", "date", "time"})
+"""What :func:`pandas.api.types.infer_dtype` calls an object column of scalar cells only (text,
+numbers, booleans, dates, times, missing values): passed without a look at its cells."""
+
+
+def _cell_kind(t: type) -> str | None:
+    """The kind of a cell of Python type ``t`` that no role may take: ``"nested"`` (list, tuple, dict,
+    set, array), ``"binary"`` (bytes), ``"duration"`` (a timedelta), ``"other"`` (any other object that
+    is not text, a number, a boolean, a date, a time or missing), else ``None``."""
+    import datetime as dt
+    import decimal
+
+    if issubclass(t, (list, tuple, dict, set, frozenset, np.ndarray)):
+        return "nested"
+    if issubclass(t, (bytes, bytearray, memoryview)):
+        return "binary"
+    if issubclass(t, (dt.timedelta, np.timedelta64)):  # (before the numbers: numpy's timedelta64 is an integer type)
+        return "duration"
+    if issubclass(t, (str, int, float, decimal.Decimal, np.integer, np.floating, np.bool_, dt.date, dt.time,
+                      np.datetime64, type(None), type(pd.NA), type(pd.NaT))):  # fmt: skip
+        return None
+    return "other"
+
+
+def _dtype_kind(dtype: Any) -> str | None:
+    """:func:`_cell_kind` for a column of a dtype that is not ``object``: a timedelta64 or complex
+    column, an Arrow-backed one of a binary, duration or nested Arrow type (:func:`_bytes_or_duration`,
+    :func:`_nested_type`); ``None`` for every other dtype (its cells are scalars; a categorical column
+    is looked at through its categories by the caller)."""
+    if pd.api.types.is_timedelta64_dtype(dtype):
+        return "duration"
+    if pd.api.types.is_complex_dtype(dtype):
+        return "other"
+    if isinstance(dtype, pd.ArrowDtype):
+        t = dtype.pyarrow_dtype
+        return _bytes_or_duration(t) or ("nested" if _nested_type(t) else None)
+    return None
+
+
+def frame_unreleasable_columns(df: pd.DataFrame) -> dict[str, tuple[str, str]]:
+    """The columns of the DataFrame ``df`` with a cell no role may take (what a Parquet column of a
+    nested, binary or duration type reads as, or another object): name (stripped) -> ``(kind, what)``,
+    ``kind`` of :func:`_cell_kind` (of the first such cell), ``what`` e.g. ``bytes cells (line 3: b'M')``
+    (the row as every message names it, :mod:`tempanon.data.lines`; with its index label when the frame
+    is not numbered 0, 1, ...). By dtype first: a timedelta64, complex or Arrow binary/duration/nested
+    column is refused by its dtype, a categorical one by its categories, any other dtype that is not
+    ``object`` passes. An object column pandas' type inference calls text, numbers, booleans, dates or
+    times (C, no Python loop per cell) passes; only one it calls mixed (or bytes, timedelta, ...) is
+    looked at cell by cell, by the type of each cell (each distinct type judged once). The numpy path
+    failed on a list cell ("unhashable type: 'list'", a traceback) where DuckDB took it as a typed list;
+    bytes, timedelta and other objects were released as the objects themselves on numpy, and DuckDB
+    released a timedelta as raw bytes."""
+    from tempanon.data.lines import at_line
+
+    index = df.index
+    numbered = isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1
+
+    def where(i: int) -> str:
+        label = index[i].item() if isinstance(index[i], np.generic) else index[i]  # (3, not np.int64(3))
+        return at_line(i) if numbered else f"{at_line(i)}, index {label!r}"
+
+    out: dict[str, tuple[str, str]] = {}
     for j, c in enumerate(df.columns):
         s = df.iloc[:, j]  # (by position: a name given twice is refused by check_frame, not here)
-        if s.dtype != object or pd.api.types.infer_dtype(s, skipna=True) not in ("mixed", "mixed-integer"):
-            continue
-        bad = s.map(lambda v: isinstance(v, (list, tuple, dict, set, np.ndarray))).to_numpy(dtype=bool)
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            out[str(c).strip()] = f"{type(s.iloc[i]).__name__} cells (row {i + 1}: {str(s.iloc[i])[:40]})"
+        kind, first = _dtype_kind(s.dtype), None
+        if kind is not None:
+            present = np.flatnonzero(s.notna().to_numpy(dtype=bool))
+            first = int(present[0]) if len(present) else 0
+            label = f"{s.dtype} dtype"
+        else:
+            if isinstance(s.dtype, pd.CategoricalDtype):
+                cats = s.cat.categories
+                if cats.dtype != object and _dtype_kind(cats.dtype) is None:
+                    continue
+                values = pd.Series(cats, dtype=cats.dtype)
+            elif s.dtype == object:
+                values = s
+            else:
+                continue
+            kind_of = _dtype_kind(values.dtype)
+            if kind_of is not None:  # (categories of a timedelta64 or complex dtype)
+                bad = np.ones(len(values), dtype=bool)
+            elif pd.api.types.infer_dtype(values, skipna=True) in _SCALAR_KINDS:
+                continue
+            else:
+                types = values.map(type).to_numpy()
+                kinds = {t: _cell_kind(t) for t in pd.unique(types)}
+                refused = [t for t, k in kinds.items() if k is not None]
+                if not refused:
+                    continue
+                bad = np.isin(types, np.array(refused, dtype=object))
+            if isinstance(s.dtype, pd.CategoricalDtype):  # the first row of a refused category
+                codes = s.cat.codes.to_numpy()
+                rows = np.flatnonzero(np.isin(codes, np.flatnonzero(bad)))
+                if not len(rows):
+                    continue  # (an unused category)
+                first = int(rows[0])
+            else:
+                first = int(np.flatnonzero(bad)[0])
+            kind = kind_of or _cell_kind(type(s.iloc[first]))
+            label = f"{type(s.iloc[first]).__name__} cells"
+        out[str(c).strip()] = (kind, f"{label} ({where(first)}: {str(s.iloc[first])[:40]})")
     return out
+
+
+def frame_nested_columns(df: pd.DataFrame) -> dict[str, str]:
+    """The columns of :func:`frame_unreleasable_columns`: name -> what, e.g. ``list cells (line 3: [1, 2])``
+    (``check`` lists a DataFrame's such columns without a role, as a Parquet file's of a nested, binary
+    or duration type)."""
+    return {c: what for c, (_kind, what) in frame_unreleasable_columns(df).items()}
+
+
+_FRAME_WAY_OUT = {
+    "nested": "flatten a list, tuple, dict, set or array column into scalar columns first (one column per field or "
+              "element, or the value as text)",
+    "binary": "decode a bytes column into a text (str) column first (df[c].str.decode('utf-8'))",
+    "duration": "convert a timedelta column to a number of seconds first (pd.to_timedelta(df[c]).dt.total_seconds())",
+    "other": "convert a column of other objects to text first (df[c].astype(str)) if that text is what should be "
+             "released",
+}  # fmt: skip
+"""What to do with a DataFrame column of :func:`frame_unreleasable_columns`, by kind."""
 
 
 def refuse_nested_columns(path: Any, roles: Mapping[str, str | Iterable[str] | None]) -> None:
@@ -453,7 +559,15 @@ def refuse_nested_columns(path: Any, roles: Mapping[str, str | Iterable[str] | N
     column names, a list or the command's text (``"a,b"``, ranges ``A0:A9``, parsed against the file's
     columns). A column with no role is fine: it is not released and no engine compares it. A name the
     file does not have, a spec that does not parse, a path that is not a Parquet file or cannot be read
-    here are left to the later checks (unknown column, the engine's reading)."""
+    here are left to the later checks (unknown column, the engine's reading).
+
+    ``path`` may be a pandas DataFrame given to an API (``kanonymize``, ``anonymize_timestamped``,
+    ``anonymize_stream``, ``kp_anonymize``, ``check_table``): then its columns given a role are refused
+    when they hold a cell no role may take (:func:`frame_unreleasable_columns`: a list, tuple, dict, set
+    or array; bytes; a timedelta, or a timedelta64 column; any other object that is not text, a number,
+    a boolean, a date, a time or missing), naming the column, the first such cell's line and type, and
+    what to do. Before, numpy released bytes, timedeltas and other objects as they were (``b'M'``,
+    ``Timedelta('0 days 00:00:48')``) and DuckDB released a timedelta as raw bytes."""
     frame = isinstance(path, pd.DataFrame)
     if frame:
         names = [str(c).strip() for c in path.columns]
@@ -475,20 +589,29 @@ def refuse_nested_columns(path: Any, roles: Mapping[str, str | Iterable[str] | N
             continue
         for c in cols:
             given.setdefault(c, []).append(label)
-    if frame:  # a DataFrame given to an API: its role columns that hold list, dict, set or array cells
+    if frame:  # a DataFrame given to an API: its role columns with cells no role may take
         picked = [j for j, c in enumerate(names) if c in given]
-        nested = frame_nested_columns(path.iloc[:, picked]) if picked else {}
+        cells = frame_unreleasable_columns(path.iloc[:, picked]) if picked else {}
+        nested = {c: what for c, (_kind, what) in cells.items()}
     found = {c: labels for c, labels in given.items() if c in nested}
     if not found:
         return
     what = "; ".join(f"{c!r} ({nested[c]}) given the role {' and '.join(labels)}" for c, labels in found.items())
-    kinds = {"a nested value"} if frame else {parquet_type_phrase(nested[c]) for c in found}
-    if kinds <= {"a nested value", "a nested Parquet type"}:
+    kinds = {cells[c][0] for c in found} if frame else {parquet_type_phrase(nested[c]) for c in found}
+    if kinds <= {"nested", "a nested Parquet type"}:
         raise InputError(
             f"{'the DataFrame' if frame else path}: column(s) with a nested {'value' if frame else 'Parquet type'}: {what}. tempanon compares and releases scalar values only "
             "(text, numbers, dates, times): leave such a column without a role (a column with no role is not released) "
             "or flatten it into scalar columns first (one column per struct field or list element, or the value as text); "
             + ("nothing was written" if frame else "nothing was read or written")
+        )
+    if frame:
+        ways = "; ".join(dict.fromkeys(_FRAME_WAY_OUT[cells[c][0]] for c in found))
+        raise InputError(
+            f"the DataFrame: column(s) with a value tempanon cannot give a role: {what}. tempanon compares and releases "
+            "text, numbers, booleans, dates and times only, and the engines would release such a cell each its own way "
+            "(numpy the object itself, DuckDB its own text or raw bytes): leave such a column "
+            f"without a role (a column with no role is not released), or {ways}; nothing was written"
         )
     ways = "; ".join(dict.fromkeys(f"{parquet_type_phrase(nested[c])}: {parquet_type_way_out(nested[c])}" for c in found))
     raise InputError(

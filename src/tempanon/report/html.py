@@ -135,6 +135,8 @@ def _fmt(v: Any) -> str:
     if isinstance(v, float):
         if v != v:
             return "n/a"
+        if v in (float("inf"), float("-inf")):  # (int(v) would raise OverflowError)
+            return "\u221e" if v > 0 else "-\u221e"
         if v == int(v) and abs(v) < 1e15:
             return f"{int(v):,}" if abs(v) >= 10000 else str(int(v))
         return f"{v:.4g}" if abs(v) < 1e6 else f"{v:,.0f}"

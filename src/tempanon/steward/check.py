@@ -190,7 +190,8 @@ def check_table(
     engine alike; one given a role is refused (:func:`~tempanon.data.io.refuse_nested_columns`).
     ``nested``: those columns (name -> type) when ``df`` is not the Parquet path itself (the command
     passes the file's, :func:`~tempanon.data.io.nested_parquet_columns`); default: a Parquet path's,
-    or the columns of a pandas DataFrame whose cells include lists, dicts, ... (``frame_nested_columns``).
+    or the columns of a pandas DataFrame whose cells include lists, dicts, bytes, timedeltas, ...
+    (``frame_nested_columns``).
     """
     from tempanon.data.io import nested_parquet_columns, refuse_nested_columns
     from tempanon.lattice.source import FrequencySource, NumpySource

@@ -561,18 +561,21 @@ def _validate_timestamped(ctx: Ctx, model: dict, qi: list[str]) -> None:
         raise ctx.error(("model", "metric"), f"unknown metric {metric!r}; expected one of {', '.join(METRICS)} "
                         f"(or {', '.join(_TS_INCOGNITO)} with hierarchies for the other quasi-identifiers)")
     parts = _timestamped_parts(ctx, model)
-    try:
-        parse_granularities(model.get("granularities"), country=model.get("country"), parts=parts)
-    except InputError as exc:
-        raise ctx.error(("model", "granularities") if "granularities" in model else ("model",), str(exc)) from None
-    for key, check in (("timezone", "check_timezone"), ("date_order", "check_date_order")):
-        if key in model:
-            from tempanon.temporal import parse
+    from tempanon.temporal.parse import check_date_order, check_timezone
 
+    for key, check in (("timezone", check_timezone), ("date_order", check_date_order)):
+        if key in model:
             try:
-                getattr(parse, check)(model[key])
+                check(model[key])
             except InputError as exc:
                 raise ctx.error(("model", key), str(exc)) from None
+    date_order = model.get("date_order", "auto")  # (boundary files' dates: the order of the time column's)
+    try:
+        with warnings.catch_warnings():  # a boundary file's note (an undecided date order) is the run's to give
+            warnings.simplefilter("ignore", TempanonWarning)
+            parse_granularities(model.get("granularities"), country=model.get("country"), parts=parts, date_order=date_order)
+    except InputError as exc:
+        raise ctx.error(("model", "granularities") if "granularities" in model else ("model",), str(exc)) from None
     if "engine" in model:
         from tempanon.lattice.source_temporal import resolve_time_engine
 
@@ -584,7 +587,9 @@ def _validate_timestamped(ctx: Ctx, model: dict, qi: list[str]) -> None:
         from tempanon.temporal.granularity import parse_granularity
 
         try:
-            parse_granularity(model["data_granularity"], country=model.get("country"), parts=parts)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", TempanonWarning)
+                parse_granularity(model["data_granularity"], country=model.get("country"), parts=parts, date_order=date_order)
         except InputError as exc:
             raise ctx.error(("model", "data_granularity"), str(exc)) from None
 
@@ -646,8 +651,7 @@ def _timestamped_status(job: Job, res: Any, summ: dict) -> dict:
         gran = f"{gran[job.time]} (" + ", ".join(f"{q} at level {v}" for q, v in gran.items() if q != job.time) + ")"
     summ["_status"] = (f"timestamped: respondent-level k={s['k']} with time as {gran}; gen_m {s['gen_m']}, "
                        f"gen_s {s['gen_s']}; {s['suppressed']} of {s['tuples']} tuples suppressed"
-                       + "".join(f"\nnote: {m}; in the job file: date_order = \"day\"" for m in s["messages"]
-                                 if "could be day or month first" in m))  # fmt: skip
+                       + _date_order_note((s.get("timestamps") or {}).get("date_order_note")))
     from tempanon.report.timestamped import search_lines
 
     summ["_verbose"] = search_lines(s)
@@ -693,6 +697,12 @@ def _run_timestamped_engine(job: Job, engine: str, source: SourceInfo, progress:
     return _timestamped_status(job, res, summ)
 
 
+def _date_order_note(note: str | None) -> str:
+    """The status line's note when the date order was undecided (``auto`` read every numeric date month
+    first; the parser's ``date_order_note``, none otherwise), with the job file's key."""
+    return f"\nnote: {note}; in the job file: date_order = \"day\"" if note else ""
+
+
 # -- time series (tempanon.timeseries, (k,P)-anonymity, Shou et al. TKDE) --
 def _validate_kp(ctx: Ctx, model: dict, qi: list[str]) -> None:
     from tempanon.timeseries.api import ALGORITHMS
@@ -716,6 +726,16 @@ def _validate_kp(ctx: Ctx, model: dict, qi: list[str]) -> None:
             raise ctx.error(("model", "l_diversity"), "l-diversity needs 'epsilon' (the largest change of a perturbed sensitive value)")
     if "epsilon" in model and not model["epsilon"] > 0:
         raise ctx.error(("model", "epsilon"), f"must be positive, got {model['epsilon']}")
+    if "date_order" in model:  # how the long format's times are read (numeric dates)
+        from tempanon.temporal.parse import check_date_order
+
+        if "long_time" not in model:
+            raise ctx.error(("model", "date_order"), "date_order is for the long format (long_time): how its times' "
+                            "numeric dates are read")  # fmt: skip
+        try:
+            check_date_order(model["date_order"])
+        except InputError as exc:
+            raise ctx.error(("model", "date_order"), str(exc)) from None
 
 
 def _prepare_kp(job: Job, df: pd.DataFrame) -> pd.DataFrame:
@@ -769,10 +789,15 @@ def _run_kp(job: Job, df: pd.DataFrame, source: SourceInfo, progress: Any) -> di
 
     # the audit says in the file itself that it is for the steward only (as the CLI writes it)
     extra = {job.audit: (lambda p_: write_kp_audit(res, p_))} if job.audit is not None else {}
+    if df.attrs.get("time_order"):  # the long format: how its times were ordered, as `tempanon kp --long` says it
+        res.summary["time_order"] = df.attrs["time_order"]
+        if df.attrs.get("date_order"):
+            res.summary["date_order"] = f"{df.attrs['date_order']} first"
     summ = _write_outputs(job, res.released, res.summary, rep, extra)
     s = res.summary
     summ["_status"] = (f"kp ({s['algorithm']}): k={s['k']}, P={s['P']}; {s['published']} of {s['series']} series published in "
-                       f"{s['kgroups']} k-groups / {s['psubgroups']} P-subgroups; VL {s['value_loss']:.4g}, PL {s['pattern_loss']:.4g}")
+                       f"{s['kgroups']} k-groups / {s['psubgroups']} P-subgroups; VL {s['value_loss']:.4g}, PL {s['pattern_loss']:.4g}"
+                       + _date_order_note(df.attrs.get("date_order_note")))  # (the long format's times)
     return summ
 
 
@@ -915,7 +940,7 @@ MODELS: dict[str, ModelSpec] = {
         schema={"k": "integer", "p": "integer", "algorithm": "string", "max_level": "integer", "paa": "integer",
                 "l_diversity": "integer", "epsilon": "number", "publish_values": "list of strings", "publish_patterns": "list of strings",
                 "long_time": "string", "long_value": "string", "na_values": "list of strings", "missing": "string",
-                "sensitive_numeric": "boolean"},
+                "sensitive_numeric": "boolean", "date_order": "string"},
         required={"k", "p"},
         run=_run_kp,
         description="(k,P)-anonymity of time series (KAPRA / Naive, Shou et al.)",

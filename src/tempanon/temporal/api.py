@@ -182,12 +182,15 @@ def encode_uid(df: pd.DataFrame, uid: str | None) -> np.ndarray:
 
 
 def parse_granularities(specs: str | Sequence[str | Granularity] | None, *, country: str | None = None,
-                        parts=None) -> list[Granularity]:  # fmt: skip
+                        parts=None, date_order: str | None = "auto") -> list[Granularity]:  # fmt: skip
+    """The ``--granularities`` list (:func:`~tempanon.temporal.granularity.parse_granularity`); ``date_order``:
+    how the numeric dates of ``file:`` boundary files are read (the data's ``--date-order``)."""
     if specs is None:
         specs = DEFAULT_GRANULARITIES
     if isinstance(specs, str):
         specs = [s for s in specs.split(",") if s.strip()]
-    out = [s if isinstance(s, Granularity) else parse_granularity(s, country=country, parts=parts) for s in specs]
+    out = [s if isinstance(s, Granularity) else parse_granularity(s, country=country, parts=parts, date_order=date_order)
+           for s in specs]
     if not out:
         raise InputError("no granularity given")
     names = [g.name for g in out]
@@ -314,7 +317,8 @@ def anonymize_timestamped(
     showing both is refused; a column where every value could be either is read month first and
     ``summary["messages"]`` says so), ``"day"`` or ``"month"`` (a value that cannot be read so is
     refused); see :func:`tempanon.temporal.parse.day_month_order`. Every engine gives the same instants:
-    the values are parsed on the driver.
+    the values are parsed on the driver. The start and end of ``file:`` granularities (boundary files)
+    are read in the same order (``auto``: decided per file, :func:`~tempanon.temporal.granularity.boundaries_from_file`).
     """
     qi = list(qi)
     _validate(df, time, qi, uid, k, metric, max_suppression, bool(hierarchies))
@@ -352,14 +356,14 @@ def anonymize_timestamped(
 
     df = df.reset_index(drop=True)
     instants, missing, tinfo = parse_timestamps(df[time], time, timezone, date_order=date_order)
-    g0 = data_granularity_of(data_granularity, instants, missing, country=country, parts=parts)
+    g0 = data_granularity_of(data_granularity, instants, missing, country=country, parts=parts, date_order=date_order)
     z0 = g0.index(instants)
     bad = (z0 == GAP) & ~missing
     if bad.any():
         row = int(np.nonzero(bad)[0][0])
         raise InputError(f"column {time!r}, line {row + 2}: {df[time].iloc[row]!r} lies in no granule of the "
                          f"data granularity {g0.name}")  # fmt: skip
-    cands = parse_granularities(granularities, country=country, parts=parts)
+    cands = parse_granularities(granularities, country=country, parts=parts, date_order=date_order)
     span = span_of(instants[~missing])
     dag = build_dag(g0, cands, span)
     uid_codes = encode_uid(df, uid)

@@ -547,7 +547,7 @@ BUILTIN_NAMES = ("second", "minute", "hour", "part-of-day", "day", "business-day
 _SPEC = re.compile(r"^\s*(\d+)\s*[- ]?\s*([a-zA-Z-]+?)(?:@(\d+))?\s*$")
 
 
-def parse_granularity(spec: str, *, country: str | None = None, parts=None) -> Granularity:
+def parse_granularity(spec: str, *, country: str | None = None, parts=None, date_order: str | None = "auto") -> Granularity:
     """Parse one ``--granularities`` item.
 
     * a built-in name (``hour``, ``business-day``, ``week``, ``quarter``, ...);
@@ -555,7 +555,8 @@ def parse_granularity(spec: str, *, country: str | None = None, parts=None) -> G
       month units give calendar groupings, optionally anchored: ``3months@10`` (fiscal quarters
       starting in October), ``2years``;
     * ``format:<strftime>`` a date-format truncation, e.g. ``format:%Y-%m``;
-    * ``file:<path>`` explicit boundaries from a CSV with columns ``label,start,end``.
+    * ``file:<path>`` explicit boundaries from a CSV with columns ``label,start,end``, their numeric
+      dates read in ``date_order`` (:func:`boundaries_from_file`).
     """
     s = spec.strip()
     if not s:
@@ -563,7 +564,7 @@ def parse_granularity(spec: str, *, country: str | None = None, parts=None) -> G
     if s.lower().startswith("format:"):
         return Format(s, s.split(":", 1)[1])
     if s.lower().startswith("file:"):
-        return boundaries_from_file(s.split(":", 1)[1])
+        return boundaries_from_file(s.split(":", 1)[1], date_order=date_order)
     try:
         return builtin(s, country=country, parts=parts)
     except KeyError:
@@ -600,15 +601,24 @@ def parse_granularity(spec: str, *, country: str | None = None, parts=None) -> G
     )
 
 
-def boundaries_from_file(path: str, name: str | None = None) -> Boundaries:
+def boundaries_from_file(path: str, name: str | None = None, *, date_order: str | None = "auto") -> Boundaries:
     """Explicit-boundary granularity from a CSV ``label,start,end`` (end exclusive), or a Parquet file with
     those columns. A Parquet ``label``, ``start`` or ``end`` of a nested type (list, struct, map) is refused
     (:class:`InputError`, exit 2) before any row is read: its text (``[1 2]``, ``{'a': 1}``) would make an
-    odd label or no time at all."""
+    odd label or no time at all.
+
+    ``start`` and ``end`` are timestamps (:func:`tempanon.temporal.parse.parse_timestamps`); their numeric
+    dates (``05/03/2023``) are read in ``date_order`` (:data:`tempanon.temporal.parse.DATE_ORDERS`, the
+    order the timestamped command reads the data's time column in, ``--date-order``): ``auto`` decides one
+    order for both columns from their values together, per file (an undecided file is read month first
+    with a :class:`~tempanon.errors.TempanonWarning`); ``day`` / ``month`` read every value so, and a value
+    that cannot be read so is an :class:`InputError` naming the file, the column, the line and the value."""
     from pathlib import Path
 
     from tempanon.data.io import nested_parquet_columns, parquet_type_phrase, read_table
+    from tempanon.temporal.parse import check_date_order, day_month_order, parse_timestamps
 
+    date_order = check_date_order(date_order)
     nested = {c: t for c, t in nested_parquet_columns(path).items() if c.lower() in ("label", "start", "end")}
     if nested:
         what = "; ".join(f"{c!r} ({t})" for c, t in nested.items())
@@ -621,25 +631,29 @@ def boundaries_from_file(path: str, name: str | None = None) -> Boundaries:
     if not {"label", "start", "end"} <= set(cols):
         raise InputError(f"boundary file {path}: needs columns label,start,end (has {', '.join(df.columns)})")
     df.columns = cols
-    from tempanon.temporal.parse import day_month_order, parse_timestamps
+    order = date_order
+    if order == "auto":
+        # one day/month order for both columns, decided by their values together (13/01/2023 in start: day first)
+        both = pd.concat([df["start"], df["end"]], ignore_index=True).astype("string").str.strip()
+        n = len(df)
+        try:
+            decided, note = day_month_order(both, "start/end", lambda i: i % n + 2)
+        except InputError as exc:
+            raise InputError(f"boundary file {path}: {exc}") from None
+        if note:
+            import warnings
 
-    # one day/month order for both columns, decided by their values together (13/01/2023 in start: day first)
-    both = pd.concat([df["start"], df["end"]], ignore_index=True).astype("string").str.strip()
-    n = len(df)
-    try:
-        order, note = day_month_order(both, "start/end", lambda i: i % n + 2)
+            from tempanon.errors import TempanonWarning
+
+            warnings.warn(TempanonWarning(f"boundary file {path}: " + note.replace(
+                "pass --date-order day if it is", "if it is") + ", pass --date-order day (a job's date_order = \"day\"; "
+                "the time column is read so too) or write the boundaries as YYYY-MM-DD"), stacklevel=2)  # fmt: skip
+        order = decided or "auto"
+    try:  # (an explicit order: a value it cannot read is refused here, naming its column and line)
+        s, ms, _ = parse_timestamps(df["start"], "start", date_order=order)
+        e, me, _ = parse_timestamps(df["end"], "end", date_order=order)
     except InputError as exc:
         raise InputError(f"boundary file {path}: {exc}") from None
-    if note:
-        import warnings
-
-        from tempanon.errors import TempanonWarning
-
-        warnings.warn(TempanonWarning(f"boundary file {path}: " + note.replace(
-            "pass --date-order day if", "write the boundaries as YYYY-MM-DD if")), stacklevel=2)  # fmt: skip
-    order = order or "auto"
-    s, ms, _ = parse_timestamps(df["start"], "start", date_order=order)
-    e, me, _ = parse_timestamps(df["end"], "end", date_order=order)
     if ms.any() or me.any():
         row = int(np.nonzero(ms | me)[0][0]) + 1
         raise InputError(f"boundary file {path}, line {row + 1}: start and end are required")

@@ -127,13 +127,13 @@ class TimeGranularities:
                                                                            "TimeGranularities(date_order=\"day\")")),
                           stacklevel=2)  # fmt: skip
         g0 = (infer_data_granularity(inst, miss) if self.data_granularity is None
-              else parse_granularity(self.data_granularity, country=self.country))  # fmt: skip
+              else parse_granularity(self.data_granularity, country=self.country, date_order=self.date_order))  # fmt: skip
         z0 = g0.index(inst)
         bad = (z0 == GAP) & ~miss
         if bad.any():
             row = int(np.nonzero(bad)[0][0])
             raise InputError(f"column {series.name!r}, line {row + 2}: not in a granule of {g0.name}")
-        dag = build_dag(g0, parse_granularities(self.granularities, country=self.country), span_of(inst[~miss]))
+        dag = build_dag(g0, parse_granularities(self.granularities, country=self.country, date_order=self.date_order), span_of(inst[~miss]))
         return GranularityHierarchy(dag, inst, miss, z0, name=str(series.name)).encode(series)
 
 

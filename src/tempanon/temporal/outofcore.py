@@ -436,7 +436,7 @@ def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, d
         v2, w2, r2 = first_rows()
         tinfo["date_order_note"] = parse_timestamps(v2, time, timezone, weights=w2, rows=r2,
                                                     date_order=date_order)[2]["date_order_note"]
-    g0 = data_granularity_of(data_granularity, instants, missing, country=country, parts=parts)
+    g0 = data_granularity_of(data_granularity, instants, missing, country=country, parts=parts, date_order=date_order)
     z0 = g0.index(instants)
     if ((z0 == GAP) & ~missing).any():
         v2, w2, r2 = first_rows()
@@ -444,7 +444,7 @@ def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, d
         j = int(np.nonzero((g0.index(i2) == GAP) & ~m2)[0][0])
         raise InputError(f"column {time!r}, line {int(r2[j]) + 2}: {v2.iloc[j]!r} lies in no granule of the "
                          f"data granularity {g0.name}")  # fmt: skip
-    cands = parse_granularities(granularities, country=country, parts=parts)
+    cands = parse_granularities(granularities, country=country, parts=parts, date_order=date_order)
     dag = build_dag(g0, cands, span_of(instants[~missing]))
     max_suppressed = int(np.floor(float(max_suppression) * n + 1e-9))
     if hierarchies:

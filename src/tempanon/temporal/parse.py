@@ -354,11 +354,13 @@ def infer_data_granularity(instants: np.ndarray, missing: np.ndarray | None = No
     return SECOND_G
 
 
-def data_granularity_of(data_granularity, instants: np.ndarray, missing: np.ndarray, country=None, parts=None) -> Granularity:
-    """The data granularity the search starts from: the one given (a :class:`Granularity` or its name),
-    or the one inferred from the timestamps (:func:`infer_data_granularity`)."""
+def data_granularity_of(data_granularity, instants: np.ndarray, missing: np.ndarray, country=None, parts=None,
+                        date_order: str | None = "auto") -> Granularity:  # fmt: skip
+    """The data granularity the search starts from: the one given (a :class:`Granularity` or its name;
+    ``date_order``: how a boundary file's numeric dates are read), or the one inferred from the
+    timestamps (:func:`infer_data_granularity`)."""
     if data_granularity is None:
         return infer_data_granularity(instants, missing)
     if isinstance(data_granularity, Granularity):
         return data_granularity
-    return parse_granularity(data_granularity, country=country, parts=parts)
+    return parse_granularity(data_granularity, country=country, parts=parts, date_order=date_order)

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from tempanon._cliutil import info, progress_reporter, report_roles, run_api
+from tempanon._cliutil import DATE_ORDER_HELP, info, progress_reporter, report_roles, run_api
 from tempanon.data.roles import statement_line
 
 
@@ -20,6 +20,7 @@ def kp(
     entity: Annotated[Optional[str], typer.Option("--entity", help="With --long: the entity (series id) column.")] = None,
     time_col: Annotated[Optional[str], typer.Option("--time", help="With --long: the time column (ordered as numbers, timestamps or text).")] = None,
     value: Annotated[Optional[str], typer.Option("--value", help="With --long: the reading column.")] = None,
+    date_order: Annotated[Optional[str], typer.Option("--date-order", help="With --long, the --time values: " + DATE_ORDER_HELP + " (default auto)")] = None,
     na_values: Annotated[Optional[str], typer.Option("--na-values", help="Missing-value sentinels of the readings, e.g. '-1,NA'.")] = None,
     shuffle_seed: Annotated[Optional[int], typer.Option("--shuffle-seed", help="Seed of the release's row order inside groups (default: a fresh secret; recorded only in --audit).")] = None,
     missing: Annotated[str, typer.Option("--missing", help="A series with a missing reading: refuse (default, exit 2) or drop (left out of the release; counted in the summary).")] = "refuse",
@@ -75,6 +76,13 @@ def kp(
         from tempanon.data.io import refuse_nested_columns
         from tempanon.errors import InputError
 
+        if date_order is not None:  # refused before the input is read
+            from tempanon.temporal.parse import check_date_order
+
+            if not long:
+                raise InputError("--date-order is for --long (how the --time values' numeric dates are read)")
+            check_date_order(date_order)
+
         # a nested Parquet column (list, struct, map) given a role: refused before any row is read
         # (with --long, --qi names time values, not columns)
         refuse_nested_columns(input, {"--id": [id] if id else None, "--entity": [entity] if entity else None,
@@ -105,8 +113,10 @@ def kp(
             sens0 = parse_column_list(sensitive, list(df.columns))
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", TempanonWarning)
-                df, times = long_to_wide(df, entity=entity, time=time_col, value=value, keep=sens0)
+                df, times = long_to_wide(df, entity=entity, time=time_col, value=value, keep=sens0,
+                                         date_order=date_order)  # fmt: skip
             long_info["time_order"] = df.attrs.get("time_order")
+            long_info["date_order"] = df.attrs.get("date_order")
             long_info["warnings"] = [str(w.message) for w in caught if issubclass(w.category, TempanonWarning)]
             id_col = entity
         elif entity is not None or time_col is not None or value is not None:
@@ -132,6 +142,8 @@ def kp(
                 drop=parse_column_list(drop, cols), allow_identifier=parse_column_list(allow_identifier, cols))
         if long_info:  # how the long format's times were ordered (and a warning when as text)
             result.summary["time_order"] = long_info["time_order"]
+            if long_info["date_order"]:  # numeric dates: the order they were read in, as timestamped says it
+                result.summary["date_order"] = f"{long_info['date_order']} first"
             result.summary["warnings"] = [*result.summary.get("warnings", []), *long_info["warnings"]]
         phases["read, group, publish and verify"] = time.perf_counter() - t0
         rep = None

@@ -27,48 +27,70 @@ from tempanon.data.roles import require_columns
 from tempanon.errors import InputError
 
 
-def _time_order(values: pd.Series) -> tuple[np.ndarray, str]:
-    """Sort keys of the distinct time values and how they were read: ``"numbers"``, ``"numbered
-    labels"`` (one text, a whole number, one text: ``t0 .. t23``, ``W1 .. W52``, ordered by the number:
-    as text ``t10`` would come before ``t2``, and every series' readings would be scrambled in the
-    pivot), ``"timestamps"`` or ``"text"`` (alphabetical; :func:`long_to_wide` warns)."""
+def _time_order(values: pd.Series, lines=None, date_order: str | None = "auto") -> tuple[np.ndarray, str, str | None, str | None]:
+    """Sort keys of the distinct time values and how they were read: ``(keys, how, order, note)``. ``how``
+    is ``"numbers"``, ``"numbered labels"`` (one text, a whole number, one text: ``t0 .. t23``, ``W1 .. W52``,
+    ordered by the number: as text ``t10`` would come before ``t2``, and every series' readings would be
+    scrambled in the pivot), ``"timestamps"`` or ``"text"`` (alphabetical; :func:`long_to_wide` warns).
+
+    Numeric dates (``05/03/2023``) are read in ``date_order`` as ``timestamped`` reads them
+    (:func:`tempanon.temporal.parse.day_month_order`): ``order`` is the order used (``"day"``,
+    ``"month"``; ``None``: no numeric date) and ``note`` the note of an undecided column ``auto`` read
+    month first. With ``day`` or ``month`` a value that cannot be read so (``13/05/2023`` month first,
+    ``31/02/2023`` day first) is an :class:`InputError` naming the column, the line (``lines``: position
+    -> file line) and the value."""
     num = pd.to_numeric(values, errors="coerce")
     if num.notna().all():
-        return num.to_numpy(dtype=float), "numbers"
+        return num.to_numpy(dtype=float), "numbers", None, None
     text = values.astype(str)
     parts = text.str.extract(r"^(\D*?)(\d+)(\D*)$")  # before timestamps: pandas reads 't01' as a time of day
     if parts.notna().all().all() and parts[0].nunique() == 1 and parts[2].nunique() == 1:
         number = parts[1].astype(float)
         if number.nunique() == len(number):  # (t01 and t1 both: not numbered labels)
-            return number.to_numpy(), "numbered labels"
-    from tempanon.temporal.parse import as_month_first, day_month_order
+            return number.to_numpy(), "numbered labels", None, None
+    from tempanon.temporal.parse import as_month_first, check_date_order, day_month_order
 
+    date_order = check_date_order(date_order)
+    column = str(values.name or "time")
     # numeric dates in one day/month order, as timestamped reads them (13/05/2023 beside 05/03/2023:
     # day first; pandas alone read 05/03/2023 as May 3 and put its column out of order)
-    order, note = day_month_order(text.str.strip(), str(values.name or "time"), None)
+    stripped = text.str.strip()
+    order, note = day_month_order(stripped, column, lines, date_order)
+    ptext = as_month_first(stripped) if order == "day" else values
     try:
-        ts = pd.to_datetime(as_month_first(text.str.strip()) if order == "day" else values, errors="raise", utc=True,
-                            format="mixed")  # fmt: skip
-        if note:
-            import warnings
-
-            from tempanon.errors import TempanonWarning
-
-            warnings.warn(TempanonWarning(note.replace("pass --date-order day if", "write the times as YYYY-MM-DD if")),
-                          stacklevel=2)
-        return ts.astype("int64").to_numpy(), "timestamps"
+        ts = pd.to_datetime(ptext, errors="raise", utc=True, format="mixed")
+        return ts.astype("int64").to_numpy(), "timestamps", order, note
     except (ValueError, TypeError, OverflowError):
         pass
-    return text.to_numpy(), "text"
+    if date_order != "auto" and order is not None:  # numeric dates said to be in an order: each must read so
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            one = [pd.to_datetime(v, errors="coerce", utc=True, format="mixed") for v in ptext]
+        bad = next((i for i, t in enumerate(one) if pd.isna(t)), None)
+        if bad is not None:
+            where = "" if lines is None else f", line {lines(bad)}"
+            raise InputError(f"column {column!r}{where}: cannot parse timestamp {text.iloc[bad]!r} (--date-order "
+                             f"{date_order}: the times are read as dates, {date_order} first)")
+    return text.to_numpy(), "text", None, None
 
 
 def long_to_wide(df: pd.DataFrame, *, entity: str, time: str, value: str,
-                 keep: Sequence[str] = ()) -> tuple[pd.DataFrame, list[str]]:
+                 keep: Sequence[str] = (), date_order: str | None = "auto") -> tuple[pd.DataFrame, list[str]]:
     """Pivot a long table to one row per entity. Returns ``(wide, time_columns)``: ``wide`` has
     the entity column, one column per distinct time (named by the time's text, in time order)
     and the ``keep`` columns; entities in order of first appearance. How the times were ordered
     (:func:`_time_order`) is ``wide.attrs["time_order"]``; times ordered as plain text raise a
-    :class:`~tempanon.errors.TempanonWarning` naming the first ones in that order."""
+    :class:`~tempanon.errors.TempanonWarning` naming the first ones in that order.
+
+    ``date_order`` (:data:`tempanon.temporal.parse.DATE_ORDERS`, ``--date-order``): how numeric dates
+    such as ``05/03/2023`` are read, as ``timestamped`` reads them: ``auto`` decides from the values
+    (a column where every value could be either is read month first, with a
+    :class:`~tempanon.errors.TempanonWarning`: the note, also ``wide.attrs["date_order_note"]``);
+    ``day`` / ``month`` read every value so, and a value that cannot be read so is an
+    :class:`InputError` naming the column, the line and the value. ``wide.attrs["date_order"]`` is
+    the order used (``None``: no numeric date)."""
     keep = list(keep)
     require_columns(df, [entity, time, value, *keep], role="long-format column")
     for name, c in (("--entity", entity), ("--time", time)):
@@ -83,8 +105,15 @@ def long_to_wide(df: pd.DataFrame, *, entity: str, time: str, value: str,
         e, t = ent_text.iloc[i[0]], time_text.iloc[i[0]]
         lines = [int(j) + 2 for j in i[(ent_text.iloc[i] == e).to_numpy() & (time_text.iloc[i] == t).to_numpy()]][:5]
         raise InputError(f"long format: entity {e!r} has more than one reading at time {t!r} (lines {lines})")
-    ut = time_text.drop_duplicates()
-    keys, how = _time_order(df[time].loc[ut.index])
+    first = np.flatnonzero(~time_text.duplicated().to_numpy())  # the first row of each distinct time
+    ut = time_text.iloc[first]
+    keys, how, order, note = _time_order(df[time].iloc[first], lambda i: int(first[i]) + 2, date_order)
+    if note:
+        import warnings
+
+        from tempanon.errors import TempanonWarning
+
+        warnings.warn(TempanonWarning(note), stacklevel=2)
     times = ut.to_numpy()[np.argsort(keys, kind="stable")].tolist()
     if how == "text" and len(times) > 1:
         import warnings
@@ -120,6 +149,7 @@ def long_to_wide(df: pd.DataFrame, *, entity: str, time: str, value: str,
                              "a sensitive or kept column needs one value per entity")
         wide[c] = df[c].loc[ents.index].to_numpy()
     wide.attrs["time_order"] = how
+    wide.attrs["date_order"], wide.attrs["date_order_note"] = order, note
     return wide, [str(t) for t in times]
 
 
@@ -166,7 +196,9 @@ def job_prepare(job, df: pd.DataFrame) -> pd.DataFrame:
     """The ``kp`` job's long format: ``[model] long_time`` and ``long_value`` (both or neither)
     pivot the input with ``[columns] uid`` as the entity; ``quasi_identifiers`` then name time
     values (ranges like ``"1:30"`` work). Sensitive columns must hold one value per entity;
-    identifying columns keep their first value (they are dropped from the release anyway)."""
+    identifying columns keep their first value (they are dropped from the release anyway).
+    ``[model] date_order``: how the times' numeric dates are read (:func:`long_to_wide`); the note of an
+    undecided order is ``wide.attrs["date_order_note"]``, said by the run's status line."""
     p = job.params
     if "long_time" not in p and "long_value" not in p:
         return df
@@ -175,7 +207,17 @@ def job_prepare(job, df: pd.DataFrame) -> pd.DataFrame:
                             "the long format needs both long_time and long_value")
     if job.uid is None:
         raise job.ctx.error(("columns", "uid"), "the long format needs uid (the entity column)")
-    wide, _ = long_to_wide(df, entity=job.uid, time=p["long_time"], value=p["long_value"], keep=list(job.sensitive))
+    import warnings
+
+    from tempanon.errors import TempanonWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", TempanonWarning)
+        wide, _ = long_to_wide(df, entity=job.uid, time=p["long_time"], value=p["long_value"], keep=list(job.sensitive),
+                               date_order=p.get("date_order", "auto"))  # fmt: skip
+    for w in caught:  # the undecided date order's note is said by the run's status line, with the job file's key
+        if not (issubclass(w.category, TempanonWarning) and str(w.message) == wide.attrs.get("date_order_note")):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     ents = df[job.uid].astype(str).drop_duplicates()
     for c in job.identifying:
         if c in df.columns and c not in wide.columns:
