@@ -61,7 +61,7 @@ KEYS = {
     "columns": ["quasi_identifiers", "identifying", "sensitive", "uid", "time", "keep", "allow_identifier"],
     "hierarchies": ["age", "sex", "dx", "t"],
     "model": ["k", "l", "p", "window", "max_suppression", "algorithm", "criterion", "weights", "l_diversity", "c",
-              "max_nodes", "time_limit", "max_lattice", "engine", "granularities", "metric", "data_granularity",
+              "max_nodes", "time_limit", "max_lattice", "engine", "memory_limit", "spark_master", "granularities", "metric", "data_granularity",
               "country", "day_parts", "timezone", "date_order", "snapshot", "cost", "suppression_cost", "seed",
               "defer", "step", "max_level", "paa", "epsilon", "publish_values", "publish_patterns", "long_time",
               "long_value", "na_values", "missing", "sensitive_numeric", "name"],
@@ -72,7 +72,7 @@ NAMES = ["age", "sex", "dx", "t", "pid", "sid", "A0", "A0:A3", "S", "id", "nope"
 STRINGS = st.sampled_from([*NAMES, "in.csv", "out/o.csv", "out", "steward/x.json", "../escape.csv", "h/age.csv",
                            "numpy", "duckdb", "auto", "day", "month", "week", "kapra", "naive", "linear", "quadratic",
                            "exact", "fast", "paper", "drop", "refuse", "UTC", "Mars/Olympus", "US", "-1", "1e400",
-                           "Ā\u0000", "a" * 300, " ", "SELECT 1", "paa"])
+                           "Ā\u0000", "a" * 300, "300MB", "80%", "lots", "local[1]", " ", "SELECT 1", "paa"])
 NUMBERS = st.sampled_from([0, 1, 2, 3, -1, 10**18, -(10**18), 0.5, 1.5, -0.0, math.nan, math.inf, -math.inf, 1e-300])
 SCALARS = STRINGS | NUMBERS | st.booleans()
 VALUES = (SCALARS | st.lists(SCALARS, max_size=3) | st.lists(st.sampled_from(NAMES), max_size=3)
