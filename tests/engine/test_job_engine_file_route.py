@@ -124,7 +124,6 @@ def _summary(tmp_path, d, model):
     s = {k: v for k, v in s.items() if k not in VOLATILE}
     if model == "timestamped":
         s.pop("row_order")
-        s.pop("left_out")  # (the in-memory Parquet route loses the file's columns when it drops identifiers)
         v = s.pop("verification")
         s["verification"] = {k: v[k] for k in ("guarantee", "checked_on", "classes", "k", "min_class_size", "suppressed_rows",
                                                "released_unchanged_declared_insensitive", "identifier_overrides")}  # fmt: skip

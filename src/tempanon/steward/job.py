@@ -623,8 +623,10 @@ def _run_timestamped(job: Job, df: pd.DataFrame, source: SourceInfo, progress: A
 
     p, ctx = job.params, job.ctx
     args = _timestamped_args(job)
-    data = df.drop(columns=[c for c in job.identifying if c != job.uid])  # direct identifiers are removed first
-    res = anonymize_timestamped(data, progress=progress, engine=p.get("engine", "auto"), **args)
+    # direct identifiers are removed (the API's drop, as the engine route's: a frame read with only the role
+    # columns of a Parquet file keeps the file's columns for the summary's left_out)
+    res = anonymize_timestamped(df, progress=progress, engine=p.get("engine", "auto"),
+                                drop=[c for c in job.identifying if c != job.uid], **args)
     # verified inside (tempanon.verify.check_timestamped_release)
     rep = None
     if job.report is not None:  # built before anything is written
