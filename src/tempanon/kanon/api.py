@@ -325,6 +325,10 @@ def kanonymize(
     # a Parquet path: a nested column (list, struct, map) with a role is refused before any engine reads it
     refuse_nested_columns(data, {"qi": qi, "uid": [uid] if uid else None, "sensitive": [sensitive] if sensitive else None,
                                  "keep": keep, "allow_identifier": allow_identifier})  # fmt: skip
+    from tempanon.data.cells import text_mixed_columns
+
+    # a column of mixed Python types (1, True, 1.0) with a role: one value per released text (data/cells.py)
+    data = text_mixed_columns(data, [*qi, uid, sensitive, *keep])
 
     # a Parquet path on numpy: only the columns with a role are read (names as given, no ranges: as used below)
     roles = {"qi": list(qi), "uid": [uid] if uid is not None else None, "sensitive": [sensitive] if sensitive is not None else None,

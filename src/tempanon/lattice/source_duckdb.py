@@ -1849,12 +1849,18 @@ class DuckDBSource(SQLSource):
 
 
 def _text_floats(df: pd.DataFrame) -> pd.DataFrame:
-    """Float columns as the text hierarchies see (``39.0`` -> ``"39"``, missing stays missing)."""
+    """Float columns as the text hierarchies see (``39.0`` -> ``"39"``, missing stays missing); an
+    object column of mixed Python types (``1``, ``True``, ``1.0``) as the text the release writes of
+    each cell (:mod:`tempanon.data.cells`: one value per text, as the numpy engine takes it; DuckDB
+    itself read ``1``/``True`` without text as one type and failed on the other)."""
+    from tempanon.data.cells import is_mixed, released_text
     from tempanon.hierarchy.core import as_text
 
     out = df.copy()
     for c in df.columns:
-        if pd.api.types.is_float_dtype(df[c]):
+        if is_mixed(df[c]):
+            out[c] = released_text(df[c])
+        elif pd.api.types.is_float_dtype(df[c]):
             t = pd.Series(as_text(df[c]), index=df.index, dtype=object)
             out[c] = t.where(df[c].notna(), None)
     return out
