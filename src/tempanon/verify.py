@@ -578,11 +578,12 @@ def check_timestamped_release(
             continue
         if col not in src.columns:
             raise VerificationError(f"released column {col!r} is not in the input")
-        if src[col].equals(released[col]):  # same values, missing in the same places
+        mixed = _mixed(src[col]) or _mixed(released[col])  # (as written: 1 published as True is a change)
+        if not mixed and src[col].equals(released[col]):  # same values, missing in the same places
             continue
         a = src[col].astype(object).where(src[col].notna(), None)
         b = released[col].astype(object).where(released[col].notna(), None)
-        if _mixed(a) or _mixed(b):  # (as written: 1 published as True is a change)
+        if mixed:
             diff = _as_text(a) != _as_text(b)
         else:
             diff = a.ne(b) & ~(a.isna() & b.isna())
