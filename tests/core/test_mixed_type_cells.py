@@ -229,3 +229,20 @@ def test_released_classes_are_the_groups_of_the_written_text(tmp_path_factory, q
         assert written["numpy"] is None and written["duckdb"] is None
     else:
         assert _rows(written["numpy"]) == _rows(written["duckdb"])
+
+
+def test_an_open_numpy_source_tells_them_apart_too():
+    # a NumpySource made by the caller is not converted by the API: the encoding, the sensitive
+    # codes and the respondents are by text all the same (lattice/source.py, lattice/freqset.py)
+    from tempanon.lattice.source import NumpySource
+
+    big = _frame([0, False, 0.0], n=120)  # (64 rows or more: encoded per distinct value)
+    r = kanonymize(NumpySource(big), qi=["sex", "x"], hierarchies={"sex": _sex(), "x": _xh(["0", "False", "0.0"])}, k=20)
+    assert r.selected_levels == {"sex": 0, "x": 0}
+    assert r.table.groupby(["sex", "x"]).size().to_dict() == {(s, t): 20 for s in "FM" for t in ["0", "False", "0.0"]}
+    df = _frame([0, False, 0.0])
+    r = kanonymize(NumpySource(df), qi=["sex"], hierarchies={"sex": _sex()}, k=2, sensitive="x", l=3)
+    assert r.table["x"].astype(str).value_counts().to_dict() == {"0": 20, "False": 20, "0.0": 20}
+    df["u"] = pd.Series([[1, True][i % 2] for i in range(N)], dtype=object)
+    r = kanonymize(NumpySource(df), qi=["sex"], hierarchies={"sex": _sex()}, k=1 + 1, uid="u")
+    assert r.respondents == 2

@@ -48,6 +48,16 @@ def released_text(series: pd.Series) -> pd.Series:
     return pd.Series(out, index=series.index, name=series.name, dtype=object)
 
 
+def value_codes(values) -> tuple[np.ndarray, np.ndarray]:
+    """``pd.factorize(values, use_na_sentinel=False)`` with one code per released text: a column of
+    :func:`is_mixed` is factorized by its :func:`released_text` (missing: one code of its own)."""
+    s = pd.Series(np.asarray(values, dtype=object), dtype=object)
+    if is_mixed(s):
+        s = released_text(s)
+    codes, uniq = pd.factorize(s, use_na_sentinel=False)
+    return np.asarray(codes), np.asarray(uniq, dtype=object)
+
+
 def text_mixed_columns(df: pd.DataFrame, columns: Iterable[str]) -> pd.DataFrame:
     """``df`` with each of ``columns`` (those it has, once) that :func:`is_mixed` replaced by its
     :func:`released_text`; ``df`` itself (not a copy) when there is none."""
