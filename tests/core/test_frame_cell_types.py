@@ -182,7 +182,7 @@ def test_valid_columns_are_not_refused(valid):
 @pytest.mark.parametrize("call", ["kanonymize numpy keep", "kanonymize duckdb keep", "anonymize_timestamped keep",
                                   "anonymize_stream sensitive", "check_table sensitive", "kp_anonymize sensitive"])  # fmt: skip
 def test_a_valid_mixed_frame_runs_on_every_api(call):
-    x = pd.Series([["a", 1, 2.5, False, None, pd.Timestamp("2021-01-02")][i % 6] for i in range(N)], dtype=object)
+    x = pd.Series([["a", 1, 2.5, True, None, pd.Timestamp("2021-01-02")][i % 6] for i in range(N)], dtype=object)
     df = _frame(x)
     df["t"] = pd.to_datetime(df["t"]).dt.tz_localize("UTC")  # a zoned datetime64 time column
     if call.startswith("anonymize_stream"):
