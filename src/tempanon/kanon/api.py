@@ -233,6 +233,7 @@ def kanonymize(
     seed: int | None = None,
     screen: bool = True,
     audit: str | os.PathLike | None = None,
+    before_release: Callable[[], None] | None = None,
 ) -> KAnonResult:
     """k-anonymize ``data`` by full-domain generalization (Incognito, LeFevre et al. 2005).
 
@@ -285,6 +286,11 @@ def kanonymize(
     screen: ``False`` only for callers that screen the columns themselves (the joint timestamped
         search, which releases its own table).
     verify: re-check the release with the independent verifier (:mod:`tempanon.verify`).
+    before_release: called once the node is selected and screened, just before the release is made
+        (with an engine other than numpy: before the engine writes ``out``; with numpy: before the
+        table is built and, with ``out``, written): what a caller must say before any release exists
+        (the commands' respondent-id warning). Not called when no release is made (an error, no
+        solution).
     engine: who serves the frequency sets (:mod:`tempanon.lattice.source`): ``numpy`` (a DataFrame
         in memory), ``duckdb`` (a CSV/Parquet path or a DataFrame, out of core with
         ``memory_limit`` such as ``"4GB"``), ``spark`` (a Spark DataFrame or a path), ``auto``
@@ -341,7 +347,7 @@ def kanonymize(
             progress=progress, verify=verify, out=out, l_diversity=l_diversity, c=c, max_nodes=max_nodes,
             time_limit=time_limit, max_lattice=max_lattice, notice=notice, keep=keep,
             allow_identifier=allow_identifier, shuffle=shuffle, seed=seed, screen=screen, audit=audit,
-            like=data if src is not data and isinstance(data, (str, os.PathLike)) else None,
+            before_release=before_release, like=data if src is not data and isinstance(data, (str, os.PathLike)) else None,
             table=data if isinstance(data, pd.DataFrame) else None,
         )
     finally:
@@ -375,7 +381,7 @@ def _check_audit(src: Any, audit: Any, out: Any) -> None:
 def _kanonymize(src, qi, hierarchies, k, t0, *, uid, identifying, max_suppression, algorithm, criterion,
                 weights, sensitive, l, progress, verify, out, l_diversity="frequency", c=None, max_nodes=None,
                 time_limit=None, max_lattice=None, notice=None, keep=(), allow_identifier=(), shuffle=True, seed=None,
-                screen=True, audit=None, like=None, table=None) -> KAnonResult:  # fmt: skip
+                screen=True, audit=None, before_release=None, like=None, table=None) -> KAnonResult:  # fmt: skip
     """:func:`kanonymize` on a :class:`~tempanon.lattice.source.FrequencySource`. ``table``: the DataFrame the
     caller gave (its columns, :func:`~tempanon.data.io.table_columns`, are the table's on every engine)."""
     if audit is not None:
@@ -522,6 +528,8 @@ def _kanonymize(src, qi, hierarchies, k, t0, *, uid, identifying, max_suppressio
         overrides += _screen(src, [q for q, v in zip(qi, node) if v == 0], allow_identifier, uid)
     fs = src.frequency_set(node)
     table.drop_caches()  # the search's level columns: not needed by the release
+    if before_release is not None:  # (the engine writes `out` next: said before any release exists)
+        before_release()
     check = None
     if src.engine != "numpy":
         # the engine writes the release (temp path), verifies it by an independent query on the

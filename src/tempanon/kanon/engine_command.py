@@ -20,6 +20,11 @@ files in name order (rows in file order inside each part); that order is defined
 checked on what was written, never taken from Spark's read-back order
 (:mod:`tempanon.lattice.source_spark`, ``docs/engines.md``).
 
+The same API runs a job file's ``kanon`` model with ``engine = "duckdb"|"spark"`` on an ``[input] path``
+(:func:`release_on_engine`, :func:`measure_release`; :func:`tempanon.steward.job.run_job`). Without
+``--uid``, the warning of a column that reads like a respondent id is printed before the release is
+written (``kanonymize(before_release=)``).
+
 Order of the outputs: the release (and its audit) is written, verified and renamed into place by the engine first;
 then the aggregates are computed and the report built; the report and the summary are then staged
 and committed together (:class:`~tempanon.data.io.OutputSet`). If the aggregates or the report fail,
@@ -57,9 +62,9 @@ def run_with_engine(a: dict[str, Any]) -> dict:
     from tempanon.data.io import OutputSet
     from tempanon.data.roles import parse_column_list
     from tempanon.hierarchy import load_hierarchies
-    from tempanon.kanon import kanonymize
     from tempanon.kanon.command import _parse_weights, describe_checks
     from tempanon.lattice.source import open_source
+    from tempanon.report.sections import file_sha256
 
     report, summary = a.get("report"), a.get("summary")
     outs = a.get("outs")
@@ -77,57 +82,34 @@ def run_with_engine(a: dict[str, Any]) -> dict:
         src.require_columns(qi_cols, role="quasi-identifier")
         hier = load_hierarchies(a["hierarchies"], qi_cols)
         keep_cols = parse_column_list(a.get("keep"), src.columns)
-        try:
-            with progress_reporter(a["quiet"]) as progress:
-                res = kanonymize(
-                    src, qi_cols, hier, a["k"], uid=a["uid"], identifying=drop_cols, max_suppression=a["max_suppression"],
-                    algorithm=a["algorithm"], criterion=a["criterion"], weights=_parse_weights(a["weights"]),
-                    sensitive=a["sensitive"], l=a["l"], progress=progress, out=str(a["out"]), **(a.get("search_opts") or {}),
-                    notice=lambda m: info(m, a["quiet"]),  # the search plan and the large-lattice warning, as on numpy
-                    keep=keep_cols,
-                    allow_identifier=parse_column_list(a.get("allow_identifier"), src.columns),
-                    audit=None if a.get("audit") is None else str(a["audit"]),
-                )  # fmt: skip
-        except Exception as exc:  # a DuckDB error not classified on its way: the input's (exit 2) or the engine's (exit 4)
-            duckdb = sys.modules.get("duckdb")
-            if duckdb is not None and isinstance(exc, duckdb.Error):
-                from tempanon.lattice.source_duckdb import engine_error
-
-                raise engine_error(a["input_path"], exc) from exc
-            raise
+        with progress_reporter(a["quiet"]) as progress:
+            res = release_on_engine(
+                src, qi_cols, hier, a["k"], input_path=a["input_path"], warn=lambda m: info(m, a["quiet"]),
+                uid=a["uid"], identifying=drop_cols, max_suppression=a["max_suppression"],
+                algorithm=a["algorithm"], criterion=a["criterion"], weights=_parse_weights(a["weights"]),
+                sensitive=a["sensitive"], l=a["l"], progress=progress, out=str(a["out"]), **(a.get("search_opts") or {}),
+                notice=lambda m: info(m, a["quiet"]),  # the search plan and the large-lattice warning, as on numpy
+                keep=keep_cols,
+                allow_identifier=parse_column_list(a.get("allow_identifier"), src.columns),
+                audit=None if a.get("audit") is None else str(a["audit"]),
+            )  # fmt: skip
         phases["search, release and verify"] = time.perf_counter() - t0
-        if a["uid"] is None:  # an id column whose values repeat: k would count rows, not people (as on numpy)
-            from tempanon.steward.init import respondent_id_warning_engine
-
-            hint = respondent_id_warning_engine(src, [*qi_cols, *keep_cols, *([a["sensitive"]] if a["sensitive"] else [])])
-            if hint:
-                info(f"warning: {hint}", a["quiet"])
         # the release is written and verified: the measures and the report come from the engine's
         # aggregates of the input and of the written release
-        t1 = time.perf_counter()
         summ = res.summary()
         summ.update({"input": str(a["input_path"]), "output": str(a["out"]),
                      "verification": {**(res.engine_checks or {}), **res.verification}})  # fmt: skip
         if a.get("audit") is not None:  # written by the engine, checked row by row, renamed before the release
             summ["audit"] = str(a["audit"])
-        html = None
-        try:
-            before = src.input_aggregates(qi_cols, uid=a["uid"])
-            after, values = src.release_aggregates(res.output or a["out"], uid=a["uid"])
-            summ["risk"] = risk_block(before, after)
-            phases["risk aggregates"] = time.perf_counter() - t1
-            if report is not None:
-                from tempanon.report.sections import add_verification
-
-                t1 = time.perf_counter()
-                rep = _build_report(a, src, res, before, after, values, drop_cols)
-                add_verification(rep, summ.get("verification"))
-                html = rep.render()  # rendered here: what is left to fail while writing is the file system
-                summ["report"] = str(report)
-                phases["build report"] = time.perf_counter() - t1
-        except Exception as exc:  # a tempanon error, an engine error (Spark, DuckDB), memory: said plainly, no traceback
-            what = "the risk measures and the report" if report is not None else "the risk measures"
-            raise report_failed(a["out"], a["engine"], what, exc) from exc
+        path = Path(a["input_path"])
+        summ["risk"], html = measure_release(
+            src, res, a["out"], a["engine"], uid=a["uid"], qi_cols=qi_cols, risk=True, phases=phases,
+            verification=summ.get("verification"),
+            report=None if report is None else {
+                "source": str(a["input_path"]), "identifying": drop_cols,
+                "checksum": file_sha256(path) if path.is_file() else None})  # (Spark reads directories of part files too)
+        if report is not None:
+            summ["report"] = str(report)
     finally:
         src.close()
     t1 = time.perf_counter()
@@ -160,13 +142,69 @@ def report_failed(out: Any, engine: str, what: str, exc: BaseException) -> Repor
                         f"({engine} engine): {first[:300]}; no report or summary was written")
 
 
-def _build_report(a: dict[str, Any], src: Any, res: Any, before: Any, after: Any, values: Any, drop_cols: list[str]) -> Any:
-    from tempanon.report.kanon import kanon_report_from_aggregates
-    from tempanon.report.sections import file_sha256
+def release_on_engine(src: Any, qi: list[str], hierarchies: Any, k: int, *, uid: str | None, sensitive: str | None,
+                      keep: list[str], warn: Any = None, uid_option: str = "--uid", input_path: Any = None, **kw: Any) -> Any:
+    """:func:`tempanon.kanon.kanonymize` on an engine source over a file (``src``: DuckDB or Spark read
+    the file themselves; the engine writes the release to ``kw["out"]``, verifies and renames it):
+    what ``kanon --engine duckdb|spark`` and a job file's ``kanon`` model with ``engine = "duckdb"|"spark"``
+    run (:func:`tempanon.steward.job.run_job`). Without ``uid``, a column that reads like a respondent id
+    (:func:`tempanon.steward.init.respondent_id_warning_engine`, counted by the engine) is said through
+    ``warn("warning: ...")`` before the release is written (``uid_option``: how the caller names the
+    respondent id). A DuckDB error not classified on its way is the input's (exit 2) or the engine's
+    (exit 4): :func:`tempanon.lattice.source_duckdb.engine_error`."""
+    from tempanon.kanon import kanonymize
 
-    path = Path(a["input_path"])
-    checksum = file_sha256(path) if path.is_file() else None  # (Spark reads directories of part files too)
-    return kanon_report_from_aggregates(
-        res, columns=src.columns, before=before, after=after, values=values, source=str(a["input_path"]), checksum=checksum,
-        identifying=drop_cols, checker=f"the {res.engine} engine's class counts of the written release",
-    )  # fmt: skip
+    def before_release() -> None:
+        if uid is None and warn is not None:  # an id column whose values repeat: k would count rows, not people
+            from tempanon.steward.init import respondent_id_warning_engine
+
+            hint = respondent_id_warning_engine(src, [*qi, *keep, *([sensitive] if sensitive else [])], option=uid_option)
+            if hint:
+                warn(f"warning: {hint}")
+
+    try:
+        return kanonymize(src, qi, hierarchies, k, uid=uid, sensitive=sensitive, keep=keep, before_release=before_release, **kw)
+    except Exception as exc:  # a DuckDB error not classified on its way: the input's (exit 2) or the engine's (exit 4)
+        duckdb = sys.modules.get("duckdb")
+        if duckdb is not None and isinstance(exc, duckdb.Error):
+            from tempanon.lattice.source_duckdb import engine_error
+
+            raise engine_error(input_path, exc) from exc
+        raise
+
+
+def measure_release(src: Any, res: Any, out: Any, engine: str, *, uid: str | None, qi_cols: list[str], risk: bool = True,
+                    report: dict | None = None, verification: Any = None, phases: dict | None = None) -> tuple[dict | None, str | None]:
+    """After :func:`release_on_engine`: the summary's ``risk`` block (``risk``) and the rendered HTML
+    report (``report``: the keywords ``source``, ``checksum``, ``identifying``, optionally
+    ``checksum_kind``, of :func:`tempanon.report.kanon.kanon_report_from_aggregates`; ``verification``
+    added to it), from the engine's aggregates of the input and of the release as written. A failure
+    is said plainly (:func:`report_failed`, exit 4): the verified release stays. Returns ``(risk block
+    or None, html or None)``."""
+    block = html = None
+    if not risk and report is None:
+        return block, html
+    t1 = time.perf_counter()
+    try:
+        before = src.input_aggregates(qi_cols, uid=uid)
+        after, values = src.release_aggregates(res.output or out, uid=uid)
+        if risk:
+            block = risk_block(before, after)
+            if phases is not None:
+                phases["risk aggregates"] = time.perf_counter() - t1
+        if report is not None:
+            from tempanon.report.kanon import kanon_report_from_aggregates
+            from tempanon.report.sections import add_verification
+
+            t1 = time.perf_counter()
+            rep = kanon_report_from_aggregates(res, columns=src.columns, before=before, after=after, values=values,
+                                               checker=f"the {res.engine} engine's class counts of the written release",
+                                               **report)  # fmt: skip
+            add_verification(rep, verification)
+            html = rep.render()  # rendered here: what is left to fail while writing is the file system
+            if phases is not None:
+                phases["build report"] = time.perf_counter() - t1
+    except Exception as exc:  # a tempanon error, an engine error (Spark, DuckDB), memory: said plainly, no traceback
+        what = ("the risk measures and the report" if risk else "the report") if report is not None else "the risk measures"
+        raise report_failed(out, engine, what, exc) from exc
+    return block, html

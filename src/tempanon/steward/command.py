@@ -150,12 +150,12 @@ def run(
         j = load_job(job)
         loaded.append(j)
         with progress_reporter(quiet) as progress:
-            return run_job(j, progress)
+            return run_job(j, progress, warn=lambda line: info(_esc(line), quiet))
 
     summ = run_api(go)
     res = summ.pop("_result", None)
     status, detail = summ.pop("_status", None), summ.pop("_verbose", None)
-    for line in summ.pop("_warnings", []):  # an id-like column without [columns] uid, as the commands warn
+    for line in summ.pop("_warnings", []):  # (none: said through warn= before anything was written)
         info(_esc(line), quiet)
     # every file the run wrote: the table (or snapshot folder), the audit, the report and the summary
     summary_path = [str(loaded[0].summary)] if loaded and loaded[0].summary is not None else []

@@ -219,6 +219,7 @@ class Job:
     keep: list[str] = field(default_factory=list)  # declared insensitive: released unchanged (screened)
     allow_identifier: list[str] = field(default_factory=list)  # identifier screening overridden for these
     outputs: Any = field(default=None, repr=False)  # the run's OutputSet (tempanon.data.io)
+    before_write: Callable[[], None] | None = field(default=None, repr=False)  # said before any output is written
 
 
 def load_job(path: str | Path) -> Job:
@@ -380,9 +381,9 @@ def read_source(job: Job) -> tuple[pd.DataFrame, str, str | None, str]:
 
 
 # ---- models -----------------------------------------------------------------------------------
-def _run_kanon(job: Job, df: pd.DataFrame, source: SourceInfo, progress: Any) -> dict:
-    from tempanon.kanon import kanonymize
-
+def _kanon_args(job: Job) -> dict:
+    """The job's keyword arguments of :func:`tempanon.kanon.kanonymize` but the data, quasi-identifiers,
+    hierarchies, k and engine (checked: a sensitive column needs l, l needs one sensitive column)."""
     p = job.params
     ctx = job.ctx
     l = p.get("l")
@@ -390,11 +391,11 @@ def _run_kanon(job: Job, df: pd.DataFrame, source: SourceInfo, progress: Any) ->
         raise ctx.error(("columns", "sensitive"), "a sensitive column in the kanon model needs [model] l (l-diverse classes)")
     if l is not None and len(job.sensitive) != 1:
         raise ctx.error(("model", "l"), "l-diversity needs exactly one [columns] sensitive column")
-    res = kanonymize(
-        df,
-        job.quasi_identifiers,
-        job.hierarchies,
-        p["k"],
+    if job.audit is not None and Path(os.path.realpath(job.audit)).parent == Path(os.path.realpath(job.output_table)).parent:
+        # (as kanon --audit on every engine, and the engine route's kanonymize: refused on both routes alike)
+        raise ctx.error(("output", "audit"), f"the audit {job.audit} is in the release's folder: it links release rows to "
+                        "input lines and is for the data steward only; write it elsewhere")  # fmt: skip
+    return dict(
         uid=job.uid,
         identifying=job.identifying,
         max_suppression=float(p.get("max_suppression", 0.0)),
@@ -403,11 +404,18 @@ def _run_kanon(job: Job, df: pd.DataFrame, source: SourceInfo, progress: Any) ->
         weights=p.get("weights"),
         sensitive=job.sensitive[0] if l is not None else None,
         l=l,
-        progress=progress,
-        **{key: p[key] for key in ("l_diversity", "c", "max_nodes", "time_limit", "max_lattice", "engine") if key in p},
+        **{key: p[key] for key in ("l_diversity", "c", "max_nodes", "time_limit", "max_lattice") if key in p},
         keep=job.keep,
         allow_identifier=job.allow_identifier,
     )
+
+
+def _run_kanon(job: Job, df: pd.DataFrame, source: SourceInfo, progress: Any) -> dict:
+    from tempanon.kanon import kanonymize
+
+    p = job.params
+    res = kanonymize(df, job.quasi_identifiers, job.hierarchies, p["k"], progress=progress, **_kanon_args(job),
+                     **({"engine": p["engine"]} if "engine" in p else {}))  # fmt: skip
     # kanonymize verified the release independently; build the report first, then write atomically
     rep = None
     if job.report is not None:
@@ -424,6 +432,36 @@ def _run_kanon(job: Job, df: pd.DataFrame, source: SourceInfo, progress: Any) ->
         text = audit_text(res)
         job.outputs.stage(job.audit, lambda p_: p_.write_text(text, encoding="utf-8"), "[output] audit")
     summ = _write_outputs(job, res.table, res.summary(), rep, unchanged=res.unchanged_columns, input_text=df)
+    summ["_result"] = res
+    return summ
+
+
+def _run_kanon_engine(job: Job, engine: str, source: SourceInfo, progress: Any, say: Callable[[str], None]) -> dict:
+    """The ``kanon`` model on DuckDB or Spark over the input file (:func:`_run_on_engine`): the file read
+    by the engine (:func:`tempanon.lattice.source.open_source`, as ``kanon --engine``), the job's columns
+    checked against the engine's schema, the release and the audit written by the engine
+    (:func:`tempanon.kanon.engine_command.release_on_engine`), the report from its aggregates."""
+    from tempanon.kanon.engine_command import measure_release, release_on_engine
+    from tempanon.lattice.source import open_source
+
+    p = job.params
+    path = job.source["path"]
+    src = open_source(path, engine, delimiter=job.source.get("delimiter"))
+    try:
+        _check_columns(job, _columns_frame(src.columns))
+        args = _kanon_args(job)
+        res = release_on_engine(src, job.quasi_identifiers, job.hierarchies, p["k"], progress=progress, warn=say,
+                                uid_option="[columns] uid", input_path=path, out=str(job.output_table),
+                                audit=None if job.audit is None else str(job.audit), **args)  # fmt: skip
+        summ = res.summary()
+        _risk, html = measure_release(
+            src, res, job.output_table, engine, uid=job.uid, qi_cols=job.quasi_identifiers, risk=False,
+            verification=summ.get("verification"),
+            report=None if job.report is None else {"source": source.description, "checksum": source.checksum,
+                                                    "checksum_kind": source.checksum_kind, "identifying": job.identifying})
+    finally:
+        src.close()
+    summ = _write_outputs(job, None, summ, html)  # the release and audit are in place (verified): report and summary
     summ["_result"] = res
     return summ
 
@@ -456,7 +494,7 @@ def _validate_kanon(ctx: Ctx, model: dict, qi: list[str]) -> None:
 
 def _write_outputs(job: Job, table: pd.DataFrame | None, summ: dict, rep: Any, extra: Mapping[Path, pd.DataFrame] | None = None,
                    *, unchanged: Sequence[str] = (), input_text: pd.DataFrame | None = None) -> dict:
-    """Stage the verified table (and extra tables), the report and the summary in the run's
+    """Stage the verified table (and extra tables), the report (or its rendered HTML) and the summary in the run's
     :class:`~tempanon.data.io.OutputSet` and commit them together. ``unchanged``: the table's columns
     released unchanged; with ``input_text`` (the input as read) a Parquet table of a Parquet ``[input]
     path`` writes them with the input's types (:func:`tempanon.data.io.typed_release`), as the
@@ -464,6 +502,9 @@ def _write_outputs(job: Job, table: pd.DataFrame | None, summ: dict, rep: Any, e
     from tempanon.data.io import OutputSet
 
     outs = job.outputs if job.outputs is not None else OutputSet()
+    if job.before_write is not None:  # (the respondent-id warning: said before any output is written)
+        job.before_write()
+        job.before_write = None
     summ = {**summ, "job": str(job.ctx.path), "output": str(job.output_table)}
     if job.audit is not None:
         summ["audit"] = str(job.audit)
@@ -477,7 +518,10 @@ def _write_outputs(job: Job, table: pd.DataFrame | None, summ: dict, rep: Any, e
                 outs.stage(path, frame, label)
             else:
                 outs.table(frame, path, label)
-        if rep is not None:
+        if isinstance(rep, str):  # rendered already (the engine route's report, from its aggregates)
+            outs.stage(job.report, lambda p_: Path(p_).write_text(rep, encoding="utf-8"), "[output] report")
+            summ["report"] = str(job.report)
+        elif rep is not None:
             from tempanon.report.sections import add_verification
 
             if "verification" not in rep.section_keys():
@@ -550,26 +594,35 @@ def _validate_timestamped(ctx: Ctx, model: dict, qi: list[str]) -> None:
             raise ctx.error(("model", "data_granularity"), str(exc)) from None
 
 
-def _run_timestamped(job: Job, df: pd.DataFrame, source: SourceInfo, progress: Any) -> dict:
-    from tempanon.temporal.api import anonymize_timestamped
-
+def _timestamped_args(job: Job) -> dict:
+    """The job's keyword arguments of :func:`tempanon.temporal.api.anonymize_timestamped` (and of
+    :func:`tempanon.temporal.outofcore.anonymize_timestamped_file`) but the data, engine and progress
+    (checked: the time is no quasi-identifier, the uid neither, a hierarchy metric has hierarchies)."""
     p, ctx = job.params, job.ctx
     if job.time in job.quasi_identifiers:
         raise ctx.error(("columns", "time"), f"the time column {job.time!r} is generalized by granularities; do not list it in quasi_identifiers")
     if job.uid is not None and job.uid in job.quasi_identifiers + [job.time]:
         raise ctx.error(("columns", "uid"), f"the respondent id {job.uid!r} cannot also be a quasi-identifier or the time")
-    data = df.drop(columns=[c for c in job.identifying if c != job.uid])  # direct identifiers are removed first
     roles = {"keep": job.keep, "allow_identifier": job.allow_identifier, "sensitive": job.sensitive}
     metric = p.get("metric", "gen_c")
     if metric in _TS_INCOGNITO and not job.hierarchies:
         raise ctx.error(("model", "metric"), f"metric {metric!r} needs hierarchies for the other quasi-identifiers; use gen_c, gen_m or gen_s")
-    res = anonymize_timestamped(
-        data, time=job.time, qi=job.quasi_identifiers, k=p["k"], uid=job.uid, granularities=p.get("granularities"),
+    return dict(
+        time=job.time, qi=job.quasi_identifiers, k=p["k"], uid=job.uid, granularities=p.get("granularities"),
         metric=metric, max_suppression=float(p.get("max_suppression", 0.0)), data_granularity=p.get("data_granularity"),
-        country=p.get("country"), parts=_timestamped_parts(ctx, p), hierarchies=job.hierarchies or None, progress=progress,
-        timezone=p.get("timezone"), time_limit=p.get("time_limit"), engine=p.get("engine", "auto"),
-        date_order=p.get("date_order", "auto"), **roles,
-    )  # verified inside (tempanon.verify.check_timestamped_release)
+        country=p.get("country"), parts=_timestamped_parts(ctx, p), hierarchies=job.hierarchies or None,
+        timezone=p.get("timezone"), time_limit=p.get("time_limit"), date_order=p.get("date_order", "auto"), **roles,
+    )  # fmt: skip
+
+
+def _run_timestamped(job: Job, df: pd.DataFrame, source: SourceInfo, progress: Any) -> dict:
+    from tempanon.temporal.api import anonymize_timestamped
+
+    p, ctx = job.params, job.ctx
+    args = _timestamped_args(job)
+    data = df.drop(columns=[c for c in job.identifying if c != job.uid])  # direct identifiers are removed first
+    res = anonymize_timestamped(data, progress=progress, engine=p.get("engine", "auto"), **args)
+    # verified inside (tempanon.verify.check_timestamped_release)
     rep = None
     if job.report is not None:  # built before anything is written
         from tempanon.report.timestamped import timestamped_report
@@ -587,6 +640,11 @@ def _run_timestamped(job: Job, df: pd.DataFrame, source: SourceInfo, progress: A
     if job.audit is not None:
         write_audit(res, job.audit)
         summ["audit"] = str(job.audit)
+    return _timestamped_status(job, res, summ)
+
+
+def _timestamped_status(job: Job, res: Any, summ: dict) -> dict:
+    """The ``timestamped`` run's status line (``_status``) and search lines (``_verbose``) in ``summ``."""
     s = res.summary
     gran = s["granularity"]
     if isinstance(gran, dict):  # joint: {time: granularity, qi: level}
@@ -598,6 +656,45 @@ def _run_timestamped(job: Job, df: pd.DataFrame, source: SourceInfo, progress: A
 
     summ["_verbose"] = search_lines(s)
     return summ
+
+
+def _run_timestamped_engine(job: Job, engine: str, source: SourceInfo, progress: Any, say: Callable[[str], None]) -> dict:
+    """The ``timestamped`` model on DuckDB or Spark over the input file (:func:`_run_on_engine`): the API
+    of ``timestamped --engine duckdb|spark`` (:func:`tempanon.temporal.outofcore.anonymize_timestamped_file`:
+    the file read by the engine, the job's columns checked against its schema, the release and the audit
+    written, verified and renamed by the engine), the report from the engine's measures."""
+    from tempanon.temporal.outofcore import anonymize_timestamped_file
+
+    ctx = job.ctx
+    args = _timestamped_args(job)
+    if job.audit is not None:  # steward-only audit, never in the release folder (as the in-memory route says it)
+        from tempanon.temporal.api import check_audit_path
+
+        try:
+            check_audit_path(job.audit, job.output_table, [job.summary, job.report])
+        except InputError as exc:
+            raise ctx.error(("output", "audit"), str(exc)) from None
+    res = anonymize_timestamped_file(
+        job.source["path"], out=str(job.output_table), engine=engine, delimiter=job.source.get("delimiter"),
+        progress=progress, warn=say, uid_option="[columns] uid", check_columns=lambda cols: _check_columns(job, _columns_frame(cols)),
+        drop=[c for c in job.identifying if c != job.uid], audit=None if job.audit is None else str(job.audit),
+        measures=job.report is not None, **args,
+    )  # fmt: skip
+    html = None
+    if job.report is not None:  # from the engine's measures of the input and of the release as written
+        from tempanon.kanon.engine_command import report_failed
+        from tempanon.report.sections import add_verification
+        from tempanon.report.timestamped import timestamped_report_from_measures
+
+        try:
+            rep = timestamped_report_from_measures(res, source=source.description, checksum=source.checksum,
+                                                   checksum_kind=source.checksum_kind, identifying=job.identifying)
+            add_verification(rep, res.summary.get("verification"))
+            html = rep.render()
+        except Exception as exc:  # said plainly (exit 4), no traceback; the verified release stays
+            raise report_failed(job.output_table, engine, "the report", exc) from exc
+    summ = _write_outputs(job, None, res.summary, html)  # the release and audit are in place (verified)
+    return _timestamped_status(job, res, summ)
 
 
 def _date_order_note(note: str | None) -> str:
@@ -892,10 +989,16 @@ def _output_set(job: Job):
     return OutputSet(inputs, {"[output] table": job.output_table, **outputs}, spark_releases={"[output] table"} if spark else ())
 
 
-def run_job(job: Job, progress: Any = None) -> dict:
-    """Load the data, run the model, write the verified outputs; returns the summary dict."""
-    from tempanon.data.roles import ColumnRoles
+def run_job(job: Job, progress: Any = None, warn: Callable[[str], None] | None = None) -> dict:
+    """Load the data, run the model, write the verified outputs; returns the summary dict.
 
+    ``warn`` receives each warning line (``warning: ...``: a column that reads like a respondent id
+    without ``[columns] uid``) before any output is written; without it they come back in the
+    summary's ``_warnings``. A ``kanon`` or ``timestamped`` job on an ``[input] path`` with ``engine =
+    "duckdb"`` or ``"spark"`` never reads the table into pandas: the engine reads the file, as the
+    commands' ``--engine duckdb|spark`` (:func:`_run_on_engine`)."""
+    said: list[str] = []
+    say = warn if warn is not None else said.append
     job.outputs = _output_set(job)  # every output checked against the inputs before anything is read
     if "path" in job.source:  # a nested Parquet column (list, struct, map) with a role: refused before any row is read
         from tempanon.data.io import refuse_nested_columns
@@ -911,6 +1014,18 @@ def run_job(job: Job, progress: Any = None) -> dict:
                 "[model] long_value": [p["long_value"]] if isinstance(p.get("long_value"), str) else None})  # fmt: skip
         except InputError as exc:
             raise JobError(f"{job.ctx.where(('columns',))}: {exc}") from None
+    engine = _file_engine(job)
+    if engine is not None:
+        summ = _run_on_engine(job, engine, progress, say)
+    else:
+        summ = _run_in_memory(job, progress, say)
+    if said:
+        summ["_warnings"] = said
+    return summ
+
+
+def _run_in_memory(job: Job, progress: Any, say: Callable[[str], None]) -> dict:
+    """:func:`run_job` with the table read into pandas (:func:`read_source`)."""
     df, desc, checksum, kind = read_source(job)
     spec = MODELS[job.model]
     if spec.prepare is not None:
@@ -922,22 +1037,12 @@ def run_job(job: Job, progress: Any = None) -> dict:
             job.quasi_identifiers = parse_column_list(",".join(job.quasi_identifiers), list(df.columns))
         except InputError as exc:
             raise JobError(f"{job.ctx.where(('columns', 'quasi_identifiers'))}: {exc}") from None
-    if job.time is not None and job.time not in df.columns:
-        raise job.ctx.error(("columns", "time"), f"unknown column {job.time!r}; the input has columns: {', '.join(map(str, df.columns))}"
-                            + delimiter_hint(df.columns))
+    _check_columns(job, df)
+    hint = _respondent_id_hint(job, df)
+    if hint:  # said before the first output is written (_write_outputs), as the commands say it
+        job.before_write = lambda: say(f"warning: {hint}")
     try:
-        ColumnRoles(job.quasi_identifiers + ([job.time] if job.time else []), job.identifying, job.sensitive,
-                    job.keep, [job.uid] if job.uid else []).validate(df)
-        from tempanon.data.roles import require_columns
-
-        require_columns(df, job.allow_identifier, role="allow_identifier column")
-    except InputError as exc:
-        raise JobError(f"{job.ctx.where(('columns',))}: {exc}") from None
-    if job.uid is not None and job.uid not in df.columns:
-        raise job.ctx.error(("columns", "uid"), f"unknown column {job.uid!r}; the input has columns: {', '.join(map(str, df.columns))}"
-                            + delimiter_hint(df.columns))
-    try:
-        summ = spec.run(job, df, SourceInfo(desc, checksum, kind), progress)
+        return spec.run(job, df, SourceInfo(desc, checksum, kind), progress)
     except Exception as exc:  # a DuckDB error not classified on its way: the input's (exit 2) or the engine's (exit 4)
         duckdb = sys.modules.get("duckdb")  # as kanon and timestamped --engine duckdb (source_duckdb.engine_error)
         if duckdb is not None and isinstance(exc, duckdb.Error):
@@ -945,17 +1050,71 @@ def run_job(job: Job, progress: Any = None) -> dict:
 
             raise engine_error(job.source.get("path"), exc) from exc
         raise
-    hint = _respondent_id_hint(job, df)
-    if hint:
-        summ["_warnings"] = [f"warning: {hint}"]
-    return summ
+    finally:
+        job.before_write = None
+
+
+def _check_columns(job: Job, df: pd.DataFrame) -> None:
+    """The job's columns against the input's (``df``: the table, or an empty frame with the columns of
+    the file as the engine reads them): the time, every role, ``allow_identifier``, the uid."""
+    from tempanon.data.roles import ColumnRoles, require_columns
+
+    if job.time is not None and job.time not in df.columns:
+        raise job.ctx.error(("columns", "time"), f"unknown column {job.time!r}; the input has columns: {', '.join(map(str, df.columns))}"
+                            + delimiter_hint(df.columns))
+    try:
+        ColumnRoles(job.quasi_identifiers + ([job.time] if job.time else []), job.identifying, job.sensitive,
+                    job.keep, [job.uid] if job.uid else []).validate(df)
+        require_columns(df, job.allow_identifier, role="allow_identifier column")
+    except InputError as exc:
+        raise JobError(f"{job.ctx.where(('columns',))}: {exc}") from None
+    if job.uid is not None and job.uid not in df.columns:
+        raise job.ctx.error(("columns", "uid"), f"unknown column {job.uid!r}; the input has columns: {', '.join(map(str, df.columns))}"
+                            + delimiter_hint(df.columns))
+
+
+def _file_engine(job: Job) -> str | None:
+    """``duckdb`` or ``spark`` when the job's ``kanon`` or ``timestamped`` model runs on that engine
+    over an ``[input] path``: the engine then reads the file itself (:func:`_run_on_engine`); else
+    ``None`` (the table is read into pandas: SQL sources, a spreadsheet, ``numpy``, ``auto``)."""
+    engine = job.params.get("engine")
+    if "path" in job.source and job.model in ("kanon", "timestamped") and engine in ("duckdb", "spark"):
+        from tempanon.data.excel import is_spreadsheet
+
+        if is_spreadsheet(Path(job.source["path"])):  # (read by pandas only: its frame goes to the engine)
+            return None
+        return engine
+    return None
+
+
+def _run_on_engine(job: Job, engine: str, progress: Any, say: Callable[[str], None]) -> dict:
+    """:func:`run_job` for a ``kanon`` or ``timestamped`` job on DuckDB or Spark over a file: the same
+    API as ``kanon``/``timestamped --engine duckdb|spark`` (:func:`tempanon.kanon.engine_command.release_on_engine`,
+    :func:`tempanon.temporal.outofcore.anonymize_timestamped_file`). The engine reads the file (no row
+    reaches pandas), checks the job's columns against the file's, writes the release (and the audit),
+    verifies and renames it; the report comes from the engine's aggregates. The respondent-id warning
+    is said (``say``) before the release is written."""
+    from tempanon.report.sections import file_sha256
+
+    path = job.source["path"]
+    source = SourceInfo(str(path), None, "SHA-256 of the input file")
+    if job.report is not None:  # (only the report shows it)
+        source.checksum = file_sha256(path) if Path(path).is_file() else None
+    run = _run_kanon_engine if job.model == "kanon" else _run_timestamped_engine
+    return run(job, engine, source, progress, say)
+
+
+def _columns_frame(columns: Sequence[str]) -> pd.DataFrame:
+    """An empty frame with the input's columns, for :func:`_check_columns` on an engine's schema."""
+    return pd.DataFrame(columns=pd.Index(list(columns), dtype=object))
 
 
 def _respondent_id_hint(job: Job, df: pd.DataFrame) -> str | None:
     """The ``kanon`` and ``timestamped`` commands' warning without a respondent id (``[columns] uid``) of a
     column that reads like one (:func:`tempanon.steward.init.respondent_id_warning`: the same rule and
-    text, on every engine: the job holds its table in pandas), with the same columns excluded: those
-    given a model role (quasi-identifiers, the time, keep, sensitive)."""
+    text as the commands'), with the same columns excluded: those given a model role (quasi-identifiers,
+    the time, keep, sensitive). For a table read into pandas; on the engine route
+    (:func:`_run_on_engine`) the engine counts (:func:`tempanon.steward.init.respondent_id_warning_engine`)."""
     if job.uid is not None or job.model not in ("kanon", "timestamped"):
         return None
     from tempanon.steward.init import respondent_id_warning

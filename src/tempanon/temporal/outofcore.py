@@ -87,8 +87,15 @@ def write_release(sq, *, select: Sequence[str], body: str, order: Sequence[str],
     order is total, so the release and the audit list the rows in the same order), and the audit is
     written by a second ``COPY`` of the same rows: two comment lines (steward-only label, the salt
     of the row order as the shuffle seed), then ``release_row,input_line,respondent`` as the
-    in-memory path's (:func:`tempanon.temporal.api.audit_text`); ``verify`` checks it too."""
+    in-memory path's (:func:`tempanon.temporal.api.audit_text`); ``verify`` checks it too.
+
+    ``sq.before_release`` (a callable, set by :func:`_run_and_warn`), if any, is called first: what
+    must be said before any release file exists (the respondent-id warning)."""
     from tempanon.lattice.source_duckdb import _is_parquet, _umask
+
+    before = getattr(sq, "before_release", None)
+    if before is not None:
+        before()
 
     Q = sq.q  # the engine's identifier quoting
     target = Path(out)
@@ -189,6 +196,9 @@ def anonymize_timestamped_file(
     spark_master: str | None = None,
     measures: bool = False,
     date_order: str = "auto",
+    warn: Callable[[str], None] | None = None,
+    uid_option: str = "--uid",
+    check_columns: Callable[[list[str]], None] | None = None,
 ):
     """Least respondent-level k-anonymous granularity of ``time`` for the table in the file
     ``path``, released to ``out`` (CSV, or Parquet by suffix) by DuckDB out of core; see the module
@@ -216,7 +226,12 @@ def anonymize_timestamped_file(
 
     ``date_order``: as for :func:`~tempanon.temporal.api.anonymize_timestamped`; the distinct values
     are parsed on the driver by :func:`~tempanon.temporal.parse.parse_timestamps`, so DuckDB and Spark
-    release the same instants as numpy."""
+    release the same instants as numpy.
+
+    Without ``uid``, a column that reads like a respondent id is warned about (``warning: ...``, naming
+    ``uid_option``) through ``warn`` (default ``announce``) before the release is written.
+    ``check_columns(columns)``: the caller's own check of the file's columns as the engine reads them
+    (a job file's roles), before anything else is read."""
     import duckdb
 
     from tempanon.data.io import same_file
@@ -266,7 +281,7 @@ def anonymize_timestamped_file(
         spark_input_checks(path)
         sq = SparkSource.from_path(path, master=spark_master, delimiter=delimiter, memory_limit=memory_limit)
         try:
-            return _run_and_warn(sq, run)
+            return _run_and_warn(sq, run, warn or announce, uid_option, check_columns)
         finally:
             # the run's cached tables first (each is re-analysed from the views it reads), then its views
             try:
@@ -300,7 +315,7 @@ def anonymize_timestamped_file(
                                 f"database in {workdir}: {_first_line(exc)}{hint}") from exc  # fmt: skip
         sq = DuckDBSource(path, memory_limit=memory_limit, delimiter=delimiter, threads=threads, connection=con)
         try:
-            return _run_and_warn(sq, run)
+            return _run_and_warn(sq, run, warn or announce, uid_option, check_columns)
         except duckdb.Error as exc:  # the input's (exit 2) or the engine's (exit 4: out of memory, an internal error)
             from tempanon.lattice.source_duckdb import engine_error
 
@@ -311,21 +326,28 @@ def anonymize_timestamped_file(
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def _run_and_warn(sq, run: dict):
-    """:func:`_run`; then, without a ``uid``, the command's warning of a column that reads like a
+def _run_and_warn(sq, run: dict, warn: Callable[[str], None] | None = None, uid_option: str = "--uid",
+                  check_columns: Callable[[list[str]], None] | None = None):
+    """:func:`_run`; without a ``uid``, the command's warning of a column that reads like a
     respondent id (values that repeat over the rows), counted by the engine
-    (:func:`tempanon.steward.init.respondent_id_warning_engine`), said through ``announce`` as
-    ``warning: ...`` (the in-memory command's text)."""
-    res = _run(sq, **run)
-    if run["uid"] is None and run["announce"] is not None:
-        from tempanon.data.roles import parse_column_list
-        from tempanon.steward.init import respondent_id_warning_engine
+    (:func:`tempanon.steward.init.respondent_id_warning_engine`), said through ``warn`` as
+    ``warning: ...`` (the in-memory command's text; ``uid_option`` names the respondent id) once the
+    search has found the release and before it is written (:func:`write_release`). ``check_columns``:
+    called with the source's columns first."""
+    if check_columns is not None:
+        check_columns(list(sq.columns))
+    if run["uid"] is None and warn is not None:
+        def before_release() -> None:
+            from tempanon.data.roles import parse_column_list
+            from tempanon.steward.init import respondent_id_warning_engine
 
-        roles = [c for x in (run["qi"], run["keep"], run["sensitive"]) for c in parse_column_list(x, sq.columns)]
-        hint = respondent_id_warning_engine(sq, [run["time"], *roles])
-        if hint:
-            run["announce"](f"warning: {hint}")
-    return res
+            roles = [c for x in (run["qi"], run["keep"], run["sensitive"]) for c in parse_column_list(x, sq.columns)]
+            hint = respondent_id_warning_engine(sq, [run["time"], *roles], option=uid_option)
+            if hint:
+                warn(f"warning: {hint}")
+
+        sq.before_release = before_release
+    return _run(sq, **run)
 
 
 def _as_read_text(values: pd.Series) -> pd.Series:
