@@ -246,3 +246,9 @@ def test_an_open_numpy_source_tells_them_apart_too():
     df["u"] = pd.Series([[1, True][i % 2] for i in range(N)], dtype=object)
     r = kanonymize(NumpySource(df), qi=["sex"], hierarchies={"sex": _sex()}, k=1 + 1, uid="u")
     assert r.respondents == 2
+
+
+def test_a_name_given_twice_is_still_refused_by_its_own_message():
+    df = pd.DataFrame([[1, True, "M"]] * 4, columns=["x", "x", "sex"]).astype(object)
+    with pytest.raises(InputError, match="appears twice"):
+        kanonymize(df, qi=["sex", "x"], hierarchies={"sex": _sex(), "x": _xh()}, k=2)

@@ -60,14 +60,17 @@ def value_codes(values) -> tuple[np.ndarray, np.ndarray]:
 
 def text_mixed_columns(df: pd.DataFrame, columns: Iterable[str]) -> pd.DataFrame:
     """``df`` with each of ``columns`` (those it has, once) that :func:`is_mixed` replaced by its
-    :func:`released_text`; ``df`` itself (not a copy) when there is none."""
+    :func:`released_text`; ``df`` itself (not a copy) when there is none. A column name the frame
+    has twice is left as it is (refused later, with its own message, by ``check_frame``)."""
     if not isinstance(df, pd.DataFrame):
         return df
-    names = set(map(str, df.columns))
-    mixed = [c for c in dict.fromkeys(c for c in columns if c is not None) if c in names and is_mixed(df[c])]
+    wanted = set(c for c in columns if c is not None)
+    cols = list(df.columns)
+    # by position; a name given twice is left to check_frame, which refuses it with its message
+    mixed = [j for j, c in enumerate(cols) if c in wanted and cols.count(c) == 1 and is_mixed(df.iloc[:, j])]
     if not mixed:
         return df
     out = df.copy(deep=False)
-    for c in mixed:
-        out[c] = released_text(df[c])
+    for j in mixed:
+        out[cols[j]] = released_text(df.iloc[:, j])
     return out
