@@ -555,7 +555,10 @@ class SQLSource(FrequencySource):
 
         # integer columns holding a missing value: pandas reads them as floats (2 is 2.0), so the view
         # does too (one count over those columns, from the Parquet statistics where the engine has them)
-        ints = [f.name for f in schema if pa.types.is_integer(f.type)]
+        # Not so where pandas keeps them integers: a DataFrame's nullable integers (Int64: 2 stays 2) and a
+        # Parquet column pandas wrote from one (its ``pandas`` metadata names the nullable dtype)
+        keep = _nullable_int_columns(self.input)
+        ints = [f.name for f in schema if pa.types.is_integer(f.type) and f.name not in keep]
         int_missing: set[str] = set()
         if ints:
             row = self._rows("SELECT " + ", ".join(f"count(*) - count({self.q(c)}) AS m{i}" for i, c in enumerate(ints))
@@ -1846,6 +1849,40 @@ class DuckDBSource(SQLSource):
         close_duckdb(getattr(self, "con", None))
         self.con = None
         super().close()
+
+
+_NULLABLE_INTS = {"Int8", "Int16", "Int32", "Int64", "UInt8", "UInt16", "UInt32", "UInt64"}
+
+
+def _nullable_int_columns(source: Any) -> set[str] | frozenset[str]:
+    """Integer columns whose text pandas keeps integer with a missing value: every one of a DataFrame
+    (its integer columns can hold a missing value only as a nullable dtype, text ``2``), and of a
+    Parquet file the columns its ``pandas`` metadata gives a nullable integer dtype (``Int64``: pandas
+    reads them back as such, where an integer column of another writer with a missing value becomes
+    floats, text ``2.0``)."""
+    if source in ("DataFrame", "Spark DataFrame"):
+        return _ALL
+    try:
+        import json
+
+        import pyarrow.parquet as pq
+
+        path = Path(str(source))
+        if not path.is_file() or not _is_parquet(path):
+            return frozenset()
+        meta = (pq.read_schema(path).metadata or {}).get(b"pandas")
+        cols = json.loads(meta).get("columns", []) if meta else []
+        return {str(c.get("name")) for c in cols if c.get("numpy_type") in _NULLABLE_INTS}
+    except Exception:  # (no readable metadata: pandas reads it without, as floats)
+        return frozenset()
+
+
+class _AllNames(frozenset):
+    def __contains__(self, name: object) -> bool:
+        return True
+
+
+_ALL = _AllNames()
 
 
 def _text_floats(df: pd.DataFrame) -> pd.DataFrame:

@@ -316,6 +316,8 @@ def load_job(path: str | Path) -> Job:
     _check_table(ctx, ("model",), {k: v for k, v in model.items() if k != "name"}, spec.schema, spec.required)
     if spec.validate is not None:
         spec.validate(ctx, model, qi_list)
+    if name in ("kanon", "timestamped"):
+        _validate_engine_keys(ctx, name, model, source)
 
     out = raw["output"]
     _check_table(ctx, ("output",), out, {k: v for k, v in OUTPUT_SCHEMA.items() if k in spec.outputs}, set(spec.required_outputs))
@@ -446,7 +448,8 @@ def _run_kanon_engine(job: Job, engine: str, source: SourceInfo, progress: Any, 
 
     p = job.params
     path = job.source["path"]
-    src = open_source(path, engine, delimiter=job.source.get("delimiter"))
+    src = open_source(path, engine, delimiter=job.source.get("delimiter"), memory_limit=p.get("memory_limit"),
+                      spark_master=p.get("spark_master"))
     try:
         _check_columns(job, _columns_frame(src.columns))
         args = _kanon_args(job)
@@ -676,7 +679,7 @@ def _run_timestamped_engine(job: Job, engine: str, source: SourceInfo, progress:
             raise ctx.error(("output", "audit"), str(exc)) from None
     res = anonymize_timestamped_file(
         job.source["path"], out=str(job.output_table), engine=engine, delimiter=job.source.get("delimiter"),
-        progress=progress, warn=say, uid_option="[columns] uid", check_columns=lambda cols: _check_columns(job, _columns_frame(cols)),
+        memory_limit=job.params.get("memory_limit"), spark_master=job.params.get("spark_master"), progress=progress, warn=say, uid_option="[columns] uid", check_columns=lambda cols: _check_columns(job, _columns_frame(cols)),
         drop=[c for c in job.identifying if c != job.uid], audit=None if job.audit is None else str(job.audit),
         measures=job.report is not None, **args,
     )  # fmt: skip
@@ -916,7 +919,7 @@ MODELS: dict[str, ModelSpec] = {
     "kanon": ModelSpec(
         schema={"k": "integer", "max_suppression": "number", "algorithm": "string", "criterion": "string", "weights": "table",
                 "l": "integer", "l_diversity": "string", "c": "number", "max_nodes": "integer", "time_limit": "number",
-                "max_lattice": "integer", "engine": "string"},
+                "max_lattice": "integer", "engine": "string", "memory_limit": "string", "spark_master": "string"},
         required={"k"},
         run=_run_kanon,
         description="full-domain k-anonymity (Incognito)",
@@ -926,7 +929,8 @@ MODELS: dict[str, ModelSpec] = {
     "timestamped": ModelSpec(
         schema={"k": "integer", "granularities": "list of strings", "metric": "string", "max_suppression": "number",
                 "data_granularity": "string", "country": "string", "day_parts": "string", "timezone": "string",
-                "time_limit": "number", "engine": "string", "date_order": "string"},
+                "time_limit": "number", "engine": "string", "date_order": "string", "memory_limit": "string",
+                "spark_master": "string"},
         required={"k"},
         run=_run_timestamped,
         description="respondent-level k-anonymity of timestamped data over time granularities (Mascetti et al.)",
@@ -1073,17 +1077,62 @@ def _check_columns(job: Job, df: pd.DataFrame) -> None:
                             + delimiter_hint(df.columns))
 
 
+def _resolved_engine(model_name: str, model: Mapping[str, Any], path: Any) -> str:
+    """The engine a ``kanon`` or ``timestamped`` job's ``[model] engine`` means, as the command resolves
+    its ``--engine``: ``auto`` is DuckDB with a ``memory_limit``, and for ``kanon`` also for a file from
+    :data:`tempanon.lattice.source.AUTO_DUCKDB_BYTES` on (:func:`tempanon.lattice.source.resolve_engine`;
+    ``timestamped``: :func:`tempanon.lattice.source_temporal.resolve_time_engine`)."""
+    engine, limit = model.get("engine", "auto"), model.get("memory_limit")
+    if model_name == "kanon":
+        from tempanon.lattice.source import resolve_engine
+
+        return resolve_engine(path if path is not None else pd.DataFrame(), engine, limit)
+    return "duckdb" if engine == "auto" and limit is not None else ("numpy" if engine == "auto" else engine)
+
+
+def _validate_engine_keys(ctx: Ctx, model_name: str, model: Mapping[str, Any], source: Mapping[str, Any]) -> None:
+    """``[model] memory_limit`` and ``spark_master``, checked as ``--memory-limit`` and ``--spark-master``
+    are (:func:`tempanon.lattice.memory.check_memory_limit`) before anything is read: a limit bounds an
+    engine that reads the ``[input] path`` itself (DuckDB; Spark's local driver), so it needs a file input
+    (a query's or a spreadsheet's table is held by pandas) and not ``engine = "numpy"``; a Spark master
+    needs ``engine = "spark"``."""
+    from tempanon.lattice.memory import check_memory_limit
+
+    if "spark_master" in model and model.get("engine") != "spark":
+        raise ctx.error(("model", "spark_master"), "spark_master needs engine = \"spark\"")
+    if "memory_limit" not in model:
+        return
+    path = source.get("path")
+    if path is None:
+        raise ctx.error(("model", "memory_limit"), "memory_limit bounds an engine that reads an [input] path itself; a "
+                        "query's result is held in memory by pandas: leave memory_limit out")  # fmt: skip
+    from tempanon.data.excel import is_spreadsheet
+
+    if is_spreadsheet(Path(str(path))):
+        raise ctx.error(("model", "memory_limit"), f"memory_limit bounds an engine that reads the input itself; a spreadsheet "
+                        f"({path}) is read into memory by pandas: save it as CSV or Parquet, or leave memory_limit out")  # fmt: skip
+    try:
+        check_memory_limit(_resolved_engine(model_name, model, None), model["memory_limit"], spark_master=model.get("spark_master"))
+    except InputError as exc:
+        raise ctx.error(("model", "memory_limit"), str(exc).replace("--memory-limit", "memory_limit")
+                        .replace("--engine duckdb", 'engine = "duckdb"')) from None  # fmt: skip
+
+
 def _file_engine(job: Job) -> str | None:
     """``duckdb`` or ``spark`` when the job's ``kanon`` or ``timestamped`` model runs on that engine
-    over an ``[input] path``: the engine then reads the file itself (:func:`_run_on_engine`); else
-    ``None`` (the table is read into pandas: SQL sources, a spreadsheet, ``numpy``, ``auto``)."""
-    engine = job.params.get("engine")
-    if "path" in job.source and job.model in ("kanon", "timestamped") and engine in ("duckdb", "spark"):
+    over an ``[input] path`` (:func:`_resolved_engine`: ``auto`` too, as the commands resolve it): the
+    engine then reads the file itself (:func:`_run_on_engine`); else ``None`` (the table is read into
+    pandas: SQL sources, a spreadsheet, ``numpy``)."""
+    if "path" in job.source and job.model in ("kanon", "timestamped"):
         from tempanon.data.excel import is_spreadsheet
 
         if is_spreadsheet(Path(job.source["path"])):  # (read by pandas only: its frame goes to the engine)
             return None
-        return engine
+        try:
+            engine = _resolved_engine(job.model, job.params, job.source["path"])
+        except InputError as exc:
+            raise job.ctx.error(("model", "engine"), str(exc)) from None
+        return engine if engine in ("duckdb", "spark") else None
     return None
 
 
