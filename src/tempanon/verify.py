@@ -32,7 +32,7 @@ def _class_sizes(df: pd.DataFrame, qi: Sequence[str], uid: str | None = None) ->
     keys = _written_keys(df, qi)
     if uid is None:
         return keys.groupby(list(qi), sort=False, dropna=False).size()
-    frame = keys.assign(__uid__=df[uid].to_numpy())
+    frame = keys.assign(__uid__=(_as_text(df[uid]) if _mixed(df[uid]) else df[uid]).to_numpy())
     return frame.groupby(list(qi), sort=False, dropna=False)["__uid__"].nunique()
 
 
@@ -82,7 +82,7 @@ def check_l_diverse_classes(released: pd.DataFrame, qi: Sequence[str], sensitive
     """Check that in every equivalence class over ``qi`` the most frequent value of ``sensitive``
     (missing is a value) has at most ``|E| / l`` rows."""
     keys = _written_keys(released, qi)
-    sens = released[sensitive].astype(object).where(released[sensitive].notna(), "\x00<NA>")
+    sens = _as_text(released[sensitive])  # (as written: 1, True and 1.0 are three values)
     counts = keys.assign(__s__=sens.to_numpy()).groupby(list(qi) + ["__s__"], sort=False).size()
     per = counts.groupby(level=list(range(len(qi))), sort=False).agg(["max", "sum"])
     bad = per[per["max"] * l > per["sum"]]
@@ -110,8 +110,8 @@ def check_l_diversity(
 
     if variant not in ("frequency", "distinct", "entropy", "recursive"):
         raise ValueError(f"unknown l-diversity variant {variant!r}")
-    keys = released[list(qi)].astype(object).where(released[list(qi)].notna(), "\x00<NA>")
-    sens = released[sensitive].astype(object).where(released[sensitive].notna(), "\x00<NA>")
+    keys = _written_keys(released, qi)  # (as written: 1, True and 1.0 are three values)
+    sens = _as_text(released[sensitive])
     counts = keys.assign(__s__=sens.to_numpy()).groupby(list(qi) + ["__s__"], sort=False).size()
     bad = []
     n_classes = 0
@@ -166,6 +166,8 @@ def check_generalization(
     for col, table in mapping.items():
         src = original.loc[released.index, col].astype(object)
         src = src.where(src.notna(), "")
+        if _mixed(src):  # (1, True, 1.0: equal in Python, three texts)
+            src = src.astype(str)
         codes, uniq = pd.factorize(src, use_na_sentinel=False)  # look each distinct value up once
         looked_up = np.array([table.get(_value_text(v)) for v in uniq], dtype=object)
         expected = pd.Series(looked_up[codes], index=src.index, dtype=object)
@@ -180,6 +182,13 @@ def check_generalization(
 
 
 # --- l-diversity / Anatomy (streams, issue 4) ----------------------------------------------------
+
+
+def _mixed(col: pd.Series) -> bool:
+    """An object column whose cells may be equal in Python but written as different texts (``1``,
+    ``True``, ``1.0``; ``Decimal('1.0')``, ``Decimal('1.00')``): grouped here by its text."""
+    return col.dtype == object and pd.api.types.infer_dtype(col, skipna=True) in (
+        "mixed", "mixed-integer", "mixed-integer-float", "decimal")
 
 
 def _as_text(col: pd.Series) -> pd.Series:
@@ -569,11 +578,15 @@ def check_timestamped_release(
             continue
         if col not in src.columns:
             raise VerificationError(f"released column {col!r} is not in the input")
-        if src[col].equals(released[col]):  # same values, missing in the same places
+        mixed = _mixed(src[col]) or _mixed(released[col])  # (as written: 1 published as True is a change)
+        if not mixed and src[col].equals(released[col]):  # same values, missing in the same places
             continue
         a = src[col].astype(object).where(src[col].notna(), None)
         b = released[col].astype(object).where(released[col].notna(), None)
-        diff = a.ne(b) & ~(a.isna() & b.isna())
+        if mixed:
+            diff = _as_text(a) != _as_text(b)
+        else:
+            diff = a.ne(b) & ~(a.isna() & b.isna())
         if bool(diff.any()):
             row = diff[diff].index[0]
             raise VerificationError(f"column {col!r}, input {_at_label(src.index, row)}: published {b[row]!r} instead of {a[row]!r}")
@@ -610,7 +623,7 @@ def check_timestamped_release(
                 f"separate stretches): they are not the granules of one granularity"
             )
         report["time_labels"] = "contiguous"
-    report["respondents"] = int(frame["__uid__"].nunique())
+    report["respondents"] = int((_as_text(frame["__uid__"]) if _mixed(frame["__uid__"]) else frame["__uid__"]).nunique())
     return report
 
 
@@ -691,7 +704,10 @@ def check_generalized_release(
             # expected text once per distinct original value, then one object comparison per row;
             # the classes are then those of the (verified) expected labels
             table = mapping[col]
-            oc, ou = pd.factorize(original[col], use_na_sentinel=False)
+            ocol = original[col]
+            if _mixed(ocol):  # (1, True, 1.0: equal in Python, three texts; missing stays missing)
+                ocol = ocol.astype(object).where(ocol.isna(), ocol.astype(str))
+            oc, ou = pd.factorize(ocol, use_na_sentinel=False)
             oc = oc[pos]
             expected = [table.get(_value_text(v)) for v in ou]
             lab_code, labels = pd.factorize(pd.Series(["\x00<none>" if e is None else str(e) for e in expected], dtype=object))
@@ -727,7 +743,7 @@ def check_generalized_release(
             if missing.any():  # a missing cell and an empty text are different published values
                 rc, n_codes = rc * 2 + missing, 2 * n_codes
         else:
-            rc, ru = pd.factorize(got, use_na_sentinel=False)
+            rc, ru = pd.factorize(_as_text(got) if _mixed(got) else got, use_na_sentinel=False)
             n_codes = len(ru)
         rc = np.asarray(rc, dtype=np.int64)
         if n_codes and int(key.max(initial=0)) + 1 > (2**62) // max(n_codes, 1):
@@ -737,7 +753,8 @@ def check_generalized_release(
     if uid is None:
         sizes = np.bincount(inv, minlength=len(cls))
     else:
-        u = pd.factorize(original[uid].to_numpy(dtype=object)[pos], use_na_sentinel=False)[0].astype(np.int64)
+        uo = original[uid]
+        u = pd.factorize((_as_text(uo) if _mixed(uo) else uo).to_numpy(dtype=object)[pos], use_na_sentinel=False)[0].astype(np.int64)
         n_u = int(u.max(initial=0)) + 1
         pairs = np.unique(inv.astype(np.int64) * n_u + u)
         sizes = np.bincount(pairs // n_u, minlength=len(cls))

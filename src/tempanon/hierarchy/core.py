@@ -36,9 +36,17 @@ def as_text(series: pd.Series) -> np.ndarray:
 
     Integral floats print without a decimal part (``39.0`` -> ``"39"``), so a column that pandas
     read as float because of missing cells still matches a hierarchy written with integers.
-    Work is per distinct value, not per row.
+    Work is per distinct value, not per row. An object column of mixed types (``1``, ``True``,
+    ``1.0``: equal in Python, different texts in a release) is taken cell by cell as the text the
+    release writes (:func:`tempanon.data.cells.released_text`): ``1.0`` there is ``"1.0"``, ``True``
+    is ``"True"``, not merged with ``1``.
     """
+    from tempanon.data.cells import is_mixed, released_text
+
     s = series if isinstance(series, pd.Series) else pd.Series(series, dtype=object)
+    if is_mixed(s):
+        t = released_text(s)
+        return t.where(t.notna(), MISSING).to_numpy(dtype=object)
     codes, uniq = pd.factorize(s, use_na_sentinel=True)
     texts = np.array([_to_text(u) for u in uniq] + [MISSING], dtype=object)
     return texts[codes]

@@ -331,6 +331,10 @@ def kanonymize(
     # a Parquet path: a nested column (list, struct, map) with a role is refused before any engine reads it
     refuse_nested_columns(data, {"qi": qi, "uid": [uid] if uid else None, "sensitive": [sensitive] if sensitive else None,
                                  "keep": keep, "allow_identifier": allow_identifier})  # fmt: skip
+    from tempanon.data.cells import text_mixed_columns
+
+    # a column of mixed Python types (1, True, 1.0) with a role: one value per released text (data/cells.py)
+    data = text_mixed_columns(data, [*qi, uid, sensitive, *keep])
 
     # a Parquet path on numpy: only the columns with a role are read (names as given, no ranges: as used below)
     roles = {"qi": list(qi), "uid": [uid] if uid is not None else None, "sensitive": [sensitive] if sensitive is not None else None,
@@ -494,7 +498,9 @@ def _kanonymize(src, qi, hierarchies, k, t0, *, uid, identifying, max_suppressio
 
     if ldiv is not None:
         sdata = getattr(src, "data", None)
-        labels = None if sdata is None else pd.factorize(pd.Series(sdata[sensitive].to_numpy(dtype=object)), use_na_sentinel=False)[1]
+        from tempanon.data.cells import value_codes
+
+        labels = None if sdata is None else value_codes(sdata[sensitive].to_numpy(dtype=object))[1]
         counts = np.bincount(table.uid, weights=table.counts, minlength=table.n_uid).astype(np.int64)
         reason = ldiv.impossible_reason(counts, labels, max_sup, sensitive)
         if reason is not None:
@@ -691,7 +697,9 @@ def _suppress_not_l_diverse(src, dims, node, ldiv: LDiversity, sensitive: str, r
     for d, v, c in zip(dims, node, src.base_codes):
         key = key * d.cardinality(v) + d.codes[v][c]
     _cls, inv = np.unique(key, return_inverse=True)
-    sc, uniq = pd.factorize(pd.Series(src.data[sensitive].to_numpy(dtype=object)), use_na_sentinel=False)
+    from tempanon.data.cells import value_codes
+
+    sc, uniq = value_codes(src.data[sensitive].to_numpy(dtype=object))
     n_s = max(len(uniq), 1)
     pairs, pc = np.unique(inv.astype(np.int64) * n_s + sc, return_counts=True)
     diverse = ldiv.holds(FrequencySet((), (), (), pc.astype(np.int64), pairs, n_s, True))

@@ -490,7 +490,9 @@ def encode_table(
 
 
 def _dense(values: np.ndarray) -> tuple[np.ndarray, int]:
-    codes, uniq = pd.factorize(pd.Series(np.asarray(values, dtype=object)), use_na_sentinel=False)
+    from tempanon.data.cells import value_codes
+
+    codes, uniq = value_codes(values)  # (1, True, 1.0: one hash key, three released texts, three values)
     return codes.astype(np.int64), len(uniq)
 
 

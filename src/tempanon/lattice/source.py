@@ -114,7 +114,11 @@ def encode_distinct(encoder: Any, series: pd.Series) -> tuple[Dimension, np.ndar
     from tempanon.hierarchy.builders import HierarchySpec
     from tempanon.hierarchy.core import Hierarchy
 
-    if not isinstance(encoder, (Hierarchy, HierarchySpec)) or len(series) < 64:
+    from tempanon.data.cells import is_mixed
+
+    # (a column of mixed Python types: 1, True and 1.0 are one hash key but three texts; the encoder
+    # sees every cell by its text, tempanon.data.cells)
+    if not isinstance(encoder, (Hierarchy, HierarchySpec)) or len(series) < 64 or is_mixed(series):
         return encoder.encode(series)
     codes, uniq = pd.factorize(series, use_na_sentinel=False)
     if 2 * len(uniq) > len(series):
@@ -293,7 +297,9 @@ class NumpySource(FrequencySource):
             sizes = np.bincount(inv, minlength=space)
         else:
             cls, inv = np.unique(key, return_inverse=True)
-            u = pd.factorize(data[uid])[0]
+            from tempanon.data.cells import value_codes
+
+            u = value_codes(data[uid].to_numpy(dtype=object))[0].astype(np.int64)  # (respondents by their text)
             pairs = np.unique(inv.astype(np.int64) * (int(u.max()) + 1) + u)
             sizes = np.bincount(pairs // (int(u.max()) + 1), minlength=len(cls))
         kept = sizes[inv] >= k

@@ -1886,14 +1886,25 @@ _ALL = _AllNames()
 
 
 def _text_floats(df: pd.DataFrame) -> pd.DataFrame:
-    """Float columns as the text hierarchies see (``39.0`` -> ``"39"``, missing stays missing)."""
+    """Float columns as the text hierarchies see (``39.0`` -> ``"39"``, missing stays missing); an
+    object column as the numpy engine takes it (:mod:`tempanon.data.cells`): of mixed Python types
+    (``1``, ``True``, ``1.0``) as the text the release writes of each cell (one value per text; DuckDB
+    itself read ``1``/``True`` without text as one type and failed on the other), of Python
+    integers with a missing cell as their text (DuckDB read it as
+    INTEGER, then cast it to DOUBLE as a file's integer column with missing cells: ``1.0``, a text
+    neither the hierarchy nor the numpy engine has)."""
+    from tempanon.data.cells import MIXED_KINDS, released_text
     from tempanon.hierarchy.core import as_text
 
     out = df.copy()
-    for c in df.columns:
-        if pd.api.types.is_float_dtype(df[c]):
-            t = pd.Series(as_text(df[c]), index=df.index, dtype=object)
-            out[c] = t.where(df[c].notna(), None)
+    for j, c in enumerate(df.columns):
+        col = df.iloc[:, j]
+        kind = pd.api.types.infer_dtype(col, skipna=True) if col.dtype == object else None
+        if kind in MIXED_KINDS or (kind == "integer" and col.isna().any()):
+            out[c] = released_text(col)
+        elif pd.api.types.is_float_dtype(col):
+            t = pd.Series(as_text(col), index=df.index, dtype=object)
+            out[c] = t.where(col.notna(), None)
     return out
 
 

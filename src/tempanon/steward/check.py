@@ -198,6 +198,11 @@ def check_table(
 
     # a Parquet path: a nested column (list, struct, map) with a role is refused before any engine reads it
     refuse_nested_columns(df, {"qi": qi, "uid": [uid] if uid else None, "sensitive": sensitive})
+    from tempanon.data.cells import text_mixed_columns
+
+    # one value per released text (data/cells.py): 1, True and 1.0 are three values
+    df = text_mixed_columns(df, [*([qi] if isinstance(qi, str) else qi or []), uid,
+                                 *([sensitive] if isinstance(sensitive, str) else sensitive or [])])
     frame_given = nested is None and isinstance(df, pd.DataFrame)
     if nested is None:
         nested = nested_parquet_columns(df)  # (empty unless df is a Parquet path)

@@ -184,6 +184,9 @@ def anonymize_stream(
     from tempanon.data.io import refuse_nested_columns
 
     refuse_nested_columns(df, {"time": [time], "sensitive": [sensitive], "qi": qi_cols})
+    from tempanon.data.cells import text_mixed_columns
+
+    df = text_mixed_columns(df, [sensitive, *qi_cols])  # one value per released text (data/cells.py)
     cm = make_cost(cost, w, suppression_cost)
     start = _time.perf_counter()
     df = df.reset_index(drop=True)

@@ -347,6 +347,9 @@ def anonymize_timestamped(
 
     refuse_nested_columns(df, {"time": [time], "uid": [uid] if uid else None, "qi": qi, "sensitive": sensitive,
                                "keep": keep, "allow_identifier": list(allow_identifier)})  # fmt: skip
+    from tempanon.data.cells import text_mixed_columns
+
+    df = text_mixed_columns(df, [uid, *qi, *sensitive, *keep])  # one value per released text (data/cells.py)
     if shuffle_seed is not None and (isinstance(shuffle_seed, bool) or not isinstance(shuffle_seed, (int, np.integer))
                                      or shuffle_seed < 0):
         raise InputError(f"the shuffle seed must be a non-negative integer (got {shuffle_seed!r})")

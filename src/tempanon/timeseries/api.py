@@ -242,6 +242,9 @@ def kp_anonymize(
 
     refuse_nested_columns(df, {"id": [id_col], "qi": qi, "sensitive": sensitive, "keep": keep,
                                "allow_identifier": list(allow_identifier)})  # fmt: skip
+    from tempanon.data.cells import text_mixed_columns
+
+    df = text_mixed_columns(df, [id_col, *sensitive, *keep])  # one value per released text (data/cells.py)
     overrides = refuse_identifiers(df, keep, allow=allow_identifier, uid=None)
     _check_ids(df, id_col)
     if len(df) == 0:
