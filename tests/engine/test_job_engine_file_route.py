@@ -24,6 +24,14 @@ from tempanon.report.sections import file_sha256
 
 runner = CliRunner()
 
+# the [output] table of both jobs: the release in its own folder, the steward-only files beside it
+OUTPUT = """[output]
+table = "{d}/r.{fmt}"
+summary = "steward-{d}/s.json"
+report = "steward-{d}/r.html"
+audit = "steward-{d}/a.csv"
+"""
+
 KANON = """[input]
 path = "{inp}"
 
@@ -44,12 +52,7 @@ k = 5
 max_suppression = 0.02
 engine = "{eng}"
 
-[output]
-table = "{d}/r.{fmt}"
-summary = "steward-{d}/s.json"
-report = "steward-{d}/r.html"
-audit = "steward-{d}/a.csv"
-"""
+""" + OUTPUT
 
 TIMESTAMPED = """[input]
 path = "{inp}"
@@ -66,12 +69,7 @@ k = 3
 granularities = ["week", "month", "year"]
 engine = "{eng}"
 
-[output]
-table = "{d}/r.{fmt}"
-summary = "steward-{d}/s.json"
-report = "steward-{d}/r.html"
-audit = "steward-{d}/a.csv"
-"""
+""" + OUTPUT
 
 WARNING = ("warning: column 'patient_id' reads like a respondent id (50 values repeat over 400 rows) but is not "
            "[columns] uid")
