@@ -681,7 +681,8 @@ def _run_timestamped_engine(job: Job, engine: str, source: SourceInfo, progress:
             raise ctx.error(("output", "audit"), str(exc)) from None
     res = anonymize_timestamped_file(
         job.source["path"], out=str(job.output_table), engine=engine, delimiter=job.source.get("delimiter"),
-        memory_limit=job.params.get("memory_limit"), spark_master=job.params.get("spark_master"), progress=progress, warn=say, uid_option="[columns] uid", check_columns=lambda cols: _check_columns(job, _columns_frame(cols)),
+        memory_limit=job.params.get("memory_limit"), spark_master=job.params.get("spark_master"), progress=progress,
+        warn=say, uid_option="[columns] uid", check_columns=lambda cols: _check_columns(job, _columns_frame(cols)),
         drop=[c for c in job.identifying if c != job.uid], audit=None if job.audit is None else str(job.audit),
         measures=job.report is not None, **args,
     )  # fmt: skip
