@@ -56,6 +56,13 @@ def run_api(fn: Callable[[], T]) -> T:
         fail("out of memory; nothing was written (for data larger than memory: --engine duckdb --memory-limit 4GB)",
              ENGINE_FAILED)  # fmt: skip
     except Exception as exc:
+        import errno
+
+        if isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:
+            # a path given on the command line or in a job file that the system cannot even look up
+            name = str(exc.filename) if exc.filename is not None else "a path"
+            shown = name if len(name) <= 80 else f"{name[:60]}...{name[-17:]} ({len(name)} characters)"
+            fail(_escape(f"{shown}: file name too long for this system; give a shorter path; nothing was written"))
         # a Spark failure: an exception of py4j or pyspark, or one raised while handling one (a
         # driver that stopped leaves a refused connection after py4j's "Answer from Java side is empty")
         chain, e = [], exc
