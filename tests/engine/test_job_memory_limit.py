@@ -103,8 +103,9 @@ def test_refused_before_anything_is_read(tmp_path, eng, old, new, key, message):
 
 
 @pytest.mark.spark
-def test_spark_job_with_a_master_and_a_limit(tmp_path):
-    job, d, _ = _job(tmp_path, "kanon", "spark", 'memory_limit = "1GB"\nspark_master = "local[1]"\n')
+def test_spark_job_with_a_master_and_a_limit(spark_session, tmp_path):
+    # (the heap of the suite's running session, 1g: a JVM's heap is fixed when it starts, so another is refused)
+    job, d, _ = _job(tmp_path, "kanon", "spark", 'memory_limit = "1GiB"\nspark_master = "local[2]"\n')
     r = runner.invoke(app, ["run", str(job), "-q"])
     assert r.exit_code == 0, r.output
     ref, dref, _ = _job(tmp_path, "kanon", "numpy", "")
