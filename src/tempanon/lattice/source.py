@@ -252,7 +252,15 @@ class NumpySource(FrequencySource):
         return int(self.data[column].notna().sum())
 
     def distinct_values(self, column: str) -> pd.Series:
+        """The distinct values of ``column`` in first-row order, a missing one too. A column of mixed
+        Python types (:func:`~tempanon.data.cells.is_mixed`) as the text the release writes of each cell:
+        ``1``, ``True`` and ``1.0`` are three values, as on the other engines (``pd.factorize`` merged them:
+        they compare equal)."""
+        from tempanon.data.cells import is_mixed, released_text
+
         s = self.data[column]
+        if is_mixed(s):
+            s = released_text(s)
         codes, _ = pd.factorize(s, use_na_sentinel=False)
         running = np.maximum.accumulate(np.asarray(codes, dtype=np.int64)) if len(s) else np.zeros(0, dtype=np.int64)
         return s.iloc[np.flatnonzero(np.diff(running, prepend=-1) > 0)]

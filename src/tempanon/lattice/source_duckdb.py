@@ -371,6 +371,11 @@ class SQLSource(FrequencySource):
         self._zones: dict[str, str] = {}  # aware timestamp column -> its zone (a Parquet input's Arrow schema)
         self._zone_fixes: dict[str, list[tuple[int, int, int]]] = {}  # zone -> zone_offset_fixes (DuckDB)
         self._kinds: dict[str, dict[str, str]] = {}  # relation -> its typed timestamp columns' kinds
+        # a DataFrame input's float columns (:meth:`_float_map`): held as the release writes them, looked up by
+        # a hierarchy by their hierarchy text (as_text: 39.0 -> '39'), through a map of their distinct values
+        self._float_cols: set[str] = set()
+        self._float_pairs: dict[str, Any] = {}  # float column -> its map's rows (v, t), when made by the caller
+        self._fmaps: dict[str, str] = {}
 
     def text_expr(self, col: str, alias: str = "s", rel: str = "src") -> str:
         """The text of a value of column ``col`` of the relation ``rel`` (the input view ``src``, or a
@@ -389,9 +394,12 @@ class SQLSource(FrequencySource):
         its text is computed once per distinct value, not once per row and query (measured at 1M
         rows with one aware quasi-identifier on DuckDB: 1.3 s CPU per join query by the text
         expression, 0.13 s through the map)."""
-        if self._timestamp_kinds("src").get(col) is None:
+        if col in self._float_cols:
+            m = self._float_map(col)
+        elif self._timestamp_kinds("src").get(col) is None:
             return f"{how} {table} {alias} ON {self.text_expr(col)} = {alias}.t"
-        m = self._timestamp_map(col)
+        else:
+            m = self._timestamp_map(col)
         return f"JOIN {m} {alias}_m ON s.{self.q(col)} IS NOT DISTINCT FROM {alias}_m.v {how} {table} {alias} ON {alias}_m.t = {alias}.t"
 
     def _timestamp_map(self, col: str) -> str:
@@ -406,6 +414,30 @@ class SQLSource(FrequencySource):
             self._materialize(name, f"SELECT x.v AS v, {text} AS t FROM (SELECT DISTINCT s.{self.q(col)} AS v FROM src s) x")
             maps[col] = name
         return maps[col]
+
+    def _float_map(self, col: str) -> str:
+        """The name of a table of the distinct values ``v`` of the DataFrame input's float column ``col``
+        (:attr:`_float_cols`; a missing value too) and their hierarchy text ``t``, made on first use. The
+        engine holds such a column as the numpy path releases it (DuckDB: ``DOUBLE``, whose text is
+        pandas'; Spark: pandas' text of each cell, ``39.0``, ``1e+20``), so a kept or sensitive float is
+        released as numpy writes it; a hierarchy looks it up, as on the numpy path, by
+        :func:`~tempanon.hierarchy.core.as_text` (``39.0`` -> ``"39"``, missing ``""``), computed here
+        in Python once per distinct value the engine holds (one ``DISTINCT`` query)."""
+        if col not in self._fmaps:
+            import pyarrow as pa
+
+            from tempanon.hierarchy.core import as_text
+
+            name = f"fmap{self.columns.index(col)}"
+            pairs = self._float_pairs.get(col)  # (Spark: made from the DataFrame's cells, from_pandas)
+            if pairs is None:
+                v = self._arrow(f"SELECT DISTINCT s.{self.q(col)} AS v FROM src s").column("v")
+                # (a float32 column as float32, as the numpy path's as_text takes it)
+                t = as_text(pd.Series(v.to_numpy(zero_copy_only=False)))
+                pairs = pa.table({"v": v, "t": pa.array(t.tolist(), pa.string())})
+            self._register(name, pairs)
+            self._fmaps[col] = name
+        return self._fmaps[col]
 
     UNMAPPED = "'<not an input value>'"
     """The text :meth:`mapped_text` gives a typed timestamp that is not in its column's map (no input row
@@ -557,8 +589,8 @@ class SQLSource(FrequencySource):
         # does too (one count over those columns, from the Parquet statistics where the engine has them)
         # Not so where pandas keeps them integers: a DataFrame's nullable integers (Int64: 2 stays 2) and a
         # Parquet column pandas wrote from one (its ``pandas`` metadata names the nullable dtype)
-        keep = _nullable_int_columns(self.input)
-        ints = [f.name for f in schema if pa.types.is_integer(f.type) and f.name not in keep]
+        keep = _nullable_int_columns(self.input)  # (None: every integer column)
+        ints = [] if keep is None else [f.name for f in schema if pa.types.is_integer(f.type) and f.name not in keep]
         int_missing: set[str] = set()
         if ints:
             row = self._rows("SELECT " + ", ".join(f"count(*) - count({self.q(c)}) AS m{i}" for i, c in enumerate(ints))
@@ -581,7 +613,7 @@ class SQLSource(FrequencySource):
         cols = ", ".join(column(f) for f in schema)
         self._exec(f"CREATE OR REPLACE TEMP VIEW src AS SELECT {cols} FROM {scan}")
         self._columns = [str(n).strip() for n in names]
-        self._kinds, self._tmaps = {}, {}
+        self._kinds, self._tmaps, self._fmaps = {}, {}, {}
         self._n_rows = None
         self._texts = []
         self._codes = []
@@ -598,11 +630,14 @@ class SQLSource(FrequencySource):
         return self._n_rows
 
     def _first_rows(self, column: str, where: str) -> pd.Series:
-        """First row number (0-based, file order) of each distinct text of ``column`` matching ``where``."""
-        sql = (
-            f"SELECT t, min(rn) AS r FROM (SELECT {self.text_expr(column)} AS t, {self.row_number} AS rn "
-            f"FROM src s) x WHERE {where} GROUP BY t ORDER BY r"
-        )
+        """First row number (0-based, file order) of each distinct text of ``column`` matching ``where``
+        (a DataFrame's float column by its hierarchy text: :meth:`_float_map`)."""
+        if column in self._float_cols:
+            text = (f"SELECT m.t AS t, x.rn AS rn FROM (SELECT s.{self.q(column)} AS v, {self.row_number} AS rn FROM src s) x "
+                    f"JOIN {self._float_map(column)} m ON x.v IS NOT DISTINCT FROM m.v")  # fmt: skip
+        else:
+            text = f"SELECT {self.text_expr(column)} AS t, {self.row_number} AS rn FROM src s"
+        sql = f"SELECT t, min(rn) AS r FROM ({text}) x WHERE {where} GROUP BY t ORDER BY r"
         tab = self._arrow((sql))
         return pd.Series(tab.column("t").to_pylist(), index=tab.column("r").to_pylist(), dtype=object)
 
@@ -642,6 +677,11 @@ class SQLSource(FrequencySource):
         return int(row[0]), int(row[1]), int(row[2])
 
     def distinct_values(self, column: str) -> pd.Series:
+        if column in self._float_cols and (column in self.qi or column in self._fmaps):
+            # a DataFrame's float quasi-identifier: its hierarchy text (:meth:`_float_map`); else, as a kept
+            # column, the text its release writes (below)
+            tab = self._arrow(f"SELECT DISTINCT t FROM {self._float_map(column)} ORDER BY t")
+            return pd.Series(tab.column("t").to_pylist(), dtype=object)
         kind = self._timestamp_kinds("src").get(column)
         if kind and (column in self.qi or column in self._tmaps):  # (its map, made once: text_join)
             tab = self._arrow(f"SELECT DISTINCT t FROM {self._timestamp_map(column)} ORDER BY t")
@@ -1417,12 +1457,16 @@ class SQLSource(FrequencySource):
         ``coalesce(CAST(col AS text), '')``, so NULL and the empty string are one category."""
         # (a typed timestamp quasi-identifier is grouped by its value: the same classes as by its text, which
         # is one text per value and '' for the missing one only, without computing the text for every row)
+        # (a DataFrame's float quasi-identifier by its hierarchy text, as numpy measures it: :meth:`_float_map`)
         key = lambda c: f"s.{self.q(c)}" if self._timestamp_kinds("src").get(c) else self.text_expr(c)  # noqa: E731
-        cols = [f"{key(q)} AS k{i}" for i, q in enumerate(qi)]
+        cols = [f"fk{i}.t AS k{i}" if q in self._float_cols else f"{key(q)} AS k{i}" for i, q in enumerate(qi)]
+        joins = "".join(f" JOIN {self._float_map(q)} fk{i} ON s.{self.q(q)} IS NOT DISTINCT FROM fk{i}.v"
+                        for i, q in enumerate(qi) if q in self._float_cols)  # fmt: skip
         if uid is not None:
             cols.append(f"{self.text_expr(uid)} AS u")
         cols += [f"{self.text_expr(c)} AS x{j}" for j, c in enumerate(sensitive)]
-        return self._aggregates(f"SELECT {', '.join(cols)} FROM src s", len(qi), uid=uid is not None, n_sensitive=len(sensitive))
+        return self._aggregates(f"SELECT {', '.join(cols)} FROM src s{joins}", len(qi), uid=uid is not None,
+                                n_sensitive=len(sensitive))  # fmt: skip
 
     def release_aggregates(
         self, path: str | os.PathLike, *, uid: str | None = None, sensitive: Sequence[str] = ()
@@ -1643,7 +1687,7 @@ class DuckDBSource(SQLSource):
         self.memory_limit = memory_limit
         if isinstance(data, pd.DataFrame):
             self._frame_index = data.index  # the release read back keeps these row labels (release)
-            self.con.register("tempanon_input_df", _text_floats(data.reset_index(drop=True)))
+            self.con.register("tempanon_input_df", _registered_frame(data.reset_index(drop=True)))
             zones = frame_zones(data)
             scan = "tempanon_input_df"
             self.input = "DataFrame"
@@ -1702,6 +1746,10 @@ class DuckDBSource(SQLSource):
                 message = csv_line_error(self.input, self._sep)
             self.close()
             raise InputError(message or f"cannot read {self.input}: {_first_line(exc)}") from None
+        if isinstance(data, pd.DataFrame):  # its float columns: released as numpy writes them, looked up by as_text (_float_map)
+            import pyarrow as pa
+
+            self._float_cols = {f.name for f in self._arrow("SELECT * FROM src LIMIT 0").schema if pa.types.is_floating(f.type)}
         self._zones = zones
         for col, zone in zones.items():  # an aware column's text is its wall clock in its zone (duckdb_timestamp_text)
             try:
@@ -1854,14 +1902,14 @@ class DuckDBSource(SQLSource):
 _NULLABLE_INTS = {"Int8", "Int16", "Int32", "Int64", "UInt8", "UInt16", "UInt32", "UInt64"}
 
 
-def _nullable_int_columns(source: Any) -> set[str] | frozenset[str]:
+def _nullable_int_columns(source: Any) -> set[str] | frozenset[str] | None:
     """Integer columns whose text pandas keeps integer with a missing value: every one of a DataFrame
-    (its integer columns can hold a missing value only as a nullable dtype, text ``2``), and of a
+    (None: its integer columns can hold a missing value only as a nullable dtype, text ``2``), and of a
     Parquet file the columns its ``pandas`` metadata gives a nullable integer dtype (``Int64``: pandas
     reads them back as such, where an integer column of another writer with a missing value becomes
     floats, text ``2.0``)."""
     if source in ("DataFrame", "Spark DataFrame"):
-        return _ALL
+        return None
     try:
         import json
 
@@ -1877,24 +1925,21 @@ def _nullable_int_columns(source: Any) -> set[str] | frozenset[str]:
         return frozenset()
 
 
-class _AllNames(frozenset):
-    def __contains__(self, name: object) -> bool:
-        return True
-
-
-_ALL = _AllNames()
-
-
-def _text_floats(df: pd.DataFrame) -> pd.DataFrame:
-    """Float columns as the text hierarchies see (``39.0`` -> ``"39"``, missing stays missing); an
-    object column as the numpy engine takes it (:mod:`tempanon.data.cells`): of mixed Python types
+def _registered_frame(df: pd.DataFrame) -> pd.DataFrame:
+    """A DataFrame input as DuckDB is given it. A float column stays ``DOUBLE`` (DuckDB's text of a
+    double, in ``CAST`` and its CSV writer, is pandas'; a Parquet release keeps the type, as numpy's),
+    and so does an ``object`` column of Python floats (made ``float64``; missing cells NaN, read as
+    missing): kept or sensitive, such a column is released as the numpy path writes it (``1.0``), and a
+    hierarchy looks it up by its hierarchy text (``39.0`` -> ``"39"``) through
+    :meth:`SQLSource._float_map`. Before, every float column was registered as that hierarchy text, so a
+    kept ``1.0`` was written ``1``, and an object column of floats was looked up as ``"1.0"``. An object
+    column as the numpy engine takes it (:mod:`tempanon.data.cells`): of mixed Python types
     (``1``, ``True``, ``1.0``) as the text the release writes of each cell (one value per text; DuckDB
     itself read ``1``/``True`` without text as one type and failed on the other), of Python
     integers with a missing cell as their text (DuckDB read it as
     INTEGER, then cast it to DOUBLE as a file's integer column with missing cells: ``1.0``, a text
     neither the hierarchy nor the numpy engine has)."""
     from tempanon.data.cells import MIXED_KINDS, released_text
-    from tempanon.hierarchy.core import as_text
 
     out = df.copy()
     for j, c in enumerate(df.columns):
@@ -1902,9 +1947,8 @@ def _text_floats(df: pd.DataFrame) -> pd.DataFrame:
         kind = pd.api.types.infer_dtype(col, skipna=True) if col.dtype == object else None
         if kind in MIXED_KINDS or (kind == "integer" and col.isna().any()):
             out[c] = released_text(col)
-        elif pd.api.types.is_float_dtype(col):
-            t = pd.Series(as_text(col), index=df.index, dtype=object)
-            out[c] = t.where(col.notna(), None)
+        elif kind == "floating":
+            out[c] = pd.to_numeric(col.where(col.notna(), np.nan)).astype(np.float64)
     return out
 
 

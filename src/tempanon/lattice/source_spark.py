@@ -531,18 +531,39 @@ class SparkSource(SQLSource):
     @classmethod
     def from_pandas(cls, data: pd.DataFrame, *, master: str | None = None, spark: Any = None,
                     memory_limit: str | None = None) -> SparkSource:
-        """A pandas DataFrame handed to Spark as Arrow (every column as text, missing as null)."""
+        """A pandas DataFrame handed to Spark as Arrow (every column as text, missing as null). A float
+        column (a float dtype, or ``object`` of Python floats) as the text the numpy path releases it
+        with (pandas' ``1.0``, ``1e+20``; Spark's own text of a double is Java's, ``1.0E20``), looked up
+        by a hierarchy by its hierarchy text (``39.0`` -> ``"39"``) through
+        :meth:`~tempanon.lattice.source_duckdb.SQLSource._float_map`; any other column as that text
+        (:func:`~tempanon.hierarchy.core.as_text`). Before, a float column was its hierarchy text
+        throughout, so a kept ``1.0`` was written ``1``."""
         import pyarrow as pa
+        from pandas.api.types import infer_dtype
 
         from tempanon.hierarchy.core import as_text
 
         spark = spark or local_session(master, memory_limit)
-        cols = {}
-        for c in data.columns:
-            t = pd.Series(as_text(data[c]), dtype=object).where(data[c].notna().to_numpy(), None)
+        cols, floats = {}, {}
+        for j, c in enumerate(data.columns):
+            col = data.iloc[:, j]
+            present = col.notna().to_numpy()
+            if pd.api.types.is_float_dtype(col.dtype) or (col.dtype == object and infer_dtype(col, skipna=True) == "floating"):
+                kind = np.float64 if col.dtype == object else getattr(col.dtype, "numpy_dtype", col.dtype)  # (float32: its text)
+                t = pd.Series(col.to_numpy(dtype=kind, na_value=np.nan).astype(str), dtype=object)  # (pandas' CSV text)
+                t = t.where(present, None)
+                # each text's hierarchy text, from the cells themselves (a float32's 0.1 is 0.10000000149011612 there);
+                # one row a text, so that joining the map keeps the rows
+                pairs = pd.DataFrame({"v": t, "t": as_text(col)}).drop_duplicates("v")
+                floats[str(c).strip()] = pa.table({"v": pa.array(pairs["v"].tolist(), pa.string()),
+                                                   "t": pa.array(pairs["t"].tolist(), pa.string())})  # fmt: skip
+            else:
+                t = pd.Series(as_text(col), dtype=object).where(present, None)
             cols[str(c)] = pa.array(t.tolist(), pa.string())
         with utc_session(spark):
-            return cls(spark.createDataFrame(pa.table(cols)), input_name="DataFrame")
+            source = cls(spark.createDataFrame(pa.table(cols)), input_name="DataFrame")
+        source._float_cols, source._float_pairs = set(floats), floats
+        return source
 
     def q(self, name: str) -> str:
         return "`" + str(name).replace("`", "``") + "`"
