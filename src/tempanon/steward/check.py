@@ -340,6 +340,8 @@ class _Texts:
         return f"CAST({self.val(col)} AS {self.src.text_type})"
 
     def key(self, col: str) -> str:
+        if col in getattr(self.src, "_float_cols", ()):  # a DataFrame's float: 0.0 and -0.0 one value, as numpy's as_text
+            return f"(CASE WHEN CAST({self.val(col)} AS DOUBLE) = 0 THEN '0' ELSE coalesce({self.text(col)}, '') END)"
         return f"coalesce({self.text(col)}, '')"
 
 
