@@ -1457,15 +1457,20 @@ class SQLSource(FrequencySource):
         ``coalesce(CAST(col AS text), '')``, so NULL and the empty string are one category."""
         # (a typed timestamp quasi-identifier is grouped by its value: the same classes as by its text, which
         # is one text per value and '' for the missing one only, without computing the text for every row)
-        # (a DataFrame's float quasi-identifier by its hierarchy text, as numpy measures it: :meth:`_float_map`)
-        key = lambda c: f"s.{self.q(c)}" if self._timestamp_kinds("src").get(c) else self.text_expr(c)  # noqa: E731
-        cols = [f"fk{i}.t AS k{i}" if q in self._float_cols else f"{key(q)} AS k{i}" for i, q in enumerate(qi)]
-        joins = "".join(f" JOIN {self._float_map(q)} fk{i} ON s.{self.q(q)} IS NOT DISTINCT FROM fk{i}.v"
-                        for i, q in enumerate(qi) if q in self._float_cols)  # fmt: skip
+        # (a DataFrame's float column by its hierarchy text, as numpy measures it, 0.0 and -0.0 one: :meth:`_float_map`)
+        joins: list[str] = []
+
+        def text(c: str, timestamp_by_value: bool = False) -> str:
+            if c in self._float_cols:
+                joins.append(f" JOIN {self._float_map(c)} fk{len(joins)} ON s.{self.q(c)} IS NOT DISTINCT FROM fk{len(joins)}.v")
+                return f"fk{len(joins) - 1}.t"
+            return f"s.{self.q(c)}" if timestamp_by_value and self._timestamp_kinds("src").get(c) else self.text_expr(c)
+
+        cols = [f"{text(q, True)} AS k{i}" for i, q in enumerate(qi)]
         if uid is not None:
-            cols.append(f"{self.text_expr(uid)} AS u")
-        cols += [f"{self.text_expr(c)} AS x{j}" for j, c in enumerate(sensitive)]
-        return self._aggregates(f"SELECT {', '.join(cols)} FROM src s{joins}", len(qi), uid=uid is not None,
+            cols.append(f"{text(uid)} AS u")
+        cols += [f"{text(c)} AS x{j}" for j, c in enumerate(sensitive)]
+        return self._aggregates(f"SELECT {', '.join(cols)} FROM src s{''.join(joins)}", len(qi), uid=uid is not None,
                                 n_sensitive=len(sensitive))  # fmt: skip
 
     def release_aggregates(
