@@ -573,10 +573,9 @@ def _validate_timestamped(ctx: Ctx, model: dict, qi: list[str]) -> None:
             except InputError as exc:
                 raise ctx.error(("model", key), str(exc)) from None
     date_order = model.get("date_order", "auto")  # (boundary files' dates: the order of the time column's)
-    try:
-        with warnings.catch_warnings():  # a boundary file's note (an undecided date order) is the run's to give
-            warnings.simplefilter("ignore", TempanonWarning)
-            parse_granularities(model.get("granularities"), country=model.get("country"), parts=parts, date_order=date_order)
+    try:  # (warn=False: a boundary file's note, an undecided date order, is the run's to give, in its summary)
+        parse_granularities(model.get("granularities"), country=model.get("country"), parts=parts, date_order=date_order,
+                            warn=False)  # fmt: skip
     except InputError as exc:
         raise ctx.error(("model", "granularities") if "granularities" in model else ("model",), str(exc)) from None
     if "engine" in model:
@@ -590,9 +589,8 @@ def _validate_timestamped(ctx: Ctx, model: dict, qi: list[str]) -> None:
         from tempanon.temporal.granularity import parse_granularity
 
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", TempanonWarning)
-                parse_granularity(model["data_granularity"], country=model.get("country"), parts=parts, date_order=date_order)
+            parse_granularity(model["data_granularity"], country=model.get("country"), parts=parts, date_order=date_order,
+                              warn=False)  # fmt: skip
         except InputError as exc:
             raise ctx.error(("model", "data_granularity"), str(exc)) from None
 
@@ -656,7 +654,8 @@ def _timestamped_status(job: Job, res: Any, summ: dict) -> dict:
         gran = f"{gran[job.time]} (" + ", ".join(f"{q} at level {v}" for q, v in gran.items() if q != job.time) + ")"
     summ["_status"] = (f"timestamped: respondent-level k={s['k']} with time as {gran}; gen_m {s['gen_m']}, "
                        f"gen_s {s['gen_s']}; {s['suppressed']} of {s['tuples']} tuples suppressed"
-                       + _date_order_note((s.get("timestamps") or {}).get("date_order_note")))
+                       + _date_order_note((s.get("timestamps") or {}).get("date_order_note"))
+                       + "".join(f"\nnote: {n}" for n in res.boundary_notes))  # (undecided boundary files, in the summary too)
     from tempanon.report.timestamped import search_lines
 
     summ["_verbose"] = search_lines(s)

@@ -52,6 +52,7 @@ import pandas as pd
 
 from tempanon.data.io import replace_path
 from tempanon.errors import InputError, VerificationError
+from tempanon.temporal.api import says_boundary_notes
 from tempanon.temporal.granularity import GAP, Granularity
 from tempanon.temporal.least import least_generalization
 from tempanon.temporal.parse import check_date_order
@@ -163,6 +164,7 @@ def write_release(sq, *, select: Sequence[str], body: str, order: Sequence[str],
     return report
 
 
+@says_boundary_notes
 def anonymize_timestamped_file(
     path: str | os.PathLike,
     *,
@@ -199,6 +201,7 @@ def anonymize_timestamped_file(
     warn: Callable[[str], None] | None = None,
     uid_option: str = "--uid",
     check_columns: Callable[[list[str]], None] | None = None,
+    _notes: list | None = None,
 ):
     """Least respondent-level k-anonymous granularity of ``time`` for the table in the file
     ``path``, released to ``out`` (CSV, or Parquet by suffix) by DuckDB out of core; see the module
@@ -226,7 +229,8 @@ def anonymize_timestamped_file(
 
     ``date_order``: as for :func:`~tempanon.temporal.api.anonymize_timestamped`; the distinct values
     are parsed on the driver by :func:`~tempanon.temporal.parse.parse_timestamps`, so DuckDB and Spark
-    release the same instants as numpy.
+    release the same instants as numpy (an undecided boundary file's note in ``summary["messages"]`` as
+    there: :func:`~tempanon.temporal.api.says_boundary_notes`).
 
     Without ``uid``, a column that reads like a respondent id is warned about (``warning: ...``, naming
     ``uid_option``) through ``warn`` (default ``announce``) before the release is written.
@@ -257,7 +261,8 @@ def anonymize_timestamped_file(
                timezone=timezone, time_limit=time_limit, progress=progress, announce=announce, keep=keep, drop=drop,
                allow_identifier=allow_identifier, sensitive=sensitive, memory_limit=memory_limit,
                shuffle_seed=shuffle_seed, hierarchies=hierarchies, max_driver_rows=max_driver_rows, audit=audit,
-               measures=measures, date_order=check_date_order(date_order))  # fmt: skip
+               measures=measures, date_order=check_date_order(date_order),
+               notes=[] if _notes is None else _notes)  # fmt: skip
     if engine not in ("duckdb", "spark"):
         raise InputError(f"unknown engine {engine!r} for a file read in place; expected duckdb or spark")
     from tempanon.data.io import normalize_delimiter
@@ -368,16 +373,17 @@ def _as_read_text(values: pd.Series) -> pd.Series:
 def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, data_granularity, country, parts,
          timezone, time_limit, progress, announce, keep, drop, allow_identifier, sensitive, memory_limit,
          shuffle_seed=None, hierarchies=None, max_driver_rows=None, audit=None, measures=False,
-         date_order="auto"):  # fmt: skip
+         date_order="auto", notes=None):  # fmt: skip
     import pyarrow as pa
 
     from tempanon.data.roles import parse_column_list, plan_release, require_columns_list
     from tempanon.kanon.api import _screen
     from tempanon.lattice.source_temporal import DuckDBTimeSource
-    from tempanon.temporal.api import _summary, _validate, parse_granularities
+    from tempanon.temporal.api import _summary, _validate, boundary_notes, given_granularity, parse_granularities
     from tempanon.temporal.parse import data_granularity_of, parse_timestamps
     from tempanon.temporal.relations import build_dag, span_of
 
+    notes = [] if notes is None else notes  # (undecided boundary files' notes: said by says_boundary_notes)
     Q = sq.q  # the engine's identifier quoting
     cols = sq.columns
     # column lists may be given as the command line's text ("a,b" or ranges "A0:A9", in file order)
@@ -436,6 +442,8 @@ def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, d
         v2, w2, r2 = first_rows()
         tinfo["date_order_note"] = parse_timestamps(v2, time, timezone, weights=w2, rows=r2,
                                                     date_order=date_order)[2]["date_order_note"]
+    data_granularity = given_granularity(data_granularity, country=country, parts=parts, date_order=date_order)
+    boundary_notes([data_granularity], notes)
     g0 = data_granularity_of(data_granularity, instants, missing, country=country, parts=parts, date_order=date_order)
     z0 = g0.index(instants)
     if ((z0 == GAP) & ~missing).any():
@@ -444,7 +452,8 @@ def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, d
         j = int(np.nonzero((g0.index(i2) == GAP) & ~m2)[0][0])
         raise InputError(f"column {time!r}, line {int(r2[j]) + 2}: {v2.iloc[j]!r} lies in no granule of the "
                          f"data granularity {g0.name}")  # fmt: skip
-    cands = parse_granularities(granularities, country=country, parts=parts, date_order=date_order)
+    cands = parse_granularities(granularities, country=country, parts=parts, date_order=date_order, warn=False)
+    boundary_notes(cands, notes)
     dag = build_dag(g0, cands, span_of(instants[~missing]))
     max_suppressed = int(np.floor(float(max_suppression) * n + 1e-9))
     if hierarchies:
