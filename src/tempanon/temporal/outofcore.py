@@ -370,6 +370,13 @@ def _as_read_text(values: pd.Series) -> pd.Series:
     return out
 
 
+def _check_shuffle_seed(shuffle_seed) -> None:
+    """Refuse a shuffle seed that is not a non-negative integer (where the in-memory path does)."""
+    if shuffle_seed is not None and (isinstance(shuffle_seed, bool) or not isinstance(shuffle_seed, (int, np.integer))
+                                     or shuffle_seed < 0):
+        raise InputError(f"the shuffle seed must be a non-negative integer (got {shuffle_seed!r})")
+
+
 def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, data_granularity, country, parts,
          timezone, time_limit, progress, announce, keep, drop, allow_identifier, sensitive, memory_limit,
          shuffle_seed=None, hierarchies=None, max_driver_rows=None, audit=None, measures=False,
@@ -408,15 +415,9 @@ def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, d
     release_cols, left_out = plan_release(cols, released=[*qi, time, *sensitive], keep=keep, drop=drop,
                                           consumed=[uid] if uid else [])  # fmt: skip
     require_columns_list(cols, allow_identifier, role="--allow-identifier column")
+    _check_shuffle_seed(shuffle_seed)
     if time_limit is not None and not float(time_limit) > 0:
         raise InputError(f"time limit must be a positive number of seconds (got {time_limit})")
-    if uid is not None:
-        row = sq.first_missing_row(uid)
-        if row is not None:
-            raise InputError(f"column {uid!r}, line {int(row) + 2}: the respondent identifier is missing")
-    # identifier screening of the columns released unchanged (the quasi-identifiers without a
-    # hierarchy; those with one if the search leaves them at level 0, after it), before the search
-    overrides = _screen(sq, [*keep, *(q for q in qi if q not in hierarchies)], allow_identifier, uid, time)
 
     # ---- timestamps, per distinct value -----------------------------------------------------------
     tq = f"s.{Q(time)}"
@@ -455,6 +456,16 @@ def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, d
     cands = parse_granularities(granularities, country=country, parts=parts, date_order=date_order, warn=False)
     boundary_notes(cands, notes)
     dag = build_dag(g0, cands, span_of(instants[~missing]))
+    # the respondent ids and the identifier screening after the timestamps and the granularities, as the
+    # in-memory path checks them (encode_uid, refuse_identifiers): an input with several problems is
+    # refused for the same one on every engine
+    if uid is not None:
+        row = sq.first_missing_row(uid)
+        if row is not None:
+            raise InputError(f"column {uid!r}, line {int(row) + 2}: the respondent identifier is missing")
+    # identifier screening of the columns released unchanged (the quasi-identifiers without a
+    # hierarchy; those with one if the search leaves them at level 0, after it), before the search
+    overrides = _screen(sq, [*keep, *(q for q in qi if q not in hierarchies)], allow_identifier, uid, time)
     max_suppressed = int(np.floor(float(max_suppression) * n + 1e-9))
     if hierarchies:
         from tempanon.temporal.outofcore_joint import run_joint
@@ -540,9 +551,6 @@ def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, d
     # a CSV of one column writes a missing value as an empty line, which readers skip: write "" there
     tlabel = "coalesce(tl.label, '')" if len(out_cols) == 1 and not _is_parquet(Path(out)) else "tl.label"
     sel = [f"{tlabel} AS {Q(c)}" if c == time else f"s.{Q(c)}" for c in out_cols]
-    if shuffle_seed is not None and (isinstance(shuffle_seed, bool) or not isinstance(shuffle_seed, (int, np.integer))
-                                     or shuffle_seed < 0):
-        raise InputError(f"the shuffle seed must be a non-negative integer (got {shuffle_seed!r})")
     salt = secrets.randbelow(2**62) if shuffle_seed is None else int(shuffle_seed) % 2**62
     row_hash = "hash(" + ", ".join([*(f"CAST(s.{Q(c)} AS {sq.text_type})" for c in out_cols if c != time), "tl.label",
                                     str(salt)]) + ")"  # fmt: skip
