@@ -78,7 +78,8 @@ RN = "__tempanon_rn"  # the input row number (0-based, file order) of the number
 
 
 def write_release(sq, *, select: Sequence[str], body: str, order: Sequence[str], out, verify: Callable,
-                  audit=None, uid: str | None = None, seed: int = 0) -> dict:  # fmt: skip
+                  audit=None, uid: str | None = None, seed: int = 0,
+                  before_release: Callable[[], None] | None = None) -> dict:  # fmt: skip
     """Write ``SELECT select body ORDER BY order`` (``body`` starts with ``FROM src s``) to a temporary
     file beside ``out`` with DuckDB, ``verify(tmp, parquet, audit_tmp)`` it, then rename it (and the
     audit) into place; on any failure nothing is left. Returns ``verify``'s report.
@@ -90,13 +91,12 @@ def write_release(sq, *, select: Sequence[str], body: str, order: Sequence[str],
     of the row order as the shuffle seed), then ``release_row,input_line,respondent`` as the
     in-memory path's (:func:`tempanon.temporal.api.audit_text`); ``verify`` checks it too.
 
-    ``sq.before_release`` (a callable, set by :func:`_run_and_warn`), if any, is called first: what
-    must be said before any release file exists (the respondent-id warning)."""
+    ``before_release`` (from :func:`_run_and_warn` through :func:`_run`), if given, is called first: what
+    must be said before any release file exists (the respondent-id warning; as ``kanonymize``'s)."""
     from tempanon.lattice.source_duckdb import _is_parquet, _umask
 
-    before = getattr(sq, "before_release", None)
-    if before is not None:
-        before()
+    if before_release is not None:
+        before_release()
 
     Q = sq.q  # the engine's identifier quoting
     target = Path(out)
@@ -337,12 +337,13 @@ def _run_and_warn(sq, run: dict, warn: Callable[[str], None] | None = None, uid_
     respondent id (values that repeat over the rows), counted by the engine
     (:func:`tempanon.steward.init.respondent_id_warning_engine`), said through ``warn`` as
     ``warning: ...`` (the in-memory command's text; ``uid_option`` names the respondent id) once the
-    search has found the release and before it is written (:func:`write_release`). ``check_columns``:
-    called with the source's columns first."""
+    search has found the release and before it is written (``before_release`` of :func:`write_release`,
+    passed through :func:`_run`). ``check_columns``: called with the source's columns first."""
     if check_columns is not None:
         check_columns(list(sq.columns))
+    before_release: Callable[[], None] | None = None
     if run["uid"] is None and warn is not None:
-        def before_release() -> None:
+        def id_warning() -> None:
             from tempanon.data.roles import parse_column_list
             from tempanon.steward.init import respondent_id_warning_engine
 
@@ -351,8 +352,8 @@ def _run_and_warn(sq, run: dict, warn: Callable[[str], None] | None = None, uid_
             if hint:
                 warn(f"warning: {hint}")
 
-        sq.before_release = before_release
-    return _run(sq, **run)
+        before_release = id_warning
+    return _run(sq, **run, before_release=before_release)
 
 
 def _as_read_text(values: pd.Series) -> pd.Series:
@@ -380,7 +381,9 @@ def _check_shuffle_seed(shuffle_seed) -> None:
 def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, data_granularity, country, parts,
          timezone, time_limit, progress, announce, keep, drop, allow_identifier, sensitive, memory_limit,
          shuffle_seed=None, hierarchies=None, max_driver_rows=None, audit=None, measures=False,
-         date_order="auto", notes=None):  # fmt: skip
+         date_order="auto", notes=None, before_release=None):  # fmt: skip
+    """The search and the release on the engine's source ``sq`` (see :func:`anonymize_timestamped_file`);
+    ``before_release`` is handed to :func:`write_release`."""
     import pyarrow as pa
 
     from tempanon.data.roles import parse_column_list, plan_release, require_columns_list
@@ -477,7 +480,7 @@ def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, d
                          sensitive=sensitive, left_out=left_out, release_cols=release_cols,
                          allow_identifier=allow_identifier, overrides=overrides, memory_limit=memory_limit,
                          shuffle_seed=shuffle_seed, timezone=timezone, max_driver_rows=max_driver_rows,
-                         audit=audit, measures=measures)  # fmt: skip
+                         audit=audit, measures=measures, before_release=before_release)  # fmt: skip
 
     # ---- the relation rel(q, t, u) in DuckDB ------------------------------------------------------
     distinct, inv = np.unique(instants[~missing], return_inverse=True)  # one sort of the distinct values
@@ -564,7 +567,7 @@ def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, d
                               audit=audit_tmp, measures=measures)  # fmt: skip
 
     report = write_release(sq, select=sel, body=body, order=[*([qexpr] if qi else []), "tl.g", row_hash], out=out,
-                           verify=verify, audit=audit, uid=uid, seed=salt)  # fmt: skip
+                           verify=verify, audit=audit, uid=uid, seed=salt, before_release=before_release)  # fmt: skip
     measured = report.pop("measures", None)
 
     # ---- summary, as the in-memory path's ----------------------------------------------------------
