@@ -574,10 +574,9 @@ def _validate_timestamped(ctx: Ctx, model: dict, qi: list[str]) -> None:
             except InputError as exc:
                 raise ctx.error(("model", key), str(exc)) from None
     date_order = model.get("date_order", "auto")  # (boundary files' dates: the order of the time column's)
-    try:
-        with warnings.catch_warnings():  # a boundary file's note (an undecided date order) is the run's to give
-            warnings.simplefilter("ignore", TempanonWarning)
-            parse_granularities(model.get("granularities"), country=model.get("country"), parts=parts, date_order=date_order)
+    try:  # (warn=False: a boundary file's note, an undecided date order, is the run's to give, in its summary)
+        parse_granularities(model.get("granularities"), country=model.get("country"), parts=parts, date_order=date_order,
+                            warn=False)  # fmt: skip
     except InputError as exc:
         raise ctx.error(("model", "granularities") if "granularities" in model else ("model",), str(exc)) from None
     if "engine" in model:
@@ -591,38 +590,47 @@ def _validate_timestamped(ctx: Ctx, model: dict, qi: list[str]) -> None:
         from tempanon.temporal.granularity import parse_granularity
 
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", TempanonWarning)
-                parse_granularity(model["data_granularity"], country=model.get("country"), parts=parts, date_order=date_order)
+            parse_granularity(model["data_granularity"], country=model.get("country"), parts=parts, date_order=date_order,
+                              warn=False)  # fmt: skip
         except InputError as exc:
             raise ctx.error(("model", "data_granularity"), str(exc)) from None
 
 
-def _timestamped_args(job: Job) -> dict:
+def _timestamped_args(job: Job, check: bool = True) -> dict:
     """The job's keyword arguments of :func:`tempanon.temporal.api.anonymize_timestamped` (and of
     :func:`tempanon.temporal.outofcore.anonymize_timestamped_file`) but the data, engine and progress
-    (checked: the time is no quasi-identifier, the uid neither, a hierarchy metric has hierarchies)."""
+    (``check``: checked by :func:`_check_timestamped_roles` first)."""
+    p, ctx = job.params, job.ctx
+    if check:
+        _check_timestamped_roles(job)
+    roles = {"keep": job.keep, "allow_identifier": job.allow_identifier, "sensitive": job.sensitive}
+    return dict(
+        time=job.time, qi=job.quasi_identifiers, k=p["k"], uid=job.uid, granularities=p.get("granularities"),
+        metric=p.get("metric", "gen_c"), max_suppression=float(p.get("max_suppression", 0.0)),
+        data_granularity=p.get("data_granularity"), country=p.get("country"), parts=_timestamped_parts(ctx, p),
+        hierarchies=job.hierarchies or None, timezone=p.get("timezone"), time_limit=p.get("time_limit"),
+        date_order=p.get("date_order", "auto"), **roles,
+    )  # fmt: skip
+
+
+def _check_timestamped_roles(job: Job) -> None:
+    """The job's roles for the ``timestamped`` model: the time is no quasi-identifier, the uid neither, a
+    hierarchy metric has hierarchies. After the columns are checked against the input's
+    (:func:`_check_columns`), on every engine: a job with several problems is refused for the same one."""
     p, ctx = job.params, job.ctx
     if job.time in job.quasi_identifiers:
         raise ctx.error(("columns", "time"), f"the time column {job.time!r} is generalized by granularities; do not list it in quasi_identifiers")
     if job.uid is not None and job.uid in job.quasi_identifiers + [job.time]:
         raise ctx.error(("columns", "uid"), f"the respondent id {job.uid!r} cannot also be a quasi-identifier or the time")
-    roles = {"keep": job.keep, "allow_identifier": job.allow_identifier, "sensitive": job.sensitive}
     metric = p.get("metric", "gen_c")
     if metric in _TS_INCOGNITO and not job.hierarchies:
         raise ctx.error(("model", "metric"), f"metric {metric!r} needs hierarchies for the other quasi-identifiers; use gen_c, gen_m or gen_s")
-    return dict(
-        time=job.time, qi=job.quasi_identifiers, k=p["k"], uid=job.uid, granularities=p.get("granularities"),
-        metric=metric, max_suppression=float(p.get("max_suppression", 0.0)), data_granularity=p.get("data_granularity"),
-        country=p.get("country"), parts=_timestamped_parts(ctx, p), hierarchies=job.hierarchies or None,
-        timezone=p.get("timezone"), time_limit=p.get("time_limit"), date_order=p.get("date_order", "auto"), **roles,
-    )  # fmt: skip
 
 
 def _run_timestamped(job: Job, df: pd.DataFrame, source: SourceInfo, progress: Any) -> dict:
     from tempanon.temporal.api import anonymize_timestamped
 
-    p, ctx = job.params, job.ctx
+    p = job.params
     args = _timestamped_args(job)
     # direct identifiers are removed (the API's drop, as the engine route's: a frame read with only the role
     # columns of a Parquet file keeps the file's columns for the summary's left_out)
@@ -635,15 +643,10 @@ def _run_timestamped(job: Job, df: pd.DataFrame, source: SourceInfo, progress: A
 
         rep = timestamped_report(df, res, source=source.description, checksum=source.checksum, checksum_kind=source.checksum_kind,
                                  identifying=job.identifying)
-    if job.audit is not None:  # steward-only audit (release row -> input line, respondent), never in the release folder
-        from tempanon.temporal.api import check_audit_path, write_audit
-
-        try:
-            check_audit_path(job.audit, job.output_table, [job.summary, job.report])
-        except InputError as exc:
-            raise ctx.error(("output", "audit"), str(exc)) from None
     summ = _write_outputs(job, res.released, res.summary, rep, unchanged=res.unchanged_columns, input_text=df)
-    if job.audit is not None:
+    if job.audit is not None:  # (its path checked before anything was read: _output_set)
+        from tempanon.temporal.api import write_audit
+
         write_audit(res, job.audit)
         summ["audit"] = str(job.audit)
     return _timestamped_status(job, res, summ)
@@ -657,7 +660,8 @@ def _timestamped_status(job: Job, res: Any, summ: dict) -> dict:
         gran = f"{gran[job.time]} (" + ", ".join(f"{q} at level {v}" for q, v in gran.items() if q != job.time) + ")"
     summ["_status"] = (f"timestamped: respondent-level k={s['k']} with time as {gran}; gen_m {s['gen_m']}, "
                        f"gen_s {s['gen_s']}; {s['suppressed']} of {s['tuples']} tuples suppressed"
-                       + _date_order_note((s.get("timestamps") or {}).get("date_order_note")))
+                       + _date_order_note((s.get("timestamps") or {}).get("date_order_note"))
+                       + "".join(f"\nnote: {n}" for n in res.boundary_notes))  # (undecided boundary files, in the summary too)
     from tempanon.report.timestamped import search_lines
 
     summ["_verbose"] = search_lines(s)
@@ -671,19 +675,16 @@ def _run_timestamped_engine(job: Job, engine: str, source: SourceInfo, progress:
     written, verified and renamed by the engine), the report from the engine's measures."""
     from tempanon.temporal.outofcore import anonymize_timestamped_file
 
-    ctx = job.ctx
-    args = _timestamped_args(job)
-    if job.audit is not None:  # steward-only audit, never in the release folder (as the in-memory route says it)
-        from tempanon.temporal.api import check_audit_path
+    args = _timestamped_args(job, check=False)  # (the roles checked after the columns, as the in-memory route does)
 
-        try:
-            check_audit_path(job.audit, job.output_table, [job.summary, job.report])
-        except InputError as exc:
-            raise ctx.error(("output", "audit"), str(exc)) from None
+    def check_columns(cols: list[str]) -> None:
+        _check_columns(job, _columns_frame(cols))
+        _check_timestamped_roles(job)
+
     res = anonymize_timestamped_file(
         job.source["path"], out=str(job.output_table), engine=engine, delimiter=job.source.get("delimiter"),
         memory_limit=job.params.get("memory_limit"), spark_master=job.params.get("spark_master"), progress=progress,
-        warn=say, uid_option="[columns] uid", check_columns=lambda cols: _check_columns(job, _columns_frame(cols)),
+        warn=say, uid_option="[columns] uid", check_columns=check_columns,
         drop=[c for c in job.identifying if c != job.uid], audit=None if job.audit is None else str(job.audit),
         measures=job.report is not None, **args,
     )  # fmt: skip
@@ -994,7 +995,18 @@ def _output_set(job: Job):
             raise JobError(str(exc)) from None
         return outs
     spark = job.params.get("engine") == "spark"  # Spark writes the table as a directory of part files
-    return OutputSet(inputs, {"[output] table": job.output_table, **outputs}, spark_releases={"[output] table"} if spark else ())
+    outs = OutputSet(inputs, {"[output] table": job.output_table, **outputs}, spark_releases={"[output] table"} if spark else ())
+    if job.model == "timestamped" and job.audit is not None:
+        # steward-only audit (release row -> input line, respondent), never in the release folder: refused here,
+        # before anything is read, on every engine (the in-memory route refused it only after the search, the
+        # engines before reading: an input with another problem was refused for a different one)
+        from tempanon.temporal.api import check_audit_path
+
+        try:
+            check_audit_path(job.audit, job.output_table, [job.summary, job.report])
+        except InputError as exc:
+            raise job.ctx.error(("output", "audit"), str(exc)) from None
+    return outs
 
 
 def run_job(job: Job, progress: Any = None, warn: Callable[[str], None] | None = None) -> dict:

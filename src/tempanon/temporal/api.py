@@ -44,6 +44,10 @@ class TimestampedResult:
     #: input writes them with the input's types (``tempanon.data.io.write_table(res.released, out,
     #: like=input, unchanged=res.unchanged_columns)``), as the engines do
     unchanged_columns: list = field(default_factory=list, repr=False)
+    #: the notes of ``file:`` granularities (boundary files) whose numeric date order ``auto`` could not
+    #: decide (read month first; :func:`~tempanon.temporal.granularity.boundaries_from_file`), also in
+    #: ``summary["messages"]``
+    boundary_notes: list = field(default_factory=list, repr=False)
 
     @property
     def audit(self) -> pd.DataFrame | None:
@@ -182,15 +186,16 @@ def encode_uid(df: pd.DataFrame, uid: str | None) -> np.ndarray:
 
 
 def parse_granularities(specs: str | Sequence[str | Granularity] | None, *, country: str | None = None,
-                        parts=None, date_order: str | None = "auto") -> list[Granularity]:  # fmt: skip
+                        parts=None, date_order: str | None = "auto", warn: bool = True) -> list[Granularity]:  # fmt: skip
     """The ``--granularities`` list (:func:`~tempanon.temporal.granularity.parse_granularity`); ``date_order``:
-    how the numeric dates of ``file:`` boundary files are read (the data's ``--date-order``)."""
+    how the numeric dates of ``file:`` boundary files are read (the data's ``--date-order``); ``warn=False``:
+    an undecided boundary file's note is left in its ``date_order_note`` only (:func:`boundary_notes`)."""
     if specs is None:
         specs = DEFAULT_GRANULARITIES
     if isinstance(specs, str):
         specs = [s for s in specs.split(",") if s.strip()]
-    out = [s if isinstance(s, Granularity) else parse_granularity(s, country=country, parts=parts, date_order=date_order)
-           for s in specs]
+    out = [s if isinstance(s, Granularity) else parse_granularity(s, country=country, parts=parts, date_order=date_order,
+                                                                  warn=warn) for s in specs]  # fmt: skip
     if not out:
         raise InputError("no granularity given")
     names = [g.name for g in out]
@@ -198,6 +203,53 @@ def parse_granularities(specs: str | Sequence[str | Granularity] | None, *, coun
     if dupes:
         raise InputError(f"granularity listed twice: {', '.join(dupes)}")
     return out
+
+
+def given_granularity(data_granularity, *, country=None, parts=None, date_order: str | None = "auto"):
+    """``data_granularity`` as given, a name parsed (:func:`~tempanon.temporal.granularity.parse_granularity`)
+    with an undecided boundary file's note left in its ``date_order_note`` for the run's summary
+    (:func:`says_boundary_notes`), not warned."""
+    if isinstance(data_granularity, str):
+        return parse_granularity(data_granularity, country=country, parts=parts, date_order=date_order, warn=False)
+    return data_granularity
+
+
+def boundary_notes(granularities: Sequence[Granularity], notes: list[str]) -> None:
+    """Add to ``notes`` the ``date_order_note`` of each boundary file among ``granularities`` (a numeric
+    date order ``auto`` could not decide: read month first), each once."""
+    for g in granularities:
+        note = getattr(g, "date_order_note", None)
+        if note and note not in notes:
+            notes.append(note)
+
+
+def says_boundary_notes(run: Callable) -> Callable:
+    """``run`` (a timestamped run taking ``_notes``, the list it fills by :func:`boundary_notes`) with the
+    notes of undecided boundary files said as the time column's date-order note is: in the summary's
+    ``messages`` (the command prints them as ``note: ...``, a job in its status line) and the result's
+    ``boundary_notes``. A run that fails warns them (:class:`~tempanon.errors.TempanonWarning`) before its
+    error goes up: a boundary read month first may be why it failed. Before, the note was warned while
+    the granularities were read and was missing from the summary the command or the job wrote."""
+    import functools
+
+    @functools.wraps(run)
+    def said(*args, **kwargs):
+        notes: list[str] = []
+        try:
+            result = run(*args, _notes=notes, **kwargs)
+        except Exception:
+            import warnings
+
+            from tempanon.errors import TempanonWarning
+
+            for note in notes:
+                warnings.warn(TempanonWarning(note), stacklevel=2)
+            raise
+        result.boundary_notes = list(notes)
+        result.summary["messages"].extend(notes)
+        return result
+
+    return said
 
 
 def reference_times(col: pd.Series, instants: np.ndarray, missing: np.ndarray, timezone: str | None) -> pd.Series:
@@ -258,6 +310,7 @@ def _validate(df, time, qi, uid, k, metric, max_suppression, joint=False):
         raise InputError("the input table has no rows")
 
 
+@says_boundary_notes
 def anonymize_timestamped(
     df: pd.DataFrame,
     *,
@@ -286,6 +339,7 @@ def anonymize_timestamped(
     memory_limit: str | None = None,
     spark_master: str | None = None,
     date_order: str = "auto",
+    _notes: list | None = None,
 ) -> TimestampedResult:
     """Least respondent-level k-anonymous generalization of ``time`` (Section 4, Algorithm 1).
 
@@ -318,8 +372,10 @@ def anonymize_timestamped(
     ``summary["messages"]`` says so), ``"day"`` or ``"month"`` (a value that cannot be read so is
     refused); see :func:`tempanon.temporal.parse.day_month_order`. Every engine gives the same instants:
     the values are parsed on the driver. The start and end of ``file:`` granularities (boundary files)
-    are read in the same order (``auto``: decided per file, :func:`~tempanon.temporal.granularity.boundaries_from_file`).
+    are read in the same order (``auto``: decided per file, :func:`~tempanon.temporal.granularity.boundaries_from_file`;
+    the note of a file read month first undecided is in ``summary["messages"]`` too, :func:`says_boundary_notes`).
     """
+    notes = [] if _notes is None else _notes  # (filled by boundary_notes, said by says_boundary_notes)
     qi = list(qi)
     _validate(df, time, qi, uid, k, metric, max_suppression, bool(hierarchies))
     from tempanon.temporal.parse import check_date_order
@@ -359,6 +415,8 @@ def anonymize_timestamped(
 
     df = df.reset_index(drop=True)
     instants, missing, tinfo = parse_timestamps(df[time], time, timezone, date_order=date_order)
+    data_granularity = given_granularity(data_granularity, country=country, parts=parts, date_order=date_order)
+    boundary_notes([data_granularity], notes)
     g0 = data_granularity_of(data_granularity, instants, missing, country=country, parts=parts, date_order=date_order)
     z0 = g0.index(instants)
     bad = (z0 == GAP) & ~missing
@@ -366,7 +424,8 @@ def anonymize_timestamped(
         row = int(np.nonzero(bad)[0][0])
         raise InputError(f"column {time!r}, line {row + 2}: {df[time].iloc[row]!r} lies in no granule of the "
                          f"data granularity {g0.name}")  # fmt: skip
-    cands = parse_granularities(granularities, country=country, parts=parts, date_order=date_order)
+    cands = parse_granularities(granularities, country=country, parts=parts, date_order=date_order, warn=False)
+    boundary_notes(cands, notes)
     span = span_of(instants[~missing])
     dag = build_dag(g0, cands, span)
     uid_codes = encode_uid(df, uid)

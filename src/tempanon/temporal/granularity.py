@@ -66,6 +66,9 @@ class Granularity:
     uniform = None
     #: True when some instants lie in no granule.
     has_gaps = False
+    #: a boundary file's note when ``auto`` could not decide its numeric date order and read it month
+    #: first (:func:`boundaries_from_file`); the timestamped run puts it in its summary's messages
+    date_order_note = None
 
     def index(self, t: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -547,7 +550,8 @@ BUILTIN_NAMES = ("second", "minute", "hour", "part-of-day", "day", "business-day
 _SPEC = re.compile(r"^\s*(\d+)\s*[- ]?\s*([a-zA-Z-]+?)(?:@(\d+))?\s*$")
 
 
-def parse_granularity(spec: str, *, country: str | None = None, parts=None, date_order: str | None = "auto") -> Granularity:
+def parse_granularity(spec: str, *, country: str | None = None, parts=None, date_order: str | None = "auto",
+                      warn: bool = True) -> Granularity:  # fmt: skip
     """Parse one ``--granularities`` item.
 
     * a built-in name (``hour``, ``business-day``, ``week``, ``quarter``, ...);
@@ -556,7 +560,7 @@ def parse_granularity(spec: str, *, country: str | None = None, parts=None, date
       starting in October), ``2years``;
     * ``format:<strftime>`` a date-format truncation, e.g. ``format:%Y-%m``;
     * ``file:<path>`` explicit boundaries from a CSV with columns ``label,start,end``, their numeric
-      dates read in ``date_order`` (:func:`boundaries_from_file`).
+      dates read in ``date_order`` (:func:`boundaries_from_file`; ``warn``: whether its note is warned).
     """
     s = spec.strip()
     if not s:
@@ -564,7 +568,7 @@ def parse_granularity(spec: str, *, country: str | None = None, parts=None, date
     if s.lower().startswith("format:"):
         return Format(s, s.split(":", 1)[1])
     if s.lower().startswith("file:"):
-        return boundaries_from_file(s.split(":", 1)[1], date_order=date_order)
+        return boundaries_from_file(s.split(":", 1)[1], date_order=date_order, warn=warn)
     try:
         return builtin(s, country=country, parts=parts)
     except KeyError:
@@ -601,7 +605,8 @@ def parse_granularity(spec: str, *, country: str | None = None, parts=None, date
     )
 
 
-def boundaries_from_file(path: str, name: str | None = None, *, date_order: str | None = "auto") -> Boundaries:
+def boundaries_from_file(path: str, name: str | None = None, *, date_order: str | None = "auto",
+                         warn: bool = True) -> Boundaries:  # fmt: skip
     """Explicit-boundary granularity from a CSV ``label,start,end`` (end exclusive), or a Parquet file with
     those columns. A Parquet ``label``, ``start`` or ``end`` of a nested type (list, struct, map) is refused
     (:class:`InputError`, exit 2) before any row is read: its text (``[1 2]``, ``{'a': 1}``) would make an
@@ -611,8 +616,10 @@ def boundaries_from_file(path: str, name: str | None = None, *, date_order: str 
     dates (``05/03/2023``) are read in ``date_order`` (:data:`tempanon.temporal.parse.DATE_ORDERS`, the
     order the timestamped command reads the data's time column in, ``--date-order``): ``auto`` decides one
     order for both columns from their values together, per file (an undecided file is read month first
-    with a :class:`~tempanon.errors.TempanonWarning`); ``day`` / ``month`` read every value so, and a value
-    that cannot be read so is an :class:`InputError` naming the file, the column, the line and the value."""
+    with a :class:`~tempanon.errors.TempanonWarning`, also the granularity's ``date_order_note``; ``warn=False``:
+    the note only, for a caller that says it itself, as the timestamped run does in its summary); ``day`` /
+    ``month`` read every value so, and a value that cannot be read so is an :class:`InputError` naming the
+    file, the column, the line and the value."""
     from pathlib import Path
 
     from tempanon.data.io import nested_parquet_columns, parquet_type_phrase, read_table
@@ -631,7 +638,7 @@ def boundaries_from_file(path: str, name: str | None = None, *, date_order: str 
     if not {"label", "start", "end"} <= set(cols):
         raise InputError(f"boundary file {path}: needs columns label,start,end (has {', '.join(df.columns)})")
     df.columns = cols
-    order = date_order
+    order, said = date_order, None
     if order == "auto":
         # one day/month order for both columns, decided by their values together (13/01/2023 in start: day first)
         both = pd.concat([df["start"], df["end"]], ignore_index=True).astype("string").str.strip()
@@ -641,13 +648,15 @@ def boundaries_from_file(path: str, name: str | None = None, *, date_order: str 
         except InputError as exc:
             raise InputError(f"boundary file {path}: {exc}") from None
         if note:
-            import warnings
+            said = (f"boundary file {path}: " + note.replace("pass --date-order day if it is", "if it is")
+                    + ", pass --date-order day (a job's date_order = \"day\"; the time column is read so too) or write "
+                    "the boundaries as YYYY-MM-DD")  # fmt: skip
+            if warn:
+                import warnings
 
-            from tempanon.errors import TempanonWarning
+                from tempanon.errors import TempanonWarning
 
-            warnings.warn(TempanonWarning(f"boundary file {path}: " + note.replace(
-                "pass --date-order day if it is", "if it is") + ", pass --date-order day (a job's date_order = \"day\"; "
-                "the time column is read so too) or write the boundaries as YYYY-MM-DD"), stacklevel=2)  # fmt: skip
+                warnings.warn(TempanonWarning(said), stacklevel=2)
         order = decided or "auto"
     try:  # (an explicit order: a value it cannot read is refused here, naming its column and line)
         s, ms, _ = parse_timestamps(df["start"], "start", date_order=order)
@@ -657,7 +666,9 @@ def boundaries_from_file(path: str, name: str | None = None, *, date_order: str 
     if ms.any() or me.any():
         row = int(np.nonzero(ms | me)[0][0]) + 1
         raise InputError(f"boundary file {path}, line {row + 1}: start and end are required")
-    return Boundaries(name or f"file:{Path(path).stem}", s, e, df["label"].to_numpy(dtype=object))
+    g = Boundaries(name or f"file:{Path(path).stem}", s, e, df["label"].to_numpy(dtype=object))
+    g.date_order_note = said
+    return g
 
 
 def parse_parts(spec: str | None):

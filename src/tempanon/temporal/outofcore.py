@@ -52,6 +52,7 @@ import pandas as pd
 
 from tempanon.data.io import replace_path
 from tempanon.errors import InputError, VerificationError
+from tempanon.temporal.api import says_boundary_notes
 from tempanon.temporal.granularity import GAP, Granularity
 from tempanon.temporal.least import least_generalization
 from tempanon.temporal.parse import check_date_order
@@ -77,7 +78,8 @@ RN = "__tempanon_rn"  # the input row number (0-based, file order) of the number
 
 
 def write_release(sq, *, select: Sequence[str], body: str, order: Sequence[str], out, verify: Callable,
-                  audit=None, uid: str | None = None, seed: int = 0) -> dict:  # fmt: skip
+                  audit=None, uid: str | None = None, seed: int = 0,
+                  before_release: Callable[[], None] | None = None) -> dict:  # fmt: skip
     """Write ``SELECT select body ORDER BY order`` (``body`` starts with ``FROM src s``) to a temporary
     file beside ``out`` with DuckDB, ``verify(tmp, parquet, audit_tmp)`` it, then rename it (and the
     audit) into place; on any failure nothing is left. Returns ``verify``'s report.
@@ -89,13 +91,12 @@ def write_release(sq, *, select: Sequence[str], body: str, order: Sequence[str],
     of the row order as the shuffle seed), then ``release_row,input_line,respondent`` as the
     in-memory path's (:func:`tempanon.temporal.api.audit_text`); ``verify`` checks it too.
 
-    ``sq.before_release`` (a callable, set by :func:`_run_and_warn`), if any, is called first: what
-    must be said before any release file exists (the respondent-id warning)."""
+    ``before_release`` (from :func:`_run_and_warn` through :func:`_run`), if given, is called first: what
+    must be said before any release file exists (the respondent-id warning; as ``kanonymize``'s)."""
     from tempanon.lattice.source_duckdb import _is_parquet, _umask
 
-    before = getattr(sq, "before_release", None)
-    if before is not None:
-        before()
+    if before_release is not None:
+        before_release()
 
     Q = sq.q  # the engine's identifier quoting
     target = Path(out)
@@ -163,6 +164,7 @@ def write_release(sq, *, select: Sequence[str], body: str, order: Sequence[str],
     return report
 
 
+@says_boundary_notes
 def anonymize_timestamped_file(
     path: str | os.PathLike,
     *,
@@ -199,6 +201,7 @@ def anonymize_timestamped_file(
     warn: Callable[[str], None] | None = None,
     uid_option: str = "--uid",
     check_columns: Callable[[list[str]], None] | None = None,
+    _notes: list | None = None,
 ):
     """Least respondent-level k-anonymous granularity of ``time`` for the table in the file
     ``path``, released to ``out`` (CSV, or Parquet by suffix) by DuckDB out of core; see the module
@@ -226,7 +229,8 @@ def anonymize_timestamped_file(
 
     ``date_order``: as for :func:`~tempanon.temporal.api.anonymize_timestamped`; the distinct values
     are parsed on the driver by :func:`~tempanon.temporal.parse.parse_timestamps`, so DuckDB and Spark
-    release the same instants as numpy.
+    release the same instants as numpy (an undecided boundary file's note in ``summary["messages"]`` as
+    there: :func:`~tempanon.temporal.api.says_boundary_notes`).
 
     Without ``uid``, a column that reads like a respondent id is warned about (``warning: ...``, naming
     ``uid_option``) through ``warn`` (default ``announce``) before the release is written.
@@ -257,7 +261,8 @@ def anonymize_timestamped_file(
                timezone=timezone, time_limit=time_limit, progress=progress, announce=announce, keep=keep, drop=drop,
                allow_identifier=allow_identifier, sensitive=sensitive, memory_limit=memory_limit,
                shuffle_seed=shuffle_seed, hierarchies=hierarchies, max_driver_rows=max_driver_rows, audit=audit,
-               measures=measures, date_order=check_date_order(date_order))  # fmt: skip
+               measures=measures, date_order=check_date_order(date_order),
+               notes=[] if _notes is None else _notes)  # fmt: skip
     if engine not in ("duckdb", "spark"):
         raise InputError(f"unknown engine {engine!r} for a file read in place; expected duckdb or spark")
     from tempanon.data.io import normalize_delimiter
@@ -332,12 +337,13 @@ def _run_and_warn(sq, run: dict, warn: Callable[[str], None] | None = None, uid_
     respondent id (values that repeat over the rows), counted by the engine
     (:func:`tempanon.steward.init.respondent_id_warning_engine`), said through ``warn`` as
     ``warning: ...`` (the in-memory command's text; ``uid_option`` names the respondent id) once the
-    search has found the release and before it is written (:func:`write_release`). ``check_columns``:
-    called with the source's columns first."""
+    search has found the release and before it is written (``before_release`` of :func:`write_release`,
+    passed through :func:`_run`). ``check_columns``: called with the source's columns first."""
     if check_columns is not None:
         check_columns(list(sq.columns))
+    before_release: Callable[[], None] | None = None
     if run["uid"] is None and warn is not None:
-        def before_release() -> None:
+        def id_warning() -> None:
             from tempanon.data.roles import parse_column_list
             from tempanon.steward.init import respondent_id_warning_engine
 
@@ -346,8 +352,8 @@ def _run_and_warn(sq, run: dict, warn: Callable[[str], None] | None = None, uid_
             if hint:
                 warn(f"warning: {hint}")
 
-        sq.before_release = before_release
-    return _run(sq, **run)
+        before_release = id_warning
+    return _run(sq, **run, before_release=before_release)
 
 
 def _as_read_text(values: pd.Series) -> pd.Series:
@@ -365,19 +371,29 @@ def _as_read_text(values: pd.Series) -> pd.Series:
     return out
 
 
+def _check_shuffle_seed(shuffle_seed) -> None:
+    """Refuse a shuffle seed that is not a non-negative integer (where the in-memory path does)."""
+    if shuffle_seed is not None and (isinstance(shuffle_seed, bool) or not isinstance(shuffle_seed, (int, np.integer))
+                                     or shuffle_seed < 0):
+        raise InputError(f"the shuffle seed must be a non-negative integer (got {shuffle_seed!r})")
+
+
 def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, data_granularity, country, parts,
          timezone, time_limit, progress, announce, keep, drop, allow_identifier, sensitive, memory_limit,
          shuffle_seed=None, hierarchies=None, max_driver_rows=None, audit=None, measures=False,
-         date_order="auto"):  # fmt: skip
+         date_order="auto", notes=None, before_release=None):  # fmt: skip
+    """The search and the release on the engine's source ``sq`` (see :func:`anonymize_timestamped_file`);
+    ``before_release`` is handed to :func:`write_release`."""
     import pyarrow as pa
 
     from tempanon.data.roles import parse_column_list, plan_release, require_columns_list
     from tempanon.kanon.api import _screen
     from tempanon.lattice.source_temporal import DuckDBTimeSource
-    from tempanon.temporal.api import _summary, _validate, parse_granularities
+    from tempanon.temporal.api import _summary, _validate, boundary_notes, given_granularity, parse_granularities
     from tempanon.temporal.parse import data_granularity_of, parse_timestamps
     from tempanon.temporal.relations import build_dag, span_of
 
+    notes = [] if notes is None else notes  # (undecided boundary files' notes: said by says_boundary_notes)
     Q = sq.q  # the engine's identifier quoting
     cols = sq.columns
     # column lists may be given as the command line's text ("a,b" or ranges "A0:A9", in file order)
@@ -402,15 +418,9 @@ def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, d
     release_cols, left_out = plan_release(cols, released=[*qi, time, *sensitive], keep=keep, drop=drop,
                                           consumed=[uid] if uid else [])  # fmt: skip
     require_columns_list(cols, allow_identifier, role="--allow-identifier column")
+    _check_shuffle_seed(shuffle_seed)
     if time_limit is not None and not float(time_limit) > 0:
         raise InputError(f"time limit must be a positive number of seconds (got {time_limit})")
-    if uid is not None:
-        row = sq.first_missing_row(uid)
-        if row is not None:
-            raise InputError(f"column {uid!r}, line {int(row) + 2}: the respondent identifier is missing")
-    # identifier screening of the columns released unchanged (the quasi-identifiers without a
-    # hierarchy; those with one if the search leaves them at level 0, after it), before the search
-    overrides = _screen(sq, [*keep, *(q for q in qi if q not in hierarchies)], allow_identifier, uid, time)
 
     # ---- timestamps, per distinct value -----------------------------------------------------------
     tq = f"s.{Q(time)}"
@@ -436,6 +446,8 @@ def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, d
         v2, w2, r2 = first_rows()
         tinfo["date_order_note"] = parse_timestamps(v2, time, timezone, weights=w2, rows=r2,
                                                     date_order=date_order)[2]["date_order_note"]
+    data_granularity = given_granularity(data_granularity, country=country, parts=parts, date_order=date_order)
+    boundary_notes([data_granularity], notes)
     g0 = data_granularity_of(data_granularity, instants, missing, country=country, parts=parts, date_order=date_order)
     z0 = g0.index(instants)
     if ((z0 == GAP) & ~missing).any():
@@ -444,8 +456,19 @@ def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, d
         j = int(np.nonzero((g0.index(i2) == GAP) & ~m2)[0][0])
         raise InputError(f"column {time!r}, line {int(r2[j]) + 2}: {v2.iloc[j]!r} lies in no granule of the "
                          f"data granularity {g0.name}")  # fmt: skip
-    cands = parse_granularities(granularities, country=country, parts=parts, date_order=date_order)
+    cands = parse_granularities(granularities, country=country, parts=parts, date_order=date_order, warn=False)
+    boundary_notes(cands, notes)
     dag = build_dag(g0, cands, span_of(instants[~missing]))
+    # the respondent ids and the identifier screening after the timestamps and the granularities, as the
+    # in-memory path checks them (encode_uid, refuse_identifiers): an input with several problems is
+    # refused for the same one on every engine
+    if uid is not None:
+        row = sq.first_missing_row(uid)
+        if row is not None:
+            raise InputError(f"column {uid!r}, line {int(row) + 2}: the respondent identifier is missing")
+    # identifier screening of the columns released unchanged (the quasi-identifiers without a
+    # hierarchy; those with one if the search leaves them at level 0, after it), before the search
+    overrides = _screen(sq, [*keep, *(q for q in qi if q not in hierarchies)], allow_identifier, uid, time)
     max_suppressed = int(np.floor(float(max_suppression) * n + 1e-9))
     if hierarchies:
         from tempanon.temporal.outofcore_joint import run_joint
@@ -457,7 +480,7 @@ def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, d
                          sensitive=sensitive, left_out=left_out, release_cols=release_cols,
                          allow_identifier=allow_identifier, overrides=overrides, memory_limit=memory_limit,
                          shuffle_seed=shuffle_seed, timezone=timezone, max_driver_rows=max_driver_rows,
-                         audit=audit, measures=measures)  # fmt: skip
+                         audit=audit, measures=measures, before_release=before_release)  # fmt: skip
 
     # ---- the relation rel(q, t, u) in DuckDB ------------------------------------------------------
     distinct, inv = np.unique(instants[~missing], return_inverse=True)  # one sort of the distinct values
@@ -531,9 +554,6 @@ def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, d
     # a CSV of one column writes a missing value as an empty line, which readers skip: write "" there
     tlabel = "coalesce(tl.label, '')" if len(out_cols) == 1 and not _is_parquet(Path(out)) else "tl.label"
     sel = [f"{tlabel} AS {Q(c)}" if c == time else f"s.{Q(c)}" for c in out_cols]
-    if shuffle_seed is not None and (isinstance(shuffle_seed, bool) or not isinstance(shuffle_seed, (int, np.integer))
-                                     or shuffle_seed < 0):
-        raise InputError(f"the shuffle seed must be a non-negative integer (got {shuffle_seed!r})")
     salt = secrets.randbelow(2**62) if shuffle_seed is None else int(shuffle_seed) % 2**62
     row_hash = "hash(" + ", ".join([*(f"CAST(s.{Q(c)} AS {sq.text_type})" for c in out_cols if c != time), "tl.label",
                                     str(salt)]) + ")"  # fmt: skip
@@ -547,7 +567,7 @@ def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, d
                               audit=audit_tmp, measures=measures)  # fmt: skip
 
     report = write_release(sq, select=sel, body=body, order=[*([qexpr] if qi else []), "tl.g", row_hash], out=out,
-                           verify=verify, audit=audit, uid=uid, seed=salt)  # fmt: skip
+                           verify=verify, audit=audit, uid=uid, seed=salt, before_release=before_release)  # fmt: skip
     measured = report.pop("measures", None)
 
     # ---- summary, as the in-memory path's ----------------------------------------------------------

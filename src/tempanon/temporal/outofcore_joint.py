@@ -41,7 +41,7 @@ from tempanon.errors import InputError
 def run_joint(sq, *, out, time, qi, uid, k, hierarchies, dag, vcol, values, instants, missing, z0, tinfo, metric,
               max_suppression, max_suppressed, time_limit, progress, announce, keep, drop, sensitive, left_out,
               release_cols, allow_identifier, overrides, memory_limit, shuffle_seed, timezone,
-              max_driver_rows=None, audit=None, measures=False):  # fmt: skip
+              max_driver_rows=None, audit=None, measures=False, before_release=None):  # fmt: skip
     import pyarrow as pa
 
     from tempanon.errors import HierarchyError
@@ -55,10 +55,7 @@ def run_joint(sq, *, out, time, qi, uid, k, hierarchies, dag, vcol, values, inst
     from tempanon.temporal.least import Check
     from tempanon.temporal.outofcore import finish_summary, verify_written, write_release
 
-    if shuffle_seed is not None and (isinstance(shuffle_seed, bool) or not isinstance(shuffle_seed, (int, np.integer))
-                                     or shuffle_seed < 0):
-        raise InputError(f"the shuffle seed must be a non-negative integer (got {shuffle_seed!r})")
-    t0 = _time.perf_counter()
+    t0 = _time.perf_counter()  # (the shuffle seed is checked by outofcore._run, before the timestamps)
     Q = sq.q  # the engine's identifier quoting
     eng = "DuckDB" if sq.engine == "duckdb" else "Spark"
     n = sq.n_rows
@@ -185,7 +182,7 @@ def run_joint(sq, *, out, time, qi, uid, k, hierarchies, dag, vcol, values, inst
                               measures=measures)  # fmt: skip
 
     report = write_release(sq, select=sel, body=f"FROM src s {joins}{anti}", order=order, out=out, verify=verify,
-                           audit=audit, uid=uid, seed=salt)  # fmt: skip
+                           audit=audit, uid=uid, seed=salt, before_release=before_release)  # fmt: skip
     measured = report.pop("measures", None)
 
     # ---- summary, as the in-memory joint search's ------------------------------------------------------
