@@ -115,6 +115,10 @@ def test_run_job_from_duckdb(jobdir):
         ('zip = { type = "masking", levels = 4 }', 'zip = { type = "masks" }', "unknown hierarchy type 'masks'", 11),
         ('table = "out/t-anon.csv"', 'tabel = "out/t-anon.csv"', "key 'output.tabel': unknown key", 19),
         ('name = "kanon"', 'name = "sdc"', "unknown model 'sdc'; job files support: kanon, timestamped, kp, stream", 14),
+        # a name that is not a string (a list or a table ended in a TypeError traceback; found by the job fuzz, seed 36)
+        ('name = "kanon"', "name = []", "key 'model.name': give the model's name as a string", 14),
+        ('name = "kanon"', "name = { a = 1 }", "key 'model.name': give the model's name as a string", 14),
+        ('name = "kanon"', "name = 3", "key 'model.name': give the model's name as a string", 14),
         ('path = "data/t.csv"', 'path = "data/none.csv"', "key 'input.path': file not found", 2),
         # (found by hand, session 23: "" was the job's folder, refused as 'a file of the input directory')
         ('path = "data/t.csv"', 'path = ""', "key 'input.path': empty; give the data file", 2),

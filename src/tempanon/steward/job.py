@@ -263,7 +263,8 @@ def load_job(path: str | Path) -> Job:
     # the model decides which column roles, hierarchies and outputs the file may have (checked in
     # full below; an unknown or missing model name falls back to the kanon layout until then)
     model_raw = raw["model"]
-    spec0 = MODELS.get(model_raw.get("name") if isinstance(model_raw, dict) else None, MODELS["kanon"])
+    name0 = model_raw.get("name") if isinstance(model_raw, dict) else None
+    spec0 = MODELS.get(name0, MODELS["kanon"]) if isinstance(name0, str) else MODELS["kanon"]
     cols = raw["columns"]
     _check_table(ctx, ("columns",), cols, {k: v for k, v in COLUMNS_SCHEMA.items() if k in spec0.columns}, set(spec0.required_columns))
     qi_required = "quasi_identifiers" in spec0.required_columns
