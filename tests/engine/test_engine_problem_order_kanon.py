@@ -4,7 +4,7 @@ test_engine_problem_order.py for timestamped). Before, ``kanon --engine duckdb|s
 --allow-identifier columns inside the API, after the quasi-identifiers, the hierarchies and the
 parameters (numpy: first), and parsed the --keep and --allow-identifier lists after reading the
 hierarchies (numpy: before); a kanon job's file hierarchy missing a value of the data named the value by
-its position among the distinct values on an engine (numpy: its file line)."""
+its position among the distinct values on an engine (numpy: its file line), and so did a taxonomy's."""
 
 from __future__ import annotations
 
@@ -93,6 +93,8 @@ def test_kanon_names_the_first_problem_as_numpy(tmp_path, backend, case):
 # (name, input, [columns] lines, [model] lines, [output] lines, the error (JOB: the job file, T: its folder))
 JOB = [
     ("value missing from a file hierarchy", _rows(bad_sex=True), "", "", "", HIER_X.replace("H/", "T/h/")),
+    ("value missing from a taxonomy hierarchy", _rows(bad_sex=True), "", "", "",
+     "error: column 'sex': 1 value(s) missing from the hierarchy (taxonomy builder): 'X' (line 8)"),
     ("value missing from a file hierarchy, identifier kept", _rows(bad_sex=True), 'keep = ["email"]\n', "", "", EMAIL),
     ("identifier kept, missing respondent id", _rows(missing_uid=True), 'keep = ["email"]\nuid = "pid"\n', "", "",
      "error: respondent id column 'pid' has a missing value at line 5"),
@@ -116,8 +118,9 @@ def test_a_kanon_job_names_the_first_problem_as_numpy(tmp_path, backend, case):
     qi = '["age", "sex", "nope"]' if "unknown quasi-identifier" in name else '["age", "sex"]'
     nope = 'nope = "h/nope.csv"\n' if "unknown quasi-identifier" in name else ""
     job = tmp_path / "job.toml"
+    sex = '{ type = "taxonomy", tree = { "*" = ["M", "F"] } }' if "taxonomy" in name else '"h/sex.csv"'
     job.write_text(f'[input]\npath = "in.csv"\n\n[columns]\nquasi_identifiers = {qi}\n{columns}\n'
-                   f'[hierarchies]\nage = "h/age.csv"\nsex = "h/sex.csv"\n{nope}\n'
+                   f'[hierarchies]\nage = "h/age.csv"\nsex = {sex}\n{nope}\n'
                    f'[model]\nname = "kanon"\nk = 2\nengine = "{backend}"\n{model}\n[output]\ntable = "out/o.csv"\n{output}')  # fmt: skip
     r = runner.invoke(app, ["run", str(job), "-q"])
     assert r.exit_code == 2, r.output
