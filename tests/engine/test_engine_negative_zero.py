@@ -164,3 +164,33 @@ def test_verifier_counts_negative_zero_as_zero():
         verify.check_l_diversity(df.astype({"s": object}), ["q"], "s", 2, "distinct")
     text = df.assign(s=["0.0", "-0.0", "0.0", "-0.0"])
     assert verify.check_l_diverse_classes(text, ["q"], "s", 2)["classes"] == 1
+
+
+def test_respondents_and_sensitive_values_in_engine_kept_sets(tmp_path, engine, monkeypatch):
+    """Respondents with the frequency sets kept in the engine (GROUPING SETS jobs and engine rollups,
+    fetch limit 2 rows; l-diversity needs the bottom set on the driver): uid grouped as numpy tells
+    its values apart."""
+    from tempanon.lattice.source_duckdb import SQLSource
+
+    monkeypatch.setattr(SQLSource, "max_driver_rows", 1)
+    monkeypatch.setattr(SQLSource, "max_fetch_rows", 2)
+    n = 48
+    df = pd.DataFrame({"sex": ["M", "F"] * (n // 2), "age": np.repeat(["30", "40", "50", "60"], n // 4),
+                       "uid": np.tile([0.0, -0.0, 1.0, 2.0, -0.0, 0.0], n // 6),
+                       "dx": np.tile([0.0, -0.0, 0.0, 5.0], n // 4)})  # fmt: skip
+    h = {**SEX, "age": Hierarchy.from_rows("age", [[a, "30-40" if a in ("30", "40") else "50-60", "*"] for a in ("30", "40", "50", "60")])}
+    runs = {}
+    for e in ("numpy", engine):
+        got = []
+        for kw in ({"k": 4, "uid": "uid"}, {"k": 3, "uid": "uid"}):
+            kw = dict(kw)
+            o = tmp_path / f"rel-{e}-{len(got)}.csv"
+            try:
+                res = kanonymize(df, ["sex", "age"], h, kw.pop("k"), engine=e, out=str(o), keep=["dx"], screen=False, **kw)
+                got.append((res.selected_node, _rows(o)))
+            except NoSolutionError as exc:
+                got.append(str(exc).split(":", 1)[0])
+        runs[e] = got
+    assert runs[engine] == runs["numpy"]
+    assert runs["numpy"][0] == "k=4 is impossible for this data"  # respondents 0, 1, 2: three
+    assert runs["numpy"][1][0] == (1, 0)  # (classes of age: respondents 0, 1, 2 each; of sex and age: two)
