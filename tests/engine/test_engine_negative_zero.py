@@ -194,3 +194,26 @@ def test_respondents_and_sensitive_values_in_engine_kept_sets(tmp_path, engine, 
     assert runs[engine] == runs["numpy"]
     assert runs["numpy"][0] == "k=4 is impossible for this data"  # respondents 0, 1, 2: three
     assert runs["numpy"][1][0] == (1, 0)  # (classes of age: respondents 0, 1, 2 each; of sex and age: two)
+
+
+def test_check_screens_a_float_column_counting_negative_zero_as_zero(engine):
+    """``check``'s identifier screening on an engine: a float column of 20 rows with 17 distinct values
+    when -0.0 is 0.0 (18 by text) is not near-unique, as on numpy; DuckDB and Spark counted 18 by text
+    and reported "near-unique per row (18 distinct values in 20 rows)". Likewise per respondent, with a
+    float respondent id holding -0.0 and 0.0. Found by the negzero helper (session 25)."""
+    from tempanon.steward.check import check_table
+
+    score = [float(x) for x in range(1, 17)] + [0.0, -0.0, 1.0, 2.0]
+    df = pd.DataFrame({"sex": ["M", "F"] * 10, "score": score})
+    want = check_table(df, ["sex"], engine="numpy").identifier_findings
+    got = check_table(df, ["sex"], engine=engine).identifier_findings
+    assert got == want
+    assert not any("score" in str(f) for f in want)
+    # per respondent: 20 respondents of two rows each (respondent 0 written 0.0 and -0.0), each with a value
+    # of its own: 20 of 20 on numpy (the engines by text: 19 of 21)
+    uid = [float(x) for x in range(20) for _ in range(2)]
+    uid[1] = -0.0
+    df2 = pd.DataFrame({"sex": ["M", "F"] * 20, "uid": uid, "v": [f"v{int(abs(u))}" for u in uid]})
+    want2 = check_table(df2, ["sex"], uid="uid", engine="numpy").identifier_findings
+    assert "20 of 20 respondents" in str(want2), want2
+    assert check_table(df2, ["sex"], uid="uid", engine=engine).identifier_findings == want2

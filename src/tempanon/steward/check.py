@@ -339,6 +339,14 @@ class _Texts:
             return f"(CASE WHEN s.{self.src.q(col)} IS NULL THEN NULL ELSE {self.src.released_text('s', col)} END)"
         return f"CAST({self.val(col)} AS {self.src.text_type})"
 
+    def distinct(self, col: str) -> str:
+        """The text of ``col`` as identifier screening tells values apart (missing stays NULL): a DataFrame's
+        float column with ``-0.0`` and ``0.0`` one value, as numpy's screening counts the floats
+        (:meth:`~tempanon.lattice.source_duckdb.SQLSource.value_expr`); any other column its :meth:`text`."""
+        if col in getattr(self.src, "_float_cols", ()):
+            return self.src.value_expr(col)
+        return self.text(col)
+
     def key(self, col: str) -> str:
         if col in getattr(self.src, "_float_cols", ()):  # a DataFrame's float: 0.0 and -0.0 one value, as numpy's as_text
             return f"(CASE WHEN CAST({self.val(col)} AS DOUBLE) = 0 THEN '0' ELSE coalesce({self.text(col)}, '') END)"
@@ -532,7 +540,7 @@ def _screen_source(src, tx: _Texts, columns: Sequence[str], uid: str | None, min
         return []
     # one scan for every column's present and distinct values, one for the distinct values of those
     # with few (GROUPING SETS: a column's values are the rows where it is not NULL)
-    row = src._rows("SELECT " + ", ".join(f"count({tx.val(c)}) AS n{i}, count(DISTINCT {tx.text(c)}) AS d{i}"
+    row = src._rows("SELECT " + ", ".join(f"count({tx.val(c)}) AS n{i}, count(DISTINCT {tx.distinct(c)}) AS d{i}"
                                           for i, c in enumerate(cols)) + f" FROM {tx.rel} s")[0]  # fmt: skip
     counts = {c: (int(row[2 * i]), int(row[2 * i + 1])) for i, c in enumerate(cols)}
     few = [c for c in cols if counts[c][1] <= screen._MAX_DISTINCT]
@@ -545,7 +553,7 @@ def _screen_source(src, tx: _Texts, columns: Sequence[str], uid: str | None, min
             few_values[c] = [v for v in tab.column(f"t{i}").to_pylist() if v is not None]
     found = []
     for c in cols:
-        v, text = tx.val(c), tx.text(c)
+        v, text = tx.val(c), tx.distinct(c)
         n, d = counts[c]
         near = []
         if n >= min_rows and d >= 0.9 * n:
@@ -554,7 +562,7 @@ def _screen_source(src, tx: _Texts, columns: Sequence[str], uid: str | None, min
             # (SQLSource.respondent_uniqueness on the texts of _Texts) the distinct (respondent, present value)
             # pairs: respondents, those holding a value no other respondent has, distinct values
             n_resp, own, distinct = src._rows(
-                f"WITH p AS (SELECT DISTINCT {tx.text(uid)} AS u, {text} AS v FROM {tx.rel} s WHERE {v} IS NOT NULL), "
+                f"WITH p AS (SELECT DISTINCT {tx.distinct(uid)} AS u, {text} AS v FROM {tx.rel} s WHERE {v} IS NOT NULL), "
                 "h AS (SELECT v, count(*) AS c FROM p GROUP BY v) "
                 "SELECT count(DISTINCT p.u) AS n, count(DISTINCT CASE WHEN h.c = 1 THEN p.u END) AS own, "
                 "count(DISTINCT p.v) AS d FROM p JOIN h ON p.v = h.v"
