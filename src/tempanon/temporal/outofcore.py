@@ -698,9 +698,21 @@ def verify_written(sq, path: str, parquet: bool, *, time: str, qi: Sequence[str]
             raise VerificationError("released time labels interleave in time: they are not the granules of one granularity")
         lab[present] = own
         how = "contiguous"
-    sq._register("vlab", pa.table({"v": vcol, "label": pa.array(lab.tolist(), pa.string())}))
+    # each joined label text also as an integer id (ids of the texts, "" included; li: the id of the row's
+    # text, "" for a missing label): DuckDB groups by the ids, the texts joined back per class (below)
+    ids: dict = {}  # the id tables: name -> (ids, texts)
+
+    def text_ids(name, texts):
+        uniq = sorted(set(texts) | {""})
+        ids[name] = uniq
+        at = {t: i for i, t in enumerate(uniq)}
+        return pa.array([at[t] for t in texts], pa.int64()), at[""]
+
+    lab_ids, _ = text_ids("vlabid", ["" if x is None else x for x in lab.tolist()])
+    sq._register("vlab", pa.table({"v": vcol, "label": pa.array(lab.tolist(), pa.string()), "li": lab_ids}))
     txt = lambda e: f"coalesce(CAST({e} AS {sq.text_type}), '')"  # noqa: E731
     qi_maps = dict(qi_maps or {})
+    key_ids: dict = {}  # quasi-identifier -> (its id expression, its id table)
     # A typed timestamp column's text (numpy's, SQLSource.text_expr) is computed once per distinct value,
     # in the map of its distinct values to their text (SQLSource._timestamp_map), joined by the typed value
     stamps = sq._timestamp_kinds("src")
@@ -713,7 +725,10 @@ def verify_written(sq, path: str, parquet: bool, *, time: str, qi: Sequence[str]
             expect[c] = sq.released_text("s", c)
     expect[time] = "coalesce(vl.label, '')"
     for i, (c, mp) in enumerate(qi_maps.items()):
-        sq._register(f"vmap{i}", pa.table({"t": pa.array(list(mp), pa.string()), "label": pa.array(list(mp.values()), pa.string())}))
+        m_ids, empty = text_ids(f"vmapid{i}", [str(x) for x in mp.values()])
+        sq._register(f"vmap{i}", pa.table({"t": pa.array(list(mp), pa.string()), "label": pa.array(list(mp.values()), pa.string()),
+                                           "li": m_ids}))  # fmt: skip
+        key_ids[c] = (f"coalesce(vm{i}.li, {empty})", f"vmapid{i}")
         if c in stamps:
             bad = sq._rows(f"SELECT x.t AS v FROM {sq._timestamp_map(c)} x {sq.anti_join} vmap{i} m ON x.t = m.t LIMIT 1")
         else:
@@ -731,12 +746,20 @@ def verify_written(sq, path: str, parquet: bool, *, time: str, qi: Sequence[str]
     names = [f"k{j}" for j in range(len(keys_in))]
     inputs = f"FROM src s JOIN vlab vl ON s.{Q(time)} IS NOT DISTINCT FROM vl.v{mjoin}"
     if uid is not None and sq.engine == "duckdb":
-        # distinct respondents per class as a GROUP BY of (class, respondent), then of the class: DuckDB
-        # spills both, while count(DISTINCT) per class of 100M rows ran out of its memory limit (joint
-        # search, 2 GB, ~4M classes); count(x.u) leaves a missing id out, as count(DISTINCT) does
-        sq._exec(f"{sq.temp_result} v_expected AS SELECT {', '.join(names)}, CAST(sum(x.n) AS BIGINT) AS n, "
-                 f"count(x.u) AS sz, sum(x.h) AS h FROM (SELECT {', '.join(f'{e} AS {n}' for e, n in zip(keys_in, names))}, "
-                 f"s.{Q(uid)} AS u, count(*) AS n, sum({fp_in}) AS h {inputs} GROUP BY ALL) x GROUP BY {', '.join(names)}")  # fmt: skip
+        # distinct respondents per class as a GROUP BY of (class, respondent), then of the class, with the
+        # joined label texts (time, hierarchy) grouped by their integer ids and joined back per class:
+        # count(DISTINCT) per class, and text keys from the joins, ran out of DuckDB's memory limit (the
+        # joint search's verification, 10M events at 100MB; 100M at 2GB), this spills. count(x.u) leaves
+        # a missing id out, as count(DISTINCT) does
+        coded = [key_ids[c] if c in key_ids else (expect[c], None) for c in qi] + [("vl.li", "vlabid")]
+        for name, texts in ids.items():
+            sq._register(name, pa.table({"li": pa.array(range(len(texts)), pa.int64()), "label": pa.array(texts, pa.string())}))
+        back = [f"d{j}.label AS {n}" if tab else f"y.{n}" for j, ((_, tab), n) in enumerate(zip(coded, names))]
+        djoin = "".join(f" JOIN {tab} d{j} ON y.{n} = d{j}.li" for j, ((_, tab), n) in enumerate(zip(coded, names)) if tab)
+        sq._exec(f"{sq.temp_result} v_expected AS SELECT {', '.join(back)}, y.n, y.sz, y.h FROM ("
+                 f"SELECT {', '.join(names)}, CAST(sum(x.n) AS BIGINT) AS n, count(x.u) AS sz, sum(x.h) AS h FROM ("
+                 f"SELECT {', '.join(f'{e} AS {n}' for (e, _), n in zip(coded, names))}, s.{Q(uid)} AS u, count(*) AS n, "
+                 f"sum({fp_in}) AS h {inputs} GROUP BY ALL) x GROUP BY {', '.join(names)}) y{djoin}")  # fmt: skip
     else:
         resp = f"count(DISTINCT s.{Q(uid)})" if uid is not None else "count(*)"
         sq._exec(f"{sq.temp_result} v_expected AS SELECT {', '.join(f'{e} AS {n}' for e, n in zip(keys_in, names))}, "
