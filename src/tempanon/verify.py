@@ -82,7 +82,7 @@ def check_l_diverse_classes(released: pd.DataFrame, qi: Sequence[str], sensitive
     """Check that in every equivalence class over ``qi`` the most frequent value of ``sensitive``
     (missing is a value) has at most ``|E| / l`` rows."""
     keys = _written_keys(released, qi)
-    sens = _as_text(released[sensitive])  # (as written: 1, True and 1.0 are three values)
+    sens = _as_text(_one_zero(released[sensitive]))  # (as written: 1, True and 1.0 are three values; -0.0 is 0.0)
     counts = keys.assign(__s__=sens.to_numpy()).groupby(list(qi) + ["__s__"], sort=False).size()
     per = counts.groupby(level=list(range(len(qi))), sort=False).agg(["max", "sum"])
     bad = per[per["max"] * l > per["sum"]]
@@ -111,7 +111,7 @@ def check_l_diversity(
     if variant not in ("frequency", "distinct", "entropy", "recursive"):
         raise ValueError(f"unknown l-diversity variant {variant!r}")
     keys = _written_keys(released, qi)  # (as written: 1, True and 1.0 are three values)
-    sens = _as_text(released[sensitive])
+    sens = _as_text(_one_zero(released[sensitive]))
     counts = keys.assign(__s__=sens.to_numpy()).groupby(list(qi) + ["__s__"], sort=False).size()
     bad = []
     n_classes = 0
@@ -189,6 +189,18 @@ def _mixed(col: pd.Series) -> bool:
     ``True``, ``1.0``; ``Decimal('1.0')``, ``Decimal('1.00')``): grouped here by its text."""
     return col.dtype == object and pd.api.types.infer_dtype(col, skipna=True) in (
         "mixed", "mixed-integer", "mixed-integer-float", "decimal")
+
+
+def _one_zero(col: pd.Series) -> pd.Series:
+    """A float sensitive column with ``-0.0`` as ``0.0``: one value, as a reader of the release reads the
+    numbers (equal; pandas, a Parquet reader) and as the search counted them; written, they are two texts
+    (``-0.0``, ``0.0``), and telling them apart would pass a class the search did not make l-diverse. Any
+    other column as it is (a file's cells are text: ``'-0.0'`` stays its own value, as the search took it)."""
+    if pd.api.types.is_float_dtype(col.dtype):
+        return col + 0.0  # (IEEE: -0.0 + 0.0 is 0.0; every other value, NaN too, unchanged)
+    if col.dtype == object and pd.api.types.infer_dtype(col, skipna=True) == "floating":
+        return col.map(lambda v: v + 0.0 if isinstance(v, float) else v)
+    return col
 
 
 def _as_text(col: pd.Series) -> pd.Series:

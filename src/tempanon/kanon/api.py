@@ -197,6 +197,12 @@ def _as_encoder(name: str, h: Any) -> Encoder:
         from tempanon.hierarchy.builders import hierarchy_from_config
 
         return hierarchy_from_config(h, where=f"hierarchy of {name!r}")
+    from tempanon.hierarchy.builders import HierarchySpec
+
+    if isinstance(h, HierarchySpec) and h.kind in ("file", "taxonomy"):
+        # built now (it needs no data values): a Hierarchy, whose values missing from it every engine names
+        # with the file line of their first row (an engine named a spec's by its position among the distinct values)
+        return h.build(name)
     if not hasattr(h, "encode"):
         raise InputError(f"hierarchy of {name!r} must be a Hierarchy, a file path, a config dict or an encoder, got {type(h).__name__}")
     return h

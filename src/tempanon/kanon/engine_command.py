@@ -77,11 +77,15 @@ def run_with_engine(a: dict[str, Any]) -> dict:
     src = open_source(a["input_path"], a["engine"], memory_limit=a.get("memory_limit"), delimiter=a.get("delimiter"),
                       spark_master=a.get("spark_master"))  # fmt: skip
     try:
+        # the numpy command's order (tempanon.kanon.command._run): every column list parsed, the
+        # --allow-identifier columns, the quasi-identifiers, then the hierarchies
         qi_cols = parse_column_list(a["qi"], src.columns)
         drop_cols = parse_column_list(a["drop"], src.columns)
+        keep_cols = parse_column_list(a.get("keep"), src.columns)
+        allow_cols = parse_column_list(a.get("allow_identifier"), src.columns)
+        src.require_columns(allow_cols, role="--allow-identifier column")
         src.require_columns(qi_cols, role="quasi-identifier")
         hier = load_hierarchies(a["hierarchies"], qi_cols)
-        keep_cols = parse_column_list(a.get("keep"), src.columns)
         with progress_reporter(a["quiet"]) as progress:
             res = release_on_engine(
                 src, qi_cols, hier, a["k"], input_path=a["input_path"], warn=lambda m: info(m, a["quiet"]),
@@ -90,7 +94,7 @@ def run_with_engine(a: dict[str, Any]) -> dict:
                 sensitive=a["sensitive"], l=a["l"], progress=progress, out=str(a["out"]), **(a.get("search_opts") or {}),
                 notice=lambda m: info(m, a["quiet"]),  # the search plan and the large-lattice warning, as on numpy
                 keep=keep_cols,
-                allow_identifier=parse_column_list(a.get("allow_identifier"), src.columns),
+                allow_identifier=allow_cols,
                 audit=None if a.get("audit") is None else str(a["audit"]),
             )  # fmt: skip
         phases["search, release and verify"] = time.perf_counter() - t0

@@ -402,6 +402,32 @@ class SQLSource(FrequencySource):
             m = self._timestamp_map(col)
         return f"JOIN {m} {alias}_m ON s.{self.q(col)} IS NOT DISTINCT FROM {alias}_m.v {how} {table} {alias} ON {alias}_m.t = {alias}.t"
 
+    def value_expr(self, col: str, alias: str = "s") -> str:
+        """The value of the input's column ``col`` (row ``alias`` of ``src``) as the numpy path tells
+        values apart where it compares them as values, not through a hierarchy (respondent ids, sensitive
+        values, identifier screening's distinct counts): a DataFrame's float column (:attr:`_float_cols`)
+        with ``-0.0`` and ``0.0`` one value (numpy factorizes the floats, which compare equal; DuckDB holds
+        them as ``DOUBLE``, whose Arrow encoding and text split them, Spark as pandas' texts ``-0.0`` and
+        ``0.0``); a file's float column (a Parquet double) by its text, ``-0.0`` apart from ``0.0`` (numpy
+        reads a file's cells as their text, :func:`tempanon.data.io.parquet_as_text`; the engines' SQL
+        grouping of doubles merges them); any other column as it is. Missing stays NULL."""
+        e = f"{alias}.{self.q(col)}"
+        if col in self._float_cols:
+            t = f"CAST({e} AS {self.text_type})"
+            return f"CASE WHEN {t} = '-0.0' THEN '0.0' ELSE {t} END"
+        if col in self._float_typed():
+            return f"CAST({e} AS {self.text_type})"
+        return e
+
+    def _float_typed(self) -> set[str]:
+        """The input's columns of a floating type (``src``'s Arrow schema), found once."""
+        if getattr(self, "_float_typed_cols", None) is None:
+            import pyarrow as pa
+
+            schema = self._arrow("SELECT * FROM src LIMIT 0").schema
+            self._float_typed_cols = {f.name for f in schema if pa.types.is_floating(f.type)}
+        return self._float_typed_cols
+
     def _timestamp_map(self, col: str) -> str:
         """The name of a table of the distinct values ``v`` of the input's typed timestamp column ``col``
         (a missing value too) and their text ``t`` (:meth:`text_expr`), made in the engine on first use."""
@@ -658,7 +684,7 @@ class SQLSource(FrequencySource):
         warning of an id-like column without ``--uid``:
         :func:`tempanon.steward.init.respondent_id_warning_engine`)."""
         cols = list(columns)
-        aggs = ", ".join(f"count(s.{self.q(c)}) AS p{j}, count(DISTINCT s.{self.q(c)}) AS d{j}" for j, c in enumerate(cols))
+        aggs = ", ".join(f"count(s.{self.q(c)}) AS p{j}, count(DISTINCT {self.value_expr(c)}) AS d{j}" for j, c in enumerate(cols))
         row = self._rows(f"SELECT count(*) AS n{', ' + aggs if aggs else ''} FROM src s")[0]
         n = int(row[0])
         return n, {c: (n - int(row[1 + 2 * j]), int(row[2 + 2 * j])) for j, c in enumerate(cols)}
@@ -667,9 +693,9 @@ class SQLSource(FrequencySource):
         """Identifier screening's per-respondent signal (:func:`tempanon.data.screen._near_unique_reasons`)
         over the distinct (respondent, present value) pairs: the respondents, those holding a value
         no other respondent has, and the distinct values."""
-        v, u = self.q(column), self.q(uid)
+        v, u = self.value_expr(column), self.value_expr(uid)  # (-0.0 and 0.0 as numpy tells them apart)
         row = self._rows(
-            f"WITH p AS (SELECT DISTINCT s.{u} AS u, s.{v} AS v FROM src s WHERE s.{v} IS NOT NULL), "
+            f"WITH p AS (SELECT DISTINCT {u} AS u, {v} AS v FROM src s WHERE s.{self.q(column)} IS NOT NULL), "
             "h AS (SELECT v, count(*) AS c FROM p GROUP BY v) "
             "SELECT count(DISTINCT p.u) AS n, count(DISTINCT CASE WHEN h.c = 1 THEN p.u END) AS own, "
             "count(DISTINCT p.v) AS d FROM p JOIN h ON p.v = h.v"
@@ -681,6 +707,9 @@ class SQLSource(FrequencySource):
             # a DataFrame's float quasi-identifier: its hierarchy text (:meth:`_float_map`); else, as a kept
             # column, the text its release writes (below)
             tab = self._arrow(f"SELECT DISTINCT t FROM {self._float_map(column)} ORDER BY t")
+            return pd.Series(tab.column("t").to_pylist(), dtype=object)
+        if column in self._float_cols:  # (kept: its released text, -0.0 and 0.0 one value as numpy's screening counts them)
+            tab = self._arrow(f"SELECT DISTINCT coalesce({self.value_expr(column)}, '') AS t FROM src s ORDER BY t")
             return pd.Series(tab.column("t").to_pylist(), dtype=object)
         kind = self._timestamp_kinds("src").get(column)
         if kind and (column in self.qi or column in self._tmaps):  # (its map, made once: text_join)
@@ -753,7 +782,7 @@ class SQLSource(FrequencySource):
 
             n_uid = 0
             if extra is not None:
-                n_uid = int(self._rows(f"SELECT count(DISTINCT s.{self.q(extra)}) AS n FROM src s")[0][0])
+                n_uid = int(self._rows(f"SELECT count(DISTINCT {self.value_expr(extra)}) AS n FROM src s")[0][0])
                 if self._rows(f"SELECT count(*) AS n FROM src s WHERE s.{self.q(extra)} IS NULL")[0][0]:
                     n_uid += 1  # a missing sensitive value is a value
             self.path = "frequency sets in engine"
@@ -761,7 +790,7 @@ class SQLSource(FrequencySource):
             return self.table
         sel = [f"d{i}.c AS c{i}" for i in range(len(self.qi))]
         if extra is not None:
-            sel.append(f"s.{self.q(extra)} AS x")
+            sel.append(f"{self.value_expr(extra)} AS x")  # (-0.0 and 0.0 as numpy tells them apart)
         sql = f"SELECT {', '.join(sel)}, count(*) AS n FROM src s {self._joins()} GROUP BY ALL"
         tab = self._arrow((sql))
         cols = [_codes_array(tab.column(f"c{i}"), d.n_base) for i, d in enumerate(self.dims)]
@@ -873,7 +902,7 @@ class SQLSource(FrequencySource):
             sel = [f"d{j}.l{v} AS g{p}" for p, (j, v) in enumerate(zip(attrs, levels))]
             joins = " ".join(self.text_join(self.qi[j], f"dim{j}", f"d{j}") for j in attrs)
             if self._extra is not None:
-                sel.append(f"s.{self.q(self._extra)} AS x")
+                sel.append(f"{self.value_expr(self._extra)} AS x")
             sql = f"SELECT {', '.join(sel)}, count(*) AS n FROM src s {joins} GROUP BY ALL" if sel else "SELECT count(*) AS n FROM src s"
             self.engine_queries = getattr(self, "engine_queries", 0) + 1
         tab = self._arrow(sql)
@@ -926,7 +955,7 @@ class SQLSource(FrequencySource):
             names = {jv: f"g_{jv[0]}_{jv[1]}" for jv in pairs}
             attrs_used = sorted({j for j, _ in pairs})
             joins = " ".join(self.text_join(self.qi[j], f"dim{j}", f"d{j}") for j in attrs_used)
-            x = [f"s.{self.q(self._extra)}"] if self._extra is not None else []
+            x = [self.value_expr(self._extra)] if self._extra is not None else []
             sets = ", ".join("(" + ", ".join([*x, *(exprs[jv] for jv in zip(a, lv))]) + ")" for a, lv in todo)
             all_exprs = [*x, *(exprs[jv] for jv in pairs)]  # x is grouped in every set: its bit is 0
             sel = [f"{exprs[jv]} AS {names[jv]}" for jv in pairs] + ([f"{x[0]} AS x"] if x else [])
@@ -1282,7 +1311,7 @@ class SQLSource(FrequencySource):
             else:
                 joins.append(self.text_join(q, f"vmap{i}", f"vm{i}", "LEFT JOIN"))
             sel.append(f"vm{i}.label AS l{i}")
-        size = f"count(DISTINCT s.{self.q(uid)})" if uid else "count(*)"
+        size = f"count(DISTINCT {self.value_expr(uid)})" if uid else "count(*)"  # (-0.0 and 0.0 as numpy tells them apart)
         self._exec(
             f"{self.temp_result} v_expected AS SELECT {', '.join(sel)}, count(*) AS n, {size} AS sz "
             f"FROM src s {' '.join(joins)} GROUP BY ALL"
@@ -1317,7 +1346,7 @@ class SQLSource(FrequencySource):
             raise VerificationError(f"output suppresses {suppressed} rows, more than the allowed {max_suppressed}")
         if l is not None and sensitive is not None:
             worst = _first(self._rows(
-                f"SELECT {', '.join(keys)}, max(c) AS top, sum(c) AS n FROM (SELECT {', '.join(sel)}, s.{self.q(sensitive)} AS x, "
+                f"SELECT {', '.join(keys)}, max(c) AS top, sum(c) AS n FROM (SELECT {', '.join(sel)}, {self.value_expr(sensitive)} AS x, "
                 f"count(*) AS c FROM src s {' '.join(joins)} GROUP BY ALL) t GROUP BY ALL HAVING max(c) * {int(l)} > sum(c) LIMIT 1"
             ))  # fmt: skip
             if worst is not None:

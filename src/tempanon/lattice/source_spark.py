@@ -88,7 +88,12 @@ PARQUET_TIMESTAMP_TYPE = "spark.sql.parquet.outputTimestampType"
 #: values restored after: text of an aware timestamp in UTC; an aware timestamp written to Parquet as
 #: ``TIMESTAMP_MICROS`` (UTC-adjusted INT64, what pandas/pyarrow write for ``datetime64[us, UTC]``),
 #: not Spark's default INT96 (deprecated in Parquet, read back naive by pyarrow)
-SESSION_SETTINGS = {SESSION_TIME_ZONE: "UTC", PARQUET_TIMESTAMP_TYPE: "TIMESTAMP_MICROS"}
+CSV_COLUMN_PRUNING = "spark.sql.csv.parser.columnPruning.enabled"
+SESSION_SETTINGS = {SESSION_TIME_ZONE: "UTC", PARQUET_TIMESTAMP_TYPE: "TIMESTAMP_MICROS", CSV_COLUMN_PRUNING: "false"}
+"""The settings every Spark call of tempanon's runs with (:func:`utc_session`). Column pruning of the CSV
+parser off: with it, Spark parses only the columns a query reads, so its ``FAILFAST`` mode never saw a
+line with a field too many or too few when the run does not read every column (a column left out of
+the release), and the table was released where numpy and DuckDB refuse the file."""
 
 _utc_lock = threading.Lock()
 _utc_held: dict[int, list] = {}  # id(session) -> [session, users inside, the caller's values ({key: None}: not set)]
@@ -106,7 +111,8 @@ def utc_session(spark: Any) -> Iterator[Any]:
     :func:`local_session` starts and on numpy and DuckDB (``docs/engines.md``). The block also runs
     with ``spark.sql.parquet.outputTimestampType`` set to ``TIMESTAMP_MICROS`` (an aware timestamp
     in a Parquet release as pandas writes it, not INT96), the caller's value restored the same way
-    (:data:`SESSION_SETTINGS`).
+    (:data:`SESSION_SETTINGS`), and so is the CSV parser's column pruning (off: every line is checked
+    whole, whatever columns a query reads).
 
     Nested and concurrent uses on one session (the search's threads) count their users: the first
     one in sets UTC and keeps the caller's value, the last one out restores it, so a restore never
