@@ -75,11 +75,12 @@ def _write(sq, query: str, path: str, parquet: bool) -> None:
 
 
 RN = "__tempanon_rn"  # the input row number (0-based, file order) of the numbered source
+W = "__tempanon_w"  # the materialized release rows (write_release's materialize) and their sort keys
 
 
 def write_release(sq, *, select: Sequence[str], body: str, order: Sequence[str], out, verify: Callable,
                   audit=None, uid: str | None = None, seed: int = 0,
-                  before_release: Callable[[], None] | None = None) -> dict:  # fmt: skip
+                  before_release: Callable[[], None] | None = None, materialize: bool = False) -> dict:  # fmt: skip
     """Write ``SELECT select body ORDER BY order`` (``body`` starts with ``FROM src s``) to a temporary
     file beside ``out`` with DuckDB, ``verify(tmp, parquet, audit_tmp)`` it, then rename it (and the
     audit) into place; on any failure nothing is left. Returns ``verify``'s report.
@@ -92,7 +93,12 @@ def write_release(sq, *, select: Sequence[str], body: str, order: Sequence[str],
     in-memory path's (:func:`tempanon.temporal.api.audit_text`); ``verify`` checks it too.
 
     ``before_release`` (from :func:`_run_and_warn` through :func:`_run`), if given, is called first: what
-    must be said before any release file exists (the respondent-id warning; as ``kanonymize``'s)."""
+    must be said before any release file exists (the respondent-id warning; as ``kanonymize``'s).
+
+    ``materialize`` (DuckDB): the rows with their sort keys (and the audit's line and respondent) are
+    first written to a temporary table, then sorted from it by the ``COPY``s: the joins and the sort
+    in one query ran out of DuckDB's memory limit on the joint search's release (10M events at 100MB,
+    the 100M-event benchmark at 2GB), each alone spills. Same rows in the same order."""
     from tempanon.lattice.source_duckdb import _is_parquet, _umask
 
     if before_release is not None:
@@ -105,7 +111,17 @@ def write_release(sq, *, select: Sequence[str], body: str, order: Sequence[str],
     if audit is not None:
         body = body.replace("FROM src s", f"FROM {sq._numbered('src', sq.columns)} s", 1)
         order.append(f"s.{RN}")
-    query = f"SELECT {', '.join(select)} {body} ORDER BY {', '.join(order)}"
+    resp = f"s.{Q(uid)}" if uid is not None else f"s.{RN} + 2"
+    rows_body, line, who = body, f"s.{RN} + 2", resp
+    if materialize and sq.engine == "duckdb":
+        keys = [f"{W}o{i}" for i in range(len(order))]
+        extra = [*(f"{o} AS {k}" for o, k in zip(order, keys)),
+                 *([f"s.{RN} + 2 AS {W}line", f"{resp} AS {W}resp"] if audit is not None else [])]  # fmt: skip
+        sq._exec(f"{sq.temp_result} {W}rows AS SELECT {', '.join([*select, *extra])} {body}")
+        names = [f.name for f in sq._arrow(f"SELECT * FROM {W}rows LIMIT 0").schema if not f.name.startswith(W)]
+        select, rows_body, order = [Q(c) for c in names], f"FROM {W}rows", keys
+        line, who = f"{W}line", f"{W}resp"
+    query = f"SELECT {', '.join(select)} {rows_body} ORDER BY {', '.join(order)}"
     tmps: list[str] = []
     failing = out  # the output being prepared (named in a write error: before, the release for the audit's too)
     try:
@@ -136,19 +152,20 @@ def write_release(sq, *, select: Sequence[str], body: str, order: Sequence[str],
         if atmp is not None:
             from tempanon.temporal.api import AUDIT_HEADER
 
-            resp = f"s.{Q(uid)}" if uid is not None else f"s.{RN} + 2"
             head = (AUDIT_HEADER + "\n" + f"# shuffle seed: {seed}; respondent column: "
                     f"{uid or '(none: each row is a respondent, identified by its input line)'}\n")  # fmt: skip
             if sq.engine == "spark":  # no window over all rows: sorted parts numbered in name order (SparkSource)
                 sq._write_numbered(atmp, head, f"SELECT s.{RN} + 2 AS input_line, {resp} AS respondent {body} "
                                                f"ORDER BY {', '.join(order)}", ["input_line", "respondent"])  # fmt: skip
             else:
-                sq._copy(f"SELECT row_number() OVER (ORDER BY {', '.join(order)}) AS release_row, s.{RN} + 2 AS input_line, "
-                         f"{resp} AS respondent {body} ORDER BY release_row", atmp + ".rows", False)  # fmt: skip
+                sq._copy(f"SELECT row_number() OVER (ORDER BY {', '.join(order)}) AS release_row, {line} AS input_line, "
+                         f"{who} AS respondent {rows_body} ORDER BY release_row", atmp + ".rows", False)  # fmt: skip
                 with open(atmp, "w", encoding="utf-8") as fh, open(atmp + ".rows", encoding="utf-8") as rows:
                     fh.write(head)
                     shutil.copyfileobj(rows, fh, 1 << 20)
                 Path(atmp + ".rows").unlink()
+        if rows_body != body:  # the materialized rows, no longer needed: their space freed for the verification
+            sq._exec(f"DROP TABLE IF EXISTS {W}rows")
         report = verify(tmp, parquet, atmp)
         for t, dest in ((atmp, audit), (tmp, target)):  # the audit first: a release is never left without it
             if t is not None:
@@ -681,9 +698,21 @@ def verify_written(sq, path: str, parquet: bool, *, time: str, qi: Sequence[str]
             raise VerificationError("released time labels interleave in time: they are not the granules of one granularity")
         lab[present] = own
         how = "contiguous"
-    sq._register("vlab", pa.table({"v": vcol, "label": pa.array(lab.tolist(), pa.string())}))
+    # each joined label text also as an integer id (ids of the texts, "" included; li: the id of the row's
+    # text, "" for a missing label): DuckDB groups by the ids, the texts joined back per class (below)
+    ids: dict = {}  # the id tables: name -> (ids, texts)
+
+    def text_ids(name, texts):
+        uniq = sorted(set(texts) | {""})
+        ids[name] = uniq
+        at = {t: i for i, t in enumerate(uniq)}
+        return pa.array([at[t] for t in texts], pa.int64()), at[""]
+
+    lab_ids, _ = text_ids("vlabid", ["" if x is None else x for x in lab.tolist()])
+    sq._register("vlab", pa.table({"v": vcol, "label": pa.array(lab.tolist(), pa.string()), "li": lab_ids}))
     txt = lambda e: f"coalesce(CAST({e} AS {sq.text_type}), '')"  # noqa: E731
     qi_maps = dict(qi_maps or {})
+    key_ids: dict = {}  # quasi-identifier -> (its id expression, its id table)
     # A typed timestamp column's text (numpy's, SQLSource.text_expr) is computed once per distinct value,
     # in the map of its distinct values to their text (SQLSource._timestamp_map), joined by the typed value
     stamps = sq._timestamp_kinds("src")
@@ -696,7 +725,10 @@ def verify_written(sq, path: str, parquet: bool, *, time: str, qi: Sequence[str]
             expect[c] = sq.released_text("s", c)
     expect[time] = "coalesce(vl.label, '')"
     for i, (c, mp) in enumerate(qi_maps.items()):
-        sq._register(f"vmap{i}", pa.table({"t": pa.array(list(mp), pa.string()), "label": pa.array(list(mp.values()), pa.string())}))
+        m_ids, empty = text_ids(f"vmapid{i}", [str(x) for x in mp.values()])
+        sq._register(f"vmap{i}", pa.table({"t": pa.array(list(mp), pa.string()), "label": pa.array(list(mp.values()), pa.string()),
+                                           "li": m_ids}))  # fmt: skip
+        key_ids[c] = (f"coalesce(vm{i}.li, {empty})", f"vmapid{i}")
         if c in stamps:
             bad = sq._rows(f"SELECT x.t AS v FROM {sq._timestamp_map(c)} x {sq.anti_join} vmap{i} m ON x.t = m.t LIMIT 1")
         else:
@@ -711,11 +743,27 @@ def verify_written(sq, path: str, parquet: bool, *, time: str, qi: Sequence[str]
     keys_out = [written[c] for c in qi] + [txt(f"f.{Q(time)}")]
     fp_in = "hash(" + ", ".join(expect[c] for c in out_cols) + ")"
     fp_out = "hash(" + ", ".join(written[c] for c in out_cols) + ")"
-    resp = f"count(DISTINCT s.{Q(uid)})" if uid is not None else "count(*)"
     names = [f"k{j}" for j in range(len(keys_in))]
-    sq._exec(f"{sq.temp_result} v_expected AS SELECT {', '.join(f'{e} AS {n}' for e, n in zip(keys_in, names))}, "
-             f"count(*) AS n, {resp} AS sz, sum({fp_in}) AS h FROM src s JOIN vlab vl ON s.{Q(time)} IS NOT DISTINCT FROM vl.v"
-             f"{mjoin} GROUP BY ALL")  # fmt: skip
+    inputs = f"FROM src s JOIN vlab vl ON s.{Q(time)} IS NOT DISTINCT FROM vl.v{mjoin}"
+    if uid is not None and sq.engine == "duckdb":
+        # distinct respondents per class as a GROUP BY of (class, respondent), then of the class, with the
+        # joined label texts (time, hierarchy) grouped by their integer ids and joined back per class:
+        # count(DISTINCT) per class, and text keys from the joins, ran out of DuckDB's memory limit (the
+        # joint search's verification, 10M events at 100MB; 100M at 2GB), this spills. count(x.u) leaves
+        # a missing id out, as count(DISTINCT) does
+        coded = [key_ids[c] if c in key_ids else (expect[c], None) for c in qi] + [("vl.li", "vlabid")]
+        for name, texts in ids.items():
+            sq._register(name, pa.table({"li": pa.array(range(len(texts)), pa.int64()), "label": pa.array(texts, pa.string())}))
+        back = [f"d{j}.label AS {n}" if tab else f"y.{n}" for j, ((_, tab), n) in enumerate(zip(coded, names))]
+        djoin = "".join(f" JOIN {tab} d{j} ON y.{n} = d{j}.li" for j, ((_, tab), n) in enumerate(zip(coded, names)) if tab)
+        sq._exec(f"{sq.temp_result} v_expected AS SELECT {', '.join(back)}, y.n, y.sz, y.h FROM ("
+                 f"SELECT {', '.join(names)}, CAST(sum(x.n) AS BIGINT) AS n, count(x.u) AS sz, sum(x.h) AS h FROM ("
+                 f"SELECT {', '.join(f'{e} AS {n}' for (e, _), n in zip(coded, names))}, s.{Q(uid)} AS u, count(*) AS n, "
+                 f"sum({fp_in}) AS h {inputs} GROUP BY ALL) x GROUP BY {', '.join(names)}) y{djoin}")  # fmt: skip
+    else:
+        resp = f"count(DISTINCT s.{Q(uid)})" if uid is not None else "count(*)"
+        sq._exec(f"{sq.temp_result} v_expected AS SELECT {', '.join(f'{e} AS {n}' for e, n in zip(keys_in, names))}, "
+                 f"count(*) AS n, {resp} AS sz, sum({fp_in}) AS h {inputs} GROUP BY ALL")  # fmt: skip
     sq._exec(f"{sq.temp_result} v_released AS SELECT {', '.join(f'{e} AS {n}' for e, n in zip(keys_out, names))}, "
              f"count(*) AS n, sum({fp_out}) AS h FROM {read} f{rjoin} GROUP BY ALL")  # fmt: skip
     on = " AND ".join(f"r.{c} = e.{c}" for c in names)

@@ -182,7 +182,8 @@ def run_joint(sq, *, out, time, qi, uid, k, hierarchies, dag, vcol, values, inst
                               measures=measures)  # fmt: skip
 
     report = write_release(sq, select=sel, body=f"FROM src s {joins}{anti}", order=order, out=out, verify=verify,
-                           audit=audit, uid=uid, seed=salt, before_release=before_release)  # fmt: skip
+                           audit=audit, uid=uid, seed=salt, before_release=before_release,
+                           materialize=True)  # fmt: skip
     measured = report.pop("measures", None)
 
     # ---- summary, as the in-memory joint search's ------------------------------------------------------
