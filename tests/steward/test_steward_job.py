@@ -119,6 +119,10 @@ def test_run_job_from_duckdb(jobdir):
         ('name = "kanon"', "name = []", "key 'model.name': give the model's name as a string", 14),
         ('name = "kanon"', "name = { a = 1 }", "key 'model.name': give the model's name as a string", 14),
         ('name = "kanon"', "name = 3", "key 'model.name': give the model's name as a string", 14),
+        # a NUL character in a file name (a ValueError traceback "embedded null byte"; found by the job fuzz, seed 38)
+        ('table = "out/t-anon.csv"', 'table = "out/t\\u0000.csv"', "key 'output.table': 'out/t\\x00.csv' holds a NUL character", 19),
+        ('path = "data/t.csv"', 'path = "data/t\\u0000.csv"', "key 'input.path': 'data/t\\x00.csv' holds a NUL character", 2),
+        ('sex = "h/sex.csv"', 'sex = "h/s\\u0000.csv"', "key 'hierarchies.sex': 'h/s\\x00.csv' holds a NUL character", 10),
         ('path = "data/t.csv"', 'path = "data/none.csv"', "key 'input.path': file not found", 2),
         # (found by hand, session 23: "" was the job's folder, refused as 'a file of the input directory')
         ('path = "data/t.csv"', 'path = ""', "key 'input.path': empty; give the data file", 2),

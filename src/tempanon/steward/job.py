@@ -222,6 +222,31 @@ class Job:
     before_write: Callable[[], None] | None = field(default=None, repr=False)  # said before any output is written
 
 
+def _refuse_nul_paths(ctx: Ctx, raw: dict) -> None:
+    """Refuse a NUL character (TOML's ``\\u0000``) in a file name of the job: every value of ``[input]``
+    and ``[output]``, a hierarchy's file and a ``file:`` granularity. The system cannot look such a name
+    up (it ended in a ValueError traceback, "embedded null byte"; found by the job fuzz, seed 38). A column
+    name may hold one (a Parquet file's, as ``tempanon init`` writes it)."""
+    def refuse(keys: tuple[str, ...], value: Any) -> None:
+        if isinstance(value, str) and "\0" in value:
+            raise ctx.error(keys, f"{value!r} holds a NUL character (\\u0000), which no file name can hold")
+
+    for section in ("input", "output"):
+        for key, value in (raw.get(section) if isinstance(raw.get(section), dict) else {}).items():
+            refuse((section, key), value)
+    hierarchies = raw.get("hierarchies")
+    for name, h in (hierarchies.items() if isinstance(hierarchies, dict) else ()):
+        if isinstance(h, dict):
+            refuse(("hierarchies", name, "path"), h.get("path"))
+        else:
+            refuse(("hierarchies", name), h)
+    model = raw.get("model") if isinstance(raw.get("model"), dict) else {}
+    for key in ("granularities", "data_granularity"):
+        values = model.get(key)
+        for value in values if isinstance(values, list) else [values]:
+            refuse(("model", key), value)
+
+
 def load_job(path: str | Path) -> Job:
     """Read and validate a job file (see module doc); raises :class:`JobError` naming key and line."""
     p = Path(path)
@@ -239,6 +264,7 @@ def load_job(path: str | Path) -> Job:
         raise JobError(f"{p}: not valid TOML: {exc}") from None
     ctx = Ctx(p.resolve(), text)
     _check_table(ctx, (), raw, TOP_SCHEMA, {"input", "columns", "model", "output"})
+    _refuse_nul_paths(ctx, raw)
 
     inp = raw["input"]
     _check_table(ctx, ("input",), inp, INPUT_SCHEMA)
