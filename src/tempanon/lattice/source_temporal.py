@@ -372,7 +372,7 @@ class DuckDBJointFileSource(FrequencySource):
                                                **{f"l{v}": pa.array(d.codes[v], it) for v in range(d.n_levels)}}))  # fmt: skip
         joins = " ".join(f"JOIN jkey{j} k{j} ON {e} IS NOT DISTINCT FROM k{j}.v" for j, e in enumerate(keys))
         cs = ", ".join(f"k{j}.c AS c{j}" for j in range(len(keys)))
-        u = f", s.{sq.q(uid)} AS u" if uid is not None else ""
+        u = f", {sq.value_expr(uid)} AS u" if uid is not None else ""  # (numpy's respondents: value_expr)
         jbot = f"SELECT {cs}{u}, count(*) AS n FROM src s {joins} GROUP BY ALL"
         if sq.engine == "duckdb":
             self._exec(f"CREATE OR REPLACE TABLE jbot AS {jbot}")  # in the work database file: spills

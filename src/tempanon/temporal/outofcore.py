@@ -518,7 +518,7 @@ def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, d
         qexpr = "qd.q"
     else:
         qjoin, qexpr = "", "0"
-    uexpr = f"s.{Q(uid)}" if uid is not None else sq.row_number
+    uexpr = f"{sq.value_expr(uid)}" if uid is not None else sq.row_number
     # Procedure 2's relation, prepared once (DuckDBTimeSource.PREPARE: dense time index, the same
     # respondent's previous tuple with the same QI values)
     rel = (f"SELECT q, ti, lag(ti) OVER w AS tpi, row_number() OVER w = 1 AS first FROM "
@@ -533,7 +533,7 @@ def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, d
     elif not qi:  # one QI combination: each respondent's first tuple is counted once
         n_respondents = int(sq._rows("SELECT count(*) FILTER (WHERE first) AS n FROM rel")[0][0])
     else:
-        n_respondents = int(sq._rows(f"SELECT count(DISTINCT s.{Q(uid)}) AS n FROM src s")[0][0])
+        n_respondents = int(sq._rows(f"SELECT count(DISTINCT {sq.value_expr(uid)}) AS n FROM src s")[0][0])
 
     def gap_error(g, bad):
         v2, w2, r2 = first_rows()
@@ -758,10 +758,10 @@ def verify_written(sq, path: str, parquet: bool, *, time: str, qi: Sequence[str]
         djoin = "".join(f" JOIN {tab} d{j} ON y.{n} = d{j}.li" for j, ((_, tab), n) in enumerate(zip(coded, names)) if tab)
         sq._exec(f"{sq.temp_result} v_expected AS SELECT {', '.join(back)}, y.n, y.sz, y.h FROM ("
                  f"SELECT {', '.join(names)}, CAST(sum(x.n) AS BIGINT) AS n, count(x.u) AS sz, sum(x.h) AS h FROM ("
-                 f"SELECT {', '.join(f'{e} AS {n}' for (e, _), n in zip(coded, names))}, s.{Q(uid)} AS u, count(*) AS n, "
+                 f"SELECT {', '.join(f'{e} AS {n}' for (e, _), n in zip(coded, names))}, {sq.value_expr(uid)} AS u, count(*) AS n, "
                  f"sum({fp_in}) AS h {inputs} GROUP BY ALL) x GROUP BY {', '.join(names)}) y{djoin}")  # fmt: skip
     else:
-        resp = f"count(DISTINCT s.{Q(uid)})" if uid is not None else "count(*)"
+        resp = f"count(DISTINCT {sq.value_expr(uid)})" if uid is not None else "count(*)"
         sq._exec(f"{sq.temp_result} v_expected AS SELECT {', '.join(f'{e} AS {n}' for e, n in zip(keys_in, names))}, "
                  f"count(*) AS n, {resp} AS sz, sum({fp_in}) AS h {inputs} GROUP BY ALL")  # fmt: skip
     sq._exec(f"{sq.temp_result} v_released AS SELECT {', '.join(f'{e} AS {n}' for e, n in zip(keys_out, names))}, "

@@ -53,7 +53,7 @@ def measure_written(sq, *, time: str, qi: Sequence[str], uid: str | None, expect
     released_rows = (f"FROM src s {vjoin} JOIN v_released r ON "
                      + " AND ".join(f"{e} = r.{c}" for e, c in zip(keys_in, names)))  # fmt: skip
     if uid is not None:
-        r_total = int(sq._rows(f"SELECT count(DISTINCT s.{Q(uid)}) AS n {released_rows}")[0][0])
+        r_total = int(sq._rows(f"SELECT count(DISTINCT {sq.value_expr(uid)}) AS n {released_rows}")[0][0])
     else:
         r_total = int(sizes.sum())
     attrs = [time, *qi]
@@ -69,7 +69,7 @@ def measure_written(sq, *, time: str, qi: Sequence[str], uid: str | None, expect
     stamps = sq._timestamp_kinds("src")
     raw = [f"s.{Q(c)}" if c in stamps else sq.released_text("s", c) for c in attrs]
     nullable = [c in stamps for c in attrs]
-    size_b = f"count(DISTINCT s.{Q(uid)})" if uid is not None else "count(*)"
+    size_b = f"count(DISTINCT {sq.value_expr(uid)})" if uid is not None else "count(*)"
     # a histogram of (records, respondents) over the input's classes: raw timestamps make nearly one
     # class per record, so one row per class would bring the whole table's worth to the driver
     before = sq._arrow(f"SELECT n, sz, count(*) AS c FROM (SELECT count(*) AS n, {size_b} AS sz FROM src s "
@@ -77,7 +77,7 @@ def measure_written(sq, *, time: str, qi: Sequence[str], uid: str | None, expect
     b_sizes = before.column("n").to_numpy().astype(np.int64)
     b_resp = before.column("sz").to_numpy().astype(np.int64)
     b_classes = before.column("c").to_numpy().astype(np.int64)
-    b_total = int(sq._rows(f"SELECT count(DISTINCT s.{Q(uid)}) AS n FROM src s")[0][0]) if uid is not None else int(n_input)
+    b_total = int(sq._rows(f"SELECT count(DISTINCT {sq.value_expr(uid)}) AS n FROM src s")[0][0]) if uid is not None else int(n_input)
     losses = {}
     for c, e, nul in zip(attrs, raw, nullable):
         n_values = int(sq._rows(f"SELECT {_distinct(e, nul)} AS n FROM src s")[0][0])
