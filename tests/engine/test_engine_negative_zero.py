@@ -29,18 +29,9 @@ from tempanon.errors import InputError, NoSolutionError
 from tempanon.hierarchy import Hierarchy
 from tempanon.kanon import kanonymize
 
-from .conftest import BACKENDS
 from .test_engine_bool_text import _rows
 
 SEX = {"sex": Hierarchy.from_rows("sex", [["M", "*"], ["F", "*"]])}
-
-
-@pytest.fixture(params=BACKENDS[1:])
-def engine(request):
-    """An engine compared with numpy, the reference (for spark the session is started once first)."""
-    if request.param == "spark":
-        request.getfixturevalue("spark_session")
-    return request.param
 
 
 def _outcome(df, engine, tmp_path, **kw):

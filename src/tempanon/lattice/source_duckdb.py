@@ -735,6 +735,7 @@ class SQLSource(FrequencySource):
                 d, c = encoders[q].encode(values)
             except HierarchyError:
                 self._raise_missing(q, encoders[q], values)
+                self._raise_built(q, encoders[q])
                 raise
             if d.name != q:
                 d.name = q
@@ -766,6 +767,20 @@ class SQLSource(FrequencySource):
         shown = ", ".join(f"{v!r} ({at_line(r)})" for v, r in zip(vals[:5], rows[:5]))
         more = f" and {len(vals) - 5} more" if len(vals) > 5 else ""
         raise HierarchyError(f"column {encoder.name!r}: {len(vals)} value(s) missing from the hierarchy ({encoder.source}): {shown}{more}")
+
+    def _raise_built(self, q: str, encoder: Any) -> None:
+        """The error of a hierarchy built from the data (:class:`~tempanon.hierarchy.builders.HierarchySpec`:
+        intervals, dates, ...) as the numpy path gives it: the builder refused the column's distinct texts,
+        which the engine lists sorted; the numpy path hands it them in file order (``pd.unique``), and the
+        builder names the bad values in the order it meets them ("unparsable date/time value(s): 'zzz',
+        'aaa'"). So on a refusal the builder runs again on the texts in file order (the first row of each,
+        :meth:`_first_rows`; run only then), which raises numpy's error."""
+        from tempanon.hierarchy.builders import HierarchySpec
+
+        if not isinstance(encoder, HierarchySpec):
+            return
+        ordered = self._first_rows(q, "TRUE")
+        encoder.encode(pd.Series(ordered.tolist(), dtype=object, name=q))
 
     def _joins(self, prefix: str = "dim") -> str:
         return " ".join(self.text_join(q, f"{prefix}{i}", f"d{i}") for i, q in enumerate(self.qi))
