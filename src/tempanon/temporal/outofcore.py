@@ -760,7 +760,8 @@ def verify_written(sq, path: str, parquet: bool, *, time: str, qi: Sequence[str]
                  f"SELECT {', '.join(names)}, CAST(sum(x.n) AS BIGINT) AS n, count(x.u) AS sz, sum(x.h) AS h FROM ("
                  f"SELECT {', '.join(f'{e} AS {n}' for (e, _), n in zip(coded, names))}, {sq.value_expr(uid)} AS u, count(*) AS n, "
                  f"sum({fp_in}) AS h {inputs} GROUP BY ALL) x GROUP BY {', '.join(names)}) y{djoin}")  # fmt: skip
-    else:
+    else:  # (not one form for both: Spark already plans this count(DISTINCT) as the GROUP BY (class, respondent),
+        # then class, above, in aggregates that spill (AggUtils.planAggregateWithOneDistinct); without a uid, count(*))
         resp = f"count(DISTINCT {sq.value_expr(uid)})" if uid is not None else "count(*)"
         sq._exec(f"{sq.temp_result} v_expected AS SELECT {', '.join(f'{e} AS {n}' for e, n in zip(keys_in, names))}, "
                  f"count(*) AS n, {resp} AS sz, sum({fp_in}) AS h {inputs} GROUP BY ALL")  # fmt: skip
