@@ -506,7 +506,8 @@ def _kanonymize(src, qi, hierarchies, k, t0, *, uid, identifying, max_suppressio
         sdata = getattr(src, "data", None)
         from tempanon.data.cells import value_codes
 
-        labels = None if sdata is None else value_codes(sdata[sensitive].to_numpy(dtype=object))[1]
+        # the values of the sensitive codes, for the messages: numpy's, or the engine's (SQLSource.bottom)
+        labels = getattr(src, "extra_labels", None) if sdata is None else value_codes(sdata[sensitive].to_numpy(dtype=object))[1]
         counts = np.bincount(table.uid, weights=table.counts, minlength=table.n_uid).astype(np.int64)
         reason = ldiv.impossible_reason(counts, labels, max_sup, sensitive)
         if reason is not None:

@@ -32,6 +32,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from tempanon.errors import InputError
 from tempanon.lattice.freqset import FrequencySet
@@ -108,13 +109,13 @@ class LDiversity:
         ``distinct`` (removing rows never adds values); for ``entropy`` and ``recursive`` no proof
         is attempted with suppression (``None``)."""
         counts = np.asarray(counts, dtype=np.int64)
-        order = np.argsort(-counts, kind="stable")
+        order = _by_count(counts, labels)
         counts = counts[order]
         counts = counts[counts > 0]
         n = int(counts.sum())
         if n == 0:
             return None
-        name = "the most frequent value" if labels is None else f"value {str(labels[order[0]])!r}"
+        name = value_name(labels, order[0])
         top = f"{name} of {sensitive!r} holds {counts[0]:,} of {n:,} rows ({100 * counts[0] / n:.1f}%)"
         sup = (
             f" (suppressing up to {max_suppressed:,} rows cannot change that)" if max_suppressed else ""
@@ -158,16 +159,44 @@ class LDiversity:
         return None
 
 
+def _missing(value) -> bool:
+    return value is None or value is pd.NA or (isinstance(value, float) and value != value)
+
+
+def _by_count(counts: np.ndarray, labels) -> np.ndarray:
+    """The sensitive values' indices, most rows first; the first of the values with the most rows is
+    the one with the smallest text (a missing value first), so the value a message names is the same
+    on every engine (numpy's codes are in file order, an engine's in its grouping's order)."""
+    order = np.argsort(-counts, kind="stable")
+    if labels is not None and len(order) > 1 and counts[order[1]] == counts[order[0]]:
+        tied = order[counts[order] == counts[order[0]]]
+        first = min(tied.tolist(), key=lambda i: "" if _missing(labels[i]) else "\x01" + str(labels[i]))
+        order = np.r_[first, order[order != first]]
+    return order
+
+
+def value_name(labels, i: int) -> str:
+    """How a message names sensitive value ``i``: ``value 'flu'``; a missing value (an empty cell, a
+    Parquet null or float NaN: one category of its own) ``value <missing>``, not pandas' text ``'nan'``
+    (which a cell holding the text ``nan`` has); without labels "the most frequent value"."""
+    if labels is None:
+        return "the most frequent value"
+    v = labels[i]
+    if isinstance(v, float) and v == 0:
+        v = 0.0  # (a DataFrame's float -0.0 is the value 0.0, as the engines name it)
+    return "value <missing>" if _missing(v) else f"value {str(v)!r}"
+
+
 def table_summary(counts: np.ndarray, labels, sensitive: str) -> str:
     """One line on the sensitive column over the whole table: values, the top share, entropy."""
     counts = np.asarray(counts, dtype=np.int64)
-    order = np.argsort(-counts, kind="stable")
+    order = _by_count(counts, labels)
     c = counts[order][counts[order] > 0]
     n = int(c.sum())
     if n == 0:
         return ""
     p = c / n
-    name = "the most frequent value" if labels is None else f"value {str(labels[order[0]])!r}"
+    name = value_name(labels, order[0])
     return (
         f"over the whole table {sensitive!r} has {len(c)} distinct values, {name} holds {100 * p[0]:.1f}% of the rows, "
         f"entropy {float(-(p * np.log(p)).sum()):.3f}"

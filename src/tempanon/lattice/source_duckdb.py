@@ -840,6 +840,13 @@ class SQLSource(FrequencySource):
             enc = pc.dictionary_encode(tab.column("x").combine_chunks(), null_encoding="encode")
             extra_codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
             n_extra = len(enc.dictionary)
+            # the sensitive values of the codes (missing: None), named by l-diversity's messages as on numpy
+            self.extra_labels = enc.dictionary.to_pylist() if sensitive is not None else None
+            zone = self._zones.get(extra) if sensitive is not None else None
+            if zone is not None:  # an aware timestamp: its text in its column's zone, as numpy's (not the session's UTC)
+                stamps = [None if v is None else pd.Timestamp(v) for v in self.extra_labels]
+                self.extra_labels = [None if t is None else str((t.tz_localize("UTC") if t.tzinfo is None else t).tz_convert(zone))
+                                     for t in stamps]  # fmt: skip
         fs = group_rows(
             tuple(range(len(self.dims))), (0,) * len(self.dims), cols, [d.n_base for d in self.dims],
             counts, extra_codes, n_extra, sensitive is not None,
