@@ -199,6 +199,17 @@ def _one_zero(col: pd.Series) -> pd.Series:
     if pd.api.types.is_float_dtype(col.dtype):
         return col + 0.0  # (IEEE: -0.0 + 0.0 is 0.0; every other value, NaN too, unchanged)
     if col.dtype == object and pd.api.types.infer_dtype(col, skipna=True) == "floating":
+        values = col.to_numpy(dtype=object, copy=True)
+        kinds = set(map(type, values))  # (one pass in C, no Python code per cell)
+        if kinds <= {float, np.float64, type(None), type(pd.NA)}:  # Python floats (np.float64 too) or missing
+            if type(pd.NA) not in kinds:  # a float64 column (None as NaN), as Series.map made it
+                return pd.Series(values.astype(np.float64) + 0.0, index=col.index, name=col.name)
+            zero = np.zeros(len(values), dtype=bool)
+            present = ~pd.isna(values)
+            zero[present] = values[present].astype(np.float64) == 0.0
+            values[zero] = values[zero] + 0.0  # (each zero cell's own v + 0.0: 0.0, its type kept; pd.NA kept)
+            return pd.Series(values, index=col.index, name=col.name, dtype=object)
+        # other float types (a numpy float32 cell, a float subclass): cell by cell
         return col.map(lambda v: v + 0.0 if isinstance(v, float) else v)
     return col
 

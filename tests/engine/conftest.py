@@ -44,3 +44,11 @@ def backend(request):
     if request.param == "spark":
         request.getfixturevalue("spark_session")
     return request.param
+
+
+@pytest.fixture(params=BACKENDS[1:])
+def engine(request):
+    """An engine compared with numpy, the reference (for spark the session is started once first)."""
+    if request.param == "spark":
+        request.getfixturevalue("spark_session")
+    return request.param

@@ -31,7 +31,7 @@ def _rows() -> list[str]:
 
 def _hierarchies(tmp_path):
     h = tmp_path / "h"
-    h.mkdir()
+    h.mkdir(exist_ok=True)
     (h / "sex.csv").write_text("M;*\nF;*\n")
     (h / "age.csv").write_text("".join(f"{a};*\n" for a in range(20, 27)))
     return h
@@ -78,8 +78,7 @@ def test_a_quote_left_open_is_refused_alike(tmp_path, backend):
     r, out = _kanon(tmp_path, src, backend)
     msg = " ".join(r.output.split())
     assert r.exit_code == 2 and "t.csv" in msg and "Traceback" not in msg, msg
-    if backend != "numpy":  # (pandas: "EOF inside string starting at row 39")
-        assert "line 41: Value with unterminated quote found." in msg, msg
+    assert "line 41: Value with unterminated quote found." in msg, msg  # (numpy said pandas' "EOF inside string")
     assert not out.exists()
 
 
@@ -184,3 +183,38 @@ def test_a_bad_csv_line_is_refused_when_its_bad_field_is_in_a_column_left_out(tm
     assert f"line {line}" in msg and "t.csv" in msg, msg
     assert "Traceback" not in msg and "at org.apache" not in msg, msg
     assert not out.exists()
+
+
+@pytest.mark.parametrize("case", ["duplicate name", "more fields", "more fields on every line", "quote left open"])
+def test_a_bad_header_or_line_gets_numpys_message(tmp_path, engine, case):
+    """The same exit code and the same message, word for word, on numpy and on the engine. A header
+    naming a column twice: numpy says "duplicate column name(s) 'age'; every column needs a name of its
+    own", DuckDB and Spark said "column 'age' appears twice in the header (columns 2 and 3)". A line
+    with a field too many: numpy said pandas' "cannot read t.csv: Error tokenizing data. C error:
+    Expected 2 fields in line 21, saw 3" where the engines (and numpy itself, for a line with a field
+    too few) say "t.csv, line 21: Expected Number of Columns: 2 Found: 3 (nothing was written)": numpy
+    now says the latter. Every data line with a field too many: numpy took the first column for the
+    index (pandas' implicit index: each value under the next column's name, then "values missing from
+    the hierarchy"), DuckDB's sniffer skipped the header and read columns named after the first data
+    line ("unknown quasi-identifier 'age'"); both now refuse line 2. A quote left open: pandas' "EOF
+    inside string starting at row 39", now the engines' line 41."""
+    rows = _rows()
+    if case == "duplicate name":
+        src = tmp_path / "t.csv"
+        src.write_text("sex,age,age\n" + "".join(f"{r},{i}\n" for i, r in enumerate(rows)))
+    elif case == "more fields on every line":
+        src = tmp_path / "t.csv"
+        src.write_text("sex,age\n" + "".join(f"{r},x\n" for r in rows))
+    else:
+        src = _csv(tmp_path, *{"more fields": (21, "F,22,extra"), "quote left open": (41, '"M,22')}[case])
+    said = {"duplicate name": "t.csv: duplicate column name(s) 'age'; every column needs a name of its own",
+            "more fields": "t.csv, line 21: Expected Number of Columns: 2 Found: 3 (nothing was written)",
+            "more fields on every line": "t.csv, line 2: Expected Number of Columns: 2 Found: 3 (nothing was written)",
+            "quote left open": "t.csv, line 41: Value with unterminated quote found. (nothing was written)"}[case]  # fmt: skip
+    got = {}
+    for e in ("numpy", engine):
+        r, out = _kanon(tmp_path, src, e)
+        got[e] = (r.exit_code, " ".join(r.output.split()))
+        assert not out.exists()
+    assert got["numpy"][0] == 2 and got["numpy"][1].endswith(said), got["numpy"]
+    assert got[engine] == got["numpy"]

@@ -82,3 +82,36 @@ def test_a_boundary_file_as_data_granularity_and_a_failed_run_say_it(tmp_path, e
         r = runner.invoke(app, [*base, "--k", "30"])
     assert r.exit_code != 0 and "no granularity makes the relation 30-anonymous" in " ".join(r.output.split()), r.output
     assert [str(w.message).startswith(note) for w in caught if "boundary file" in str(w.message)] == [True]
+
+
+@pytest.mark.parametrize("engine", ["numpy", "duckdb"])
+def test_the_api_says_the_note_in_the_result_and_warns_it_at_the_caller_when_the_run_fails(tmp_path, engine):
+    """The API (in memory and on a file): the note in ``result.boundary_notes`` and the summary's messages; a
+    run that fails warns it, attributed to the caller's line (the public functions take no ``_notes``)."""
+    import inspect
+
+    import pandas as pd
+
+    from tempanon.temporal.api import anonymize_timestamped
+    from tempanon.temporal.outofcore import anonymize_timestamped_file
+
+    data, terms, note = _files(tmp_path)
+
+    def run(k):
+        if engine == "numpy":
+            return anonymize_timestamped(pd.read_csv(data, dtype=str), time="visit", uid="pid", k=k,
+                                         granularities=[f"file:{terms}"])  # fmt: skip
+        return anonymize_timestamped_file(data, out=tmp_path / "o.csv", time="visit", uid="pid", k=k,
+                                          granularities=[f"file:{terms}"])  # fmt: skip
+
+    for fn in (anonymize_timestamped, anonymize_timestamped_file):
+        assert not [p for p in inspect.signature(fn).parameters if p.startswith("_") or p == "notes"]
+    res = run(3)
+    assert [n.startswith(note) for n in res.boundary_notes] == [True], res.boundary_notes
+    assert [m for m in res.summary["messages"] if "boundary file" in m] == res.boundary_notes, res.summary["messages"]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", TempanonWarning)
+        with pytest.raises(Exception, match="30-anonymous"):
+            run(30)
+    said = [w for w in caught if str(w.message) == res.boundary_notes[0]]
+    assert len(said) == 1 and said[0].filename == __file__, [(w.filename, str(w.message)) for w in caught]

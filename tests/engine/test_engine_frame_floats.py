@@ -17,17 +17,7 @@ from tempanon.errors import HierarchyError, InputError
 from tempanon.hierarchy import Hierarchy
 from tempanon.kanon import kanonymize
 
-from .conftest import BACKENDS
 from .test_engine_bool_text import _rows
-
-
-
-@pytest.fixture(params=BACKENDS[1:])
-def engine(request):
-    """An engine compared with numpy, the reference (for spark the session is started once first)."""
-    if request.param == "spark":
-        request.getfixturevalue("spark_session")
-    return request.param
 
 
 def _frame(n: int = 24) -> pd.DataFrame:

@@ -29,18 +29,9 @@ from tempanon.errors import InputError, NoSolutionError
 from tempanon.hierarchy import Hierarchy
 from tempanon.kanon import kanonymize
 
-from .conftest import BACKENDS
 from .test_engine_bool_text import _rows
 
 SEX = {"sex": Hierarchy.from_rows("sex", [["M", "*"], ["F", "*"]])}
-
-
-@pytest.fixture(params=BACKENDS[1:])
-def engine(request):
-    """An engine compared with numpy, the reference (for spark the session is started once first)."""
-    if request.param == "spark":
-        request.getfixturevalue("spark_session")
-    return request.param
 
 
 def _outcome(df, engine, tmp_path, **kw):
@@ -164,6 +155,35 @@ def test_verifier_counts_negative_zero_as_zero():
         verify.check_l_diversity(df.astype({"s": object}), ["q"], "s", 2, "distinct")
     text = df.assign(s=["0.0", "-0.0", "0.0", "-0.0"])
     assert verify.check_l_diverse_classes(text, ["q"], "s", 2)["classes"] == 1
+
+
+@pytest.mark.parametrize("missing", [None, np.nan, pd.NA])
+def test_one_zero_on_an_object_column(missing):
+    """verify._one_zero on an object column (its fast path, no Python code per cell): Python floats and
+    np.float64 with -0.0 as 0.0, missing cells missing (each as it was); a column with a cell that is not
+    a float (a text '-0.0', an integer) as it is; a numpy float32 cell as it is (cell by cell, as before)."""
+    from tempanon.verify import _as_text, _one_zero
+
+    def texts(cells):
+        col = pd.Series(cells, dtype=object, index=[7, 3, 5, 1, 9, 2][: len(cells)], name="s")
+        out = _one_zero(col)
+        assert out.index.equals(col.index) and out.name == "s"
+        return list(_as_text(out))
+
+    na = "\x00<NA>"
+    assert texts([-0.0, 0.0, missing, 1.5, np.float64(-0.0), -2.0]) == ["0.0", "0.0", na, "1.5", "0.0", "-2.0"]
+    assert texts([-0.0, missing]) == ["0.0", na]
+    col = pd.Series([-0.0, 0.0, missing], dtype=object)
+    _one_zero(col)
+    assert str(col[0]) == "-0.0"  # (the column given is not changed)
+    if missing is pd.NA:
+        out = _one_zero(pd.Series([-0.0, missing, 2.0], dtype=object))
+        assert out.dtype == object and out[1] is pd.NA and str(out[0]) == "0.0"
+    else:
+        assert _one_zero(pd.Series([-0.0, missing, 2.0], dtype=object)).dtype == np.float64
+    assert texts(["-0.0", -0.0, missing, 0.0]) == ["-0.0", "-0.0", na, "0.0"]  # mixed: as it is
+    assert texts([1, -0.0, missing]) == ["1", "-0.0", na]
+    assert texts([np.float32(-0.0), -0.0, missing]) == ["-0.0", "0.0", na]
 
 
 def test_respondents_and_sensitive_values_in_engine_kept_sets(tmp_path, engine, monkeypatch):

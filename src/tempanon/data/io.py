@@ -162,9 +162,26 @@ def read_table(
     except UnicodeDecodeError as exc:
         raise InputError(not_utf8_message(path, exc)) from None
     except (pd.errors.ParserError, ValueError, OSError, EOFError) as exc:  # (EOFError: a .gz file cut short)
+        if isinstance(exc, pd.errors.ParserError):
+            # a line with more fields than the header (a quote left open): the line as the engines name it,
+            # "t.csv, line 3: Expected Number of Columns: 2 Found: 3 (nothing was written)", as for a short
+            # line below, not pandas' "Error tokenizing data. C error: Expected 2 fields in line 3, saw 3"
+            from tempanon.lattice.source_duckdb import csv_line_error
+
+            line = csv_line_error(path, sep)
+            if line is not None:
+                raise InputError(line) from None
         raise InputError(f"cannot read {path}: {exc}") from exc
     if df.shape[1] == 0:
         raise InputError(f"input file has no columns: {path}")
+    if not isinstance(df.index, pd.RangeIndex):
+        # every data line up to the first that differs has one field more than the header: pandas took the
+        # first column for the index (silently: each value then sat under the next column's name); the
+        # engines refuse the first such line, so does this reader
+        from tempanon.lattice.source_duckdb import csv_line_error
+
+        line = csv_line_error(path, sep)
+        raise InputError(line or f"{path}: its lines have more fields than the header (nothing was written)")
     if df.shape[1] > 1 and len(df) and df.iloc[:, -1].isna().any():
         # pandas fills a line with fewer fields than the header with missing values (it refuses one with
         # more); DuckDB and Spark refuse both. A short line leaves the last column missing, so only then

@@ -113,22 +113,23 @@ def close_duckdb(con: Any, tmpdir: str | None = None) -> None:
         shutil.rmtree(tmpdir, ignore_errors=True)
 
 
-def check_header(sample: str, sep: str, path: Any) -> None:
-    """Refuse a CSV header naming a column twice (an engine would rename one silently)."""
+def check_header(sample: str, sep: str, path: Any) -> list[str]:
+    """The names of a CSV file's header (its first line that is not blank, as pandas and DuckDB take it),
+    refused with the numpy path's reader's checks and messages (:func:`tempanon.data.io.read_table`) when
+    it names a column twice (an engine would rename one silently): "duplicate column name(s) 'q'; every
+    column needs a name of its own", then :func:`~tempanon.data.io.check_column_names`."""
     import csv
     import io
 
-    from tempanon.data.io import check_column_names
+    from tempanon.data.io import _refuse_duplicates, check_column_names
 
     # (newline="": a header ending in a lone carriage return, old Mac line ends, is a line as for pandas and
     # DuckDB; the csv module refused it with a traceback)
-    header = next(csv.reader(io.StringIO(sample, newline=""), delimiter=sep), [])
-    seen: dict[str, int] = {}
-    for i, name in enumerate(c.strip() for c in header):
-        if name in seen:
-            raise InputError(f"{path}: column {name!r} appears twice in the header (columns {seen[name] + 1} and {i + 1})")
-        seen[name] = i
+    sample = sample[1:] if sample.startswith("\ufeff") else sample  # (a byte order mark: not part of the first name)
+    header = next((row for row in csv.reader(io.StringIO(sample, newline=""), delimiter=sep) if row), [])
+    _refuse_duplicates([c.strip() for c in header], path)
     check_column_names(header, path)
+    return header
 
 
 def check_parquet_names(path: str | os.PathLike) -> None:
@@ -735,6 +736,7 @@ class SQLSource(FrequencySource):
                 d, c = encoders[q].encode(values)
             except HierarchyError:
                 self._raise_missing(q, encoders[q], values)
+                self._raise_built(q, encoders[q])
                 raise
             if d.name != q:
                 d.name = q
@@ -766,6 +768,20 @@ class SQLSource(FrequencySource):
         shown = ", ".join(f"{v!r} ({at_line(r)})" for v, r in zip(vals[:5], rows[:5]))
         more = f" and {len(vals) - 5} more" if len(vals) > 5 else ""
         raise HierarchyError(f"column {encoder.name!r}: {len(vals)} value(s) missing from the hierarchy ({encoder.source}): {shown}{more}")
+
+    def _raise_built(self, q: str, encoder: Any) -> None:
+        """The error of a hierarchy built from the data (:class:`~tempanon.hierarchy.builders.HierarchySpec`:
+        intervals, dates, ...) as the numpy path gives it: the builder refused the column's distinct texts,
+        which the engine lists sorted; the numpy path hands it them in file order (``pd.unique``), and the
+        builder names the bad values in the order it meets them ("unparsable date/time value(s): 'zzz',
+        'aaa'"). So on a refusal the builder runs again on the texts in file order (the first row of each,
+        :meth:`_first_rows`; run only then), which raises numpy's error."""
+        from tempanon.hierarchy.builders import HierarchySpec
+
+        if not isinstance(encoder, HierarchySpec):
+            return
+        ordered = self._first_rows(q, "TRUE")
+        encoder.encode(pd.Series(ordered.tolist(), dtype=object, name=q))
 
     def _joins(self, prefix: str = "dim") -> str:
         return " ".join(self.text_join(q, f"{prefix}{i}", f"d{i}") for i, q in enumerate(self.qi))
@@ -1725,7 +1741,8 @@ class DuckDBSource(SQLSource):
             zones = frame_zones(data)
             scan = "tempanon_input_df"
             self.input = "DataFrame"
-        else:
+        header = None  # (a CSV file's header names, check_header)
+        if not isinstance(data, pd.DataFrame):
             path = Path(data)
             if not path.exists():
                 self.close()
@@ -1763,7 +1780,7 @@ class DuckDBSource(SQLSource):
                 sep = delimiter or detect_delimiter(sample)
                 self._sep = sep
                 try:
-                    check_header(sample, sep, path)
+                    header = check_header(sample, sep, path)
                 except InputError:
                     self.close()
                     raise
@@ -1780,6 +1797,14 @@ class DuckDBSource(SQLSource):
                 message = csv_line_error(self.input, self._sep)
             self.close()
             raise InputError(message or f"cannot read {self.input}: {_first_line(exc)}") from None
+        if header is not None and [c.strip() for c in header] != self._columns:
+            # DuckDB's sniffer skipped the header: every line of its sample had a field more than the header,
+            # so it took the first data line for the header (columns 'a', '1', '3' for 'q,dx'). The numpy path
+            # and Spark refuse the first line with a field too many; so does this reader
+            message = csv_line_error(self.input, self._sep)
+            self.close()
+            raise InputError(message or f"{self.input}: DuckDB does not read the first line as its header "
+                             f"({', '.join(map(repr, header))}; nothing was written)")
         if isinstance(data, pd.DataFrame):  # its float columns: released as numpy writes them, looked up by as_text (_float_map)
             import pyarrow as pa
 
@@ -2044,7 +2069,7 @@ def csv_line_error(path: str | os.PathLike, sep: str) -> str | None:
     try:
         with _open_text(Path(path))() as fh:
             sample = fh.read(65536)
-        header = next(csv.reader(io.StringIO(sample, newline=""), delimiter=sep), [])  # (newline="": as check_header)
+        header = next((row for row in csv.reader(io.StringIO(sample, newline=""), delimiter=sep) if row), [])  # (as check_header)
         cols = ", ".join(f"{qstr(c)}: 'VARCHAR'" for c in header)
         con = duckdb.connect(":memory:")
         try:

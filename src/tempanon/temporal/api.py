@@ -208,7 +208,7 @@ def parse_granularities(specs: str | Sequence[str | Granularity] | None, *, coun
 def given_granularity(data_granularity, *, country=None, parts=None, date_order: str | None = "auto"):
     """``data_granularity`` as given, a name parsed (:func:`~tempanon.temporal.granularity.parse_granularity`)
     with an undecided boundary file's note left in its ``date_order_note`` for the run's summary
-    (:func:`says_boundary_notes`), not warned."""
+    (:func:`said_boundary_notes`), not warned."""
     if isinstance(data_granularity, str):
         return parse_granularity(data_granularity, country=country, parts=parts, date_order=date_order, warn=False)
     return data_granularity
@@ -223,33 +223,26 @@ def boundary_notes(granularities: Sequence[Granularity], notes: list[str]) -> No
             notes.append(note)
 
 
-def says_boundary_notes(run: Callable) -> Callable:
-    """``run`` (a timestamped run taking ``_notes``, the list it fills by :func:`boundary_notes`) with the
-    notes of undecided boundary files said as the time column's date-order note is: in the summary's
-    ``messages`` (the command prints them as ``note: ...``, a job in its status line) and the result's
-    ``boundary_notes``. A run that fails warns them (:class:`~tempanon.errors.TempanonWarning`) before its
-    error goes up: a boundary read month first may be why it failed. Before, the note was warned while
-    the granularities were read and was missing from the summary the command or the job wrote."""
-    import functools
+def said_boundary_notes(run: Callable[[list[str]], "TimestampedResult"]) -> "TimestampedResult":
+    """``run(notes)`` (a timestamped run filling ``notes`` by :func:`boundary_notes`) with the notes of
+    undecided boundary files said as the time column's date-order note is: in the summary's ``messages``
+    (the command prints them as ``note: ...``, a job in its status line) and the result's
+    ``boundary_notes``. A run that fails warns them (:class:`~tempanon.errors.TempanonWarning`, at the
+    public function's caller) before its error goes up: a boundary read month first may be why it failed."""
+    notes: list[str] = []
+    try:
+        result = run(notes)
+    except Exception:
+        import warnings
 
-    @functools.wraps(run)
-    def said(*args, **kwargs):
-        notes: list[str] = []
-        try:
-            result = run(*args, _notes=notes, **kwargs)
-        except Exception:
-            import warnings
+        from tempanon.errors import TempanonWarning
 
-            from tempanon.errors import TempanonWarning
-
-            for note in notes:
-                warnings.warn(TempanonWarning(note), stacklevel=2)
-            raise
-        result.boundary_notes = list(notes)
-        result.summary["messages"].extend(notes)
-        return result
-
-    return said
+        for note in notes:  # (stacklevel 3: the caller of anonymize_timestamped or anonymize_timestamped_file)
+            warnings.warn(TempanonWarning(note), stacklevel=3)
+        raise
+    result.boundary_notes = list(notes)
+    result.summary["messages"].extend(notes)
+    return result
 
 
 def reference_times(col: pd.Series, instants: np.ndarray, missing: np.ndarray, timezone: str | None) -> pd.Series:
@@ -310,7 +303,6 @@ def _validate(df, time, qi, uid, k, metric, max_suppression, joint=False):
         raise InputError("the input table has no rows")
 
 
-@says_boundary_notes
 def anonymize_timestamped(
     df: pd.DataFrame,
     *,
@@ -339,7 +331,6 @@ def anonymize_timestamped(
     memory_limit: str | None = None,
     spark_master: str | None = None,
     date_order: str = "auto",
-    _notes: list | None = None,
 ) -> TimestampedResult:
     """Least respondent-level k-anonymous generalization of ``time`` (Section 4, Algorithm 1).
 
@@ -373,9 +364,49 @@ def anonymize_timestamped(
     refused); see :func:`tempanon.temporal.parse.day_month_order`. Every engine gives the same instants:
     the values are parsed on the driver. The start and end of ``file:`` granularities (boundary files)
     are read in the same order (``auto``: decided per file, :func:`~tempanon.temporal.granularity.boundaries_from_file`;
-    the note of a file read month first undecided is in ``summary["messages"]`` too, :func:`says_boundary_notes`).
+    the note of a file read month first undecided is in ``summary["messages"]`` too, :func:`said_boundary_notes`).
     """
-    notes = [] if _notes is None else _notes  # (filled by boundary_notes, said by says_boundary_notes)
+    args = dict(time=time, qi=qi, k=k, uid=uid, granularities=granularities, metric=metric,
+                max_suppression=max_suppression, data_granularity=data_granularity, country=country, parts=parts,
+                hierarchies=hierarchies, criterion=criterion, timezone=timezone, time_limit=time_limit,
+                shuffle_seed=shuffle_seed, announce=announce, progress=progress, keep=keep, drop=drop,
+                allow_identifier=allow_identifier, sensitive=sensitive, engine=engine, memory_limit=memory_limit,
+                spark_master=spark_master, date_order=date_order)  # fmt: skip
+    return said_boundary_notes(lambda notes: _anonymize_timestamped(df, notes=notes, **args))
+
+
+def _anonymize_timestamped(
+    df: pd.DataFrame,
+    *,
+    time: str,
+    qi: Sequence[str],
+    k: int,
+    uid: str | None,
+    granularities: str | Sequence[str | Granularity] | None,
+    metric: str,
+    max_suppression: float,
+    data_granularity: str | Granularity | None,
+    country: str | None,
+    parts,
+    hierarchies: dict | None,
+    criterion: str,
+    timezone: str | None,
+    time_limit: float | None,
+    shuffle_seed: int | None,
+    announce: Callable[[str], None] | None,
+    progress: Callable[[str, int, int], None] | None,
+    keep: Sequence[str],
+    drop: Sequence[str],
+    allow_identifier: Sequence[str],
+    sensitive: Sequence[str],
+    engine: str,
+    memory_limit: str | None,
+    spark_master: str | None,
+    date_order: str,
+    notes: list[str],
+) -> TimestampedResult:
+    """:func:`anonymize_timestamped`'s work; ``notes`` is filled by :func:`boundary_notes` (said by
+    :func:`said_boundary_notes`)."""
     qi = list(qi)
     _validate(df, time, qi, uid, k, metric, max_suppression, bool(hierarchies))
     from tempanon.temporal.parse import check_date_order

@@ -52,7 +52,7 @@ import pandas as pd
 
 from tempanon.data.io import replace_path
 from tempanon.errors import InputError, VerificationError
-from tempanon.temporal.api import says_boundary_notes
+from tempanon.temporal.api import said_boundary_notes
 from tempanon.temporal.granularity import GAP, Granularity
 from tempanon.temporal.least import least_generalization
 from tempanon.temporal.parse import check_date_order
@@ -181,7 +181,6 @@ def write_release(sq, *, select: Sequence[str], body: str, order: Sequence[str],
     return report
 
 
-@says_boundary_notes
 def anonymize_timestamped_file(
     path: str | os.PathLike,
     *,
@@ -218,7 +217,6 @@ def anonymize_timestamped_file(
     warn: Callable[[str], None] | None = None,
     uid_option: str = "--uid",
     check_columns: Callable[[list[str]], None] | None = None,
-    _notes: list | None = None,
 ):
     """Least respondent-level k-anonymous granularity of ``time`` for the table in the file
     ``path``, released to ``out`` (CSV, or Parquet by suffix) by DuckDB out of core; see the module
@@ -247,7 +245,7 @@ def anonymize_timestamped_file(
     ``date_order``: as for :func:`~tempanon.temporal.api.anonymize_timestamped`; the distinct values
     are parsed on the driver by :func:`~tempanon.temporal.parse.parse_timestamps`, so DuckDB and Spark
     release the same instants as numpy (an undecided boundary file's note in ``summary["messages"]`` as
-    there: :func:`~tempanon.temporal.api.says_boundary_notes`).
+    there: :func:`~tempanon.temporal.api.said_boundary_notes`).
 
     Without ``uid``, a column that reads like a respondent id is warned about (``warning: ...``, naming
     ``uid_option``) through ``warn`` (default ``announce``) before the release is written.
@@ -278,8 +276,7 @@ def anonymize_timestamped_file(
                timezone=timezone, time_limit=time_limit, progress=progress, announce=announce, keep=keep, drop=drop,
                allow_identifier=allow_identifier, sensitive=sensitive, memory_limit=memory_limit,
                shuffle_seed=shuffle_seed, hierarchies=hierarchies, max_driver_rows=max_driver_rows, audit=audit,
-               measures=measures, date_order=check_date_order(date_order),
-               notes=[] if _notes is None else _notes)  # fmt: skip
+               measures=measures, date_order=check_date_order(date_order))  # fmt: skip
     if engine not in ("duckdb", "spark"):
         raise InputError(f"unknown engine {engine!r} for a file read in place; expected duckdb or spark")
     from tempanon.data.io import normalize_delimiter
@@ -303,7 +300,8 @@ def anonymize_timestamped_file(
         spark_input_checks(path)
         sq = SparkSource.from_path(path, master=spark_master, delimiter=delimiter, memory_limit=memory_limit)
         try:
-            return _run_and_warn(sq, run, warn or announce, uid_option, check_columns)
+            return said_boundary_notes(lambda notes: _run_and_warn(sq, run, notes, warn or announce, uid_option,
+                                                                   check_columns))  # fmt: skip
         finally:
             # the run's cached tables first (each is re-analysed from the views it reads), then its views
             try:
@@ -337,7 +335,8 @@ def anonymize_timestamped_file(
                                 f"database in {workdir}: {_first_line(exc)}{hint}") from exc  # fmt: skip
         sq = DuckDBSource(path, memory_limit=memory_limit, delimiter=delimiter, threads=threads, connection=con)
         try:
-            return _run_and_warn(sq, run, warn or announce, uid_option, check_columns)
+            return said_boundary_notes(lambda notes: _run_and_warn(sq, run, notes, warn or announce, uid_option,
+                                                                   check_columns))  # fmt: skip
         except duckdb.Error as exc:  # the input's (exit 2) or the engine's (exit 4: out of memory, an internal error)
             from tempanon.lattice.source_duckdb import engine_error
 
@@ -348,9 +347,10 @@ def anonymize_timestamped_file(
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def _run_and_warn(sq, run: dict, warn: Callable[[str], None] | None = None, uid_option: str = "--uid",
-                  check_columns: Callable[[list[str]], None] | None = None):
-    """:func:`_run`; without a ``uid``, the command's warning of a column that reads like a
+def _run_and_warn(sq, run: dict, notes: list[str], warn: Callable[[str], None] | None = None,
+                  uid_option: str = "--uid", check_columns: Callable[[list[str]], None] | None = None):
+    """:func:`_run` (``notes``: the list :func:`~tempanon.temporal.api.boundary_notes` fills, said by
+    :func:`~tempanon.temporal.api.said_boundary_notes`); without a ``uid``, the command's warning of a column that reads like a
     respondent id (values that repeat over the rows), counted by the engine
     (:func:`tempanon.steward.init.respondent_id_warning_engine`), said through ``warn`` as
     ``warning: ...`` (the in-memory command's text; ``uid_option`` names the respondent id) once the
@@ -370,7 +370,7 @@ def _run_and_warn(sq, run: dict, warn: Callable[[str], None] | None = None, uid_
                 warn(f"warning: {hint}")
 
         before_release = id_warning
-    return _run(sq, **run, before_release=before_release)
+    return _run(sq, **run, notes=notes, before_release=before_release)
 
 
 def _as_read_text(values: pd.Series) -> pd.Series:
@@ -410,7 +410,7 @@ def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, d
     from tempanon.temporal.parse import data_granularity_of, parse_timestamps
     from tempanon.temporal.relations import build_dag, span_of
 
-    notes = [] if notes is None else notes  # (undecided boundary files' notes: said by says_boundary_notes)
+    notes = [] if notes is None else notes  # (undecided boundary files' notes: said by said_boundary_notes)
     Q = sq.q  # the engine's identifier quoting
     cols = sq.columns
     # column lists may be given as the command line's text ("a,b" or ranges "A0:A9", in file order)
@@ -760,7 +760,8 @@ def verify_written(sq, path: str, parquet: bool, *, time: str, qi: Sequence[str]
                  f"SELECT {', '.join(names)}, CAST(sum(x.n) AS BIGINT) AS n, count(x.u) AS sz, sum(x.h) AS h FROM ("
                  f"SELECT {', '.join(f'{e} AS {n}' for (e, _), n in zip(coded, names))}, {sq.value_expr(uid)} AS u, count(*) AS n, "
                  f"sum({fp_in}) AS h {inputs} GROUP BY ALL) x GROUP BY {', '.join(names)}) y{djoin}")  # fmt: skip
-    else:
+    else:  # (not one form for both: Spark already plans this count(DISTINCT) as the GROUP BY (class, respondent),
+        # then class, above, in aggregates that spill (AggUtils.planAggregateWithOneDistinct); without a uid, count(*))
         resp = f"count(DISTINCT {sq.value_expr(uid)})" if uid is not None else "count(*)"
         sq._exec(f"{sq.temp_result} v_expected AS SELECT {', '.join(f'{e} AS {n}' for e, n in zip(keys_in, names))}, "
                  f"count(*) AS n, {resp} AS sz, sum({fp_in}) AS h {inputs} GROUP BY ALL")  # fmt: skip

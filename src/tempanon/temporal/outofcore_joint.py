@@ -93,6 +93,7 @@ def run_joint(sq, *, out, time, qi, uid, k, hierarchies, dag, vcol, values, inst
                 d, c = enc.encode(vals)
             except HierarchyError:
                 sq._raise_missing(q, enc, vals)  # the values with the file lines of their first rows
+                sq._raise_built(q, enc)  # a hierarchy built from the data: its bad values in file order, as numpy
                 raise
             codes = np.asarray(c, dtype=np.int64)
             if mp is None:
