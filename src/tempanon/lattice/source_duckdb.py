@@ -727,13 +727,18 @@ class SQLSource(FrequencySource):
     def encode(self, qi: Sequence[str], encoders: Mapping[str, Any]) -> list[Dimension]:
         import pyarrow as pa
 
+        from tempanon.hierarchy.builders import HierarchySpec
+
         self.qi, self.encoders = list(qi), dict(encoders)
         dims, texts = [], []
         self._codes: list[np.ndarray] = []
         for i, q in enumerate(qi):
             values = self.distinct_values(q).rename(q)
             try:
-                d, c = encoders[q].encode(values)
+                enc = encoders[q]
+                if isinstance(enc, HierarchySpec):  # built once here, from the engine's texts (_build_spec)
+                    enc = self._build_spec(q, enc, values)
+                d, c = enc.encode(values)
             except HierarchyError:
                 self._raise_missing(q, encoders[q], values)
                 self._raise_built(q, encoders[q])
@@ -768,6 +773,32 @@ class SQLSource(FrequencySource):
         shown = ", ".join(f"{v!r} ({at_line(r)})" for v, r in zip(vals[:5], rows[:5]))
         more = f" and {len(vals) - 5} more" if len(vals) > 5 else ""
         raise HierarchyError(f"column {encoder.name!r}: {len(vals)} value(s) missing from the hierarchy ({encoder.source}): {shown}{more}")
+
+    def _build_spec(self, q: str, spec: Any, values: pd.Series) -> Any:
+        """The hierarchy ``spec`` (:class:`~tempanon.hierarchy.builders.HierarchySpec`) builds from the
+        column's distinct texts ``values`` (sorted), with the numpy path's warnings: a builder's warning
+        names an example of the values (a dates hierarchy whose numeric dates could be day or month first:
+        "read month first, '05/03/2023' as 3 May"), the first it meets; the numpy path hands it the texts
+        in file order. So when the build warns, the warnings given are those of a build on the texts in file
+        order (their first rows, :meth:`_first_rows`: one query, run only then). A refusal raises as the
+        build does (:meth:`_raise_built` names the values as numpy)."""
+        import warnings
+
+        from tempanon.errors import TempanonWarning
+
+        texts = values.tolist()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            h = spec.build(q, texts)
+        if any(issubclass(w.category, TempanonWarning) for w in caught):
+            ordered = self._first_rows(q, "TRUE").tolist()
+            if ordered != texts:
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    spec.build(q, ordered)
+        for w in caught:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
+        return h
 
     def _raise_built(self, q: str, encoder: Any) -> None:
         """The error of a hierarchy built from the data (:class:`~tempanon.hierarchy.builders.HierarchySpec`:
@@ -1320,7 +1351,7 @@ class SQLSource(FrequencySource):
         for i, (q, v) in enumerate(zip(self.qi, node)):
             enc = self.encoders.get(q)
             if isinstance(enc, HierarchySpec):
-                enc = enc.build(q, self._texts[i].tolist())
+                enc = self._build_spec(q, enc, pd.Series(self._texts[i], dtype=object))
             if isinstance(enc, Hierarchy):
                 mp = enc.mapping(v)
                 self._register(f"vmap{i}", pa.table({"t": pa.array(list(mp), pa.string()), "label": pa.array(list(mp.values()), pa.string())}))

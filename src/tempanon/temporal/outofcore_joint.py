@@ -45,6 +45,7 @@ def run_joint(sq, *, out, time, qi, uid, k, hierarchies, dag, vcol, values, inst
     import pyarrow as pa
 
     from tempanon.errors import HierarchyError
+    from tempanon.hierarchy.builders import HierarchySpec
     from tempanon.hierarchy.core import Hierarchy
     from tempanon.kanon.api import _screen, kanonymize
     from tempanon.lattice.source_duckdb import _is_parquet
@@ -90,10 +91,15 @@ def run_joint(sq, *, out, time, qi, uid, k, hierarchies, dag, vcol, values, inst
             else:  # (the texts and their order as distinct_values gives them)
                 vals = pd.Series(sq._arrow(f"SELECT DISTINCT t FROM {mp} ORDER BY t").column("t").to_pylist(), dtype=object, name=q)
             try:
+                if isinstance(enc, HierarchySpec):
+                    # built here from the engine's texts, once: the release's labels and the verification's maps
+                    # are the built hierarchy's (a spec has no mapping: its class was 'not the generalization of
+                    # any input rows', exit 3, where numpy released)
+                    enc = encoders[q] = sq._build_spec(q, enc, vals)
                 d, c = enc.encode(vals)
             except HierarchyError:
-                sq._raise_missing(q, enc, vals)  # the values with the file lines of their first rows
-                sq._raise_built(q, enc)  # a hierarchy built from the data: its bad values in file order, as numpy
+                sq._raise_missing(q, encoders[q], vals)  # the values with the file lines of their first rows
+                sq._raise_built(q, encoders[q])  # a hierarchy built from the data: its bad values in file order, as numpy
                 raise
             codes = np.asarray(c, dtype=np.int64)
             if mp is None:
