@@ -97,3 +97,24 @@ def test_a_carriage_return_in_a_column_name_is_quoted_too():
     got = csv_texts_by(df, "snapshot", ["x\ry"])
     assert got == {"a": csv_text(df.iloc[[0, 2]][["x\ry"]]), "b": csv_text(df.iloc[[1]][["x\ry"]])}
     assert got["b"] == '"x\ry"\n"2"\n'
+
+
+def test_duplicate_column_names_are_named_with_their_columns(tmp_path):
+    """A header (or a DataFrame) naming columns twice is refused with each name's column numbers, so a
+    wide file can be mended without counting: 'a' at columns 1, 3 and 6, 'b' at 2 and 5."""
+    import re
+
+    import pytest
+
+    from tempanon.errors import InputError
+    from tempanon.kanon import kanonymize
+
+    p = tmp_path / "dup.csv"
+    p.write_text("a,b,a,c,b,a\n1,2,3,4,5,6\n")
+    said = "duplicate column name(s) 'a' (columns 1, 3 and 6), 'b' (columns 2 and 5); every column needs a name of its own"
+    with pytest.raises(InputError) as err:
+        read_table(p)
+    assert str(err.value) == f"{p}: {said}"
+    df = pd.DataFrame([[1, 2, 3, 4, 5, 6]], columns=["a", "b", "a", "c", "b", "a"])
+    with pytest.raises(InputError, match=re.escape(said)):
+        kanonymize(df, ["c"], {}, 2)

@@ -386,7 +386,7 @@ def test_engine_refuses_duplicate_header(backend, tmp_path):
         pytest.skip("the numpy path reads with pandas (data.io), which owns its header checks")
     p = tmp_path / "dup.csv"
     p.write_text("a,b,a\nx,1,2\ny,1,3\n")
-    with pytest.raises(InputError, match=r"dup.csv: duplicate column name\(s\) 'a'; every column needs a name of its own"):
+    with pytest.raises(InputError, match=r"dup.csv: duplicate column name\(s\) 'a' \(columns 1 and 3\); every column needs a name of its own"):
         kanonymize(str(p), ["b"], {"b": build_suppression("b", ["1"])}, 2, engine=backend)
 
 

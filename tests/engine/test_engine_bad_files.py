@@ -188,8 +188,9 @@ def test_a_bad_csv_line_is_refused_when_its_bad_field_is_in_a_column_left_out(tm
 @pytest.mark.parametrize("case", ["duplicate name", "more fields", "more fields on every line", "quote left open"])
 def test_a_bad_header_or_line_gets_numpys_message(tmp_path, engine, case):
     """The same exit code and the same message, word for word, on numpy and on the engine. A header
-    naming a column twice: numpy says "duplicate column name(s) 'age'; every column needs a name of its
-    own", DuckDB and Spark said "column 'age' appears twice in the header (columns 2 and 3)". A line
+    naming a column twice: numpy said "duplicate column name(s) 'age'; every column needs a name of its
+    own", DuckDB and Spark said "column 'age' appears twice in the header (columns 2 and 3)"; all now say
+    "duplicate column name(s) 'age' (columns 2 and 3); ...". A line
     with a field too many: numpy said pandas' "cannot read t.csv: Error tokenizing data. C error:
     Expected 2 fields in line 21, saw 3" where the engines (and numpy itself, for a line with a field
     too few) say "t.csv, line 21: Expected Number of Columns: 2 Found: 3 (nothing was written)": numpy
@@ -207,7 +208,7 @@ def test_a_bad_header_or_line_gets_numpys_message(tmp_path, engine, case):
         src.write_text("sex,age\n" + "".join(f"{r},x\n" for r in rows))
     else:
         src = _csv(tmp_path, *{"more fields": (21, "F,22,extra"), "quote left open": (41, '"M,22')}[case])
-    said = {"duplicate name": "t.csv: duplicate column name(s) 'age'; every column needs a name of its own",
+    said = {"duplicate name": "t.csv: duplicate column name(s) 'age' (columns 2 and 3); every column needs a name of its own",
             "more fields": "t.csv, line 21: Expected Number of Columns: 2 Found: 3 (nothing was written)",
             "more fields on every line": "t.csv, line 2: Expected Number of Columns: 2 Found: 3 (nothing was written)",
             "quote left open": "t.csv, line 41: Value with unterminated quote found. (nothing was written)"}[case]  # fmt: skip

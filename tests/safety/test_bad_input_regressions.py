@@ -122,7 +122,7 @@ def test_table_saved_with_pandas_index_says_how_to_save_it(tmp_path):
 @pytest.mark.parametrize("columns, message", [
     ([0, 1, 2], "column 1 is named 0 (int); column names must be text"),
     (["a", "A", "t"], "columns 'a' and 'A' differ only in case"),
-    (["a", "a", "t"], "column 'a' appears twice"),
+    (["a", "a", "t"], "duplicate column name(s) 'a' (columns 1 and 2)"),
 ])  # fmt: skip
 def test_dataframe_column_names_are_checked_by_every_api(api, columns, message):
     """A DataFrame given to the Python API gets the file reader's checks of its column names: names that

@@ -953,7 +953,7 @@ def test_column_names_an_engine_would_rename_are_refused_on_every_path(tmp_path,
     assert ra.exit_code == rb.exit_code == 2, (ra.output, rb.output)
     assert " ".join(ra.output.split()) == " ".join(rb.output.split())
     assert "every column needs a name of its own" in " ".join(ra.output.split())
-    assert ("column 4 has no name" if not name else "differ only in case" if name != " age" else "appears twice") in ra.output
+    assert ("column 4 has no name" if not name else "differ only in case" if name != " age" else "duplicate column name(s) 'age' (columns 2 and 4)") in ra.output
 
 
 def test_parquet_column_names_are_stripped_on_numpy_as_on_the_engines(tmp_path):

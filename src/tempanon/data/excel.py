@@ -164,7 +164,10 @@ def read_excel(path: str | Path, *, as_text: bool = False) -> pd.DataFrame:
         cols.append(str(_cell_text(h)).strip())
     dup = sorted({c for c in cols if cols.count(c) > 1})
     if dup:
-        raise InputError(f"{path}: sheet {ws.title!r}, line 1: duplicate column name(s) {', '.join(map(repr, dup))}; rename them")
+        from tempanon.data.io import column_numbers
+
+        named = ", ".join(f"{c!r} (columns {column_numbers([j + 1 for j, x in enumerate(cols) if x == c])})" for c in dup)
+        raise InputError(f"{path}: sheet {ws.title!r}, line 1: duplicate column name(s) {named}; rename them")
     data = [list(r[:width]) + [None] * (width - len(r)) for r in body]
     if as_text:
         data = [[_cell_text(v) for v in r] for r in data]

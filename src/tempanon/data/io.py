@@ -295,14 +295,22 @@ def read_parquet_columns(path: str | os.PathLike, names: Sequence[str]) -> pd.Da
     return parquet_as_text(df)
 
 
+def column_numbers(positions: Sequence[int]) -> str:
+    """``[2, 3]`` -> ``"2 and 3"``, ``[1, 3, 6]`` -> ``"1, 3 and 6"`` (a duplicate name's columns, 1-based)."""
+    return ", ".join(map(str, positions[:-1])) + f" and {positions[-1]}"
+
+
 def _refuse_duplicates(columns: list[str], where: object) -> None:
     """Duplicate column names are refused: pandas would rename the second ``age`` to ``age.1``
     and a release could carry the raw copy next to the generalized one."""
-    seen: set[str] = set()
-    dup = [c for c in columns if c in seen or seen.add(c)]  # type: ignore[func-returns-value]
+    at: dict[str, list[int]] = {}
+    for i, c in enumerate(columns):
+        if c != "":  # (no name: check_column_names says "column N has no name")
+            at.setdefault(c, []).append(i + 1)
+    dup = {c: pos for c, pos in at.items() if len(pos) > 1}
     if dup:
-        raise InputError(f"{where}: duplicate column name(s) {', '.join(repr(d) for d in dict.fromkeys(dup))}; "
-                         "every column needs a name of its own")  # fmt: skip
+        named = ", ".join(f"{c!r} (columns {column_numbers(pos)})" for c, pos in dup.items())
+        raise InputError(f"{where}: duplicate column name(s) {named}; every column needs a name of its own")
 
 
 def check_column_names(columns: Iterable[Any], where: object) -> None:
@@ -319,15 +327,14 @@ def check_column_names(columns: Iterable[Any], where: object) -> None:
         if not isinstance(c, str):
             raise InputError(f"{where}: column {i + 1} is named {c!r} ({type(c).__name__}); column names must be text: "
                              "rename the columns, e.g. df.columns = df.columns.astype(str)")  # fmt: skip
-    seen: dict[str, tuple[str, int]] = {}
-    for i, name in enumerate(str(c).strip() for c in columns):
+    names = [str(c).strip() for c in columns]
+    _refuse_duplicates(names, where)  # (every column of each name that appears twice, as a file's header is refused)
+    seen: dict[str, str] = {}
+    for i, name in enumerate(names):
         if not name:
             hint = " (a table saved by pandas with its index has an unnamed first column: save it with index=False)" if i == 0 else ""
             raise InputError(f"{where}: column {i + 1} has no name in the header{hint}; every column needs a name of its own")
-        other, j = seen.setdefault(name.lower(), (name, i))
-        if other == name and j != i:
-            raise InputError(f"{where}: column {name!r} appears twice in the header (columns {j + 1} and {i + 1}); every column "
-                             "needs a name of its own")  # fmt: skip
+        other = seen.setdefault(name.lower(), name)
         if other != name:
             raise InputError(f"{where}: columns {other!r} and {name!r} differ only in case; the engines compare column names "
                              "ignoring case: every column needs a name of its own")  # fmt: skip

@@ -116,8 +116,8 @@ def close_duckdb(con: Any, tmpdir: str | None = None) -> None:
 def check_header(sample: str, sep: str, path: Any) -> list[str]:
     """The names of a CSV file's header (its first line that is not blank, as pandas and DuckDB take it),
     refused with the numpy path's reader's checks and messages (:func:`tempanon.data.io.read_table`) when
-    it names a column twice (an engine would rename one silently): "duplicate column name(s) 'q'; every
-    column needs a name of its own", then :func:`~tempanon.data.io.check_column_names`."""
+    it names a column twice (an engine would rename one silently): "duplicate column name(s) 'q' (columns 1
+    and 3); every column needs a name of its own", then :func:`~tempanon.data.io.check_column_names`."""
     import csv
     import io
 
