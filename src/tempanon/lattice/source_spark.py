@@ -69,7 +69,8 @@ import pandas as pd
 
 from tempanon.errors import InputError, VerificationError
 from tempanon.data.scratch import scratch_dir
-from tempanon.lattice.source_duckdb import AUDIT_RN, SQLSource, _is_parquet, check_header, check_parquet_names, parquet_zones
+from tempanon.lattice.source_duckdb import (AUDIT_RN, SQLSource, _is_parquet, check_header, check_parquet_names, frame_zones,
+                                            parquet_zones)
 
 
 def _jvm_bytes(text: str) -> int | None:
@@ -386,6 +387,33 @@ def _timestamp_kind(dtype: Any) -> str | None:
     return {"TimestampType": "timestamp", "TimestampNTZType": "timestamp_ntz"}.get(name)
 
 
+def _frame_sql_type(dtype: Any) -> str | None:
+    """The Spark type a DataFrame column of ``dtype`` is written with when released unchanged in a
+    Parquet release, the type pandas' ``to_parquet`` (the numpy path) writes it with: signed integers
+    (numpy's and pandas' nullable ``Int8``-``Int64``), ``float32``/``float64``, numpy's ``bool``, and
+    timestamps in microseconds (naive, or aware: written as instants, given the column's zone after
+    the write by :meth:`SparkSource._zone_parts`). Anything else (text, unsigned integers, ``object``,
+    a nullable ``boolean``, timestamps in other units, which Spark cannot write as pandas does) stays
+    text: ``None``."""
+    ints = {1: "TINYINT", 2: "SMALLINT", 4: "INT", 8: "BIGINT"}
+    if isinstance(dtype, pd.DatetimeTZDtype):
+        return "TIMESTAMP" if dtype.unit == "us" else None
+    if isinstance(dtype, pd.api.extensions.ExtensionDtype):
+        if isinstance(dtype, pd.core.arrays.integer.IntegerDtype) and dtype.numpy_dtype.kind == "i":
+            return ints.get(dtype.numpy_dtype.itemsize)
+        return None
+    dtype = np.dtype(dtype)
+    if dtype.kind == "i":
+        return ints.get(dtype.itemsize)
+    if dtype.kind == "f" and dtype.itemsize in (4, 8):
+        return "FLOAT" if dtype.itemsize == 4 else "DOUBLE"
+    if dtype.kind == "b":
+        return "BOOLEAN"
+    if dtype.kind == "M" and np.datetime_data(dtype)[0] == "us":
+        return "TIMESTAMP_NTZ"
+    return None
+
+
 def _plain_audit(path: str, names: list[str], rows_out: int, n_input: int, block: int = 1 << 22) -> bool:
     """True when the audit file at ``path`` is plainly right: two comment lines, the header ``names``
     (``release_row,input_line``), then ``rows_out`` rows whose ``release_row`` is exactly 1, 2, ...,
@@ -543,7 +571,9 @@ class SparkSource(SQLSource):
         by a hierarchy by its hierarchy text (``39.0`` -> ``"39"``) through
         :meth:`~tempanon.lattice.source_duckdb.SQLSource._float_map`; any other column as that text
         (:func:`~tempanon.hierarchy.core.as_text`). Before, a float column was its hierarchy text
-        throughout, so a kept ``1.0`` was written ``1``."""
+        throughout, so a kept ``1.0`` was written ``1``. A column with a type pandas writes (integers,
+        floats, ``bool``, timestamps in microseconds: :func:`_frame_sql_type`) released unchanged to a
+        Parquet file is written with that type (:meth:`_copy`), as the numpy path writes it."""
         import pyarrow as pa
         from pandas.api.types import infer_dtype
 
@@ -569,6 +599,8 @@ class SparkSource(SQLSource):
         with utc_session(spark):
             source = cls(spark.createDataFrame(pa.table(cols)), input_name="DataFrame")
         source._float_cols, source._float_pairs = set(floats), floats
+        source._frame_types = {str(c).strip(): t for c, d in data.dtypes.items() if (t := _frame_sql_type(d)) is not None}
+        source._zones = {c: z for c, z in frame_zones(data).items() if c in source._frame_types}
         return source
 
     def q(self, name: str) -> str:
@@ -660,6 +692,15 @@ class SparkSource(SQLSource):
 
                     df = df.select(*(F.expr(self.timestamp_text(self.q(f.name), k, self._zones.get(f.name))).alias(f.name)
                                      if k else F.col(self.q(f.name)) for f, k in zip(df.schema.fields, kinds)))  # fmt: skip
+            typed = self._typed_columns(df) if parquet and self._typed_out else {}
+            if typed:
+                # a DataFrame's column released unchanged written with its type, as the numpy path's release
+                # (pandas' to_parquet) writes it: the text held in Spark (from_pandas) cast back, over the
+                # sorted rows (same partitions, same order). Checked on the written file (released_text)
+                from pyspark.sql import functions as F
+
+                df = df.select(*(F.expr(self._typed_expr(self.q(f.name), typed[f.name])).alias(f.name) if f.name in typed
+                                 else F.col(self.q(f.name)) for f in df.schema.fields))  # fmt: skip
             one = not parquet and len(df.schema.fields) == 1 and df.schema.fields[0].dataType.typeName() == "string"
             if one:
                 # one column: an empty field would be an empty line, which Spark's CSV writer leaves out
@@ -677,6 +718,79 @@ class SparkSource(SQLSource):
                 w.csv(path, header=True, quote='"', escape='"', nullValue="", emptyValue='""')
             else:
                 w.csv(path, header=True, quote='"', escape='"', nullValue="", emptyValue="")
+
+    # ---- a DataFrame's kept columns typed in a Parquet release (docs/engines.md, "Types of a Parquet release")
+    _frame_types: dict[str, str] = {}  # a DataFrame's column -> the Spark type its release writes it with (from_pandas)
+    _typed_out = False  # set by release(): the release is written to a Parquet file the caller named (out=)
+
+    def _typed_columns(self, df: Any) -> dict[str, str]:
+        """The columns of the release ``df`` to write typed: a DataFrame's columns with a type
+        (:attr:`_frame_types`) released unchanged (not a quasi-identifier, whose labels are text), held
+        as text."""
+        qi = set(self.qi)
+        return {f.name: self._frame_types[f.name] for f in df.schema.fields
+                if f.name in self._frame_types and f.name not in qi and f.dataType.typeName() == "string"}  # fmt: skip
+
+    @staticmethod
+    def _typed_expr(e: str, typ: str) -> str:
+        """SQL: the text ``e`` (pandas' text of the DataFrame's cell, :meth:`from_pandas`) as a value of
+        ``typ``. A boolean only from ``True`` / ``False`` (any other text is NULL, which the check of the
+        written file then refuses)."""
+        if typ == "BOOLEAN":
+            return f"CASE WHEN {e} = 'True' THEN true WHEN {e} = 'False' THEN false END"
+        return f"CAST({e} AS {typ})"
+
+    def released_text(self, alias: str, col: str, rel: str = "src") -> str:
+        """:meth:`SQLSource.released_text`; a written release's boolean column typed from a DataFrame's
+        (:meth:`_copy`) as the numpy path's text, ``True`` / ``False`` (Spark's ``CAST`` gives ``true``)."""
+        if rel != "src" and self._frame_types.get(col) == "BOOLEAN" and self._written_type(rel, col) == "boolean":
+            e = f"{alias}.{self.q(col)}"
+            return f"CASE WHEN {e} THEN 'True' WHEN NOT {e} THEN 'False' ELSE '' END"
+        return super().released_text(alias, col, rel)
+
+    def mapped_text(self, alias: str, col: str, rel: str, tag: str) -> tuple[str, str] | None:
+        """:meth:`SQLSource.mapped_text`; a written release's float column typed from a DataFrame's
+        (:meth:`_copy`) gets pandas' text of its value (Spark's is Java's, ``1.0E20``) from the column's
+        map of the DataFrame's texts (:meth:`from_pandas`), joined by Spark's text of the value they
+        parse to (distinct for distinct values, ``-0.0`` apart from ``0.0``); a value not in it gets
+        :data:`UNMAPPED`, and the check refuses the row."""
+        typ = self._frame_types.get(col)
+        e = f"{alias}.{self.q(col)}"
+        if rel != "src" and typ in ("DOUBLE", "FLOAT") and self._written_type(rel, col) in ("double", "float"):
+            join = f" LEFT JOIN {self._float_text_view(col, typ)} {tag} ON CAST({e} AS STRING) = {tag}.k"
+        elif rel != "src" and typ == "TIMESTAMP" and self._written_type(rel, col) == "timestamp":
+            # an aware value by its instant: Python's text of it in the zone (the DataFrame's) is not Java's
+            # where their zone data differ (Amsterdam 1930: +00:19:32 in Python, +00:00 in Java)
+            join = f" LEFT JOIN {self._instant_text_view(col)} {tag} ON {e} = {tag}.k"
+        else:
+            return super().mapped_text(alias, col, rel, tag)
+        return join, f"CASE WHEN {e} IS NULL THEN '' ELSE coalesce({tag}.v, {self.UNMAPPED}) END"
+
+    def _instant_text_view(self, col: str) -> str:
+        """A view of the DataFrame's aware timestamp column ``col``'s distinct texts ``v`` (pandas', with
+        their offset) keyed by ``k``, the instant each reads as (made once)."""
+        name = f"twtext{self.columns.index(col)}"
+        if name not in self._views:
+            self._exec(f"CREATE OR REPLACE TEMP VIEW {name} AS SELECT CAST(v AS TIMESTAMP) AS k, v FROM "
+                       f"(SELECT DISTINCT {self.q(col)} AS v FROM src WHERE {self.q(col)} IS NOT NULL) t")  # fmt: skip
+        return name
+
+    def _written_type(self, rel: str, col: str) -> str | None:
+        with self._utc():
+            for f in self.spark.table(rel).schema.fields:
+                if f.name == col:
+                    return f.dataType.typeName()
+        return None
+
+    def _float_text_view(self, col: str, typ: str) -> str:
+        """A view of the DataFrame's float column ``col``'s texts ``v`` (pandas') keyed by ``k``, Spark's
+        text of the ``typ`` value each parses to (made once)."""
+        name = f"fwtext{self.columns.index(col)}"
+        if name not in self._views:
+            self._register(f"{name}_raw", self._float_pairs[col].select(["v"]))
+            self._exec(f"CREATE OR REPLACE TEMP VIEW {name} AS SELECT DISTINCT CAST(CAST(v AS {typ}) AS STRING) AS k, v "
+                       f"FROM {name}_raw WHERE v IS NOT NULL")  # fmt: skip
+        return name
 
     def _zone_parts(self, path: str) -> None:
         """Every part file of the Parquet release directory ``path`` Spark wrote, given the schema the
@@ -702,10 +816,12 @@ class SparkSource(SQLSource):
         memory and disk) with their input row number while the release is written, and the audit's
         input lines are written from them (:meth:`_sorted_once`), then dropped."""
         self._audit_pending = audit is not None
+        out = kwargs.get("out")
+        self._typed_out = out is not None and _is_parquet(out)
         try:
             return super().release(node, k, audit=audit, **kwargs)
         finally:
-            self._audit_pending = False
+            self._audit_pending = self._typed_out = False
             self._drop_sorted()
 
     def _drop_sorted(self) -> None:
