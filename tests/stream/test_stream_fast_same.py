@@ -84,13 +84,10 @@ def test_penalty_bound_leaves_no_flow_unproved():
     the flow is optimal (``STATS[42]``); with it none does, and every placement is as before."""
     from tempanon.stream import fast
 
-    b = fast.STATS[42]
-    off = _with_moves(fast.MOVES & ~fast.PENALTY_BOUND, _stream_fingerprints)
-    stops_off = fast.STATS[42] - b
-    b = fast.STATS[42]
-    on = _with_moves(fast.MOVES | fast.PENALTY_BOUND, _stream_fingerprints)
-    assert fast.STATS[42] - b == 0
-    assert stops_off > 0
+    off, grown_off = _run(fast.MOVES & ~fast.PENALTY_BOUND)
+    on, grown_on = _run(fast.MOVES | fast.PENALTY_BOUND)
+    assert grown_on[42] == 0
+    assert grown_off[42] > 0
     assert on == off
 
 
@@ -101,9 +98,8 @@ def _on_and_off(flag, counter):
 
     out = []
     for moves in (fast.MOVES | flag, fast.MOVES & ~flag):
-        b = fast.STATS[counter]
-        fps = _with_moves(moves, _stream_fingerprints)
-        out.append((fps, fast.STATS[counter] - b))
+        fps, grown = _run(moves)
+        out.append((fps, grown[counter]))
     return out
 
 
@@ -158,11 +154,10 @@ def test_xfer_duals_change_no_placement_and_save_flows():
     candidates solved (``STATS[36]``): a candidate it skips could not have beaten the best one."""
     from tempanon.stream import fast
 
-    b = fast.STATS[45]
     (on, solved_on), (off, solved_off) = _on_and_off(fast.XFER_DUALS, 36)
     assert on == off
     assert 0 < solved_on < solved_off
-    assert fast.STATS[45] > b
+    assert _run(fast.MOVES | fast.XFER_DUALS)[1][45] > 0
 
 
 def test_dual_pool_changes_no_placement_and_saves_flows():
@@ -194,12 +189,10 @@ def test_xfer_start_saves_cycles():
     candidate is tested against the fixed-cap ILP in test_stream_fast.py)."""
     from tempanon.stream import fast
 
-    b36, b43 = fast.STATS[36], fast.STATS[43]
-    _with_moves(fast.MOVES | fast.XFER_START, _stream_fingerprints)
-    solved_on, cycles_on = fast.STATS[36] - b36, fast.STATS[43] - b43
-    b36, b43 = fast.STATS[36], fast.STATS[43]
-    _with_moves(fast.MOVES & ~fast.XFER_START, _stream_fingerprints)
-    solved_off, cycles_off = fast.STATS[36] - b36, fast.STATS[43] - b43
+    _, grown_on = _run(fast.MOVES | fast.XFER_START)
+    _, grown_off = _run(fast.MOVES & ~fast.XFER_START)
+    solved_on, cycles_on = grown_on[36], grown_on[43]
+    solved_off, cycles_off = grown_off[36], grown_off[43]
     assert solved_on > 0 and abs(solved_on - solved_off) <= 0.1 * solved_off
     assert cycles_on < 0.7 * cycles_off
 
@@ -215,6 +208,24 @@ def _with_moves(moves, fn):
         fast.MOVES = saved
 
 
+_RUNS: dict = {}
+
+
+def _run(moves, beta=10.0, cases=30):
+    """The random streams' fingerprints with the kernel's ``moves`` and the growth of every ``STATS``
+    counter in that run, computed once per (moves, beta, cases, TIE) in this module: the kernel is
+    deterministic (the fingerprints are asserted), and most tests compare a flag's run with the
+    default's, which is the same run every time."""
+    from tempanon.stream import fast
+
+    key = (int(moves), float(beta), int(cases), float(fast.TIE))
+    if key not in _RUNS:
+        before = fast.STATS.copy()
+        fps = _with_moves(moves, lambda: _stream_fingerprints(beta=beta, cases=cases))
+        _RUNS[key] = (fps, fast.STATS - before)
+    return _RUNS[key]
+
+
 def test_whole_gains_changes_nothing_without_ties():
     """With ``TIE = 0`` every gain of a whole-number cost model is a whole number, so "lowers the true IL
     by more than 0.5" is "lowers it at all": the same placements with and without ``WHOLE_GAINS`` (a
@@ -224,12 +235,12 @@ def test_whole_gains_changes_nothing_without_ties():
     saved_tie = fast.TIE
     fast.TIE = 0.0
     try:
-        on = _with_moves(fast.MOVES | fast.WHOLE_GAINS, lambda: _stream_fingerprints(cases=15))
-        off = _with_moves(fast.MOVES & ~fast.WHOLE_GAINS, lambda: _stream_fingerprints(cases=15))
+        on = _run(fast.MOVES | fast.WHOLE_GAINS, cases=15)[0]
+        off = _run(fast.MOVES & ~fast.WHOLE_GAINS, cases=15)[0]
     finally:
         fast.TIE = saved_tie
     assert on == off
-    with_ties = _with_moves(fast.MOVES | fast.WHOLE_GAINS, lambda: _stream_fingerprints(cases=15))
+    with_ties = _run(fast.MOVES | fast.WHOLE_GAINS, cases=15)[0]
     assert with_ties != MAIN_FINGERPRINTS[:15]
 
 
@@ -238,8 +249,8 @@ def test_whole_gains_changes_nothing_without_whole_costs():
     threshold): the same placements with and without ``WHOLE_GAINS``."""
     from tempanon.stream import fast
 
-    on = _with_moves(fast.MOVES | fast.WHOLE_GAINS, lambda: _stream_fingerprints(beta=10.5, cases=15))
-    off = _with_moves(fast.MOVES & ~fast.WHOLE_GAINS, lambda: _stream_fingerprints(beta=10.5, cases=15))
+    on = _run(fast.MOVES | fast.WHOLE_GAINS, beta=10.5, cases=15)[0]
+    off = _run(fast.MOVES & ~fast.WHOLE_GAINS, beta=10.5, cases=15)[0]
     assert on == off
 
 

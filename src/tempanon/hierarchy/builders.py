@@ -221,9 +221,15 @@ class HierarchySpec:
             return build_taxonomy(name, p["tree"], **{k: v for k, v in p.items() if k != "tree"})
         return Hierarchy.from_csv(p["path"], name=name)
 
-    def encode(self, series: pd.Series) -> tuple[Dimension, np.ndarray]:
+    def build_for(self, series: pd.Series) -> Hierarchy:
+        """The hierarchy built from ``series``' distinct texts in file order (``pd.unique``), named after
+        the column: what :meth:`encode` encodes with. Build it once and reuse it (encoding, release labels,
+        verification): every build gives the builder's warnings again."""
         name = str(series.name) if series.name is not None else self.kind
-        return self.build(name, pd.unique(as_text(series))).encode(series)
+        return self.build(name, pd.unique(as_text(series)))
+
+    def encode(self, series: pd.Series) -> tuple[Dimension, np.ndarray]:
+        return self.build_for(series).encode(series)
 
 
 _REQUIRED = {"intervals": {"widths"}, "taxonomy": {"tree"}, "file": {"path"}}

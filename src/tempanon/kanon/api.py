@@ -602,7 +602,7 @@ def _kanonymize(src, qi, hierarchies, k, t0, *, uid, identifying, max_suppressio
         shuffle_seed=shuffle_seed,
     )
     if verify and src.engine == "numpy":
-        verify_release(data, result, encoders)
+        verify_release(data, result, src.encoders)  # (a hierarchy built from the data: the one the search used)
     if out is not None and src.engine == "numpy":
         from tempanon.data.io import write_table
 

@@ -266,10 +266,18 @@ class NumpySource(FrequencySource):
         return s.iloc[np.flatnonzero(np.diff(running, prepend=-1) > 0)]
 
     def encode(self, qi: Sequence[str], encoders: Mapping[str, Any]) -> list[Dimension]:
+        """As the engines: a hierarchy built from the data (a ``HierarchySpec``) is built here once, from
+        the column, and kept in ``self.encoders`` for the release and the verification (a second build
+        gave the builder's warnings twice)."""
+        from tempanon.hierarchy.builders import HierarchySpec
+
         self.qi, self.encoders = list(qi), dict(encoders)
         dims, cols = [], []
         for q in qi:
-            d, c = encode_distinct(encoders[q], self.data[q].rename(q))
+            column = self.data[q].rename(q)
+            if isinstance(encoders[q], HierarchySpec):
+                self.encoders[q] = encoders[q].build_for(column)
+            d, c = encode_distinct(self.encoders[q], column)
             if d.name != q:
                 d.name = q
             dims.append(d)

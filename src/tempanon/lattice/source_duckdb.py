@@ -736,8 +736,9 @@ class SQLSource(FrequencySource):
             values = self.distinct_values(q).rename(q)
             try:
                 enc = encoders[q]
-                if isinstance(enc, HierarchySpec):  # built once here, from the engine's texts (_build_spec)
-                    enc = self._build_spec(q, enc, values)
+                if isinstance(enc, HierarchySpec):  # built once here, from the engine's texts (_build_spec), and
+                    # kept for the release and the verification (a second build gave its warnings twice)
+                    enc = self.encoders[q] = self._build_spec(q, enc, values)
                 d, c = enc.encode(values)
             except HierarchyError:
                 self._raise_missing(q, encoders[q], values)

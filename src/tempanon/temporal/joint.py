@@ -292,6 +292,14 @@ def joint_anonymize(df: pd.DataFrame, *, time: str, qi: Sequence[str], k: int, u
             from tempanon.hierarchy.core import Hierarchy
 
             encoders[q] = Hierarchy.from_csv(h, name=q)
+    from tempanon.hierarchy.builders import HierarchySpec
+
+    built = [q for q in qi if isinstance(encoders[q], HierarchySpec)]  # hierarchies built from the data
+    if engine not in ("duckdb", "spark"):
+        # built once, here: the search, the release's labels and the verification's maps use the same one
+        # (each build gives the builder's warnings again: numpy gave them three times)
+        for q in built:
+            encoders[q] = encoders[q].build_for(df[q].rename(q))
     attrs = [time, *qi]
     engine_criterion = metric if metric in INCOGNITO_CRITERIA else "height"
     budget = {"time_limit": time_limit} if time_limit is not None else {}
@@ -310,6 +318,17 @@ def joint_anonymize(df: pd.DataFrame, *, time: str, qi: Sequence[str], k: int, u
     stopped = getattr(getattr(res, "search", None), "stats", None)
     stopped = getattr(stopped, "stopped", None)
     search_seconds = _time.perf_counter() - t0
+    if engine in ("duckdb", "spark") and built:
+        import warnings
+
+        from tempanon.errors import TempanonWarning
+
+        # the engine built them for its search and gave the builder's warnings, with numpy's words; the
+        # release's labels and maps are the hierarchy built here from the DataFrame, silently
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", TempanonWarning)
+            for q in built:
+                encoders[q] = encoders[q].build_for(df[q].rename(q))
     dims, cols = [], []
     for a in attrs:
         d, c = encoders[a].encode(df[a].rename(a))
