@@ -154,8 +154,7 @@ def read_table(
         if as_text:
             kwargs.update(dtype=str, keep_default_na=False, na_values=[""])
         header = pd.read_csv(path, sep=sep, header=None, nrows=1, dtype=str, keep_default_na=False)
-        _refuse_duplicates([str(c).strip() for c in header.iloc[0].tolist()] if len(header) else [], path)
-        check_column_names(header.iloc[0].tolist() if len(header) else [], path)
+        check_column_names(header.iloc[0].tolist() if len(header) else [], path)  # (names twice first, then no name, case)
         df = pd.read_csv(path, **kwargs)
     except InputError:
         raise

@@ -117,17 +117,16 @@ def check_header(sample: str, sep: str, path: Any) -> list[str]:
     """The names of a CSV file's header (its first line that is not blank, as pandas and DuckDB take it),
     refused with the numpy path's reader's checks and messages (:func:`tempanon.data.io.read_table`) when
     it names a column twice (an engine would rename one silently): "duplicate column name(s) 'q' (columns 1
-    and 3); every column needs a name of its own", then :func:`~tempanon.data.io.check_column_names`."""
+    and 3); every column needs a name of its own" (:func:`~tempanon.data.io.check_column_names`)."""
     import csv
     import io
 
-    from tempanon.data.io import _refuse_duplicates, check_column_names
+    from tempanon.data.io import check_column_names
 
     # (newline="": a header ending in a lone carriage return, old Mac line ends, is a line as for pandas and
     # DuckDB; the csv module refused it with a traceback)
     sample = sample[1:] if sample.startswith("\ufeff") else sample  # (a byte order mark: not part of the first name)
     header = next((row for row in csv.reader(io.StringIO(sample, newline=""), delimiter=sep) if row), [])
-    _refuse_duplicates([c.strip() for c in header], path)
     check_column_names(header, path)
     return header
 
