@@ -319,6 +319,14 @@ def load_job(path: str | Path) -> Job:
             conf["path"] = str(ctx.resolve(conf["path"]))
             if not Path(conf["path"]).is_file():
                 raise ctx.error(keys + ("path",), f"hierarchy file not found: {conf['path']}")
+        if conf["type"] == "dates":  # before any data is read, with the key's line
+            from tempanon.hierarchy.builders import _check_date_format
+
+            for f in conf.get("formats", ()):
+                try:
+                    _check_date_format(name, f)
+                except InputError as exc:
+                    raise ctx.error(keys + ("formats",), str(exc)) from None
         from tempanon.hierarchy import hierarchy_from_config
 
         try:
