@@ -751,10 +751,14 @@ def _validate_kp(ctx: Ctx, model: dict, qi: list[str]) -> None:
     from tempanon.timeseries.sax import MAX_LEVEL
 
     k, P = model["k"], model["p"]
-    if k < 1:
-        raise ctx.error(("model", "k"), f"k must be at least 1, got {k}")
-    if not 1 <= P <= k:
-        raise ctx.error(("model", "p"), f"P must be in 1..k (Definition 5 needs P <= k = {k}), got {P}")
+    # the API's bounds and words (tempanon.timeseries.api._check_params), said here with the key and line
+    if k < 2:
+        raise ctx.error(("model", "k"), f"k must be at least 2, got {k} (k = 1 publishes every series' exact values)")
+    if P < 2:
+        raise ctx.error(("model", "p"), f"P must be at least 2, got {P} (P = 1 publishes each series' own pattern; "
+                                        "Section 4.2.1 needs P > 1/thr > 1)")
+    if P > k:
+        raise ctx.error(("model", "p"), f"P must not exceed k (Definition 5 needs P <= k), got P={P} > k={k}")
     if model.get("algorithm", "kapra") not in ALGORITHMS:
         raise ctx.error(("model", "algorithm"), f"unknown algorithm {model['algorithm']!r}; expected one of {', '.join(ALGORITHMS)}")
     if not 1 <= model.get("max_level", 5) <= MAX_LEVEL:
@@ -762,8 +766,11 @@ def _validate_kp(ctx: Ctx, model: dict, qi: list[str]) -> None:
     if model.get("paa", 1) < 1:
         raise ctx.error(("model", "paa"), f"must be at least 1, got {model['paa']}")
     if "l_diversity" in model:
-        if not 1 <= model["l_diversity"] <= P:
-            raise ctx.error(("model", "l_diversity"), f"l must be in 1..P (P = {P}), got {model['l_diversity']}")
+        if model["l_diversity"] < 2:
+            raise ctx.error(("model", "l_diversity"), f"l must be at least 2, got {model['l_diversity']} (l = 1 changes nothing)")
+        if model["l_diversity"] > P:
+            raise ctx.error(("model", "l_diversity"), f"l-diversity needs l <= P (each P-subgroup must hold l values), "
+                                                      f"got l={model['l_diversity']} > P={P}")
         if "epsilon" not in model:
             raise ctx.error(("model", "l_diversity"), "l-diversity needs 'epsilon' (the largest change of a perturbed sensitive value)")
     if "epsilon" in model and not model["epsilon"] > 0:
