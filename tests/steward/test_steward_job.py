@@ -358,6 +358,18 @@ def test_hierarchy_errors(tmp_path, args, message):
     assert message in " ".join(r.output.split())
 
 
+@pytest.mark.parametrize("kind", [["intervals", "--widths", "5"], ["suppression"], ["dates"], ["masking", "--levels", "2"]])
+def test_hierarchy_from_a_header_only_table(tmp_path, kind):
+    """A header-only export: exit 2 saying the table has no rows, as init does (found by hand, session 27:
+    every builder said "attribute 'age': intervals builder is empty", not what was wrong with the file)."""
+    data = tmp_path / "t.csv"
+    make_table(0).to_csv(data, index=False)
+    r = runner.invoke(app, ["hierarchy", "--data", str(data), "--column", "age", "--type", *kind, "--out", str(tmp_path / "h.csv")])
+    assert r.exit_code == 2, r.output
+    assert "the input table has no rows" in r.output and "t.csv" in r.output, r.output
+    assert not (tmp_path / "h.csv").exists()
+
+
 def test_init_errors(tmp_path):
     r = runner.invoke(app, ["init", str(tmp_path / "none.csv")])
     assert r.exit_code == 2 and "input file not found" in r.output
