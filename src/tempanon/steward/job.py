@@ -907,7 +907,7 @@ def _run_stream(job: Job, df: pd.DataFrame, source: SourceInfo, progress: Any) -
             cost=p.get("cost", "linear"), suppression_cost={k: float(v) for k, v in beta.items()} if isinstance(beta, dict) else float(beta),
             seed=p.get("seed", 0), progress=progress, **({"defer": p["defer"]} if "defer" in p else {}),
             **({"step": p["step"]} if "step" in p else {}), timezone=p.get("timezone"),
-            date_order=p.get("date_order", "auto"),
+            date_order=p.get("date_order", "auto"), allow_identifier=job.allow_identifier,
         )  # every snapshot verified inside (tempanon.verify.check_anatomy)
     rep = None
     if job.report is not None:  # built before anything is written
