@@ -135,6 +135,8 @@ def test_run_job_from_duckdb(jobdir):
         ("max_suppression = 0.02", 'criterion = "best"', "key 'model.criterion': unknown criterion 'best'", 16),
         ("max_suppression = 0.02", 'weights = { age = "x" }', "key 'model.weights.age': expected a non-negative number", 16),
         ("max_suppression = 0.02", "weights = { height = 1 }", "key 'model.weights.height': weight for 'height'", 16),
+        # weights without weighted-height were ignored without a word (found by hand, session 27)
+        ("max_suppression = 0.02", "weights = { age = 2 }", "key 'model.weights': weights are used by the criterion weighted-height only", 16),
         # (found by hand, session 27: a dates level '%Q' was built as the text '%Q' for every value; said with no line)
         ('zip = { type = "masking", levels = 4 }', 'zip = { type = "dates", formats = ["%Y", "%Q"] }',
          "key 'hierarchies.zip.formats': attribute 'zip': date format '%Q': unknown directive %Q", 11),

@@ -528,6 +528,10 @@ def _validate_kanon(ctx: Ctx, model: dict, qi: list[str]) -> None:
             raise ctx.error(("model", "weights", name), f"weight for {name!r}, which is not a quasi-identifier ({', '.join(qi)})")
         if isinstance(w, bool) or not isinstance(w, (int, float)) or w < 0:
             raise ctx.error(("model", "weights", name), f"expected a non-negative number, got {_describe(w)}")
+    if model.get("weights") and model.get("criterion", "loss") != "weighted-height":
+        raise ctx.error(("model", "weights"), f"weights are used by the criterion weighted-height only, not by "
+                                              f"{model.get('criterion', 'loss')!r} (the default is 'loss'): add "
+                                              f"criterion = \"weighted-height\" or remove the weights")
 
 
 def _write_outputs(job: Job, table: pd.DataFrame | None, summ: dict, rep: Any, extra: Mapping[Path, pd.DataFrame] | None = None,
