@@ -77,6 +77,29 @@ def detect_delimiter(sample: str) -> str:
         return best
 
 
+def refuse_pipe(path: str | os.PathLike) -> None:
+    """Refuse (:class:`InputError`, exit 2) an input that is a pipe, a socket or a device rather than a file
+    (``--data <(zcat t.csv.gz)``, ``/dev/stdin``): every route reads its input more than once (the
+    delimiter and header are checked before the table is read; the engines and the verification read it
+    again), and a pipe gives its lines only to the first reader, so the second saw a cut table and said
+    so in a misleading way ("its lines have more fields than the header"). A missing path passes (the
+    callers say "input file not found"); a directory passes (the callers refuse it, or read a Spark
+    release directory)."""
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return
+    kind = "a pipe" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
+    raise InputError(f"input {path} is {kind}, not a file: tempanon reads its input more than once (the header and "
+                     "lines are checked before the table is read, and the release is checked against it), which a "
+                     "pipe cannot give; write it to a file first (a .csv.gz file is read as it is; tempanon stream "
+                     "reads standard input given as -)")  # fmt: skip
+
+
 def read_table(
     source: str | os.PathLike | pd.DataFrame,
     *,
@@ -128,6 +151,7 @@ def read_table(
         raise InputError(f"input file not found: {path}")
     if path.is_dir():
         raise InputError(f"input is a directory, not a table file: {path}")
+    refuse_pipe(path)
     suffixes = "".join(path.suffixes).lower()
     from tempanon.data.excel import is_spreadsheet, read_excel  # .xlsx with tempanon[excel]; others refused clearly
 

@@ -426,6 +426,9 @@ def open_source(
         path = Path(data)
         if not path.exists():
             raise InputError(f"input file not found: {path}")
+        from tempanon.data.io import refuse_pipe
+
+        refuse_pipe(path)
         delimiter = normalize_delimiter(delimiter)  # one character (or 'tab', ...) for every engine's reader
         engine = resolve_engine(path, engine, memory_limit)
         check_memory_limit(engine, memory_limit, spark_master=spark_master)

@@ -1788,6 +1788,13 @@ class DuckDBSource(SQLSource):
             if path.is_dir():
                 self.close()
                 raise InputError(f"input is a directory, not a table file: {path}")
+            from tempanon.data.io import refuse_pipe
+
+            try:
+                refuse_pipe(path)
+            except InputError:
+                self.close()
+                raise
             self.input = str(path)
             zones = {}
             if _is_parquet(path):

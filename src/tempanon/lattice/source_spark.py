@@ -528,6 +528,9 @@ class SparkSource(SQLSource):
         path = Path(path)
         if not path.exists():
             raise InputError(f"input file not found: {path}")
+        from tempanon.data.io import refuse_pipe
+
+        refuse_pipe(path)
         sep = None  # (the input is checked before Spark starts)
         if _is_parquet(path):
             check_parquet_names(path)  # (Spark refuses names differing only in case with an engine error)

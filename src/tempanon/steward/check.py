@@ -145,6 +145,9 @@ def open_check_source(path, engine: str, *, memory_limit: str | None = None, del
         raise InputError(f"input file not found: {p}")
     if p.is_dir():
         raise InputError(f"input is a directory, not a table file: {p}")
+    from tempanon.data.io import refuse_pipe
+
+    refuse_pipe(p)
     if is_spreadsheet(p):
         raise InputError(f"{p}: a spreadsheet is read into memory; check it with --engine numpy "
                          "(or save it as CSV or Parquet for --engine duckdb/spark)")  # fmt: skip

@@ -258,7 +258,9 @@ def anonymize_timestamped_file(
 
     if not Path(path).exists():
         raise InputError(f"input file not found: {path}")
-    from tempanon.data.io import refuse_nested_columns
+    from tempanon.data.io import refuse_nested_columns, refuse_pipe
+
+    refuse_pipe(path)
 
     # a nested Parquet column (list, struct, map) with a role: refused before DuckDB or Spark reads it
     refuse_nested_columns(path, {"time": [time], "uid": [uid] if uid else None, "qi": qi, "sensitive": sensitive,
