@@ -959,37 +959,41 @@ def _write_arrow(table: Any, path: Path) -> None:
     pq.write_table(table, path)
 
 
-def zoned_schema(schema: Any, zones: Mapping[str, str]) -> Any:
+def zoned_schema(schema: Any, zones: Mapping[str, str], types: Mapping[str, Any] | None = None) -> Any:
     """The Arrow schema the numpy path writes (:func:`typed_release`) for a Parquet file an engine wrote
     with ``schema`` (as pyarrow reads it): an aware timestamp column named (stripped) in ``zones`` (the
     input's columns, ``parquet_zones``) in that zone, its unit kept, and every field nullable, as pandas
     and pyarrow write. Parquet stores an aware value as an instant adjusted to UTC; the zone's name is
     Arrow's, kept in the file's ``ARROW:schema`` metadata, which neither DuckDB nor Spark writes (both
-    read back ``tz=UTC``). The schema's own metadata is kept."""
+    read back ``tz=UTC``). The schema's own metadata is kept. ``types``: a column (by its name as written)
+    -> the Arrow type to give it instead (Spark's release of a DataFrame: an unsigned integer, a ``ms`` or
+    ``ns`` timestamp, which Spark's types cannot hold as pandas writes them, ``SparkSource._copy``)."""
     import pyarrow as pa
 
     fields = []
     for f in schema:
-        t, zone = f.type, zones.get(str(f.name).strip())
+        t, zone = (types or {}).get(f.name, f.type), zones.get(str(f.name).strip())
         if zone is not None and pa.types.is_timestamp(t) and t.tz is not None and t.tz != zone:
             t = pa.timestamp(t.unit, tz=zone)
         fields.append(pa.field(f.name, t, nullable=True, metadata=f.metadata))
     return pa.schema(fields, metadata=schema.metadata)
 
 
-def zone_written_parquet(path: str | os.PathLike, zones: Mapping[str, str]) -> bool:
+def zone_written_parquet(path: str | os.PathLike, zones: Mapping[str, str], types: Mapping[str, Any] | None = None) -> bool:
     """Give a Parquet file an engine wrote (DuckDB's ``COPY``, one of Spark's part files) the schema
     :func:`zoned_schema` says, the same values. Its footer is read first; only when its schema differs
     is it rewritten with pyarrow, row group by row group (the same row groups, rows and order; a
     metadata-only cast of each; memory bounded by one row group), to a hidden file beside it renamed
     over ``path``; its own key-value metadata is kept. Returns whether it was rewritten. The caller
-    verifies the file afterwards, as it would have the engine's."""
+    verifies the file afterwards, as it would have the engine's. ``types``: :func:`zoned_schema`'s; their
+    casts are pyarrow's safe ones (a value out of the type's range, or a timestamp that a coarser unit
+    would truncate, raises: nothing is changed silently)."""
     import pyarrow.parquet as pq
 
     path = Path(path)
     with pq.ParquetFile(path) as pf:
         schema = pf.schema_arrow
-        want = zoned_schema(schema, zones)
+        want = zoned_schema(schema, zones, types)
         if want.equals(schema) and all(f.nullable for f in schema):
             return False
         tmp = path.with_name(f".{path.name}.zone")
