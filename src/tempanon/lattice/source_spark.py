@@ -69,8 +69,8 @@ import pandas as pd
 
 from tempanon.errors import InputError, VerificationError
 from tempanon.data.scratch import scratch_dir
-from tempanon.lattice.source_duckdb import (AUDIT_RN, SQLSource, _is_parquet, check_header, check_parquet_names, frame_zones,
-                                            parquet_zones)
+from tempanon.lattice.source_duckdb import (AUDIT_RN, SQLSource, _column_name, _is_parquet, check_header, check_parquet_names,
+                                            frame_zones, parquet_zones)
 
 
 def _jvm_bytes(text: str) -> int | None:
@@ -390,17 +390,20 @@ def _timestamp_kind(dtype: Any) -> str | None:
 def _frame_sql_type(dtype: Any) -> str | None:
     """The Spark type a DataFrame column of ``dtype`` is written with when released unchanged in a
     Parquet release, the type pandas' ``to_parquet`` (the numpy path) writes it with: signed integers
-    (numpy's and pandas' nullable ``Int8``-``Int64``), ``float32``/``float64``, numpy's ``bool``, and
+    (numpy's and pandas' nullable ``Int8``-``Int64``), ``float32``/``float64``, numpy's ``bool`` and
+    pandas' nullable ``boolean`` (and ``bool[pyarrow]``; an ``object`` column of Python bools:
+    :meth:`SparkSource.from_pandas`), and
     timestamps in microseconds (naive, or aware: written as instants, given the column's zone after
     the write by :meth:`SparkSource._zone_parts`). Anything else (text, unsigned integers, ``object``,
-    a nullable ``boolean``, timestamps in other units, which Spark cannot write as pandas does) stays
-    text: ``None``."""
+    timestamps in other units, which Spark cannot write as pandas does) stays text: ``None``."""
     ints = {1: "TINYINT", 2: "SMALLINT", 4: "INT", 8: "BIGINT"}
     if isinstance(dtype, pd.DatetimeTZDtype):
         return "TIMESTAMP" if dtype.unit == "us" else None
     if isinstance(dtype, pd.api.extensions.ExtensionDtype):
         if isinstance(dtype, pd.core.arrays.integer.IntegerDtype) and dtype.numpy_dtype.kind == "i":
             return ints.get(dtype.numpy_dtype.itemsize)
+        if pd.api.types.is_bool_dtype(dtype):  # pandas' nullable boolean, bool[pyarrow]: bool, missing as null
+            return "BOOLEAN"
         return None
     dtype = np.dtype(dtype)
     if dtype.kind == "i":
@@ -580,18 +583,21 @@ class SparkSource(SQLSource):
         from tempanon.hierarchy.core import as_text
 
         spark = spark or local_session(master, memory_limit)
-        cols, floats = {}, {}
+        cols, floats, bools = {}, {}, set()
         for j, c in enumerate(data.columns):
             col = data.iloc[:, j]
             present = col.notna().to_numpy()
-            if pd.api.types.is_float_dtype(col.dtype) or (col.dtype == object and infer_dtype(col, skipna=True) == "floating"):
+            inferred = infer_dtype(col, skipna=True) if col.dtype == object else None
+            if inferred == "boolean":  # an object column of Python bools (and missing): bool, as pandas writes it
+                bools.add(_column_name(c))
+            if pd.api.types.is_float_dtype(col.dtype) or inferred == "floating":
                 kind = np.float64 if col.dtype == object else getattr(col.dtype, "numpy_dtype", col.dtype)  # (float32: its text)
                 t = pd.Series(col.to_numpy(dtype=kind, na_value=np.nan).astype(str), dtype=object)  # (pandas' CSV text)
                 t = t.where(present, None)
                 # each text's hierarchy text, from the cells themselves (a float32's 0.1 is 0.10000000149011612 there);
                 # one row a text, so that joining the map keeps the rows
                 pairs = pd.DataFrame({"v": t, "t": as_text(col)}).drop_duplicates("v")
-                floats[str(c).strip()] = pa.table({"v": pa.array(pairs["v"].tolist(), pa.string()),
+                floats[_column_name(c)] = pa.table({"v": pa.array(pairs["v"].tolist(), pa.string()),
                                                    "t": pa.array(pairs["t"].tolist(), pa.string())})  # fmt: skip
             else:
                 t = pd.Series(as_text(col), dtype=object).where(present, None)
@@ -599,7 +605,8 @@ class SparkSource(SQLSource):
         with utc_session(spark):
             source = cls(spark.createDataFrame(pa.table(cols)), input_name="DataFrame")
         source._float_cols, source._float_pairs = set(floats), floats
-        source._frame_types = {str(c).strip(): t for c, d in data.dtypes.items() if (t := _frame_sql_type(d)) is not None}
+        source._frame_types = {_column_name(c): t for c, d in data.dtypes.items() if (t := _frame_sql_type(d)) is not None}
+        source._frame_types.update(dict.fromkeys(bools, "BOOLEAN"))
         source._zones = {c: z for c, z in frame_zones(data).items() if c in source._frame_types}
         return source
 
@@ -711,13 +718,17 @@ class SparkSource(SQLSource):
                 name = df.schema.fields[0].name
                 df = df.select(F.coalesce(F.col(self.q(name)), F.lit("")).alias(name))
             w = df.write.mode("errorifexists")
+            # Spark's CSV writer strips the spaces around every field by default, the header's names too: a
+            # DataFrame's ' sex ' was written 'sex' (its names are exact on every engine), a kept ' x ' 'x' (the
+            # audit's check refused the run); pandas writes both as they are, and so does this
+            spaces = {"ignoreLeadingWhiteSpace": False, "ignoreTrailingWhiteSpace": False}
             if parquet:
                 w.parquet(path)
                 self._zone_parts(path)
             elif one:
-                w.csv(path, header=True, quote='"', escape='"', nullValue="", emptyValue='""')
+                w.csv(path, header=True, quote='"', escape='"', nullValue="", emptyValue='""', **spaces)
             else:
-                w.csv(path, header=True, quote='"', escape='"', nullValue="", emptyValue="")
+                w.csv(path, header=True, quote='"', escape='"', nullValue="", emptyValue="", **spaces)
 
     # ---- a DataFrame's kept columns typed in a Parquet release (docs/engines.md, "Types of a Parquet release")
     _frame_types: dict[str, str] = {}  # a DataFrame's column -> the Spark type its release writes it with (from_pandas)
