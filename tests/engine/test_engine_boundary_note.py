@@ -76,11 +76,12 @@ def test_a_boundary_file_as_data_granularity_and_a_failed_run_say_it(tmp_path, e
     assert r.exit_code == 0, r.output
     assert [m.startswith(note) for m in json.loads(summ.read_text())["messages"] if "boundary file" in m] == [True]
     assert _said(r.output, note) == 1, r.output
-    # no granularity is 30-anonymous: the run fails, and the note is still said (warned before the error)
+    # k=30 above the 9 respondents: the run fails, and the note is still said (warned before the error)
     with warnings.catch_warnings(record=True) as caught:  # (the command line prints it as warning: ...)
         warnings.simplefilter("always", TempanonWarning)
         r = runner.invoke(app, [*base, "--k", "30"])
-    assert r.exit_code != 0 and "no granularity makes the relation 30-anonymous" in " ".join(r.output.split()), r.output
+    assert r.exit_code == 1 and "k=30 is impossible for this data: the whole table has only 9 distinct respondents" in \
+        " ".join(r.output.split()), r.output
     assert [str(w.message).startswith(note) for w in caught if "boundary file" in str(w.message)] == [True]
 
 
@@ -111,7 +112,7 @@ def test_the_api_says_the_note_in_the_result_and_warns_it_at_the_caller_when_the
     assert [m for m in res.summary["messages"] if "boundary file" in m] == res.boundary_notes, res.summary["messages"]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", TempanonWarning)
-        with pytest.raises(Exception, match="30-anonymous"):
+        with pytest.raises(Exception, match="k=30 is impossible for this data"):  # (9 respondents)
             run(30)
     said = [w for w in caught if str(w.message) == res.boundary_notes[0]]
     assert len(said) == 1 and said[0].filename == __file__, [(w.filename, str(w.message)) for w in caught]

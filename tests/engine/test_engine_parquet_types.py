@@ -386,9 +386,10 @@ def test_dataframe_parquet_release_typed_as_numpys(tmp_path, engine):
     has numpy's type (``write_table`` of pandas' frame) and numpy's values row for row (the release's
     rows as a multiset: ``-0.0`` apart from ``0.0``, missing cells null, the zone kept); the
     quasi-identifier is text. The audit's row-by-row check reads the typed written file. On main Spark
-    wrote every column as text. Known difference kept: DuckDB writes the boolean as text ``True`` /
-    ``False`` (its view's text, as for a Parquet input's boolean), numpy and Spark as ``bool``; and a
-    pandas ``str`` column is ``large_string`` on numpy, ``string`` on the engines (the same Parquet type)."""
+    wrote every column as text, and DuckDB wrote the boolean as text ``True`` / ``False`` (its view's
+    text) where numpy and Spark wrote ``bool`` (since 2026-11-27 ``bool`` on DuckDB too:
+    ``test_engine_frame_bools``). Known difference kept: a pandas ``str`` column is ``large_string`` on
+    numpy, ``string`` on the engines (the same Parquet type)."""
     from tempanon.hierarchy import Hierarchy
     from tempanon.kanon.api import kanonymize
 
@@ -405,9 +406,6 @@ def test_dataframe_parquet_release_typed_as_numpys(tmp_path, engine):
     schemas = {e: [pq.read_schema(p) for p in ps] for e, ps in files.items()}
 
     def norm(t, e, c):
-        if e == "duckdb" and c == "b":
-            assert t == pa.string()  # (the known difference above)
-            return pa.bool_()
         return pa.string() if t == pa.large_string() else t
 
     want = {f.name: norm(f.type, "numpy", f.name) for f in schemas["numpy"][0]}
@@ -418,10 +416,6 @@ def test_dataframe_parquet_release_typed_as_numpys(tmp_path, engine):
 
     def rows(e):
         tab = pa.concat_tables([pq.read_table(p) for p in files[e]])
-        if e == "duckdb":
-            b = tab.column("b")
-            tab = tab.set_column(tab.schema.get_field_index("b"), "b",
-                                 pa.array([None if v is None else {"True": True, "False": False}[v] for v in b.to_pylist()]))
         cols = {c: tab.column(c).to_pylist() for c in df.columns}
         # (math.copysign tells -0.0 from 0.0; a datetime with its zone's name)
         return sorted(repr(tuple((v, np.copysign(1, v)) if isinstance(v, float) else (v, str(getattr(v, "tzinfo", "")))

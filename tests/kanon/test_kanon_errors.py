@@ -92,6 +92,16 @@ def test_unknown_columns_algorithm_criterion_weights(patients, patients_h):
         kanonymize(patients, QI, patients_h, 2, uid="patient")
 
 
+@pytest.mark.parametrize("criterion", ["loss", "height", "discernibility"])
+def test_weights_without_weighted_height_are_refused(patients, patients_h, criterion):
+    """Weights are read by weighted-height only: with another criterion they were ignored without a word
+    (exit 0, `tempanon kanon --weights age=2` selected by loss; found by hand, session 27), as --c is
+    refused without recursive l-diversity."""
+    with pytest.raises(InputError, match=f"weights are used by the criterion weighted-height only, not by '{criterion}'"):
+        kanonymize(patients, QI, patients_h, 2, criterion=criterion, weights={QI[0]: 2})
+    assert kanonymize(patients, QI, patients_h, 2, criterion="weighted-height", weights={QI[0]: 2}).table is not None
+
+
 def test_empty_data(patients, patients_h):
     with pytest.raises(InputError, match="no rows"):
         kanonymize(patients.iloc[:0], QI, patients_h, 2)

@@ -159,6 +159,27 @@ def test_stream_needs_qi_and_screens_anatomy_qis(people, tmp_path):
         assert not set(IDENTIFYING) & set(pd.read_csv(f).columns)
 
 
+def test_stream_api_screens_anatomy_qis_as_the_command_does(people):
+    """The Python API publishes the quasi-identifiers exactly (QIT), as the command does, so it screens
+    them too: an explicit identifier QI and the default (every other column) are refused unless
+    allowed, and an override is reported in the summary's verification."""
+    from tempanon.errors import InputError
+    from tempanon.stream import anonymize_stream
+
+    _, _, df = people
+    df = df.astype({"age": str})
+    base = {"time": "t", "sensitive": "dx", "l": 2, "w": 1}
+    with pytest.raises(InputError, match="'forename'"):
+        anonymize_stream(df, qi=["sex", "forename"], **base)
+    with pytest.raises(InputError, match="'email'"):
+        anonymize_stream(df, **base)  # qi defaults to every other column: forename, email, ... included
+    res = anonymize_stream(df, qi=["sex", "forename"], allow_identifier=["forename"], **base)
+    assert "forename" in res.qit.columns
+    v = res.summary["verification"]
+    assert v["checked_on"] == ["sex", "forename", "dx"] and v["identifier_overrides"][0]["column"] == "forename"
+    assert anonymize_stream(df, qi=["sex"], **base).summary["verification"]["identifier_overrides"] == []
+
+
 def test_job_run_fails_closed(people, tmp_path):
     p, h, _ = people
     job = tmp_path / "job.toml"

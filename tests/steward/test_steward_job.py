@@ -135,6 +135,11 @@ def test_run_job_from_duckdb(jobdir):
         ("max_suppression = 0.02", 'criterion = "best"', "key 'model.criterion': unknown criterion 'best'", 16),
         ("max_suppression = 0.02", 'weights = { age = "x" }', "key 'model.weights.age': expected a non-negative number", 16),
         ("max_suppression = 0.02", "weights = { height = 1 }", "key 'model.weights.height': weight for 'height'", 16),
+        # weights without weighted-height were ignored without a word (found by hand, session 27)
+        ("max_suppression = 0.02", "weights = { age = 2 }", "key 'model.weights': weights are used by the criterion weighted-height only", 16),
+        # (found by hand, session 27: a dates level '%Q' was built as the text '%Q' for every value; said with no line)
+        ('zip = { type = "masking", levels = 4 }', 'zip = { type = "dates", formats = ["%Y", "%Q"] }',
+         "key 'hierarchies.zip.formats': attribute 'zip': date format '%Q': unknown directive %Q", 11),
         # a quasi-identifier listed twice, said before the hierarchy of 'zip' is found not to be one
         ('quasi_identifiers = ["age", "sex", "zip"]', 'quasi_identifiers = ["age", "sex", "sex"]',
          "key 'columns.quasi_identifiers': quasi-identifier listed twice: 'sex'", 5),
@@ -338,6 +343,12 @@ def test_hierarchy_never_writes_over_its_input(tmp_path, out):
         (["--type", "intervals", "--column", "sex", "--data", "DATA", "--widths", "5"], "needs numeric values"),
         (["--type", "taxonomy", "--column", "dx"], "--tree"),
         (["NOFILE"], "hierarchy file not found"),
+        # (found by hand, session 27: strftime passes an unknown directive through, so '%Q' made a level
+        # holding the text '%Q' for every date, and a format with no directive a constant level: written, exit 0)
+        (["--type", "dates", "--column", "visit", "--data", "DATA", "--formats", "%Y-%m,%Q"],
+         "attribute 'visit': date format '%Q': unknown directive %Q"),
+        (["--type", "dates", "--column", "visit", "--data", "DATA", "--formats", "%Y-%m,year"],
+         "attribute 'visit': date format 'year' has no directive"),
     ],
 )
 def test_hierarchy_errors(tmp_path, args, message):
@@ -347,6 +358,18 @@ def test_hierarchy_errors(tmp_path, args, message):
     r = runner.invoke(app, ["hierarchy", *args])
     assert r.exit_code == 2, r.output
     assert message in " ".join(r.output.split())
+
+
+@pytest.mark.parametrize("kind", [["intervals", "--widths", "5"], ["suppression"], ["dates"], ["masking", "--levels", "2"]])
+def test_hierarchy_from_a_header_only_table(tmp_path, kind):
+    """A header-only export: exit 2 saying the table has no rows, as init does (found by hand, session 27:
+    every builder said "attribute 'age': intervals builder is empty", not what was wrong with the file)."""
+    data = tmp_path / "t.csv"
+    make_table(0).to_csv(data, index=False)
+    r = runner.invoke(app, ["hierarchy", "--data", str(data), "--column", "age", "--type", *kind, "--out", str(tmp_path / "h.csv")])
+    assert r.exit_code == 2, r.output
+    assert "the input table has no rows" in r.output and "t.csv" in r.output, r.output
+    assert not (tmp_path / "h.csv").exists()
 
 
 def test_init_errors(tmp_path):

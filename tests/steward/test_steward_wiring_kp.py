@@ -206,7 +206,12 @@ def test_job_customized_publishing(walk_csv, walk, tmp_path):
 @pytest.mark.parametrize(
     "old, new, message, line",
     [
-        ("p = 3", "p = 8", "key 'model.p': P must be in 1..k", 12),
+        ("p = 3", "p = 8", "key 'model.p': P must not exceed k (Definition 5 needs P <= k), got P=8 > k=6", 12),
+        # (found by hand, session 27: k = 1, p = 1 and l_diversity = 1 passed the job's checks, then the
+        # API refused them without the job file's key and line)
+        ("k = 6", "k = 1", "key 'model.k': k must be at least 2, got 1", 11),
+        ("p = 3", "p = 1", "key 'model.p': P must be at least 2, got 1", 12),
+        ("p = 3", "p = 3\nl_diversity = 1\nepsilon = 0.1", "key 'model.l_diversity': l must be at least 2, got 1", 13),
         ("p = 3", 'p = "3"', "key 'model.p': expected integer, got a string ('3')", 12),
         ("p = 3", "p = 3\nP = 2", "key 'model.P': unknown key", 13),
         ("p = 3", 'p = 3\nalgorithm = "fast"', "key 'model.algorithm': unknown algorithm 'fast'", 13),

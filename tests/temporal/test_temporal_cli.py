@@ -63,6 +63,24 @@ def test_cli_no_solution_exits_1_and_writes_nothing(exams, tmp_path):
     assert not out.exists() and not summ.exists()
 
 
+def test_k_above_the_respondents_says_so(exams, tmp_path):
+    """k above the number of respondents: exit 1 saying that (as kanon does), not a list of every
+    granularity tried with the advice to generalize more (found by hand, session 27: k=500 on the
+    111 patients of the Synthea sample advised --hierarchies); the joint search (kanon's search) said
+    it already. Every route: numpy and DuckDB, time alone and jointly."""
+    out = tmp_path / "o.csv"
+    h = tmp_path / "h"
+    h.mkdir()
+    (h / "Address.csv").write_text("".join(f"{a};*\n" for a in pd.read_csv(exams, sep=";")["Address"].unique()))
+    for extra in ([], ["--hierarchies", h], ["--engine", "duckdb"], ["--engine", "duckdb", "--hierarchies", h]):
+        r = run(exams, "--uid", "Patient", "--time", "Date", "--qi", "Address", "--allow-identifier", "Address",
+                "--granularities", "week,year", "--k", "7", "--out", out, *extra)  # fmt: skip
+        flat = " ".join(r.output.split())
+        assert r.exit_code == 1, r.output
+        assert "k=7 is impossible for this data: the whole table has only 6 distinct respondents, fewer than k" in flat
+        assert not out.exists()
+
+
 @pytest.mark.parametrize(
     "change, args, message",
     [

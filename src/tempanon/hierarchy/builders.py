@@ -133,6 +133,26 @@ def parse_wall_clock(values: Sequence[object], day_first: bool = False) -> pd.Se
         return pd.to_datetime(wall, errors="coerce", format="mixed")
 
 
+def _check_date_format(name: str, fmt: object) -> None:
+    """Refuse a dates level that would not be a truncation: strftime passes an unknown directive
+    through as text (``%Q`` gives ``%Q`` for every date) and a format without a directive gives
+    one constant text, so either would be written as a level that generalizes every date alike."""
+    import datetime as _dt
+    import re
+
+    if not isinstance(fmt, str):
+        raise HierarchyError(f"attribute {name!r}: date format {fmt!r} is not a text")
+    probe = _dt.datetime(2001, 2, 3, 4, 5, 6)
+    directives = [d for d in re.findall(r"%(.?)", fmt) if d != "%"]
+    for d in directives:
+        if not d or probe.strftime("%" + d) == "%" + d:
+            raise HierarchyError(f"attribute {name!r}: date format {fmt!r}: unknown directive %{d} "
+                                 f"(strftime directives such as %Y, %m, %d, %H, %M)")
+    if not directives:
+        raise HierarchyError(f"attribute {name!r}: date format {fmt!r} has no directive, so every date would be "
+                             f"generalized to that one text (use strftime directives such as %Y-%m or %Y)")
+
+
 def build_dates(name: str, values: Iterable[object], formats: Sequence[str] = DEFAULT_DATE_FORMATS, *, top: str = TOP,
                 date_order: str = "auto") -> Hierarchy:
     """Date/time truncation: ``YYYY-MM-DD HH:MM -> YYYY-MM-DD -> YYYY-MM -> YYYY -> *``.
@@ -144,6 +164,8 @@ def build_dates(name: str, values: Iterable[object], formats: Sequence[str] = DE
     :class:`~tempanon.errors.TempanonWarning` says when an undecided column is read month first;
     ``day``, ``month``).
     """
+    for f in formats:
+        _check_date_format(name, f)
     distinct = _distinct(values)
     from tempanon.errors import InputError, TempanonWarning
     from tempanon.temporal.parse import day_month_order

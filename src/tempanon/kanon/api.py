@@ -466,6 +466,10 @@ def _kanonymize(src, qi, hierarchies, k, t0, *, uid, identifying, max_suppressio
     unknown_w = [w for w in (weights or {}) if w not in qi]
     if unknown_w:
         raise InputError(f"weight given for {', '.join(map(repr, unknown_w))}, not a quasi-identifier ({', '.join(qi)})")
+    if weights and criterion != "weighted-height":  # (ignored without a word before, as --c is refused without recursive)
+        which = "a custom criterion" if callable(criterion) else repr(criterion)
+        raise InputError(f"weights are used by the criterion weighted-height only, not by {which}: "
+                         f"add --criterion weighted-height (job key criterion) or leave the weights out")
 
     encoders = {q: _as_encoder(q, hierarchies[q]) for q in qi}
     dims = src.encode(qi, encoders)

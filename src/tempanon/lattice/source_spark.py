@@ -69,8 +69,8 @@ import pandas as pd
 
 from tempanon.errors import InputError, VerificationError
 from tempanon.data.scratch import scratch_dir
-from tempanon.lattice.source_duckdb import (AUDIT_RN, SQLSource, _is_parquet, check_header, check_parquet_names, frame_zones,
-                                            parquet_zones)
+from tempanon.lattice.source_duckdb import (AUDIT_RN, SQLSource, _column_name, _is_parquet, check_header, check_parquet_names,
+                                            frame_zones, parquet_zones)
 
 
 def _jvm_bytes(text: str) -> int | None:
@@ -401,7 +401,8 @@ def _frame_sql_type(dtype: Any) -> str | None:
     Parquet release, so that it holds the values pandas' ``to_parquet`` (the numpy path) writes:
     signed integers (numpy's and pandas' nullable ``Int8``-``Int64``); unsigned ones (``uint8``-``uint64``,
     ``UInt8``-``UInt64``) in the next wider type (``uint64`` as ``DECIMAL(20,0)``: Spark has no unsigned
-    type); ``float32``/``float64`` and ``Float32``/``Float64``; ``bool`` and ``boolean``; timestamps in
+    type); ``float32``/``float64`` and ``Float32``/``Float64``; ``bool``, ``boolean`` and ``bool[pyarrow]`` (an ``object``
+    column of Python bools too: :meth:`SparkSource.from_pandas`); timestamps in
     ``us``, ``ms`` or ``s`` (naive, or aware: written as instants, given the column's zone after the
     write); in ``ns`` as ``"NANOS"``, the nanoseconds since the epoch as a ``BIGINT`` (a Spark timestamp
     holds microseconds only). :func:`_frame_arrow_type` says which of them the part files are then given
@@ -414,7 +415,7 @@ def _frame_sql_type(dtype: Any) -> str | None:
     if isinstance(dtype, pd.api.extensions.ExtensionDtype):
         if isinstance(dtype, (pd.core.arrays.integer.IntegerDtype, pd.core.arrays.floating.FloatingDtype)):
             dtype = dtype.numpy_dtype
-        elif isinstance(dtype, pd.BooleanDtype):
+        elif pd.api.types.is_bool_dtype(dtype):  # pandas' nullable boolean, bool[pyarrow]: bool, missing as null
             return "BOOLEAN"
         else:
             return None
@@ -616,18 +617,21 @@ class SparkSource(SQLSource):
         from tempanon.hierarchy.core import as_text
 
         spark = spark or local_session(master, memory_limit)
-        cols, floats = {}, {}
+        cols, floats, bools = {}, {}, set()
         for j, c in enumerate(data.columns):
             col = data.iloc[:, j]
             present = col.notna().to_numpy()
-            if pd.api.types.is_float_dtype(col.dtype) or (col.dtype == object and infer_dtype(col, skipna=True) == "floating"):
+            inferred = infer_dtype(col, skipna=True) if col.dtype == object else None
+            if inferred == "boolean":  # an object column of Python bools (and missing): bool, as pandas writes it
+                bools.add(_column_name(c))
+            if pd.api.types.is_float_dtype(col.dtype) or inferred == "floating":
                 kind = np.float64 if col.dtype == object else getattr(col.dtype, "numpy_dtype", col.dtype)  # (float32: its text)
                 t = pd.Series(col.to_numpy(dtype=kind, na_value=np.nan).astype(str), dtype=object)  # (pandas' CSV text)
                 t = t.where(present, None)
                 # each text's hierarchy text, from the cells themselves (a float32's 0.1 is 0.10000000149011612 there);
                 # one row a text, so that joining the map keeps the rows
                 pairs = pd.DataFrame({"v": t, "t": as_text(col)}).drop_duplicates("v")
-                floats[str(c).strip()] = pa.table({"v": pa.array(pairs["v"].tolist(), pa.string()),
+                floats[_column_name(c)] = pa.table({"v": pa.array(pairs["v"].tolist(), pa.string()),
                                                    "t": pa.array(pairs["t"].tolist(), pa.string())})  # fmt: skip
             else:
                 t = pd.Series(as_text(col), dtype=object).where(present, None)
@@ -635,8 +639,9 @@ class SparkSource(SQLSource):
         with utc_session(spark):
             source = cls(spark.createDataFrame(pa.table(cols)), input_name="DataFrame")
         source._float_cols, source._float_pairs = set(floats), floats
-        source._frame_types = {str(c).strip(): t for c, d in data.dtypes.items() if (t := _frame_sql_type(d)) is not None}
-        source._frame_arrow = {str(c).strip(): t for c, d in data.dtypes.items() if (t := _frame_arrow_type(d)) is not None}
+        source._frame_types = {_column_name(c): t for c, d in data.dtypes.items() if (t := _frame_sql_type(d)) is not None}
+        source._frame_types.update(dict.fromkeys(bools, "BOOLEAN"))
+        source._frame_arrow = {_column_name(c): t for c, d in data.dtypes.items() if (t := _frame_arrow_type(d)) is not None}
         source._zones = {c: z for c, z in frame_zones(data).items() if c in source._frame_types}
         return source
 
@@ -757,6 +762,10 @@ class SparkSource(SQLSource):
                 name = df.schema.fields[0].name
                 df = df.select(F.coalesce(F.col(self.q(name)), F.lit("")).alias(name))
             w = df.write.mode("errorifexists")
+            # Spark's CSV writer strips the spaces around every field by default, the header's names too: a
+            # DataFrame's ' sex ' was written 'sex' (its names are exact on every engine), a kept ' x ' 'x' (the
+            # audit's check refused the run); pandas writes both as they are, and so does this
+            spaces = {"ignoreLeadingWhiteSpace": False, "ignoreTrailingWhiteSpace": False}
             if parquet:
                 try:
                     w.parquet(path)
@@ -769,9 +778,9 @@ class SparkSource(SQLSource):
                         with suppress(Exception):
                             base.unpersist()
             elif one:
-                w.csv(path, header=True, quote='"', escape='"', nullValue="", emptyValue='""')
+                w.csv(path, header=True, quote='"', escape='"', nullValue="", emptyValue='""', **spaces)
             else:
-                w.csv(path, header=True, quote='"', escape='"', nullValue="", emptyValue="")
+                w.csv(path, header=True, quote='"', escape='"', nullValue="", emptyValue="", **spaces)
 
     # ---- a DataFrame's kept columns typed in a Parquet release (docs/engines.md, "Types of a Parquet release")
     _frame_types: dict[str, str] = {}  # a DataFrame's column -> the Spark type its release writes it with (from_pandas)

@@ -286,6 +286,8 @@ def hierarchy(
                 df = read_table(data, as_text=True, delimiter=delimiter, roles={"--column": [column]})  # (Parquet: that column)
                 if column not in df.columns:
                     raise InputError(f"unknown column {column!r} in {data}; the input has columns: {', '.join(map(str, df.columns))}")
+                if df.empty:  # as init: a header-only export is a mistake (it said "intervals builder is empty")
+                    raise InputError(f"the input table has no rows: {data} (nothing to build the hierarchy of {column!r} from)")
                 values = df[column]
             h = build(kind, column, values, widths=widths, start=start, levels=levels, formats=formats, tree=tree,
                       date_order=date_order or "auto")

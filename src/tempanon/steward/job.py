@@ -319,6 +319,14 @@ def load_job(path: str | Path) -> Job:
             conf["path"] = str(ctx.resolve(conf["path"]))
             if not Path(conf["path"]).is_file():
                 raise ctx.error(keys + ("path",), f"hierarchy file not found: {conf['path']}")
+        if conf["type"] == "dates":  # before any data is read, with the key's line
+            from tempanon.hierarchy.builders import _check_date_format
+
+            for f in conf.get("formats", ()):
+                try:
+                    _check_date_format(name, f)
+                except InputError as exc:
+                    raise ctx.error(keys + ("formats",), str(exc)) from None
         from tempanon.hierarchy import hierarchy_from_config
 
         try:
@@ -520,6 +528,10 @@ def _validate_kanon(ctx: Ctx, model: dict, qi: list[str]) -> None:
             raise ctx.error(("model", "weights", name), f"weight for {name!r}, which is not a quasi-identifier ({', '.join(qi)})")
         if isinstance(w, bool) or not isinstance(w, (int, float)) or w < 0:
             raise ctx.error(("model", "weights", name), f"expected a non-negative number, got {_describe(w)}")
+    if model.get("weights") and model.get("criterion", "loss") != "weighted-height":
+        raise ctx.error(("model", "weights"), f"weights are used by the criterion weighted-height only, not by "
+                                              f"{model.get('criterion', 'loss')!r} (the default is 'loss'): add "
+                                              f"criterion = \"weighted-height\" or remove the weights")
 
 
 def _write_outputs(job: Job, table: pd.DataFrame | None, summ: dict, rep: Any, extra: Mapping[Path, pd.DataFrame] | None = None,
@@ -743,10 +755,14 @@ def _validate_kp(ctx: Ctx, model: dict, qi: list[str]) -> None:
     from tempanon.timeseries.sax import MAX_LEVEL
 
     k, P = model["k"], model["p"]
-    if k < 1:
-        raise ctx.error(("model", "k"), f"k must be at least 1, got {k}")
-    if not 1 <= P <= k:
-        raise ctx.error(("model", "p"), f"P must be in 1..k (Definition 5 needs P <= k = {k}), got {P}")
+    # the API's bounds and words (tempanon.timeseries.api._check_params), said here with the key and line
+    if k < 2:
+        raise ctx.error(("model", "k"), f"k must be at least 2, got {k} (k = 1 publishes every series' exact values)")
+    if P < 2:
+        raise ctx.error(("model", "p"), f"P must be at least 2, got {P} (P = 1 publishes each series' own pattern; "
+                                        "Section 4.2.1 needs P > 1/thr > 1)")
+    if P > k:
+        raise ctx.error(("model", "p"), f"P must not exceed k (Definition 5 needs P <= k), got P={P} > k={k}")
     if model.get("algorithm", "kapra") not in ALGORITHMS:
         raise ctx.error(("model", "algorithm"), f"unknown algorithm {model['algorithm']!r}; expected one of {', '.join(ALGORITHMS)}")
     if not 1 <= model.get("max_level", 5) <= MAX_LEVEL:
@@ -754,8 +770,11 @@ def _validate_kp(ctx: Ctx, model: dict, qi: list[str]) -> None:
     if model.get("paa", 1) < 1:
         raise ctx.error(("model", "paa"), f"must be at least 1, got {model['paa']}")
     if "l_diversity" in model:
-        if not 1 <= model["l_diversity"] <= P:
-            raise ctx.error(("model", "l_diversity"), f"l must be in 1..P (P = {P}), got {model['l_diversity']}")
+        if model["l_diversity"] < 2:
+            raise ctx.error(("model", "l_diversity"), f"l must be at least 2, got {model['l_diversity']} (l = 1 changes nothing)")
+        if model["l_diversity"] > P:
+            raise ctx.error(("model", "l_diversity"), f"l-diversity needs l <= P (each P-subgroup must hold l values), "
+                                                      f"got l={model['l_diversity']} > P={P}")
         if "epsilon" not in model:
             raise ctx.error(("model", "l_diversity"), "l-diversity needs 'epsilon' (the largest change of a perturbed sensitive value)")
     if "epsilon" in model and not model["epsilon"] > 0:
@@ -892,7 +911,7 @@ def _run_stream(job: Job, df: pd.DataFrame, source: SourceInfo, progress: Any) -
             cost=p.get("cost", "linear"), suppression_cost={k: float(v) for k, v in beta.items()} if isinstance(beta, dict) else float(beta),
             seed=p.get("seed", 0), progress=progress, **({"defer": p["defer"]} if "defer" in p else {}),
             **({"step": p["step"]} if "step" in p else {}), timezone=p.get("timezone"),
-            date_order=p.get("date_order", "auto"),
+            date_order=p.get("date_order", "auto"), allow_identifier=job.allow_identifier,
         )  # every snapshot verified inside (tempanon.verify.check_anatomy)
     rep = None
     if job.report is not None:  # built before anything is written

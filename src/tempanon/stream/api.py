@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import time as _time
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -149,9 +149,14 @@ def anonymize_stream(
     max_snapshots: int | None = DEFAULT_MAX_SNAPSHOTS,
     timezone: str | None = None,
     date_order: str = "auto",
+    allow_identifier: Sequence[str] = (),
 ) -> StreamResult:
     """Publish the snapshots of ``df`` (cut by truncating ``time`` to ``snapshot``) l-diverse with delay
-    at most ``w``. ``qi`` defaults to every column but ``time`` and ``sensitive``. The timestamp is never
+    at most ``w``. ``qi`` defaults to every column but ``time`` and ``sensitive``. Anatomy publishes the
+    quasi-identifiers exactly (the QIT), so they are screened for direct identifiers as
+    ``tempanon stream`` screens them (:func:`tempanon.data.screen.refuse_identifiers`, raising
+    :class:`InputError`) unless listed in ``allow_identifier``; ``summary["verification"]`` reports
+    the overrides. The timestamp is never
     published. Missing sensitive values are a category of their own; missing QI values are published
     as missing. ``timezone`` (an IANA name): snapshots are that zone's days (hours, ...): times with a
     UTC offset are converted to it; without it each time's written wall clock cuts the snapshots
@@ -184,6 +189,10 @@ def anonymize_stream(
     from tempanon.data.io import refuse_nested_columns
 
     refuse_nested_columns(df, {"time": [time], "sensitive": [sensitive], "qi": qi_cols})
+    from tempanon.data.screen import refuse_identifiers
+
+    # the QIT publishes the quasi-identifiers exactly: screened before anything is published
+    overrides = refuse_identifiers(df, qi_cols, allow=[str(a) for a in allow_identifier], time=time)
     from tempanon.data.cells import text_mixed_columns
 
     df = text_mixed_columns(df, [sensitive, *qi_cols])  # one value per released text (data/cells.py)
@@ -226,6 +235,11 @@ def anonymize_stream(
         snapshot_unit=granule,
         timezone=_zone_note(timezone),
     )
+    from tempanon.data.roles import verification_statement
+
+    summary["verification"] = verification_statement(
+        f"{l}-diversity of {sensitive!r} in every published snapshot", [*qi_cols, sensitive], overrides=overrides,
+        left_out=[c for c in df.columns if c not in {*qi_cols, time, sensitive}])
     _date_order_summary(summary, idx.times.attrs.get("date_order"), idx.times.attrs.get("date_order_note"))
     for message in summary["warnings"]:
         warnings.warn(message, TempanonWarning, stacklevel=2)

@@ -264,10 +264,12 @@ def stream(
             )
             hier = load_hierarchies(hierarchies, [c for c in qi_cols if c in df.columns])
         with progress_reporter(quiet) as progress:
+            from tempanon.data.roles import parse_column_list
             from tempanon.stream.api import anonymize_stream
 
             announce_kernel()
-            result = anonymize_stream(df, progress=progress, **_model_options(beta))
+            result = anonymize_stream(df, progress=progress, **_model_options(beta),
+                                      allow_identifier=parse_column_list(allow_identifier, list(df.columns)))
         phases["read, publish and verify"] = _clock() - t0
         if generalize:
             from tempanon.stream.generalize import generalize_snapshots

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from tempanon.data.roles import require_columns
-from tempanon.errors import InputError
+from tempanon.errors import InputError, NoSolutionError
 from tempanon.temporal.granularity import GAP, Granularity, parse_granularity
 from tempanon.temporal.least import METRICS, check_granularity, least_generalization, prepare
 from tempanon.temporal.parse import data_granularity_of, parse_timestamps
@@ -172,6 +172,15 @@ def encode_columns(df: pd.DataFrame, cols: Sequence[str]) -> np.ndarray:
             key = dense(key)[0]
         key = key * card + c
     return dense(key)[0]
+
+
+def refuse_k_above_respondents(k: int, respondents: int, uid: str | None) -> None:
+    """k above the respondents (rows without a uid): no granularity or suppression can help, so say
+    that, in the words of kanon (and of the joint search, which runs kanon's), not the list of every
+    granularity tried with the advice to generalize more."""
+    if k > respondents:
+        what = "distinct respondents" if uid is not None else "rows"
+        raise NoSolutionError(f"k={k} is impossible for this data: the whole table has only {respondents} {what}, fewer than k")
 
 
 def encode_uid(df: pd.DataFrame, uid: str | None) -> np.ndarray:
@@ -486,6 +495,7 @@ def _anonymize_timestamped(
                             roles)  # fmt: skip
         return finish(jres, df, time=time, qi=qi, uid=uid, shuffle_seed=shuffle_seed, tinfo=tinfo,
                       class_key=getattr(jres, "_class_key", None))
+    refuse_k_above_respondents(k, int(uid_codes.max()) + 1 if len(uid_codes) else 0, uid)  # codes 0..m-1
     if announce is not None:
         announce(f"searching {len(dag.nodes)} granularities (the data's {dag.nodes[0].name} and {len(dag.nodes) - 1} "
                  f"coarser){'; at most ' + format(time_limit, 'g') + ' s (--time-limit)' if time_limit else ''}")

@@ -534,6 +534,9 @@ def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, d
         n_respondents = int(sq._rows("SELECT count(*) FILTER (WHERE first) AS n FROM rel")[0][0])
     else:
         n_respondents = int(sq._rows(f"SELECT count(DISTINCT {sq.value_expr(uid)}) AS n FROM src s")[0][0])
+    from tempanon.temporal.api import refuse_k_above_respondents
+
+    refuse_k_above_respondents(int(k), n_respondents, uid)  # as the in-memory search says it
 
     def gap_error(g, bad):
         v2, w2, r2 = first_rows()
