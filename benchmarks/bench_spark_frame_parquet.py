@@ -1,8 +1,12 @@
 """A pandas DataFrame's Parquet release on Spark: ``kanonymize(df, engine="spark", out="x.parquet")`` on
 ``--rows`` rows (``sex`` generalized; int64, float64, bool, naive timestamp, ``Int64`` with missing values
-and a string kept). Prints the CPU seconds of the call (this process and the Spark JVM, from ``/proc``),
-its wall time and the written part's column types. docs/engines.md, "A DataFrame's Parquet release on
-Spark". Usage: ``PYTHONPATH=src python benchmarks/bench_spark_frame_parquet.py [--rows 1000000]``."""
+and a string kept; with ``--more``, ``uint64`` above int64's range and ``ns`` timestamps too). Prints the
+CPU seconds of the call (this process and the Spark JVM, from ``/proc``), its wall time, the CPU seconds of
+the check of the typed columns on the written file (``SparkSource._check_typed``, run without an audit)
+and the written part's column types; ``--repeat N`` runs it N times in the same session, alternating with
+``--off`` runs (the check and the persisting of the sorted rows it reads skipped) when ``--ab`` is given.
+docs/engines.md, "A DataFrame's Parquet release on Spark". Usage: ``PYTHONPATH=src python
+benchmarks/bench_spark_frame_parquet.py [--rows 1000000] [--more] [--repeat 3 --ab]``."""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ import argparse
 import glob
 import os
 import resource
+import shutil
 import tempfile
 import time
 
@@ -20,13 +25,17 @@ from bench_engine import descendants_cpu_and_peak
 
 from tempanon.hierarchy import Hierarchy
 from tempanon.kanon.api import kanonymize
-from tempanon.lattice.source_spark import local_session
+from tempanon.lattice.source_spark import SparkSource, local_session
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=1_000_000)
-    n = ap.parse_args().rows
+    ap.add_argument("--more", action="store_true")
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--ab", action="store_true")
+    args = ap.parse_args()
+    n = args.rows
     rng = np.random.default_rng(0)
     i = np.arange(n)
     df = pd.DataFrame({
@@ -38,6 +47,9 @@ def main() -> None:
         "nint": pd.array(np.where(i % 10 == 0, None, i), dtype="Int64"),
         "s": pd.Series([f"s{x % 500}" for x in i], dtype="str"),
     })  # fmt: skip
+    if args.more:
+        df["u64"] = np.where(i % 2 == 0, np.uint64(2**64 - 1) - i.astype(np.uint64), i.astype(np.uint64))
+        df["ns"] = pd.Timestamp("2021-01-02") + pd.to_timedelta(rng.integers(0, 10**16, n), unit="ns")
     hier = {"sex": Hierarchy.from_rows("sex", [["F", "*"], ["M", "*"]])}
     local_session()  # (started before the clock)
 
@@ -45,13 +57,29 @@ def main() -> None:
         r = resource.getrusage(resource.RUSAGE_SELF)
         return r.ru_utime + r.ru_stime, descendants_cpu_and_peak()[0]
 
-    out = os.path.join(tempfile.mkdtemp(), "r.parquet")
-    (p0, j0), w0 = cpu(), time.time()
-    kanonymize(df, ["sex"], hier, 2, keep=["i64", "f64", "b", "ts", "nint", "s"], engine="spark", out=out, screen=False)
-    (p1, j1), w1 = cpu(), time.time()
-    types = [str(f.type) for f in pq.read_schema(sorted(glob.glob(out + "/part-*"))[0])]
-    print(f"{n} rows: python {p1 - p0:.2f} s, jvm {j1 - j0:.2f} s, total {p1 - p0 + j1 - j0:.2f} CPU s, wall {w1 - w0:.1f} s; "
-          f"types {types}; load {os.getloadavg()[0]:.1f}")  # fmt: skip
+    real_check, real_persisted, spent = SparkSource._check_typed, SparkSource._persisted, []
+
+    def timed_check(self, path, cols):
+        c0 = cpu()
+        try:
+            return real_check(self, path, cols)
+        finally:
+            c1 = cpu()
+            spent.append(c1[0] - c0[0] + c1[1] - c0[1])
+
+    for run in range(args.repeat * (2 if args.ab else 1)):
+        off = args.ab and run % 2 == 1
+        SparkSource._check_typed = (lambda self, path, cols: None) if off else timed_check
+        SparkSource._persisted = (lambda self, d, disk=False: d) if off else real_persisted
+        spent.clear()
+        out = os.path.join(tempfile.mkdtemp(), "r.parquet")
+        (p0, j0), w0 = cpu(), time.time()
+        kanonymize(df, ["sex"], hier, 2, keep=[c for c in df.columns if c != "sex"], engine="spark", out=out, screen=False)
+        (p1, j1), w1 = cpu(), time.time()
+        types = [str(f.type) for f in pq.read_schema(sorted(glob.glob(out + "/part-*"))[0])]
+        print(f"{n} rows, check {'off' if off else 'on'}: python {p1 - p0:.2f} s, jvm {j1 - j0:.2f} s, total {p1 - p0 + j1 - j0:.2f} CPU s, "
+              f"wall {w1 - w0:.1f} s; the check {sum(spent):.2f} CPU s; types {types}; load {os.getloadavg()[0]:.1f}", flush=True)  # fmt: skip
+        shutil.rmtree(os.path.dirname(out), ignore_errors=True)
 
 
 if __name__ == "__main__":

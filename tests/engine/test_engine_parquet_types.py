@@ -386,9 +386,10 @@ def test_dataframe_parquet_release_typed_as_numpys(tmp_path, engine):
     has numpy's type (``write_table`` of pandas' frame) and numpy's values row for row (the release's
     rows as a multiset: ``-0.0`` apart from ``0.0``, missing cells null, the zone kept); the
     quasi-identifier is text. The audit's row-by-row check reads the typed written file. On main Spark
-    wrote every column as text. Known difference kept: DuckDB writes the boolean as text ``True`` /
-    ``False`` (its view's text, as for a Parquet input's boolean), numpy and Spark as ``bool``; and a
-    pandas ``str`` column is ``large_string`` on numpy, ``string`` on the engines (the same Parquet type)."""
+    wrote every column as text, and DuckDB wrote the boolean as text ``True`` / ``False`` (its view's
+    text) where numpy and Spark wrote ``bool`` (since 2026-11-27 ``bool`` on DuckDB too:
+    ``test_engine_frame_bools``). Known difference kept: a pandas ``str`` column is ``large_string`` on
+    numpy, ``string`` on the engines (the same Parquet type)."""
     from tempanon.hierarchy import Hierarchy
     from tempanon.kanon.api import kanonymize
 
@@ -405,9 +406,6 @@ def test_dataframe_parquet_release_typed_as_numpys(tmp_path, engine):
     schemas = {e: [pq.read_schema(p) for p in ps] for e, ps in files.items()}
 
     def norm(t, e, c):
-        if e == "duckdb" and c == "b":
-            assert t == pa.string()  # (the known difference above)
-            return pa.bool_()
         return pa.string() if t == pa.large_string() else t
 
     want = {f.name: norm(f.type, "numpy", f.name) for f in schemas["numpy"][0]}
@@ -418,10 +416,6 @@ def test_dataframe_parquet_release_typed_as_numpys(tmp_path, engine):
 
     def rows(e):
         tab = pa.concat_tables([pq.read_table(p) for p in files[e]])
-        if e == "duckdb":
-            b = tab.column("b")
-            tab = tab.set_column(tab.schema.get_field_index("b"), "b",
-                                 pa.array([None if v is None else {"True": True, "False": False}[v] for v in b.to_pylist()]))
         cols = {c: tab.column(c).to_pylist() for c in df.columns}
         # (math.copysign tells -0.0 from 0.0; a datetime with its zone's name)
         return sorted(repr(tuple((v, np.copysign(1, v)) if isinstance(v, float) else (v, str(getattr(v, "tzinfo", "")))
@@ -432,23 +426,114 @@ def test_dataframe_parquet_release_typed_as_numpys(tmp_path, engine):
 
 
 @pytest.mark.spark
-def test_dataframe_typed_release_checked_on_spark(tmp_path, spark_session, monkeypatch):
-    """Spark's typed columns are checked on the written file: a float written one step off (the cast
-    changed) is refused by the audit's row-by-row check, nothing written; a negated boolean and an aware
-    timestamp a microsecond off too."""
+@pytest.mark.parametrize("audit", [True, False])
+def test_dataframe_typed_release_checked_on_spark(tmp_path, spark_session, monkeypatch, audit):
+    """Spark's typed columns are checked on the written file, with the audit (row by row against the
+    input) and without it (row by row against the release's texts before the cast): a float written one
+    step off (the cast changed) is refused, nothing written; a negated boolean, an aware timestamp a
+    microsecond off and a ``ns`` one (naive and aware) a nanosecond off too. Without the audit nothing
+    checked them before (fails on main for ``audit=False``)."""
     from tempanon.errors import VerificationError
     from tempanon.hierarchy import Hierarchy
     from tempanon.kanon.api import kanonymize
     from tempanon.lattice.source_spark import SparkSource
 
     df = _frame()
+    df["ns"] = pd.Series(pd.Timestamp("1969-12-31 23:59:59") + pd.to_timedelta(np.arange(len(df)) * 1_234_567_891, unit="ns"))
+    df["ns_ny"] = df["ns"].dt.tz_localize("America/New_York")
     hier = {"sex": Hierarchy.from_rows("sex", [["F", "*"], ["M", "*"]])}
     real = SparkSource._typed_expr
     for typ, bad in (("DOUBLE", lambda e: f"CAST({e} AS DOUBLE) * 1.0000000000000002"), ("BOOLEAN", lambda e: f"NOT ({real(e, 'BOOLEAN')})"),
-                     ("TIMESTAMP", lambda e: f"CAST({e} AS TIMESTAMP) + INTERVAL 1 MICROSECOND")):
+                     ("TIMESTAMP", lambda e: f"CAST({e} AS TIMESTAMP) + INTERVAL 1 MICROSECOND"),
+                     ("NANOS", lambda e: f"{real(e, 'NANOS')} + 1")):
         monkeypatch.setattr(SparkSource, "_typed_expr", staticmethod(lambda e, t, typ=typ, bad=bad: bad(e) if t == typ else real(e, t)))
         out = tmp_path / typ / "r.parquet"
-        with pytest.raises(VerificationError):
+        kw = {"audit": str(tmp_path / f"{typ}-audit.csv")} if audit else {}
+        with pytest.raises(VerificationError, match="column"):
             kanonymize(df, ["sex"], hier, 2, keep=[c for c in df.columns if c != "sex"], engine="spark", out=str(out), screen=False,
-                       audit=str(tmp_path / f"{typ}-audit.csv"))  # fmt: skip
-        assert not out.exists() and not (tmp_path / f"{typ}-audit.csv").exists()
+                       **kw)  # fmt: skip
+        assert not out.exists() and not (tmp_path / f"{typ}-audit.csv").exists() and not list(tmp_path.glob(f"{typ}/.*"))
+
+
+def _release_like_numpys(tmp_path, df: pd.DataFrame, audit: bool) -> None:
+    """``kanonymize(df, out="r.parquet")`` on numpy and on Spark (with or without the audit): every part
+    file's schema is numpy's (``pyarrow.parquet.read_schema``; ``large_string`` as ``string``) and the
+    rows as a multiset are numpy's values, missing cells null (a float by its sign too, a timestamp with
+    its zone's name)."""
+    from tempanon.hierarchy import Hierarchy
+    from tempanon.kanon.api import kanonymize
+
+    hier = {"sex": Hierarchy.from_rows("sex", [["F", "*"], ["M", "*"]])}
+    files = {}
+    for eng in ("numpy", "spark"):
+        out = tmp_path / eng / "r.parquet"
+        out.parent.mkdir()
+        kw = {"audit": str(tmp_path / f"{eng}-audit.csv")} if audit and eng != "numpy" else {}
+        kanonymize(df, ["sex"], hier, 2, keep=[c for c in df.columns if c != "sex"], engine=eng, out=str(out), screen=False, **kw)
+        files[eng] = _parts(out)
+
+    def types(schema):
+        return {f.name: pa.string() if f.type == pa.large_string() else f.type for f in schema}
+
+    want = types(pq.read_schema(files["numpy"][0]))
+    for p in files["spark"]:
+        assert types(pq.read_schema(p)) == want, p.name
+
+    def rows(e):
+        tab = pa.concat_tables([pq.read_table(p) for p in files[e]])
+        cols = [tab.column(c).to_pylist() for c in df.columns]
+        return sorted(repr(tuple((v, np.copysign(1, v)) if isinstance(v, float) else (v, str(getattr(v, "tzinfo", "")))
+                                 for v in r)) for r in zip(*cols))  # fmt: skip
+
+    assert rows("spark") == rows("numpy")
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("audit", [False, True])
+def test_dataframe_timestamp_units_typed_as_numpys_on_spark(tmp_path, spark_session, audit):
+    """Timestamps in ``ns`` (with nanoseconds, before 1970 too), ``ms`` and ``s``, naive and aware
+    (America/New_York, UTC), each with a missing value: numpy writes ``timestamp[ns]``, ``[ms]`` and ``[ms]``
+    (Parquet has no seconds), the zone kept; Spark wrote them as text."""
+    n = 24
+    i = np.arange(n)
+    ns = pd.Series(pd.Timestamp("1969-12-31 23:59:58") + pd.to_timedelta(i * 1_234_567_891, unit="ns"))
+    ns[3] = pd.NaT
+    ms, s = ns.dt.floor("ms").astype("datetime64[ms]"), ns.dt.floor("s").astype("datetime64[s]")
+    df = pd.DataFrame({"sex": ["F" if x % 3 == 0 else "M" for x in i], "ns": ns, "ms": ms, "s": s,
+                       "ns_ny": ns.dt.tz_localize("America/New_York"), "ms_utc": ms.dt.tz_localize("UTC"),
+                       "s_ny": s.dt.tz_localize("America/New_York")})  # fmt: skip
+    _release_like_numpys(tmp_path, df, audit)
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("audit", [False, True])
+def test_dataframe_unsigned_typed_as_numpys_on_spark(tmp_path, spark_session, audit):
+    """uint8-uint64 at their maximum (uint64 above int64's range) and nullable UInt8-UInt64 with a
+    missing value: numpy writes them as Parquet's unsigned integers; Spark wrote them as text."""
+    n = 24
+    i = np.arange(n)
+    df = pd.DataFrame({"sex": ["F" if x % 3 == 0 else "M" for x in i]})
+    for bits in (8, 16, 32, 64):
+        top = 2**bits - 1
+        df[f"u{bits}"] = np.array([top - int(x) if x % 2 else int(x) for x in i], dtype=f"uint{bits}")
+        df[f"nu{bits}"] = pd.array([None if x == 5 else (top if x == 7 else int(x)) for x in i], dtype=f"UInt{bits}")
+    _release_like_numpys(tmp_path, df, audit)
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("audit", [False, True])
+def test_dataframe_nullable_typed_as_numpys_on_spark(tmp_path, spark_session, audit):
+    """pandas' nullable Int8-Int64, ``boolean``, Float32 and Float64, each with missing values: numpy
+    writes int8-int64, ``bool``, ``float`` and ``double`` with nulls; Spark wrote the boolean and the
+    floats as text."""
+    n = 24
+    i = np.arange(n)
+    df = pd.DataFrame({
+        "sex": ["F" if x % 3 == 0 else "M" for x in i],
+        "i8": pd.array([None if x == 4 else int(x) - 12 for x in i], dtype="Int8"),
+        "i64": pd.array([None if x in (2, 9) else int(x) * 10**15 for x in i], dtype="Int64"),
+        "b": pd.array([None if x % 5 == 0 else bool(x % 2) for x in i], dtype="boolean"),
+        "f32": pd.array([None if x == 6 else x / 7 for x in i], dtype="Float32"),
+        "f64": pd.array([None if x == 6 else (-0.0 if x == 1 else (1e20 if x == 2 else x / 3)) for x in i], dtype="Float64"),
+    })  # fmt: skip
+    _release_like_numpys(tmp_path, df, audit)

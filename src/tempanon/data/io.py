@@ -323,9 +323,11 @@ def column_numbers(positions: Sequence[int]) -> str:
     return ", ".join(map(str, positions[:-1])) + f" and {positions[-1]}"
 
 
-def _refuse_duplicates(columns: list[str], where: object) -> None:
+def _refuse_duplicates(columns: list[str], where: object, written: list[Any] | None = None) -> None:
     """Duplicate column names are refused: pandas would rename the second ``age`` to ``age.1``
-    and a release could carry the raw copy next to the generalized one."""
+    and a release could carry the raw copy next to the generalized one. ``written``: the names as
+    given, when ``columns`` are them stripped; names that are one only once stripped (a DataFrame's
+    ``age`` and `` age``, whose names are exact on every engine) are named as given, with the reason."""
     at: dict[str, list[int]] = {}
     for i, c in enumerate(columns):
         if c != "":  # (no name: check_column_names says "column N has no name")
@@ -333,7 +335,11 @@ def _refuse_duplicates(columns: list[str], where: object) -> None:
     dup = {c: pos for c, pos in at.items() if len(pos) > 1}
     if dup:
         named = ", ".join(f"{c!r} (columns {column_numbers(pos)})" for c, pos in dup.items())
-        raise InputError(f"{where}: duplicate column name(s) {named}; every column needs a name of its own")
+        spaced = [" and ".join(repr(str(written[i - 1])) for i in pos) for pos in dup.values()
+                  if written is not None and len({str(written[i - 1]) for i in pos}) > 1]  # fmt: skip
+        why = (f" ({'; '.join(spaced)} differ only in the spaces around them, which a CSV header's names lose: "
+               "a release written as CSV would name two columns alike; rename one)") if spaced else ""  # fmt: skip
+        raise InputError(f"{where}: duplicate column name(s) {named}; every column needs a name of its own{why}")
 
 
 def check_column_names(columns: Iterable[Any], where: object) -> None:
@@ -351,7 +357,7 @@ def check_column_names(columns: Iterable[Any], where: object) -> None:
             raise InputError(f"{where}: column {i + 1} is named {c!r} ({type(c).__name__}); column names must be text: "
                              "rename the columns, e.g. df.columns = df.columns.astype(str)")  # fmt: skip
     names = [str(c).strip() for c in columns]
-    _refuse_duplicates(names, where)  # (every column of each name that appears twice, as a file's header is refused)
+    _refuse_duplicates(names, where, columns)  # (every column of each name that appears twice, as a file's header is refused)
     seen: dict[str, str] = {}
     for i, name in enumerate(names):
         if not name:
@@ -510,7 +516,8 @@ def _dtype_kind(dtype: Any) -> str | None:
 
 def frame_unreleasable_columns(df: pd.DataFrame) -> dict[str, tuple[str, str]]:
     """The columns of the DataFrame ``df`` with a cell no role may take (what a Parquet column of a
-    nested, binary or duration type reads as, or another object): name (stripped) -> ``(kind, what)``,
+    nested, binary or duration type reads as, or another object): name (as given: a DataFrame's names are
+    exact, `` x `` is not ``x``) -> ``(kind, what)``,
     ``kind`` of :func:`_cell_kind` (of the first such cell), ``what`` e.g. ``bytes cells (line 3: b'M')``
     (the row as every message names it, :mod:`tempanon.data.lines`; with its index label when the frame
     is not numbered 0, 1, ...). By dtype first: a timedelta64, complex or Arrow binary/duration/nested
@@ -570,7 +577,7 @@ def frame_unreleasable_columns(df: pd.DataFrame) -> dict[str, tuple[str, str]]:
                 first = int(np.flatnonzero(bad)[0])
             kind = kind_of or _cell_kind(type(s.iloc[first]))
             label = f"{type(s.iloc[first]).__name__} cells"
-        out[str(c).strip()] = (kind, f"{label} ({where(first)}: {str(s.iloc[first])[:40]})")
+        out[str(c)] = (kind, f"{label} ({where(first)}: {str(s.iloc[first])[:40]})")
     return out
 
 
@@ -616,8 +623,8 @@ def refuse_nested_columns(path: Any, roles: Mapping[str, str | Iterable[str] | N
     what to do. Before, numpy released bytes, timedeltas and other objects as they were (``b'M'``,
     ``Timedelta('0 days 00:00:48')``) and DuckDB released a timedelta as raw bytes."""
     frame = isinstance(path, pd.DataFrame)
-    if frame:
-        names = [str(c).strip() for c in path.columns]
+    if frame:  # (a DataFrame's names are exact, as the roles give them: ' x ' is not 'x')
+        names = [str(c) for c in path.columns]
     else:
         schema = _parquet_schema(path)
         nested = nested_parquet_columns(path, schema)
@@ -983,37 +990,41 @@ def _write_arrow(table: Any, path: Path) -> None:
     pq.write_table(table, path)
 
 
-def zoned_schema(schema: Any, zones: Mapping[str, str]) -> Any:
+def zoned_schema(schema: Any, zones: Mapping[str, str], types: Mapping[str, Any] | None = None) -> Any:
     """The Arrow schema the numpy path writes (:func:`typed_release`) for a Parquet file an engine wrote
-    with ``schema`` (as pyarrow reads it): an aware timestamp column named (stripped) in ``zones`` (the
-    input's columns, ``parquet_zones``) in that zone, its unit kept, and every field nullable, as pandas
-    and pyarrow write. Parquet stores an aware value as an instant adjusted to UTC; the zone's name is
+    with ``schema`` (as pyarrow reads it): an aware timestamp column named in ``zones`` (the input's
+    columns as the engine names them, ``parquet_zones``, ``frame_zones``; else by its stripped name) in
+    that zone, its unit kept, and every field nullable, as pandas and pyarrow write. Parquet stores an aware value as an instant adjusted to UTC; the zone's name is
     Arrow's, kept in the file's ``ARROW:schema`` metadata, which neither DuckDB nor Spark writes (both
-    read back ``tz=UTC``). The schema's own metadata is kept."""
+    read back ``tz=UTC``). The schema's own metadata is kept. ``types``: a column (by its name as written)
+    -> the Arrow type to give it instead (Spark's release of a DataFrame: an unsigned integer, a ``ms`` or
+    ``ns`` timestamp, which Spark's types cannot hold as pandas writes them, ``SparkSource._copy``)."""
     import pyarrow as pa
 
     fields = []
     for f in schema:
-        t, zone = f.type, zones.get(str(f.name).strip())
+        t, zone = (types or {}).get(f.name, f.type), zones.get(f.name, zones.get(str(f.name).strip()))
         if zone is not None and pa.types.is_timestamp(t) and t.tz is not None and t.tz != zone:
             t = pa.timestamp(t.unit, tz=zone)
         fields.append(pa.field(f.name, t, nullable=True, metadata=f.metadata))
     return pa.schema(fields, metadata=schema.metadata)
 
 
-def zone_written_parquet(path: str | os.PathLike, zones: Mapping[str, str]) -> bool:
+def zone_written_parquet(path: str | os.PathLike, zones: Mapping[str, str], types: Mapping[str, Any] | None = None) -> bool:
     """Give a Parquet file an engine wrote (DuckDB's ``COPY``, one of Spark's part files) the schema
     :func:`zoned_schema` says, the same values. Its footer is read first; only when its schema differs
     is it rewritten with pyarrow, row group by row group (the same row groups, rows and order; a
     metadata-only cast of each; memory bounded by one row group), to a hidden file beside it renamed
     over ``path``; its own key-value metadata is kept. Returns whether it was rewritten. The caller
-    verifies the file afterwards, as it would have the engine's."""
+    verifies the file afterwards, as it would have the engine's. ``types``: :func:`zoned_schema`'s; their
+    casts are pyarrow's safe ones (a value out of the type's range, or a timestamp that a coarser unit
+    would truncate, raises: nothing is changed silently)."""
     import pyarrow.parquet as pq
 
     path = Path(path)
     with pq.ParquetFile(path) as pf:
         schema = pf.schema_arrow
-        want = zoned_schema(schema, zones)
+        want = zoned_schema(schema, zones, types)
         if want.equals(schema) and all(f.nullable for f in schema):
             return False
         tmp = path.with_name(f".{path.name}.zone")

@@ -161,8 +161,32 @@ def parquet_zones(path: str | os.PathLike) -> dict[str, str]:
 
 
 def frame_zones(data: pd.DataFrame) -> dict[str, str]:
-    """:func:`parquet_zones` of a pandas DataFrame: column (stripped) -> the zone of its aware dtype."""
-    return {str(c).strip(): str(t.tz) for c, t in data.dtypes.items() if isinstance(t, pd.DatetimeTZDtype)}
+    """:func:`parquet_zones` of a pandas DataFrame: column (its exact name, :func:`_column_name`) -> the
+    zone of its aware dtype."""
+    return {_column_name(c): str(t.tz) for c, t in data.dtypes.items() if isinstance(t, pd.DatetimeTZDtype)}
+
+
+def _spaced_header(path: str) -> list[str] | None:
+    """The header names of the CSV file ``path`` (written by the engine: ``,``-separated, ``"``-quoted)
+    when one has spaces around it, else ``None``."""
+    import csv
+
+    with open(path, encoding="utf-8", newline="") as fh:
+        names = next(csv.reader(fh, delimiter=",", quotechar='"', doublequote=True), [])
+    return names if any(n != n.strip() for n in names) else None
+
+
+def _header_name(name: Any) -> str:
+    """A file's column name as every engine takes it: a CSV header's (or a Parquet file's) name with the
+    spaces around it stripped, as :func:`tempanon.data.io.read_table` reads it (`` age `` is ``age``)."""
+    return str(name).strip()
+
+
+def _column_name(name: Any) -> str:
+    """A DataFrame's column name as every engine takes it: exactly as given (`` age `` stays `` age ``),
+    as the numpy path keeps it; the roles name it so, and the release's header writes it so. (Two names
+    that are one once stripped are refused: :func:`tempanon.data.io.check_column_names`.)"""
+    return str(name)
 
 
 _FIXED_OFFSET = re.compile(r"^([+-])(\d\d):(\d\d)$")
@@ -376,6 +400,10 @@ class SQLSource(FrequencySource):
         self._float_cols: set[str] = set()
         self._float_pairs: dict[str, Any] = {}  # float column -> its map's rows (v, t), when made by the caller
         self._fmaps: dict[str, str] = {}
+        # a DataFrame input's boolean columns (DuckDB): held as text True / False by the view (_init_view), written
+        # BOOLEAN where released unchanged to a Parquet file (out=), as the numpy path writes them (DuckDBSource._copy)
+        self._frame_bools: set[str] = set()
+        self._typed_out = False  # set by DuckDBSource.release: the release is written to a Parquet file (out=)
 
     def text_expr(self, col: str, alias: str = "s", rel: str = "src") -> str:
         """The text of a value of column ``col`` of the relation ``rel`` (the input view ``src``, or a
@@ -610,6 +638,7 @@ class SQLSource(FrequencySource):
         schema = self._arrow(f"SELECT * FROM {scan} LIMIT 0").schema
         names = [f.name for f in schema]
         check_column_names(names, self.input)  # (Spark keeps a Parquet file's names; DuckDB's are checked in from_path)
+        name = _column_name if self.input in ("DataFrame", "Spark DataFrame") else _header_name
 
         # integer columns holding a missing value: pandas reads them as floats (2 is 2.0), so the view
         # does too (one count over those columns, from the Parquet statistics where the engine has them)
@@ -624,7 +653,7 @@ class SQLSource(FrequencySource):
             int_missing = {c for c, m in zip(ints, row) if m}
 
         def column(f: Any) -> str:
-            n, alias = self.q(f.name), self.q(str(f.name).strip())
+            n, alias = self.q(f.name), self.q(name(f.name))
             if pa.types.is_boolean(f.type):
                 # a boolean's text as the numpy path has it (Python's str, pandas' CSV writer): True / False,
                 # not SQL's true / false, so hierarchies, releases and checks see the same values on every engine
@@ -638,7 +667,7 @@ class SQLSource(FrequencySource):
 
         cols = ", ".join(column(f) for f in schema)
         self._exec(f"CREATE OR REPLACE TEMP VIEW src AS SELECT {cols} FROM {scan}")
-        self._columns = [str(n).strip() for n in names]
+        self._columns = [name(n) for n in names]
         self._kinds, self._tmaps, self._fmaps = {}, {}, {}
         self._n_rows = None
         self._texts = []
@@ -1854,6 +1883,10 @@ class DuckDBSource(SQLSource):
             import pyarrow as pa
 
             self._float_cols = {f.name for f in self._arrow("SELECT * FROM src LIMIT 0").schema if pa.types.is_floating(f.type)}
+            # its boolean columns (numpy bool, pandas' nullable boolean, bool[pyarrow], object of Python bools: DuckDB
+            # reads each as BOOLEAN, pandas' to_parquet writes each as bool)
+            self._frame_bools = {_column_name(f.name) for f in self._arrow("SELECT * FROM tempanon_input_df LIMIT 0").schema
+                                 if pa.types.is_boolean(f.type)}  # fmt: skip
         self._zones = zones
         for col, zone in zones.items():  # an aware column's text is its wall clock in its zone (duckdb_timestamp_text)
             try:
@@ -1912,12 +1945,24 @@ class DuckDBSource(SQLSource):
         """:meth:`SQLSource._column_kinds` from the bound query's types (:meth:`_column_types`)."""
         return [(n, _duckdb_timestamp_kind(t)) for n, t in self._column_types(query)]
 
+    def release(self, node, k, **kwargs):
+        """:meth:`SQLSource.release`; a DataFrame's boolean column released unchanged to a Parquet file the
+        caller named (``out=``) is written BOOLEAN (:meth:`_bool_projection`)."""
+        out = kwargs.get("out")
+        self._typed_out = out is not None and _is_parquet(out)
+        try:
+            return super().release(node, k, **kwargs)
+        finally:
+            self._typed_out = False
+
     def _copy(self, query: str, path: str, parquet: bool) -> None:
         if not parquet:
             self._exec(f"COPY ({self._csv_projection(query)}) TO {qstr(path)} (FORMAT csv, HEADER true, DELIMITER ',')")
             return
         from tempanon.data.io import zone_written_parquet
 
+        if self._typed_out:
+            query = self._bool_projection(query)
         query = self._nullable_projection(query)
         self._exec(f"COPY ({query}) TO {qstr(path)} (FORMAT parquet{self._zone_metadata(query)})")
         # the written schema checked (its footer): rewritten only if it is not numpy's (docs/engines.md,
@@ -1952,6 +1997,31 @@ class DuckDBSource(SQLSource):
             return ""
         text = base64.b64encode(want.serialize().to_pybytes()).decode("ascii")
         return f", KV_METADATA {{'ARROW:schema': {qstr(text)}}}"
+
+    def _bool_projection(self, query: str) -> str:
+        """``query`` with a DataFrame's boolean column released unchanged (:attr:`_frame_bools`, not a
+        quasi-identifier, whose labels are text) written BOOLEAN, as the numpy path's release (pandas'
+        ``to_parquet``) writes it, missing as null: the view's text ``True`` / ``False`` cast back (any other
+        text would be NULL, which the audit's check of the written file refuses, :meth:`released_text`).
+        Before, DuckDB wrote it as that text where numpy and Spark wrote ``bool`` (a Parquet input's
+        boolean stays text on every engine: docs/engines.md). A projection of the ordered rows."""
+        qi = set(self.qi)
+        cols = self._column_types(query)
+        bools = {n for n, t in cols if n in self._frame_bools and n not in qi and t == "VARCHAR"}
+        if not bools:
+            return query
+        sel = ", ".join(f"CASE WHEN q.{self.q(n)} = 'True' THEN true WHEN q.{self.q(n)} = 'False' THEN false END AS {self.q(n)}"
+                        if n in bools else f"q.{self.q(n)}" for n, _ in cols)  # fmt: skip
+        return f"SELECT {sel} FROM ({query}) q"
+
+    def released_text(self, alias: str, col: str, rel: str = "src") -> str:
+        """:meth:`SQLSource.released_text`; a written release's boolean column typed from a DataFrame's
+        (:meth:`_bool_projection`) as the numpy path's text, ``True`` / ``False`` (DuckDB's ``CAST`` gives
+        ``true``), missing as the empty string."""
+        if rel != "src" and col in self._frame_bools and dict(self._column_types(f"SELECT * FROM {rel}")).get(col) == "BOOLEAN":
+            e = f"{alias}.{self.q(col)}"
+            return f"CASE WHEN {e} THEN 'True' WHEN NOT {e} THEN 'False' ELSE '' END"
+        return super().released_text(alias, col, rel)
 
     def _nullable_projection(self, query: str) -> str:
         """``query`` with every column nullable in DuckDB's Parquet writer, as the numpy path (pandas,
@@ -1995,7 +2065,11 @@ class DuckDBSource(SQLSource):
     def _read_written(self, path: str, parquet: bool) -> str:
         if parquet:
             return f"read_parquet({qstr(path)})"
-        return f"read_csv({qstr(path)}, all_varchar = true, header = true, delim = ',', quote = '\"', escape = '\"', nullstr = '')"
+        # DuckDB's CSV reader strips the spaces around a header's names; a DataFrame's columns keep theirs
+        # (' age ', _column_name), so such a written header is read with its names as the file has them
+        names = _spaced_header(path)
+        named = f", names = [{', '.join(qstr(n) for n in names)}]" if names else ""
+        return f"read_csv({qstr(path)}, all_varchar = true, header = true, delim = ',', quote = '\"', escape = '\"', nullstr = ''{named})"
 
     def close(self) -> None:
         close_duckdb(getattr(self, "con", None))

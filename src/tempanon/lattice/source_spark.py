@@ -69,8 +69,8 @@ import pandas as pd
 
 from tempanon.errors import InputError, VerificationError
 from tempanon.data.scratch import scratch_dir
-from tempanon.lattice.source_duckdb import (AUDIT_RN, SQLSource, _is_parquet, check_header, check_parquet_names, frame_zones,
-                                            parquet_zones)
+from tempanon.lattice.source_duckdb import (AUDIT_RN, SQLSource, _column_name, _is_parquet, check_header, check_parquet_names,
+                                            frame_zones, parquet_zones)
 
 
 def _jvm_bytes(text: str) -> int | None:
@@ -344,7 +344,8 @@ def java_offsets(spark: Any, zone: str, lo: int, hi: int) -> Any:
     return lambda secs: offsets_[np.searchsorted(at_, np.asarray(secs, dtype=np.int64), side="right")]
 
 
-def python_timestamp_text(expr: str, kind: str, zone: str | None = None, fixes: Sequence[tuple[int, int, int]] = ()) -> str:
+def python_timestamp_text(expr: str, kind: str, zone: str | None = None, fixes: Sequence[tuple[int, int, int]] = (),
+                          nanos: str | None = None) -> str:
     """Spark SQL giving a typed timestamp ``expr`` the text Python (the numpy path's release) gives it,
     ``str(pandas.Timestamp)``: ``2021-01-02 00:00:00``, ``2021-01-02 00:00:00.123456`` (the six digits
     of the microseconds only when they are not all zero), and for a time-zone-aware value
@@ -354,7 +355,9 @@ def python_timestamp_text(expr: str, kind: str, zone: str | None = None, fixes: 
     ``2021-01-02T00:00:00.000Z``, milliseconds only; ``CAST`` to text ``2021-01-02 00:00:00``.)
     ``fixes`` (:func:`~tempanon.lattice.source_duckdb.zone_offset_fixes`): the intervals where Java's
     zone data gives ``zone`` another offset than Python's, with Python's (there the wall clock is the
-    UTC one plus that offset)."""
+    UTC one plus that offset). ``nanos``: an expression of the value's nanoseconds beyond its
+    microseconds (0-999; a ``ns`` value of a DataFrame, :meth:`SparkSource.released_text`), printed as
+    pandas prints them: the nine digits of the fraction when they are not 0."""
     wall, off = expr, ""
     if kind == "timestamp":
         if zone in (None, "UTC", "Etc/UTC", "+00:00"):
@@ -377,7 +380,10 @@ def python_timestamp_text(expr: str, kind: str, zone: str | None = None, fixes: 
                    f"lpad(CAST(({a} % 3600) DIV 60 AS STRING), 2, '0'), "
                    f"CASE WHEN {a} % 60 = 0 THEN '' ELSE concat(':', lpad(CAST({a} % 60 AS STRING), 2, '0')) END)")  # fmt: skip
     frac = f"date_format({wall}, 'SSSSSS')"
-    parts = [f"date_format({wall}, 'yyyy-MM-dd HH:mm:ss')", f"CASE WHEN {frac} = '000000' THEN '' ELSE concat('.', {frac}) END"]
+    fraction = f"CASE WHEN {frac} = '000000' THEN '' ELSE concat('.', {frac}) END"
+    if nanos is not None:
+        fraction = f"CASE WHEN {nanos} = 0 THEN {fraction} ELSE concat('.', {frac}, lpad(CAST({nanos} AS STRING), 3, '0')) END"
+    parts = [f"date_format({wall}, 'yyyy-MM-dd HH:mm:ss')", fraction]
     return f"concat({', '.join([*parts, *([off] if off else [])])})"
 
 
@@ -387,31 +393,62 @@ def _timestamp_kind(dtype: Any) -> str | None:
     return {"TimestampType": "timestamp", "TimestampNTZType": "timestamp_ntz"}.get(name)
 
 
+TYPED_ID = f"{AUDIT_RN}_typed"  # the sorted release's row id while its typed columns are written and checked (_copy)
+
+
 def _frame_sql_type(dtype: Any) -> str | None:
     """The Spark type a DataFrame column of ``dtype`` is written with when released unchanged in a
-    Parquet release, the type pandas' ``to_parquet`` (the numpy path) writes it with: signed integers
-    (numpy's and pandas' nullable ``Int8``-``Int64``), ``float32``/``float64``, numpy's ``bool``, and
-    timestamps in microseconds (naive, or aware: written as instants, given the column's zone after
-    the write by :meth:`SparkSource._zone_parts`). Anything else (text, unsigned integers, ``object``,
-    a nullable ``boolean``, timestamps in other units, which Spark cannot write as pandas does) stays
-    text: ``None``."""
+    Parquet release, so that it holds the values pandas' ``to_parquet`` (the numpy path) writes:
+    signed integers (numpy's and pandas' nullable ``Int8``-``Int64``); unsigned ones (``uint8``-``uint64``,
+    ``UInt8``-``UInt64``) in the next wider type (``uint64`` as ``DECIMAL(20,0)``: Spark has no unsigned
+    type); ``float32``/``float64`` and ``Float32``/``Float64``; ``bool``, ``boolean`` and ``bool[pyarrow]`` (an ``object``
+    column of Python bools too: :meth:`SparkSource.from_pandas`); timestamps in
+    ``us``, ``ms`` or ``s`` (naive, or aware: written as instants, given the column's zone after the
+    write); in ``ns`` as ``"NANOS"``, the nanoseconds since the epoch as a ``BIGINT`` (a Spark timestamp
+    holds microseconds only). :func:`_frame_arrow_type` says which of them the part files are then given
+    pandas' Parquet type for (:meth:`SparkSource._zone_parts`). Anything else (text, ``object``, ...)
+    stays text: ``None``."""
     ints = {1: "TINYINT", 2: "SMALLINT", 4: "INT", 8: "BIGINT"}
+    uints = {1: "SMALLINT", 2: "INT", 4: "BIGINT", 8: "DECIMAL(20,0)"}
     if isinstance(dtype, pd.DatetimeTZDtype):
-        return "TIMESTAMP" if dtype.unit == "us" else None
+        return "NANOS" if dtype.unit == "ns" else "TIMESTAMP"
     if isinstance(dtype, pd.api.extensions.ExtensionDtype):
-        if isinstance(dtype, pd.core.arrays.integer.IntegerDtype) and dtype.numpy_dtype.kind == "i":
-            return ints.get(dtype.numpy_dtype.itemsize)
-        return None
+        if isinstance(dtype, (pd.core.arrays.integer.IntegerDtype, pd.core.arrays.floating.FloatingDtype)):
+            dtype = dtype.numpy_dtype
+        elif pd.api.types.is_bool_dtype(dtype):  # pandas' nullable boolean, bool[pyarrow]: bool, missing as null
+            return "BOOLEAN"
+        else:
+            return None
     dtype = np.dtype(dtype)
-    if dtype.kind == "i":
-        return ints.get(dtype.itemsize)
+    if dtype.kind in "iu":
+        return (ints if dtype.kind == "i" else uints).get(dtype.itemsize)
     if dtype.kind == "f" and dtype.itemsize in (4, 8):
         return "FLOAT" if dtype.itemsize == 4 else "DOUBLE"
     if dtype.kind == "b":
         return "BOOLEAN"
-    if dtype.kind == "M" and np.datetime_data(dtype)[0] == "us":
-        return "TIMESTAMP_NTZ"
+    if dtype.kind == "M":
+        unit = np.datetime_data(dtype)[0]
+        return "NANOS" if unit == "ns" else "TIMESTAMP_NTZ" if unit in ("us", "ms", "s") else None
     return None
+
+
+def _frame_arrow_type(dtype: Any) -> Any | None:
+    """The Arrow type a DataFrame column of ``dtype`` written by Spark as :func:`_frame_sql_type` says is
+    given in the part files (a cast, pyarrow's safe one: :func:`~tempanon.data.io.zone_written_parquet`)
+    so that its Parquet type is the one pandas' ``to_parquet`` writes: unsigned integers ``uint8``-``uint64``,
+    timestamps in ``ms`` (from ``ms`` and ``s``: Parquet has no seconds) and ``ns``, an aware one in its
+    zone. ``None`` where Spark's own type is already pandas'."""
+    import pyarrow as pa
+
+    tz = str(dtype.tz) if isinstance(dtype, pd.DatetimeTZDtype) else None
+    if isinstance(dtype, pd.DatetimeTZDtype) or (not isinstance(dtype, pd.api.extensions.ExtensionDtype) and np.dtype(dtype).kind == "M"):
+        unit = dtype.unit if tz else np.datetime_data(dtype)[0]
+        return pa.timestamp("ms" if unit in ("ms", "s") else "ns", tz=tz) if unit in ("ms", "s", "ns") else None
+    if isinstance(dtype, pd.core.arrays.integer.IntegerDtype):
+        dtype = dtype.numpy_dtype
+    if isinstance(dtype, pd.api.extensions.ExtensionDtype) or np.dtype(dtype).kind != "u":
+        return None
+    return pa.from_numpy_dtype(np.dtype(dtype))
 
 
 def _plain_audit(path: str, names: list[str], rows_out: int, n_input: int, block: int = 1 << 22) -> bool:
@@ -575,26 +612,29 @@ class SparkSource(SQLSource):
         :meth:`~tempanon.lattice.source_duckdb.SQLSource._float_map`; any other column as that text
         (:func:`~tempanon.hierarchy.core.as_text`). Before, a float column was its hierarchy text
         throughout, so a kept ``1.0`` was written ``1``. A column with a type pandas writes (integers,
-        floats, ``bool``, timestamps in microseconds: :func:`_frame_sql_type`) released unchanged to a
-        Parquet file is written with that type (:meth:`_copy`), as the numpy path writes it."""
+        floats, booleans, timestamps: :func:`_frame_sql_type`) released unchanged to a Parquet file is
+        written with the type the numpy path writes it with (:meth:`_copy`)."""
         import pyarrow as pa
         from pandas.api.types import infer_dtype
 
         from tempanon.hierarchy.core import as_text
 
         spark = spark or local_session(master, memory_limit)
-        cols, floats = {}, {}
+        cols, floats, bools = {}, {}, set()
         for j, c in enumerate(data.columns):
             col = data.iloc[:, j]
             present = col.notna().to_numpy()
-            if pd.api.types.is_float_dtype(col.dtype) or (col.dtype == object and infer_dtype(col, skipna=True) == "floating"):
+            inferred = infer_dtype(col, skipna=True) if col.dtype == object else None
+            if inferred == "boolean":  # an object column of Python bools (and missing): bool, as pandas writes it
+                bools.add(_column_name(c))
+            if pd.api.types.is_float_dtype(col.dtype) or inferred == "floating":
                 kind = np.float64 if col.dtype == object else getattr(col.dtype, "numpy_dtype", col.dtype)  # (float32: its text)
                 t = pd.Series(col.to_numpy(dtype=kind, na_value=np.nan).astype(str), dtype=object)  # (pandas' CSV text)
                 t = t.where(present, None)
                 # each text's hierarchy text, from the cells themselves (a float32's 0.1 is 0.10000000149011612 there);
                 # one row a text, so that joining the map keeps the rows
                 pairs = pd.DataFrame({"v": t, "t": as_text(col)}).drop_duplicates("v")
-                floats[str(c).strip()] = pa.table({"v": pa.array(pairs["v"].tolist(), pa.string()),
+                floats[_column_name(c)] = pa.table({"v": pa.array(pairs["v"].tolist(), pa.string()),
                                                    "t": pa.array(pairs["t"].tolist(), pa.string())})  # fmt: skip
             else:
                 t = pd.Series(as_text(col), dtype=object).where(present, None)
@@ -602,7 +642,9 @@ class SparkSource(SQLSource):
         with utc_session(spark):
             source = cls(spark.createDataFrame(pa.table(cols)), input_name="DataFrame")
         source._float_cols, source._float_pairs = set(floats), floats
-        source._frame_types = {str(c).strip(): t for c, d in data.dtypes.items() if (t := _frame_sql_type(d)) is not None}
+        source._frame_types = {_column_name(c): t for c, d in data.dtypes.items() if (t := _frame_sql_type(d)) is not None}
+        source._frame_types.update(dict.fromkeys(bools, "BOOLEAN"))
+        source._frame_arrow = {_column_name(c): t for c, d in data.dtypes.items() if (t := _frame_arrow_type(d)) is not None}
         source._zones = {c: z for c, z in frame_zones(data).items() if c in source._frame_types}
         return source
 
@@ -696,14 +738,23 @@ class SparkSource(SQLSource):
                     df = df.select(*(F.expr(self.timestamp_text(self.q(f.name), k, self._zones.get(f.name))).alias(f.name)
                                      if k else F.col(self.q(f.name)) for f, k in zip(df.schema.fields, kinds)))  # fmt: skip
             typed = self._typed_columns(df) if parquet and self._typed_out else {}
+            base = None
             if typed:
                 # a DataFrame's column released unchanged written with its type, as the numpy path's release
                 # (pandas' to_parquet) writes it: the text held in Spark (from_pandas) cast back, over the
-                # sorted rows (same partitions, same order). Checked on the written file (released_text)
+                # sorted rows (same partitions, same order). Checked on the written file: row by row against
+                # the input with an audit (_verify_audit), else against these texts (_check_typed)
                 from pyspark.sql import functions as F
 
-                df = df.select(*(F.expr(self._typed_expr(self.q(f.name), typed[f.name])).alias(f.name) if f.name in typed
-                                 else F.col(self.q(f.name)) for f in df.schema.fields))  # fmt: skip
+                cols = [f.name for f in df.schema.fields]
+                if TYPED_ID in cols:
+                    raise InputError(f"the input has a column named {TYPED_ID!r}, which the release numbers rows with; rename it")
+                if not self._audit_pending:
+                    # (on disk: a 1M-row DataFrame's release held in memory too ran the default 1 GB heap out)
+                    base = self._typed_base = self._persisted(df.select("*", F.monotonically_increasing_id().alias(TYPED_ID)), disk=True)
+                    df = base
+                df = df.select(*(F.expr(self._typed_expr(self.q(c), typed[c])).alias(c) if c in typed else F.col(self.q(c))
+                                 for c in cols))  # fmt: skip
             one = not parquet and len(df.schema.fields) == 1 and df.schema.fields[0].dataType.typeName() == "string"
             if one:
                 # one column: an empty field would be an empty line, which Spark's CSV writer leaves out
@@ -714,17 +765,31 @@ class SparkSource(SQLSource):
                 name = df.schema.fields[0].name
                 df = df.select(F.coalesce(F.col(self.q(name)), F.lit("")).alias(name))
             w = df.write.mode("errorifexists")
+            # Spark's CSV writer strips the spaces around every field by default, the header's names too: a
+            # DataFrame's ' sex ' was written 'sex' (its names are exact on every engine), a kept ' x ' 'x' (the
+            # audit's check refused the run); pandas writes both as they are, and so does this
+            spaces = {"ignoreLeadingWhiteSpace": False, "ignoreTrailingWhiteSpace": False}
             if parquet:
-                w.parquet(path)
-                self._zone_parts(path)
+                try:
+                    w.parquet(path)
+                    self._zone_parts(path, {c: self._frame_arrow[c] for c in typed if c in self._frame_arrow})
+                    if base is not None:
+                        self._check_typed(path, list(typed))
+                finally:
+                    if base is not None:
+                        self._typed_base = None
+                        with suppress(Exception):
+                            base.unpersist()
             elif one:
-                w.csv(path, header=True, quote='"', escape='"', nullValue="", emptyValue='""')
+                w.csv(path, header=True, quote='"', escape='"', nullValue="", emptyValue='""', **spaces)
             else:
-                w.csv(path, header=True, quote='"', escape='"', nullValue="", emptyValue="")
+                w.csv(path, header=True, quote='"', escape='"', nullValue="", emptyValue="", **spaces)
 
     # ---- a DataFrame's kept columns typed in a Parquet release (docs/engines.md, "Types of a Parquet release")
     _frame_types: dict[str, str] = {}  # a DataFrame's column -> the Spark type its release writes it with (from_pandas)
+    _frame_arrow: dict[str, Any] = {}  # ... -> the Arrow type its part files then give it (_frame_arrow_type)
     _typed_out = False  # set by release(): the release is written to a Parquet file the caller named (out=)
+    _typed_base: Any = None  # the sorted release's rows as text with their id (TYPED_ID) while _check_typed runs
 
     def _typed_columns(self, df: Any) -> dict[str, str]:
         """The columns of the release ``df`` to write typed: a DataFrame's columns with a type
@@ -741,14 +806,75 @@ class SparkSource(SQLSource):
         written file then refuses)."""
         if typ == "BOOLEAN":
             return f"CASE WHEN {e} = 'True' THEN true WHEN {e} = 'False' THEN false END"
+        if typ == "NANOS":  # (the session is in UTC: a naive text reads as its wall clock; an aware one has its offset)
+            return (f"unix_micros(CAST({e} AS TIMESTAMP)) * 1000 + "
+                    f"coalesce(CAST(nullif(regexp_extract({e}, '[.][0-9]{{6}}([0-9]{{3}})', 1), '') AS BIGINT), 0)")
         return f"CAST({e} AS {typ})"
+
+    def _check_typed(self, path: str, cols: list[str]) -> None:
+        """Every row of the Parquet release directory ``path`` just written holds, in each typed column of
+        ``cols``, the released value: its text (:meth:`released_text`, as the audit's check reads it; a float
+        and an aware timestamp by value: Spark's text of the written value equals Spark's text of the value
+        of the text) equals the text the release held before the cast (the persisted sorted rows, view
+        ``tempanon_typed_base``, :meth:`_copy`), row for row: the written rows numbered over the part files
+        in name order (:meth:`_numbered`), the sorted rows by their id (partition, place) over the
+        partitions in order, as the parts were written from them; the row counts must match. Run on every
+        typed release without an audit (with one, :meth:`_verify_audit` checks every written value
+        against its input line); raises :class:`VerificationError` naming the column, the release row
+        and both texts, before the release is moved into place."""
+        from pyspark.sql import functions as F
+
+        with self._utc():
+            base = self._typed_base
+            groups = base.groupBy(F.shiftright(F.col(TYPED_ID), 33).alias("p")).agg(
+                F.count(F.lit(1)).alias("c"), F.min(TYPED_ID).alias("m0")).toArrow().to_pylist()  # fmt: skip
+            self._made("tempanon_typed_base")
+            base.createOrReplaceTempView("tempanon_typed_base")
+        n, whens = 0, []
+        for g in sorted(groups, key=lambda g: g["p"]):
+            whens.append(f"WHEN {int(g['p'])} THEN {n - int(g['m0'])}")
+            n += int(g["c"])
+        read = self._read_written(path, True)
+        written = self._rows(f"SELECT count(*) FROM {read}")[0][0]
+        matched, bad = (0, None)
+        if whens:
+            exp, got = [], []
+            for c in cols:
+                b, f, typ = f"b.{self.q(c)}", f"f.{self.q(c)}", self._frame_types[c]
+                if typ in ("DOUBLE", "FLOAT", "TIMESTAMP") or (typ == "NANOS" and c in self._zones):
+                    # by value (no join of a map of texts, as the audit's check has: 1M rows within the default
+                    # heap): Spark's text of the written value and of the text's value (an aware one's instant)
+                    e = f"CAST(CAST({b} AS {typ}) AS STRING)" if typ != "NANOS" else f"CAST({self._typed_expr(b, typ)} AS STRING)"
+                    exp.append(f"coalesce({e}, '')")
+                    got.append(f"coalesce(CAST({f} AS STRING), '')")
+                else:
+                    exp.append(f"coalesce({b}, '')")
+                    got.append(self.released_text("f", c, read))
+            differs = " OR ".join(f"{e} <> {g}" for e, g in zip(exp, got))
+            joined = (f"FROM {self._numbered(read, cols)} f JOIN tempanon_typed_base b "
+                      f"ON f.{AUDIT_RN} = CASE shiftright(b.{TYPED_ID}, 33) {' '.join(whens)} END + b.{TYPED_ID}")  # fmt: skip
+            matched, bad = self._rows(f"SELECT {self.merge_hint('f', 'b')}count(*) AS n, "
+                                      f"min(CASE WHEN {differs} THEN f.{AUDIT_RN} END) AS bad {joined}")[0]  # fmt: skip
+            if bad is not None:
+                vals = self._rows(f"SELECT {self.merge_hint('f', 'b')}" + ", ".join(f"{e}, {g}" for e, g in zip(exp, got))
+                                  + f" {joined} WHERE f.{AUDIT_RN} = {int(bad)}")[0]  # fmt: skip
+                j = next(j for j in range(len(cols)) if vals[2 * j] != vals[2 * j + 1])
+                raise VerificationError(f"Parquet release row {int(bad) + 1}, column {cols[j]!r}: the typed value written reads back "
+                                        f"as {vals[2 * j + 1]!r}, the released value is {vals[2 * j]!r}")  # fmt: skip
+        if written != n or matched != n:
+            raise VerificationError(f"the Parquet release holds {written} rows, {matched} of them matched to the {n} rows released "
+                                    "before its typed columns were written")  # fmt: skip
 
     def released_text(self, alias: str, col: str, rel: str = "src") -> str:
         """:meth:`SQLSource.released_text`; a written release's boolean column typed from a DataFrame's
         (:meth:`_copy`) as the numpy path's text, ``True`` / ``False`` (Spark's ``CAST`` gives ``true``)."""
+        e = f"{alias}.{self.q(col)}"
         if rel != "src" and self._frame_types.get(col) == "BOOLEAN" and self._written_type(rel, col) == "boolean":
-            e = f"{alias}.{self.q(col)}"
             return f"CASE WHEN {e} THEN 'True' WHEN NOT {e} THEN 'False' ELSE '' END"
+        if rel != "src" and self._frame_types.get(col) == "NANOS" and col not in self._zones and self._written_type(rel, col) == "long":
+            # a naive ns value (read as its nanoseconds, _read_written) in pandas' text, from the number itself
+            us = f"(({e} - pmod({e}, 1000)) DIV 1000)"
+            return f"coalesce({python_timestamp_text(f'timestamp_micros({us})', 'timestamp_ntz', nanos=f'pmod({e}, 1000)')}, '')"
         return super().released_text(alias, col, rel)
 
     def mapped_text(self, alias: str, col: str, rel: str, tag: str) -> tuple[str, str] | None:
@@ -765,16 +891,21 @@ class SparkSource(SQLSource):
             # an aware value by its instant: Python's text of it in the zone (the DataFrame's) is not Java's
             # where their zone data differ (Amsterdam 1930: +00:19:32 in Python, +00:00 in Java)
             join = f" LEFT JOIN {self._instant_text_view(col)} {tag} ON {e} = {tag}.k"
+        elif rel != "src" and typ == "NANOS" and col in self._zones and self._written_type(rel, col) == "long":
+            # an aware ns value (its nanoseconds since the epoch, _read_written) the same way, by its instant
+            join = f" LEFT JOIN {self._instant_text_view(col, nanos=True)} {tag} ON {e} = {tag}.k"
         else:
             return super().mapped_text(alias, col, rel, tag)
         return join, f"CASE WHEN {e} IS NULL THEN '' ELSE coalesce({tag}.v, {self.UNMAPPED}) END"
 
-    def _instant_text_view(self, col: str) -> str:
+    def _instant_text_view(self, col: str, nanos: bool = False) -> str:
         """A view of the DataFrame's aware timestamp column ``col``'s distinct texts ``v`` (pandas', with
-        their offset) keyed by ``k``, the instant each reads as (made once)."""
+        their offset) keyed by ``k``, the instant each reads as (``nanos``: its nanoseconds since the
+        epoch, :meth:`_typed_expr`) (made once)."""
         name = f"twtext{self.columns.index(col)}"
         if name not in self._views:
-            self._exec(f"CREATE OR REPLACE TEMP VIEW {name} AS SELECT CAST(v AS TIMESTAMP) AS k, v FROM "
+            k = self._typed_expr("v", "NANOS") if nanos else "CAST(v AS TIMESTAMP)"
+            self._exec(f"CREATE OR REPLACE TEMP VIEW {name} AS SELECT {k} AS k, v FROM "
                        f"(SELECT DISTINCT {self.q(col)} AS v FROM src WHERE {self.q(col)} IS NOT NULL) t")  # fmt: skip
         return name
 
@@ -795,7 +926,7 @@ class SparkSource(SQLSource):
                        f"FROM {name}_raw WHERE v IS NOT NULL")  # fmt: skip
         return name
 
-    def _zone_parts(self, path: str) -> None:
+    def _zone_parts(self, path: str, types: dict | None = None) -> None:
         """Every part file of the Parquet release directory ``path`` Spark wrote, given the schema the
         numpy path writes (:func:`~tempanon.data.io.zone_written_parquet`: an aware timestamp column in
         its input's zone, where Spark writes the instants, read back ``tz=UTC``; every field nullable):
@@ -803,11 +934,20 @@ class SparkSource(SQLSource):
         as a whole afterwards, once verified), the others only have their footer read. A rewritten
         part's checksum file (``.part-....crc``, Hadoop's local file system, which checks a file it
         reads against it) is removed: it describes the bytes Spark wrote; without one the part is read
-        unchecked, as any file."""
+        unchecked, as any file. ``types``: a typed column -> its Arrow type (:func:`_frame_arrow_type`:
+        unsigned integers, ``ms`` and ``ns`` timestamps, which Spark writes in a wider type), by a safe
+        cast: a value the type cannot hold is refused, naming the column."""
+        import pyarrow as pa
+
         from tempanon.data.io import zone_written_parquet
 
         for part in sorted(Path(path).glob("part-*")):
-            if part.is_file() and zone_written_parquet(part, self._zones):
+            try:
+                rewritten = part.is_file() and zone_written_parquet(part, self._zones, types)
+            except pa.ArrowInvalid as exc:
+                raise VerificationError(f"the Parquet release's typed column(s) {', '.join(map(repr, types or {}))} cannot be given "
+                                        f"the type the numpy path writes: {exc}") from None  # fmt: skip
+            if rewritten:
                 part.with_name(f".{part.name}.crc").unlink(missing_ok=True)
 
     # ---- kanon's audited release: its rows sorted once (docs/engines.md, "What it costs") ----------
@@ -856,31 +996,43 @@ class SparkSource(SQLSource):
                 return full.select((F.col(AUDIT_RN) + 2).alias("input_line"))
         if (self._audit_pending and self._sorted is None and query.startswith(prefix)
                 and not query.startswith(prefix + "DISTINCT") and query.endswith(f", {rn}")):  # fmt: skip
-            from pyspark import StorageLevel
-
-            full = self.spark.sql(f"SELECT {rn} AS {AUDIT_RN}, {query[len(prefix):]}")
-            # the persisted plan partitioned as the release's would be without it (adaptive execution
-            # coalescing a small release's shuffle partitions; Spark runs a persisted plan without it
-            # unless this is set when the plan is persisted)
-            key = "spark.sql.optimizer.canChangeCachedPlanOutputPartitioning"
-            old = self.spark.conf.get(key, None)
-            self.spark.conf.set(key, "true")
-            try:
-                full = full.persist(StorageLevel.MEMORY_AND_DISK)
-            finally:
-                if old is None:
-                    self.spark.conf.unset(key)
-                else:
-                    self.spark.conf.set(key, old)
+            full = self._persisted(self.spark.sql(f"SELECT {rn} AS {AUDIT_RN}, {query[len(prefix):]}"))
             self._sorted = (full, query)
             return full.drop(AUDIT_RN)
         return self.spark.sql(query)
 
+    def _persisted(self, df: Any, disk: bool = False) -> Any:
+        """``df`` persisted (memory and disk; ``disk``: on disk only, out of the driver's heap), partitioned
+        as it would be without (adaptive execution coalescing a small release's shuffle partitions; Spark
+        runs a persisted plan without it unless this is set when the plan is persisted)."""
+        from pyspark import StorageLevel
+
+        key = "spark.sql.optimizer.canChangeCachedPlanOutputPartitioning"
+        old = self.spark.conf.get(key, None)
+        self.spark.conf.set(key, "true")
+        try:
+            return df.persist(StorageLevel.DISK_ONLY if disk else StorageLevel.MEMORY_AND_DISK)
+        finally:
+            if old is None:
+                self.spark.conf.unset(key)
+            else:
+                self.spark.conf.set(key, old)
+
     def _read_written(self, path: str, parquet: bool) -> str:
         self._made("tempanon_written")
+        # a DataFrame's ns timestamp column (_copy) read as its nanoseconds: Spark's timestamps hold microseconds
+        nanos = parquet and "NANOS" in self._frame_types.values()
+        key = "spark.sql.legacy.parquet.nanosAsLong"
         with self._utc():
-            r = self.spark.read
-            df = r.parquet(path) if parquet else r.csv(path, header=True, quote='"', escape='"', inferSchema=False, nullValue="")
+            old = self.spark.conf.get(key, None) if nanos else None
+            if nanos:
+                self.spark.conf.set(key, "true")
+            try:
+                r = self.spark.read
+                df = r.parquet(path) if parquet else r.csv(path, header=True, quote='"', escape='"', inferSchema=False, nullValue="")
+            finally:
+                if nanos:
+                    self.spark.conf.unset(key) if old is None else self.spark.conf.set(key, old)
             df.createOrReplaceTempView("tempanon_written")
         return "tempanon_written"
 
