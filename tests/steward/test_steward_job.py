@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import textwrap
 from pathlib import Path
 
@@ -491,3 +492,17 @@ def test_job_parquet_release_keeps_the_input_types(tmp_path, model):
     src = pairs(tab)
     got = pairs(out)
     assert len(got) >= n * 0.9 and all(p in src for p in got)
+
+
+@pytest.mark.skipif(sys.platform.startswith("win"), reason="%-m and %Ey are glibc/BSD strftime directives")
+def test_dates_formats_with_strftime_flags_are_accepted():
+    """The unknown-directive check takes a directive with its flags and modifiers whole: '%-m' (month
+    without padding) and '%Ey' are strftime directives here, not the unknown directive '%-'; '%-Q' is
+    refused as '%Q' is."""
+    from tempanon.errors import HierarchyError
+    from tempanon.hierarchy.builders import build_dates
+
+    h = build_dates("d", ["2020-01-05", "2021-03-04"], formats=["%Y-%-m", "%Ey"])
+    assert h.table[:, 1].tolist() == ["2020-1", "2021-3"]
+    with pytest.raises(HierarchyError, match="unknown directive %-Q"):
+        build_dates("d", ["2020-01-05"], formats=["%Y-%-Q"])

@@ -143,7 +143,8 @@ def _check_date_format(name: str, fmt: object) -> None:
     if not isinstance(fmt, str):
         raise HierarchyError(f"attribute {name!r}: date format {fmt!r} is not a text")
     probe = _dt.datetime(2001, 2, 3, 4, 5, 6)
-    directives = [d for d in re.findall(r"%(.?)", fmt) if d != "%"]
+    # a directive with glibc's flags (%-m, %_d, %0e, %^a, %#b) and E/O modifiers (%Ey) counts whole
+    directives = [d for d in re.findall(r"%([-_0^#]?[EO]?.?)", fmt) if d != "%"]
     for d in directives:
         if not d or probe.strftime("%" + d) == "%" + d:
             raise HierarchyError(f"attribute {name!r}: date format {fmt!r}: unknown directive %{d} "
