@@ -2122,6 +2122,14 @@ def _registered_frame(df: pd.DataFrame) -> pd.DataFrame:
     out = df.copy()
     for j, c in enumerate(df.columns):
         col = df.iloc[:, j]
+        if isinstance(col.dtype, pd.DatetimeTZDtype) and col.dtype.unit == "ns":
+            # as Arrow's timestamp[ns, tz]: DuckDB reads that as TIMESTAMPTZ_NS, as it reads a Parquet file's
+            # aware ns column; pandas' own dtype it reads as TIMESTAMPTZ (microseconds), so a kept or sensitive
+            # 00:00:00.000000001+01:00 was released as 00:00:00+01:00 (CSV and Parquet, with or without an audit)
+            import pyarrow as pa
+
+            out[c] = col.astype(pd.ArrowDtype(pa.timestamp("ns", tz=str(col.dtype.tz))))
+            continue
         kind = pd.api.types.infer_dtype(col, skipna=True) if col.dtype == object else None
         if kind in MIXED_KINDS or (kind == "integer" and col.isna().any()):
             out[c] = released_text(col)
