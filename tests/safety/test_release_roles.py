@@ -312,6 +312,31 @@ def test_output_set_commits_together_and_discards_on_error(tmp_path):
         OutputSet([a], {"--out": a})
 
 
+@pytest.mark.parametrize("engine", ["numpy", "duckdb"])
+def test_an_output_over_the_hierarchies_names_them(tmp_path, engine):
+    """``kanon --hierarchies H --out H`` (or a file in H): the refusal names the ``--hierarchies`` directory,
+    not "the input" (found by helper uat, session 27: ``--out . is the input .`` where ``.`` was the
+    hierarchies' folder); nothing is written, the hierarchy files unchanged."""
+    from tempanon.data.io import OutputSet
+    from tempanon.errors import InputError
+    from tempanon.samples import sample_dir
+
+    src = sample_dir("adult")
+    h = tmp_path / "h"
+    h.mkdir()
+    (h / "sex.csv").write_text((src / "sex.csv").read_text())
+    before = (h / "sex.csv").read_bytes()
+    for out, said in ((h, f"--out {h} is the --hierarchies directory {h}: refusing to overwrite an input"),
+                      (h / "sex.csv", f"--out {h / 'sex.csv'} is a file of the --hierarchies directory {h}: refusing")):
+        r = CliRunner().invoke(app, ["kanon", str(src / "adult.csv.gz"), "--qi", "sex", "--hierarchies", str(h), "--k", "2",
+                                     "--out", str(out), "--engine", engine])  # fmt: skip
+        assert r.exit_code == 2, r.output
+        assert said in " ".join(r.output.split()), r.output
+    assert (h / "sex.csv").read_bytes() == before and sorted(p.name for p in h.iterdir()) == ["sex.csv"]
+    with pytest.raises(InputError, match=r"--out .* is the input .*: refusing to overwrite an input"):
+        OutputSet([h / "sex.csv"], {"--out": h / "sex.csv"})  # (an input without a label: "the input", as before)
+
+
 @pytest.mark.parametrize("engine", ["numpy", "duckdb", pytest.param("spark", marks=pytest.mark.spark)])
 @pytest.mark.parametrize("command", ["kanon", "timestamped"])
 @pytest.mark.parametrize("where", ["out", "audit"])

@@ -1397,22 +1397,30 @@ class OutputSet:
 
     def __init__(
         self,
-        inputs: Iterable[str | os.PathLike | None] = (),
+        inputs: Iterable[str | os.PathLike | tuple[str, str | os.PathLike | None] | None] = (),
         outputs: Mapping[str, str | os.PathLike | None] | None = None,
         *,
         directories: Mapping[str, str | os.PathLike | None] | None = None,
         spark_releases: Iterable[str] = (),
     ) -> None:
-        """``spark_releases``: labels of outputs that Spark writes as a directory of part files; such a
+        """``inputs``: paths, or ``(label, path)`` pairs (``("--hierarchies", h)``) that the refusals name
+        ("--out . is the --hierarchies directory ."; an unlabelled input is "the input").
+        ``spark_releases``: labels of outputs that Spark writes as a directory of part files; such a
         target may be an existing directory when it holds an earlier Spark release
         (:func:`is_spark_release_dir`), which the new release replaces (``SQLSource.release``)."""
         self._spark_releases = set(spark_releases)
         self._inputs: list[tuple[str, Path, str, tuple[int, int] | None]] = []
+        self._input_labels: dict[str, str] = {}  # given path -> "the input" or "the --hierarchies directory"
         for p in inputs:
+            label = None
+            if isinstance(p, tuple):
+                label, p = p
             if p is None or str(p) in ("", "-") or isinstance(p, pd.DataFrame):
                 continue
             real, ino = _identity(Path(p))
             self._inputs.append((str(p), Path(p), real, ino))
+            what = "directory" if os.path.isdir(real) else "file"
+            self._input_labels.setdefault(str(p), "the input" if label is None else f"the {label} {what}")
         self._outputs: dict[str, tuple[str, str]] = {}  # real path -> (label, given path)
         self._staged: list[tuple[Path, Path]] = []  # (tmp, target)
         self._removals: list[Path] = []  # earlier outputs this set replaces (see remove)
@@ -1428,11 +1436,12 @@ class OutputSet:
         for given, ipath, ireal, iino in self._inputs:
             if real == ireal or (ino is not None and ino == iino):
                 raise InputError(
-                    f"{label} {path} is the input {given}: refusing to overwrite an input (nothing was read or written)"
+                    f"{label} {path} is {self._input_labels[given]} {given}: refusing to overwrite an input (nothing was read or written)"
                 )
             if os.path.isdir(ireal) and ino is not None and real.startswith(ireal.rstrip(os.sep) + os.sep):
                 raise InputError(
-                    f"{label} {path} is a file of the input directory {given}: refusing to overwrite an input"
+                    f"{label} {path} is a file of {self._input_labels[given].replace('the input', 'the input directory')} {given}: "
+                    "refusing to overwrite an input"
                 )
 
     def add(self, path: str | os.PathLike, label: str = "output", *, staging: bool = False) -> Path:
@@ -1466,7 +1475,7 @@ class OutputSet:
             raise InputError(f"{label} {path} exists and is not a directory")
         for given, _ipath, ireal, iino in self._inputs:
             if real == ireal or (ino is not None and ino == iino):
-                raise InputError(f"{label} {path} is the input {given}: refusing to write into an input")
+                raise InputError(f"{label} {path} is {self._input_labels[given]} {given}: refusing to write into an input")
         if real in self._outputs:
             other, given = self._outputs[real]
             raise InputError(f"{label} {path} is also {other} {given}")

@@ -69,7 +69,7 @@ def run_with_engine(a: dict[str, Any]) -> dict:
     report, summary = a.get("report"), a.get("summary")
     outs = a.get("outs")
     if outs is None:  # checked against the inputs and each other before anything is read
-        outs = OutputSet([a["input_path"], a["hierarchies"]], {"--out": a["out"], "--summary": summary, "--report": report,
+        outs = OutputSet([a["input_path"], ("--hierarchies", a["hierarchies"])], {"--out": a["out"], "--summary": summary, "--report": report,
                                                                "--audit": a.get("audit")},
                          spark_releases={"--out"} if a["engine"] == "spark" else ())  # fmt: skip
     t0 = time.perf_counter()

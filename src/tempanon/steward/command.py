@@ -277,7 +277,7 @@ def hierarchy(
         target = out or file
         # checked before anything is read: never the --data table or the --tree file (before, `--out` naming
         # the table replaced it by the hierarchy), a write error a message (a read-only folder: a traceback)
-        with OutputSet([data, tree], {"--out": target}) as outs:
+        with OutputSet([("--data", data), ("--tree", tree)], {"--out": target}) as outs:
             values = None
             if data is not None:
                 from tempanon.data.io import read_table, refuse_nested_columns

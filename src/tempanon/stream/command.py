@@ -408,7 +408,7 @@ def stream(
         """The run's outputs, checked against the inputs and each other (no overwrite)."""
         from tempanon.data.io import OutputSet
 
-        return OutputSet([input, hierarchies], {"--summary": summary, "--audit": audit, "--report": report},
+        return OutputSet([input, ("--hierarchies", hierarchies)], {"--summary": summary, "--audit": audit, "--report": report},
                          directories={"--out": out})
 
     def _screen_qi(df) -> None:
