@@ -2,9 +2,10 @@
 ``--rows`` rows (``sex`` generalized; int64, float64, bool, naive timestamp, ``Int64`` with missing values
 and a string kept; with ``--more``, ``uint64`` above int64's range and ``ns`` timestamps too). Prints the
 CPU seconds of the call (this process and the Spark JVM, from ``/proc``), its wall time, the CPU seconds of
-the check of the typed columns on the written file (``SparkSource._check_typed``, run without an audit)
-and the written part's column types; ``--repeat N`` runs it N times in the same session, alternating with
-``--off`` runs (the check and the persisting of the sorted rows it reads skipped) when ``--ab`` is given.
+the check of the typed columns on the written file (``tempanon.data.io.check_typed_texts``, run without an
+audit on the text columns written beside them, in the part files' rewrite: Python's CPU only) and the written
+part's column types; ``--repeat N`` runs it N times in the same session, alternating with ``--off`` runs (no
+text columns written, no check: ``SparkSource._check_texts`` off) when ``--ab`` is given.
 docs/engines.md, "A DataFrame's Parquet release on Spark". Usage: ``PYTHONPATH=src python
 benchmarks/bench_spark_frame_parquet.py [--rows 1000000] [--more] [--repeat 3 --ab]``."""
 
@@ -23,6 +24,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 from bench_engine import descendants_cpu_and_peak
 
+import tempanon.data.io as tio
 from tempanon.hierarchy import Hierarchy
 from tempanon.kanon.api import kanonymize
 from tempanon.lattice.source_spark import SparkSource, local_session
@@ -57,20 +59,21 @@ def main() -> None:
         r = resource.getrusage(resource.RUSAGE_SELF)
         return r.ru_utime + r.ru_stime, descendants_cpu_and_peak()[0]
 
-    real_check, real_persisted, spent = SparkSource._check_typed, SparkSource._persisted, []
+    real_check, spent = tio.check_typed_texts, []
 
-    def timed_check(self, path, cols):
+    def timed_check(*a, **kw):
         c0 = cpu()
         try:
-            return real_check(self, path, cols)
+            return real_check(*a, **kw)
         finally:
             c1 = cpu()
             spent.append(c1[0] - c0[0] + c1[1] - c0[1])
 
+    tio.check_typed_texts = timed_check
+
     for run in range(args.repeat * (2 if args.ab else 1)):
         off = args.ab and run % 2 == 1
-        SparkSource._check_typed = (lambda self, path, cols: None) if off else timed_check
-        SparkSource._persisted = (lambda self, d, disk=False: d) if off else real_persisted
+        SparkSource._check_texts = not off
         spent.clear()
         out = os.path.join(tempfile.mkdtemp(), "r.parquet")
         (p0, j0), w0 = cpu(), time.time()

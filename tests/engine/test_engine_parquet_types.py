@@ -19,6 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import io
+import re
 from pathlib import Path
 
 import numpy as np
@@ -453,6 +454,46 @@ def test_dataframe_typed_release_checked_on_spark(tmp_path, spark_session, monke
             kanonymize(df, ["sex"], hier, 2, keep=[c for c in df.columns if c != "sex"], engine="spark", out=str(out), screen=False,
                        **kw)  # fmt: skip
         assert not out.exists() and not (tmp_path / f"{typ}-audit.csv").exists() and not list(tmp_path.glob(f"{typ}/.*"))
+
+
+def test_typed_values_checked_against_their_texts_by_pyarrow():
+    """:func:`tempanon.data.io.check_typed_texts` (Spark's typed release without an audit: the text
+    columns written beside the typed ones, compared in the part files' rewrite): each typed column's
+    values (as cast to numpy's types) equal pandas' texts of the DataFrame's cells, parsed by pyarrow
+    (a float by its bits, ``-0.0`` apart from ``0.0``; ``True``/``False`` only; ``ms`` timestamps
+    whose texts have six digits; ``ns`` ones with nine; an aware one by its instant, Python's offset
+    with seconds (Amsterdam 1930, ``+00:19:32``) included); any single change of a text is refused,
+    naming the release row (numbered from ``first_row``), the column and both values."""
+    from tempanon.data.io import check_typed_texts
+    from tempanon.errors import VerificationError
+    from tempanon.hierarchy.core import as_text
+
+    g = pa.table({"f": pa.array([0.1, -0.0, None, float("inf"), 1e20]),
+                  "u": pa.array([2**64 - 1, 0, 1, None, 5], pa.uint64()),
+                  "b": pa.array([True, False, None, True, False]),
+                  "ns": pa.array([1, -1, None, 0, 10**18], pa.timestamp("ns")),
+                  "ms": pa.array([123, -1, None, 0, 10**12], pa.timestamp("ms")),
+                  "az": pa.array([-1262304000000000 + 12345, 0, None, 1, 2], pa.timestamp("us", tz="Europe/Amsterdam"))})  # fmt: skip
+
+    def text(c):
+        col = g.column(c)
+        s = col.to_pandas(types_mapper={pa.uint64(): pd.UInt64Dtype(), pa.bool_(): pd.BooleanDtype()}.get)
+        t = pd.Series(s.to_numpy().astype(str) if c == "f" else as_text(s), dtype=object)  # (from_pandas' texts)
+        return pa.array(t.where(s.notna(), None).tolist(), pa.string())
+
+    texts = {c: text(c) for c in g.column_names}
+    assert texts["az"][0].as_py() == "1930-01-01 00:19:32.012345+00:19:32" and texts["ms"][0].as_py() == "1970-01-01 00:00:00.123000"
+    check_typed_texts(g, texts, 10)
+    for c, j, v in [("f", 0, "0.1000000001"), ("f", 1, "0.0"), ("f", 3, "-inf"), ("f", 2, "nan"), ("u", 0, "18446744073709551614"),
+                    ("b", 1, "True"), ("b", 0, "true"), ("ns", 0, "1970-01-01 00:00:00.000000002"), ("ms", 3, None),
+                    ("ms", 2, "1970-01-01 00:00:00"), ("az", 0, "x"), ("az", 1, "1970-01-01 01:00:00+01:01"),
+                    ("az", 0, "1930-01-01 00:19:32.012345+00:19:31")]:  # fmt: skip
+        changed = dict(texts)
+        values = changed[c].to_pylist()
+        values[j] = v
+        changed[c] = pa.array(values, pa.string())
+        with pytest.raises(VerificationError, match=rf"row {11 + j}, column .{c}.: .* the released value is {re.escape(repr(v))}"):
+            check_typed_texts(g, changed, 10)
 
 
 def _release_like_numpys(tmp_path, df: pd.DataFrame, audit: bool) -> None:

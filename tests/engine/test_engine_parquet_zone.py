@@ -118,8 +118,8 @@ def test_a_changed_instant_in_a_rewritten_release_is_refused(tmp_path, monkeypat
     real = tio.zone_written_parquet
     calls = []
 
-    def faulty(path, zones, types=None):
-        done = real(path, zones, types)
+    def faulty(path, zones, types=None, texts=None, first_row=0):
+        done = real(path, zones, types, texts, first_row)
         table = pq.read_table(path)
         if table.num_rows and not calls:
             i = table.schema.get_field_index("ny2")

@@ -1010,7 +1010,8 @@ def zoned_schema(schema: Any, zones: Mapping[str, str], types: Mapping[str, Any]
     return pa.schema(fields, metadata=schema.metadata)
 
 
-def zone_written_parquet(path: str | os.PathLike, zones: Mapping[str, str], types: Mapping[str, Any] | None = None) -> bool:
+def zone_written_parquet(path: str | os.PathLike, zones: Mapping[str, str], types: Mapping[str, Any] | None = None,
+                         texts: Mapping[str, str] | None = None, first_row: int = 0) -> bool:
     """Give a Parquet file an engine wrote (DuckDB's ``COPY``, one of Spark's part files) the schema
     :func:`zoned_schema` says, the same values. Its footer is read first; only when its schema differs
     is it rewritten with pyarrow, row group by row group (the same row groups, rows and order; a
@@ -1018,26 +1019,156 @@ def zone_written_parquet(path: str | os.PathLike, zones: Mapping[str, str], type
     over ``path``; its own key-value metadata is kept. Returns whether it was rewritten. The caller
     verifies the file afterwards, as it would have the engine's. ``types``: :func:`zoned_schema`'s; their
     casts are pyarrow's safe ones (a value out of the type's range, or a timestamp that a coarser unit
-    would truncate, raises: nothing is changed silently)."""
+    would truncate, raises: nothing is changed silently). ``texts``: a text column written beside a typed
+    one -> that typed column's name (``SparkSource._copy``): every row group's typed values, as cast, are
+    compared with their texts (:func:`check_typed_texts`, pyarrow's parse, not the engine's), then the text
+    columns are left out of the rewritten file; ``first_row``: the file's first row's number in the release
+    (0-based), for the error."""
     import pyarrow.parquet as pq
 
     path = Path(path)
     with pq.ParquetFile(path) as pf:
         schema = pf.schema_arrow
+        texts = dict(texts or {})
+        if texts:
+            from tempanon.errors import VerificationError
+
+            missing = [t for t in texts if t not in schema.names]
+            if missing:
+                raise VerificationError(f"the Parquet part {path.name} lacks the text column(s) {missing} of its typed columns")
+            schema = pa_schema_without(schema, texts)
         want = zoned_schema(schema, zones, types)
-        if want.equals(schema) and all(f.nullable for f in schema):
+        if not texts and want.equals(schema) and all(f.nullable for f in schema):
             return False
         tmp = path.with_name(f".{path.name}.zone")
         try:
             with pq.ParquetWriter(tmp, want, compression="snappy") as writer:
+                row = first_row
                 for i in range(pf.num_row_groups):
                     group = pf.read_row_group(i)
-                    writer.write_table(group.cast(want), row_group_size=max(group.num_rows, 1))
+                    if texts:
+                        text_cols = {c: group.column(t) for t, c in texts.items()}
+                        group = group.select(schema.names).cast(want)
+                        check_typed_texts(group, text_cols, row)
+                    else:
+                        group = group.cast(want)
+                    row += group.num_rows
+                    writer.write_table(group, row_group_size=max(group.num_rows, 1))
         except BaseException:
             tmp.unlink(missing_ok=True)
             raise
     os.replace(tmp, path)
     return True
+
+
+def pa_schema_without(schema: Any, names: Iterable[str]) -> Any:
+    """``schema`` without the fields ``names`` (its metadata kept)."""
+    import pyarrow as pa
+
+    drop = set(names)
+    return pa.schema([f for f in schema if f.name not in drop], metadata=schema.metadata)
+
+
+_OFFSET_TEXT = r"^(?P<local>.*?)(?P<sign>[+-])(?P<h>[0-9]{2}):(?P<m>[0-9]{2})(?::(?P<s>[0-9]{2}))?$"
+
+
+def _text_values(text: Any, t: Any) -> Any:
+    """The texts ``text`` (pandas' text of a DataFrame's cells, ``SparkSource.from_pandas``; null where
+    missing) parsed by pyarrow, independently of the engine that wrote the typed column, as values
+    comparable with a typed column of Arrow type ``t`` as :func:`_typed_values` gives them: integers as
+    ``t``, floats as their bits (``int64``/``int32``: ``-0.0`` apart from ``0.0``; a NaN by its own
+    text), booleans from ``True``/``False`` only, timestamps as ``int64`` in ``us`` (``ns`` for a ``ns``
+    column) since the epoch, an aware one's text ``... +HH:MM[:SS]`` (Python's offsets, seconds
+    included) as its instant. A text that does not parse raises ``pyarrow.ArrowInvalid``."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.types as pt
+
+    if pt.is_boolean(t):
+        ok = pc.or_(pc.equal(text, "True"), pc.equal(text, "False"))
+        if pc.any(pc.invert(pc.fill_null(ok, True))).as_py():
+            raise pa.ArrowInvalid("a boolean's text is neither True nor False")
+        return pc.equal(text, "True")
+    if pt.is_integer(t):
+        return pc.cast(text, t)
+    if pt.is_floating(t):
+        return _float_bits(pc.cast(text, t))
+    if pt.is_timestamp(t):
+        unit = "ns" if t.unit == "ns" else "us"
+        if t.tz is None:
+            return pc.cast(pc.cast(text, pa.timestamp(unit)), pa.int64())
+        parts = pc.extract_regex(text, _OFFSET_TEXT)
+        if parts.null_count != text.null_count:
+            raise pa.ArrowInvalid("an aware timestamp's text without its offset")
+        parts = parts.combine_chunks() if isinstance(parts, pa.ChunkedArray) else parts
+        f = dict(zip((x.name for x in parts.type), parts.flatten()))  # (null where the text is)
+        local = pc.cast(pc.cast(f["local"], pa.timestamp(unit)), pa.int64())
+        secs = pc.add(pc.add(pc.multiply(pc.cast(f["h"], pa.int64()), 3600), pc.multiply(pc.cast(f["m"], pa.int64()), 60)),
+                      pc.cast(pc.if_else(pc.equal(f["s"], ""), "0", f["s"]), pa.int64()))  # fmt: skip
+        secs = pc.if_else(pc.equal(f["sign"], "-"), pc.negate(secs), secs)
+        return pc.subtract_checked(local, pc.multiply(secs, 1_000_000_000 if unit == "ns" else 1_000_000))
+    raise pa.ArrowInvalid(f"no text check for the type {t}")
+
+
+def _float_bits(a: Any) -> Any:
+    import pyarrow as pa
+
+    a = a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a
+    width = pa.int64() if a.type.bit_width == 64 else pa.int32()
+    values = a.to_numpy(zero_copy_only=False) if a.null_count == 0 else a.fill_null(0).to_numpy(zero_copy_only=False)
+    bits = values.view(np.int64 if width == pa.int64() else np.int32).copy()
+    bits[np.isnan(values)] = -1  # any NaN (its payload aside)
+    return pa.array(bits, width, mask=a.is_null().to_numpy(zero_copy_only=False) if a.null_count else None)
+
+
+def _typed_values(col: Any) -> Any:
+    """A typed column as :func:`_text_values` parses its texts."""
+    import pyarrow as pa
+    import pyarrow.types as pt
+
+    t = col.type
+    if pt.is_floating(t):
+        return _float_bits(col)
+    if pt.is_timestamp(t):
+        return col.cast(pa.timestamp("ns" if t.unit == "ns" else "us", tz=t.tz)).cast(pa.int64())
+    return col
+
+
+def check_typed_texts(group: Any, texts: Mapping[str, Any], first_row: int = 0) -> None:
+    """Every row of the Arrow table ``group`` holds, in each typed column ``c`` of ``texts``, the value its
+    text ``texts[c]`` (the release's text of that row, written beside it) says, parsed by pyarrow
+    (:func:`_text_values`): equal, both missing, or neither; a text pyarrow cannot parse refused.
+    Raises :class:`~tempanon.errors.VerificationError` naming the release row (``first_row`` + its
+    place, 1-based), the column, the typed value and the text."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from tempanon.errors import VerificationError
+
+    for c, text in texts.items():
+        col = group.column(c).combine_chunks()
+        text = text.combine_chunks() if isinstance(text, pa.ChunkedArray) else text
+        try:
+            got, exp = _typed_values(col), _text_values(text, col.type)
+            same = pc.fill_null(pc.equal(got, exp), False)
+            same = pc.or_(same, pc.and_(pc.is_null(got), pc.is_null(exp)))
+            bad = pc.index(same, False).as_py()
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            bad = None
+            for j in range(len(text)):  # (the row pyarrow cannot parse, or compare)
+                try:
+                    g, e = _typed_values(col.slice(j, 1)), _text_values(text.slice(j, 1), col.type)
+                    if not (g[0].as_py() == e[0].as_py()):
+                        bad = j
+                        break
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                    bad = j
+                    break
+            if bad is None:
+                raise
+        if bad is not None and bad >= 0:
+            raise VerificationError(f"Parquet release row {first_row + bad + 1}, column {c!r}: the typed value written reads "
+                                    f"back as {col[bad].as_py()!r}, the released value is {text[bad].as_py()!r}")  # fmt: skip
 
 
 def _typed_kind(t: Any) -> Any | None:

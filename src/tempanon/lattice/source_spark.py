@@ -393,7 +393,7 @@ def _timestamp_kind(dtype: Any) -> str | None:
     return {"TimestampType": "timestamp", "TimestampNTZType": "timestamp_ntz"}.get(name)
 
 
-TYPED_ID = f"{AUDIT_RN}_typed"  # the sorted release's row id while its typed columns are written and checked (_copy)
+TYPED_ID = f"{AUDIT_RN}_typed"  # prefix of the text columns written beside a release's typed ones and checked (_copy)
 
 
 def _frame_sql_type(dtype: Any) -> str | None:
@@ -738,23 +738,24 @@ class SparkSource(SQLSource):
                     df = df.select(*(F.expr(self.timestamp_text(self.q(f.name), k, self._zones.get(f.name))).alias(f.name)
                                      if k else F.col(self.q(f.name)) for f, k in zip(df.schema.fields, kinds)))  # fmt: skip
             typed = self._typed_columns(df) if parquet and self._typed_out else {}
-            base = None
+            texts: dict[str, str] = {}
             if typed:
                 # a DataFrame's column released unchanged written with its type, as the numpy path's release
                 # (pandas' to_parquet) writes it: the text held in Spark (from_pandas) cast back, over the
                 # sorted rows (same partitions, same order). Checked on the written file: row by row against
-                # the input with an audit (_verify_audit), else against these texts (_check_typed)
+                # the input with an audit (_verify_audit), else against these texts, written beside the typed
+                # columns in the same rows and compared by pyarrow in the part files' rewrite, which then
+                # leaves them out (_zone_parts, check_typed_texts)
                 from pyspark.sql import functions as F
 
                 cols = [f.name for f in df.schema.fields]
-                if TYPED_ID in cols:
-                    raise InputError(f"the input has a column named {TYPED_ID!r}, which the release numbers rows with; rename it")
-                if not self._audit_pending:
-                    # (on disk: a 1M-row DataFrame's release held in memory too ran the default 1 GB heap out)
-                    base = self._typed_base = self._persisted(df.select("*", F.monotonically_increasing_id().alias(TYPED_ID)), disk=True)
-                    df = base
+                if any(c.startswith(TYPED_ID) for c in cols):
+                    raise InputError(f"the input has a column named {next(c for c in cols if c.startswith(TYPED_ID))!r}, "
+                                     f"which is the prefix of the release's own text columns ({TYPED_ID!r}); rename it")  # fmt: skip
+                if not self._audit_pending and self._check_texts:
+                    texts = {f"{TYPED_ID}{j}": c for j, c in enumerate(typed)}
                 df = df.select(*(F.expr(self._typed_expr(self.q(c), typed[c])).alias(c) if c in typed else F.col(self.q(c))
-                                 for c in cols))  # fmt: skip
+                                 for c in cols), *(F.col(self.q(c)).alias(t) for t, c in texts.items()))  # fmt: skip
             one = not parquet and len(df.schema.fields) == 1 and df.schema.fields[0].dataType.typeName() == "string"
             if one:
                 # one column: an empty field would be an empty line, which Spark's CSV writer leaves out
@@ -770,16 +771,8 @@ class SparkSource(SQLSource):
             # audit's check refused the run); pandas writes both as they are, and so does this
             spaces = {"ignoreLeadingWhiteSpace": False, "ignoreTrailingWhiteSpace": False}
             if parquet:
-                try:
-                    w.parquet(path)
-                    self._zone_parts(path, {c: self._frame_arrow[c] for c in typed if c in self._frame_arrow})
-                    if base is not None:
-                        self._check_typed(path, list(typed))
-                finally:
-                    if base is not None:
-                        self._typed_base = None
-                        with suppress(Exception):
-                            base.unpersist()
+                w.parquet(path)
+                self._zone_parts(path, {c: self._frame_arrow[c] for c in typed if c in self._frame_arrow}, texts)
             elif one:
                 w.csv(path, header=True, quote='"', escape='"', nullValue="", emptyValue='""', **spaces)
             else:
@@ -789,7 +782,7 @@ class SparkSource(SQLSource):
     _frame_types: dict[str, str] = {}  # a DataFrame's column -> the Spark type its release writes it with (from_pandas)
     _frame_arrow: dict[str, Any] = {}  # ... -> the Arrow type its part files then give it (_frame_arrow_type)
     _typed_out = False  # set by release(): the release is written to a Parquet file the caller named (out=)
-    _typed_base: Any = None  # the sorted release's rows as text with their id (TYPED_ID) while _check_typed runs
+    _check_texts = True  # without an audit, the typed columns are checked against their texts (_copy; off: benchmarks only)
 
     def _typed_columns(self, df: Any) -> dict[str, str]:
         """The columns of the release ``df`` to write typed: a DataFrame's columns with a type
@@ -810,60 +803,6 @@ class SparkSource(SQLSource):
             return (f"unix_micros(CAST({e} AS TIMESTAMP)) * 1000 + "
                     f"coalesce(CAST(nullif(regexp_extract({e}, '[.][0-9]{{6}}([0-9]{{3}})', 1), '') AS BIGINT), 0)")
         return f"CAST({e} AS {typ})"
-
-    def _check_typed(self, path: str, cols: list[str]) -> None:
-        """Every row of the Parquet release directory ``path`` just written holds, in each typed column of
-        ``cols``, the released value: its text (:meth:`released_text`, as the audit's check reads it; a float
-        and an aware timestamp by value: Spark's text of the written value equals Spark's text of the value
-        of the text) equals the text the release held before the cast (the persisted sorted rows, view
-        ``tempanon_typed_base``, :meth:`_copy`), row for row: the written rows numbered over the part files
-        in name order (:meth:`_numbered`), the sorted rows by their id (partition, place) over the
-        partitions in order, as the parts were written from them; the row counts must match. Run on every
-        typed release without an audit (with one, :meth:`_verify_audit` checks every written value
-        against its input line); raises :class:`VerificationError` naming the column, the release row
-        and both texts, before the release is moved into place."""
-        from pyspark.sql import functions as F
-
-        with self._utc():
-            base = self._typed_base
-            groups = base.groupBy(F.shiftright(F.col(TYPED_ID), 33).alias("p")).agg(
-                F.count(F.lit(1)).alias("c"), F.min(TYPED_ID).alias("m0")).toArrow().to_pylist()  # fmt: skip
-            self._made("tempanon_typed_base")
-            base.createOrReplaceTempView("tempanon_typed_base")
-        n, whens = 0, []
-        for g in sorted(groups, key=lambda g: g["p"]):
-            whens.append(f"WHEN {int(g['p'])} THEN {n - int(g['m0'])}")
-            n += int(g["c"])
-        read = self._read_written(path, True)
-        written = self._rows(f"SELECT count(*) FROM {read}")[0][0]
-        matched, bad = (0, None)
-        if whens:
-            exp, got = [], []
-            for c in cols:
-                b, f, typ = f"b.{self.q(c)}", f"f.{self.q(c)}", self._frame_types[c]
-                if typ in ("DOUBLE", "FLOAT", "TIMESTAMP") or (typ == "NANOS" and c in self._zones):
-                    # by value (no join of a map of texts, as the audit's check has: 1M rows within the default
-                    # heap): Spark's text of the written value and of the text's value (an aware one's instant)
-                    e = f"CAST(CAST({b} AS {typ}) AS STRING)" if typ != "NANOS" else f"CAST({self._typed_expr(b, typ)} AS STRING)"
-                    exp.append(f"coalesce({e}, '')")
-                    got.append(f"coalesce(CAST({f} AS STRING), '')")
-                else:
-                    exp.append(f"coalesce({b}, '')")
-                    got.append(self.released_text("f", c, read))
-            differs = " OR ".join(f"{e} <> {g}" for e, g in zip(exp, got))
-            joined = (f"FROM {self._numbered(read, cols)} f JOIN tempanon_typed_base b "
-                      f"ON f.{AUDIT_RN} = CASE shiftright(b.{TYPED_ID}, 33) {' '.join(whens)} END + b.{TYPED_ID}")  # fmt: skip
-            matched, bad = self._rows(f"SELECT {self.merge_hint('f', 'b')}count(*) AS n, "
-                                      f"min(CASE WHEN {differs} THEN f.{AUDIT_RN} END) AS bad {joined}")[0]  # fmt: skip
-            if bad is not None:
-                vals = self._rows(f"SELECT {self.merge_hint('f', 'b')}" + ", ".join(f"{e}, {g}" for e, g in zip(exp, got))
-                                  + f" {joined} WHERE f.{AUDIT_RN} = {int(bad)}")[0]  # fmt: skip
-                j = next(j for j in range(len(cols)) if vals[2 * j] != vals[2 * j + 1])
-                raise VerificationError(f"Parquet release row {int(bad) + 1}, column {cols[j]!r}: the typed value written reads back "
-                                        f"as {vals[2 * j + 1]!r}, the released value is {vals[2 * j]!r}")  # fmt: skip
-        if written != n or matched != n:
-            raise VerificationError(f"the Parquet release holds {written} rows, {matched} of them matched to the {n} rows released "
-                                    "before its typed columns were written")  # fmt: skip
 
     def released_text(self, alias: str, col: str, rel: str = "src") -> str:
         """:meth:`SQLSource.released_text`; a written release's boolean column typed from a DataFrame's
@@ -926,7 +865,7 @@ class SparkSource(SQLSource):
                        f"FROM {name}_raw WHERE v IS NOT NULL")  # fmt: skip
         return name
 
-    def _zone_parts(self, path: str, types: dict | None = None) -> None:
+    def _zone_parts(self, path: str, types: dict | None = None, texts: dict | None = None) -> None:
         """Every part file of the Parquet release directory ``path`` Spark wrote, given the schema the
         numpy path writes (:func:`~tempanon.data.io.zone_written_parquet`: an aware timestamp column in
         its input's zone, where Spark writes the instants, read back ``tz=UTC``; every field nullable):
@@ -936,19 +875,29 @@ class SparkSource(SQLSource):
         reads against it) is removed: it describes the bytes Spark wrote; without one the part is read
         unchecked, as any file. ``types``: a typed column -> its Arrow type (:func:`_frame_arrow_type`:
         unsigned integers, ``ms`` and ``ns`` timestamps, which Spark writes in a wider type), by a safe
-        cast: a value the type cannot hold is refused, naming the column."""
+        cast: a value the type cannot hold is refused, naming the column. ``texts``: a text column Spark
+        wrote beside a typed one -> the typed column (:meth:`_copy`, without an audit): each part's typed
+        values, as cast, are compared row by row with the release's texts, parsed by pyarrow
+        (:func:`~tempanon.data.io.check_typed_texts`: a mismatch is a :class:`VerificationError` naming the
+        release row, numbered over the parts in name order, the column and both values), and the text
+        columns are left out of the rewritten part; every part is then rewritten."""
         import pyarrow as pa
+        import pyarrow.parquet as pq
 
         from tempanon.data.io import zone_written_parquet
 
+        row = 0
         for part in sorted(Path(path).glob("part-*")):
             try:
-                rewritten = part.is_file() and zone_written_parquet(part, self._zones, types)
+                rewritten = part.is_file() and zone_written_parquet(part, self._zones, types, texts, row)
             except pa.ArrowInvalid as exc:
                 raise VerificationError(f"the Parquet release's typed column(s) {', '.join(map(repr, types or {}))} cannot be given "
                                         f"the type the numpy path writes: {exc}") from None  # fmt: skip
             if rewritten:
                 part.with_name(f".{part.name}.crc").unlink(missing_ok=True)
+            if texts and part.is_file():
+                with pq.ParquetFile(part) as pf:
+                    row += pf.metadata.num_rows
 
     # ---- kanon's audited release: its rows sorted once (docs/engines.md, "What it costs") ----------
     _audit_pending = False
