@@ -1810,17 +1810,10 @@ class DuckDBSource(SQLSource):
             self.input = "DataFrame"
         header = None  # (a CSV file's header names, check_header)
         if not isinstance(data, pd.DataFrame):
-            path = Path(data)
-            if not path.exists():
-                self.close()
-                raise InputError(f"input file not found: {path}")
-            if path.is_dir():
-                self.close()
-                raise InputError(f"input is a directory, not a table file: {path}")
-            from tempanon.data.io import refuse_pipe
+            from tempanon.data.io import check_input_file
 
             try:
-                refuse_pipe(path)
+                path = check_input_file(data)
             except InputError:
                 self.close()
                 raise
