@@ -40,7 +40,7 @@ def validate_granule(granule: str) -> str:
 @dataclass
 class SnapshotIndex:
     """``snapshot[i]`` is the 0-based snapshot of row ``i``; ``labels[k]`` the label of snapshot ``k``;
-    ``order`` sorts the rows by time (stable)."""
+    ``order`` sorts the rows by snapshot, then by instant (stable)."""
 
     snapshot: np.ndarray
     labels: list[str]
@@ -232,7 +232,8 @@ def index_snapshots(column: pd.Series, name: str, granule: str, timezone: str | 
                     date_order: str | None = "auto") -> SnapshotIndex:
     """Assign every row to its snapshot (consecutive granules, empty ones included), cut by the wall
     clock of :func:`parse_times` (``date_order``: how numeric dates are read; the times' ``attrs`` say
-    which order was used and hold the note of an undecided column); rows ordered by their instants."""
+    which order was used and hold the note of an undecided column); rows ordered by snapshot, then by
+    their instants."""
     granule = validate_granule(granule)
     times = parse_times(column.reset_index(drop=True), name, granule, timezone, date_order)
     if len(times) == 0:
@@ -245,8 +246,11 @@ def index_snapshots(column: pd.Series, name: str, granule: str, timezone: str | 
     if (snap < 0).any():  # should not happen: every start is on the grid
         row = int(np.nonzero(snap < 0)[0][0])
         raise InputError(f"column {name!r}, line {row + 2}: time {column.iloc[row]!r} falls outside the snapshot grid")
-    # sort by the instants (epoch nanoseconds: the absolute order also where daylight saving time repeats an hour)
-    order = np.argsort(np.asarray(times.attrs["instants"]), kind="stable")
+    # sort by snapshot, then by the instants (epoch nanoseconds: the absolute order also where daylight
+    # saving time repeats an hour). The wall clock that cuts the snapshots need not follow the instants
+    # (01:30-04:00 is before 01:10-05:00; times in several offsets): sorted by instants alone, the
+    # snapshots' rows were not contiguous and the publisher's bounds gave records another snapshot
+    order = np.lexsort((np.asarray(times.attrs["instants"]), snap))
     if granule == "number":
         labels = [str(int(g)) for g in grid_index]
     else:
