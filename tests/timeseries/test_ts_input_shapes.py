@@ -190,3 +190,30 @@ def test_long_format_refuses_a_bad_time_among_timestamps(tmp_path):
     labels = pd.DataFrame({"e": ["a"] * 3, "t": ["1st", "pre", "post"], "v": [1, 2, 3]})  # '1st' reads as a date
     with pytest.warns(TempanonWarning, match="ordered as text"):
         assert long_to_wide(labels, entity="e", time="t", value="v")[1] == ["1st", "post", "pre"]
+
+
+@pytest.mark.parametrize("unit", ["us", "ns"])
+def test_time_typed_readings_are_refused(tmp_path, unit):
+    """Readings that are timestamps, durations or periods (a Parquet timestamp column, a DataFrame's datetime64)
+    were turned into integers of their storage unit and published as envelopes of those: the same data as a
+    microsecond or a nanosecond Parquet column gave releases 1000 times apart, with exit 0 (found in the uatb
+    acceptance pass; a CSV's date text was refused as 'not a number'). Now refused, naming the column and type."""
+    wide = random_walk(30, seed=3)
+    ts = wide.copy()
+    ts["A0"] = pd.to_datetime(wide["A0"] * 1e9).astype(f"datetime64[{unit}]")
+    with pytest.raises(InputError, match=r"quasi-identifier 'A0' holds timestamps \(datetime64\[" + unit + r"\]\), not numeric"):
+        kp_anonymize(ts, id_col="id", qi=QI, k=5, P=2)
+    p = tmp_path / "ts.parquet"
+    ts.to_parquet(p, index=False)
+    out = tmp_path / "o.parquet"
+    r = runner.invoke(app, ["kp", str(p), "--id", "id", "--qi", "A0:A9", "--k", "5", "--p", "2", "--out", str(out)])
+    assert r.exit_code == 2 and "quasi-identifier 'A0' holds timestamps" in " ".join(r.output.split()) and not out.exists()
+    for col in (pd.to_timedelta(wide["A1"], unit="s"), pd.Series(pd.period_range("2020-01-01", periods=30, freq="D"))):
+        d = wide.copy()
+        d["A1"] = col
+        with pytest.raises(InputError, match="'A1'"):  # (durations: refused as a type no role takes)
+            kp_anonymize(d, id_col="id", qi=QI, k=5, P=2)
+    d = wide.copy()
+    d["S"] = pd.to_datetime(wide["S"] * 1e9)
+    with pytest.raises(InputError, match="sensitive column 'S' holds timestamps"):
+        kp_anonymize(d, id_col="id", qi=QI, k=5, P=2, sensitive=["S"], l_diversity=2, epsilon=0.1)

@@ -76,6 +76,11 @@ def series_matrix(df: pd.DataFrame, qi: Sequence[str], id_col: str | None = None
                 f"quasi-identifier {c!r}, {_where(df, id_col, i)}: missing value; (k,P)-anonymity needs "
                 f"complete series ({int(miss.sum())} missing value(s) in this column): leave incomplete series out "
                 "with --missing drop, or impute them first; sentinels such as -1 become missing with --na-values")
+        kind = _time_kind(col)
+        if kind is not None:
+            raise InputError(f"quasi-identifier {c!r} holds {kind} ({col.dtype}), not numeric readings (as numbers they would "
+                             "be counts of the column's storage unit, e.g. microseconds since 1970 in one file and "
+                             "nanoseconds in another); convert them to numbers first, e.g. seconds since a reference time")  # fmt: skip
         if col.dtype == bool:
             num = col.astype(float)
         else:
@@ -97,6 +102,19 @@ def series_matrix(df: pd.DataFrame, qi: Sequence[str], id_col: str | None = None
                              "near 1e154); rescale the series, e.g. to other units")  # fmt: skip
         X[:, j] = vals
     return X
+
+
+def _time_kind(col: pd.Series) -> str | None:
+    """``"timestamps"``, ``"durations"`` or ``"periods"`` for a column of that dtype (pandas turns them into
+    integers of their storage unit with ``to_numeric``), else ``None``."""
+    t = col.dtype
+    if pd.api.types.is_datetime64_any_dtype(t):
+        return "timestamps"
+    if pd.api.types.is_timedelta64_dtype(t):
+        return "durations"
+    if isinstance(t, pd.PeriodDtype):
+        return "periods"
+    return None
 
 
 def _check_ids(df: pd.DataFrame, id_col: str) -> None:
@@ -280,6 +298,10 @@ def kp_anonymize(
         if len(sensitive) != 1:
             raise InputError(f"l-diversity needs exactly one sensitive column, got {len(sensitive)}")
         s = sensitive[0]
+        kind = _time_kind(df[s])
+        if kind is not None:
+            raise InputError(f"sensitive column {s!r} holds {kind} ({df[s].dtype}), not numbers; perturbation for "
+                             "l-diversity needs numeric values")  # fmt: skip
         sv = pd.to_numeric(df[s], errors="coerce")
         bad = (sv.isna() & df[s].notna()).to_numpy() | df[s].isna().to_numpy()
         if bad.any():
