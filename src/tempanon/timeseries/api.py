@@ -132,10 +132,17 @@ def _check_ids(df: pd.DataFrame, id_col: str) -> None:
         raise InputError(f"id column {id_col!r}: id {_show(first)} occurs more than once (lines {where})")
 
 
-def _check_params(n_qi: int, k, P, algorithm, max_level, paa_segments, l_diversity, epsilon) -> None:
+def _check_params(n_qi: int, k, P, algorithm, max_level, paa_segments, l_diversity, epsilon, shuffle_seed=None) -> None:
     for name, v in (("k", k), ("P", P), ("max level", max_level)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
             raise InputError(f"{name} must be an integer, got {v!r}")
+    if paa_segments is not None and (isinstance(paa_segments, bool) or not isinstance(paa_segments, (int, np.integer))):
+        raise InputError(f"PAA segments must be an integer, got {paa_segments!r}")
+    if shuffle_seed is not None and (isinstance(shuffle_seed, bool) or not isinstance(shuffle_seed, (int, np.integer))
+                                     or shuffle_seed < 0):
+        raise InputError(f"the shuffle seed must be a non-negative integer (got {shuffle_seed!r})")
+    if not isinstance(algorithm, str):
+        raise InputError(f"unknown algorithm {algorithm!r}; choose one of {', '.join(ALGORITHMS)}")
     if k < 2:
         raise InputError(f"k must be at least 2, got {k} (k = 1 publishes every series' exact values)")
     if P < 2:
@@ -156,7 +163,8 @@ def _check_params(n_qi: int, k, P, algorithm, max_level, paa_segments, l_diversi
             raise InputError(f"l must be at least 2, got {l_diversity} (l = 1 changes nothing)")
         if l_diversity > P:
             raise InputError(f"l-diversity needs l <= P (each P-subgroup must hold l values), got l={l_diversity} > P={P}")
-        if epsilon is None or not np.isfinite(epsilon) or epsilon <= 0:
+        if (epsilon is None or isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, np.integer, np.floating))
+                or not np.isfinite(epsilon) or epsilon <= 0):
             raise InputError(f"l-diversity needs a positive epsilon (--epsilon), got {epsilon!r}")
 
 
@@ -228,13 +236,22 @@ def kp_anonymize(
     identifiers; every other column is left out (``summary["left_out"]``).
     """
     t0 = time.perf_counter()
-    qi = list(qi)
-    sensitive = list(sensitive)
+    from tempanon.data.roles import column_names
+
+    if not isinstance(df, pd.DataFrame):
+        raise InputError(f"df must be a pandas DataFrame, got {type(df).__name__} (read a file with "
+                         "tempanon.data.io.read_table)")  # fmt: skip
+    qi = column_names(qi, "qi")
+    sensitive = column_names(sensitive, "sensitive")
+    keep, drop, allow_identifier = (column_names(v, n) for v, n in ((keep, "keep"), (drop, "drop"),
+                                                                    (allow_identifier, "allow_identifier")))  # fmt: skip
+    publish_values = None if publish_values is None else column_names(publish_values, "publish_values")
+    publish_patterns = None if publish_patterns is None else column_names(publish_patterns, "publish_patterns")
     if not qi:
         raise InputError("no quasi-identifier column given (--qi)")
     if len(set(qi)) != len(qi):
         raise InputError("a quasi-identifier is listed twice")
-    _check_params(len(qi), k, P, algorithm, max_level, paa_segments, l_diversity, epsilon)
+    _check_params(len(qi), k, P, algorithm, max_level, paa_segments, l_diversity, epsilon, shuffle_seed)
     check_frame(df)
     require_columns(df, sensitive, role="sensitive column")
     roles = {id_col: "id"}

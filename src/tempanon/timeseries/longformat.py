@@ -172,6 +172,10 @@ def parse_na_values(spec: str | Sequence | None) -> list[str]:
     """``"-1,NA"`` -> ``["-1", "NA"]`` (texts compared with each value's text and number)."""
     if spec is None:
         return []
+    if isinstance(spec, (int, float)) and not isinstance(spec, bool):
+        spec = [spec]  # one sentinel given as a number (na_values=-1)
+    if not isinstance(spec, str) and not isinstance(spec, (list, tuple, set, frozenset, np.ndarray, pd.Series)):
+        raise InputError(f"na_values must be a text such as '-1,NA' or a list of sentinels, got {type(spec).__name__} {spec!r}")
     parts = spec.split(",") if isinstance(spec, str) else [str(p) for p in spec]
     out = [p.strip() for p in parts if p.strip()]
     if not out:
