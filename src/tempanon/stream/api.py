@@ -192,7 +192,7 @@ def anonymize_stream(
     from tempanon.data.screen import refuse_identifiers
 
     # the QIT publishes the quasi-identifiers exactly: screened before anything is published
-    overrides = refuse_identifiers(df, qi_cols, allow=[str(a) for a in allow_identifier], time=time)
+    overrides = refuse_identifiers(df, qi_cols, allow=parse_column_list(allow_identifier), time=time)
     from tempanon.data.cells import text_mixed_columns
 
     df = text_mixed_columns(df, [sensitive, *qi_cols])  # one value per released text (data/cells.py)

@@ -223,6 +223,8 @@ class StreamPublisher:
         self.defer = validate_defer(defer)
         self._first_window_done = False
         self._pub_max_home = np.zeros(0, dtype=np.int64)  # per value code: latest home published (Theorem 1)  # step "paper": the first window's ILP (Section III)
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise InputError(f"seed must be an integer >= 0, got {seed!r}")
         self._rng = np.random.default_rng(seed)
         self._snaps: list[_Snapshot] = []
         self._codes: dict = {}
