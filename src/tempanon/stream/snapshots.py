@@ -48,7 +48,10 @@ class SnapshotIndex:
     times: pd.Series
 
 
-# a UTC offset written after a time: Z after a digit, +hh:mm or +hhmm, or +hh after :mm or :ss (not a date's -dd)
+# a UTC offset written after a time: Z after a digit, +hh:mm or +hhmm, or +hh after :mm or :ss (not a date's -dd).
+# It reads the input as people write it, matched on a value's last 6 characters (utc_offsets). Not the same
+# as tempanon.data.io._OFFSET_TEXT, which splits the text pandas writes for an aware timestamp (wall clock
+# + HH:MM[:SS], whole value) in the typed-release check: each is exact for its own texts only.
 _OFFSET = re.compile(r"(?:(?<=\d)Z|[+-]\d\d:?\d\d|(?<=:\d\d)[+-]\d\d)$")
 
 
