@@ -506,3 +506,19 @@ def test_dates_formats_with_strftime_flags_are_accepted():
     assert h.table[:, 1].tolist() == ["2020-1", "2021-3"]
     with pytest.raises(HierarchyError, match="unknown directive %-Q"):
         build_dates("d", ["2020-01-05"], formats=["%Y-%-Q"])
+
+
+def test_dates_hierarchy_refuses_a_time_of_day_without_a_date(tmp_path):
+    """'tempanon hierarchy --type dates' on '12:30' wrote 12:30;2026-11;2026;* (pandas dated it on the
+    day the hierarchy was built), exit 0 (found by the acceptance pass uatc); timestamped and stream
+    refuse such values."""
+    from tempanon.errors import HierarchyError
+    from tempanon.hierarchy.builders import build_dates
+
+    with pytest.raises(HierarchyError, match=r"attribute 'd': time\(s\) of day without a date: '12:30', '7:05 pm' \(2 such"):
+        build_dates("d", ["2020-01-05", "12:30", "7:05 pm"], formats=["%Y-%m", "%Y"])
+    (tmp_path / "in.csv").write_text("d\n2020-01-05\n12:30\n")
+    r = runner.invoke(app, ["hierarchy", "--data", str(tmp_path / "in.csv"), "--column", "d", "--type", "dates",
+                            "--formats", "%Y-%m,%Y", "--out", str(tmp_path / "d.csv")])  # fmt: skip
+    assert r.exit_code == 2 and "time(s) of day without a date: '12:30'" in r.output, r.output
+    assert not (tmp_path / "d.csv").exists()
