@@ -350,12 +350,22 @@ def test_hierarchy_never_writes_over_its_input(tmp_path, out):
          "attribute 'visit': date format '%Q': unknown directive %Q"),
         (["--type", "dates", "--column", "visit", "--data", "DATA", "--formats", "%Y-%m,year"],
          "attribute 'visit': date format 'year' has no directive"),
+        # (found by the acceptance pass uatc: an option of another type was ignored, exit 0, and FILE beside
+        # --out was ignored too)
+        (["--type", "masking", "--column", "age", "--data", "DATA", "--widths", "5,10"], "--widths is for --type intervals, not masking"),
+        (["--type", "suppression", "--column", "age", "--data", "DATA", "--start", "3"], "--start is for --type intervals, not suppression"),
+        (["--type", "intervals", "--column", "age", "--data", "DATA", "--widths", "5", "--levels", "2"],
+         "--levels is for --type masking, not intervals"),
+        (["--type", "suppression", "--column", "age", "--data", "DATA", "--formats", "%Y"], "--formats is for --type dates, not suppression"),
+        (["--type", "suppression", "--column", "age", "--data", "DATA", "--tree", "DATA"], "--tree is for --type taxonomy, not suppression"),
+        (["NOFILE", "--type", "suppression", "--column", "age", "--data", "DATA", "--out", "OTHER"], "give the file to write once"),
     ],
 )
 def test_hierarchy_errors(tmp_path, args, message):
     data = tmp_path / "t.csv"
     make_table(20).to_csv(data, index=False)
-    args = [str(data) if a == "DATA" else str(tmp_path / "nofile.csv") if a == "NOFILE" else a for a in args]
+    args = [str(data) if a == "DATA" else str(tmp_path / "nofile.csv") if a == "NOFILE" else str(tmp_path / "other.csv")
+            if a == "OTHER" else a for a in args]  # fmt: skip
     r = runner.invoke(app, ["hierarchy", *args])
     assert r.exit_code == 2, r.output
     assert message in " ".join(r.output.split())
