@@ -563,3 +563,24 @@ def test_stdin_values_written_alike_are_one_value(tmp_path):
     st = pd.read_csv(tmp_path / "o" / "2020-01-01.st.csv", dtype=str)
     assert not st.duplicated(["group", "dx"]).any()
     assert set(st["dx"]) <= {"1", "True"}
+
+
+@pytest.mark.parametrize("option,message", [
+    (["--drop", "race"], "column 'race' is released by the model; it cannot also be dropped (--drop)"),
+    (["--drop", "problem"], "column 'problem' is released by the model; it cannot also be dropped (--drop)"),
+    (["--drop", "nope"], "unknown --drop column 'nope'"),
+    (["--allow-identifier", "nope"], "unknown --allow-identifier column 'nope'"),
+])  # fmt: skip
+def test_drop_and_allow_identifier_are_checked_against_the_roles(tmp_path, option, message):
+    """'--qi race --drop race' published race (declared an identifier, never to be published) in every
+    QIT, exit 0; an unknown --drop or --allow-identifier column passed without a word. kanon refuses
+    all of these (found by the acceptance pass uatc)."""
+    r = _run([SAMPLE, "--time", "response_datetime", "--sensitive", "problem", "--qi", "race,sex", "--l", "2", "--window", "1",
+              *option, "--out", tmp_path / "out", "-q"])  # fmt: skip
+    assert r.exit_code == 2 and message in " ".join(r.output.split()), r.output
+    assert not (tmp_path / "out").exists()
+    if option[1] == "race":  # standard input too
+        line = json.dumps({"response_datetime": "2016/01/01 00:47:36", "problem": "Fight", "race": "Black", "sex": "Male"}) + "\n"
+        r = _run(["-", "--time", "response_datetime", "--sensitive", "problem", "--qi", "race,sex", "--l", "2", "--window", "1",
+                  *option, "--out", tmp_path / "out2", "-q"], input=line)  # fmt: skip
+        assert r.exit_code == 2 and message in " ".join(r.output.split()), r.output

@@ -77,14 +77,31 @@ def detect_delimiter(sample: str) -> str:
         return best
 
 
-def refuse_pipe(path: str | os.PathLike) -> None:
+def check_input_file(path: str | os.PathLike, *, label: str = "input", directory: bool = False) -> Path:
+    """``path`` as a :class:`~pathlib.Path` once it is an input tempanon can read more than once, else
+    :class:`InputError` (exit 2): "<label> file not found: P", "<label> is a directory, not a table file:
+    P", or :func:`refuse_pipe`'s message for a pipe, a socket or a device. The one check of an input
+    file's path used by every entry point: :func:`read_table`, ``tempanon.steward.check``'s engine
+    route, ``tempanon.temporal.outofcore`` and the frequency-set sources (``lattice.source.open_source``,
+    ``DuckDBSource``, ``SparkSource.from_path``). ``directory=True`` lets a directory pass, for the
+    callers that passed one on before: ``open_source``, ``SparkSource.from_path`` (Spark reads a folder
+    ``d.parquet/`` of part files) and the time-only out-of-core path, which leave it to the engine."""
+    p = Path(path)
+    if not p.exists():
+        raise InputError(f"{label} file not found: {p}")
+    if not directory and p.is_dir():
+        raise InputError(f"{label} is a directory, not a table file: {p}")
+    refuse_pipe(p, label=label)
+    return p
+
+
+def refuse_pipe(path: str | os.PathLike, *, label: str = "input") -> None:
     """Refuse (:class:`InputError`, exit 2) an input that is a pipe, a socket or a device rather than a file
     (``--data <(zcat t.csv.gz)``, ``/dev/stdin``): every route reads its input more than once (the
     delimiter and header are checked before the table is read; the engines and the verification read it
     again), and a pipe gives its lines only to the first reader, so the second saw a cut table and said
-    so in a misleading way ("its lines have more fields than the header"). A missing path passes (the
-    callers say "input file not found"); a directory passes (the callers refuse it, or read a Spark
-    release directory)."""
+    so in a misleading way ("its lines have more fields than the header"). A missing path and a
+    directory pass: :func:`check_input_file`, which calls this, refuses them."""
     import stat
 
     try:
@@ -94,7 +111,7 @@ def refuse_pipe(path: str | os.PathLike) -> None:
     if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
         return
     kind = "a pipe" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
-    raise InputError(f"input {path} is {kind}, not a file: tempanon reads its input more than once (the header and "
+    raise InputError(f"{label} {path} is {kind}, not a file: tempanon reads its input more than once (the header and "
                      "lines are checked before the table is read, and the release is checked against it), which a "
                      "pipe cannot give; write it to a file first (a .csv.gz file is read as it is; tempanon stream "
                      "reads standard input given as -)")  # fmt: skip
@@ -146,12 +163,7 @@ def read_table(
         return _read_sql(None, sql, postgres=postgres)
     if sql is not None:
         return _read_sql(source, sql)
-    path = Path(source)
-    if not path.exists():
-        raise InputError(f"input file not found: {path}")
-    if path.is_dir():
-        raise InputError(f"input is a directory, not a table file: {path}")
-    refuse_pipe(path)
+    path = check_input_file(source)
     suffixes = "".join(path.suffixes).lower()
     from tempanon.data.excel import is_spreadsheet, read_excel  # .xlsx with tempanon[excel]; others refused clearly
 
@@ -1069,6 +1081,14 @@ def pa_schema_without(schema: Any, names: Iterable[str]) -> Any:
     return pa.schema([f for f in schema if f.name not in drop], metadata=schema.metadata)
 
 
+# The text Python and pandas write for an aware timestamp (``str(pandas.Timestamp)``: the wall clock, then
+# ``+HH:MM``, or ``+HH:MM:SS`` for an offset with seconds such as Amsterdam's ``+00:19:32`` of 1930), split
+# into the wall clock and the offset so that :func:`_text_values` turns a verified text into its instant.
+# It reads tempanon's own output only, so it is strict: the whole value, a colon, no ``Z``.
+# Not to be merged with ``tempanon.stream.snapshots._OFFSET``, which finds an offset at the end of a time
+# *as people write it* in a stream's input (``Z``, ``+hhmm``, ``+hh:mm``, ``+hh`` after a time; no
+# seconds, which pandas does not parse) and is matched on a value's last characters only
+# (``utc_offsets``); each is exact for its own texts and wrong for the other's.
 _OFFSET_TEXT = r"^(?P<local>.*?)(?P<sign>[+-])(?P<h>[0-9]{2}):(?P<m>[0-9]{2})(?::(?P<s>[0-9]{2}))?$"
 
 

@@ -192,7 +192,7 @@ def anonymize_stream(
     from tempanon.data.screen import refuse_identifiers
 
     # the QIT publishes the quasi-identifiers exactly: screened before anything is published
-    overrides = refuse_identifiers(df, qi_cols, allow=[str(a) for a in allow_identifier], time=time)
+    overrides = refuse_identifiers(df, qi_cols, allow=parse_column_list(allow_identifier), time=time)
     from tempanon.data.cells import text_mixed_columns
 
     df = text_mixed_columns(df, [sensitive, *qi_cols])  # one value per released text (data/cells.py)
@@ -232,9 +232,11 @@ def anonymize_stream(
     qit, st = release_tables(df, published, qi_cols, sensitive, pub.values, codes)
     verify_release(qit, st, l, qi_cols, sensitive, df, published)
     table = pub.record_table()
-    from tempanon.verify import check_timestamp_order
+    from tempanon.verify import check_stream_delays, check_timestamp_order
 
     check_timestamp_order(table["home"].to_numpy(), table["placed"].to_numpy(), table["code"].to_numpy())  # Theorem 1
+    # each record within its own snapshot's window, that snapshot taken from the time column again
+    check_stream_delays(idx.snapshot, table["row"].to_numpy(), table["placed"].to_numpy(), w, idx.labels)
     seconds = _time.perf_counter() - start
     summary = pub.summary(table)
     summary.update(

@@ -256,11 +256,9 @@ def anonymize_timestamped_file(
     from tempanon.data.io import same_file
     from tempanon.lattice.source_duckdb import DuckDBSource
 
-    if not Path(path).exists():
-        raise InputError(f"input file not found: {path}")
-    from tempanon.data.io import refuse_nested_columns, refuse_pipe
+    from tempanon.data.io import check_input_file, refuse_nested_columns
 
-    refuse_pipe(path)
+    check_input_file(path, directory=True)
 
     # a nested Parquet column (list, struct, map) with a role: refused before DuckDB or Spark reads it
     refuse_nested_columns(path, {"time": [time], "uid": [uid] if uid else None, "qi": qi, "sensitive": sensitive,
