@@ -1561,7 +1561,7 @@ class OutputSet:
         (:func:`is_spark_release_dir`), which the new release replaces (``SQLSource.release``)."""
         self._spark_releases = set(spark_releases)
         self._inputs: list[tuple[str, Path, str, tuple[int, int] | None]] = []
-        self._input_labels: dict[str, str] = {}  # given path -> "the input" or "the --hierarchies directory"
+        self._input_labels: dict[str, tuple[str | None, str]] = {}  # given path -> (label or None, "file" / "directory")
         for p in inputs:
             label = None
             if isinstance(p, tuple):
@@ -1570,8 +1570,7 @@ class OutputSet:
                 continue
             real, ino = _identity(Path(p))
             self._inputs.append((str(p), Path(p), real, ino))
-            what = "directory" if os.path.isdir(real) else "file"
-            self._input_labels.setdefault(str(p), "the input" if label is None else f"the {label} {what}")
+            self._input_labels.setdefault(str(p), (label, "directory" if os.path.isdir(real) else "file"))
         self._outputs: dict[str, tuple[str, str]] = {}  # real path -> (label, given path)
         self._staged: list[tuple[Path, Path]] = []  # (tmp, target)
         self._removals: list[Path] = []  # earlier outputs this set replaces (see remove)
@@ -1583,16 +1582,23 @@ class OutputSet:
             if p is not None:
                 self.add(p, label)
 
+    def _input_phrase(self, given: str, *, inside: bool = False) -> str:
+        """How the refusals name input ``given``: "the input" ("the input directory" for a file
+        ``inside`` it), or with its label "the --hierarchies directory" / "the --data file"."""
+        label, what = self._input_labels[given]
+        if label is None:
+            return "the input directory" if inside else "the input"
+        return f"the {label} {what}"
+
     def _check_against_inputs(self, path: Path, label: str, real: str, ino: tuple[int, int] | None) -> None:
         for given, ipath, ireal, iino in self._inputs:
             if real == ireal or (ino is not None and ino == iino):
                 raise InputError(
-                    f"{label} {path} is {self._input_labels[given]} {given}: refusing to overwrite an input (nothing was read or written)"
+                    f"{label} {path} is {self._input_phrase(given)} {given}: refusing to overwrite an input (nothing was read or written)"
                 )
             if os.path.isdir(ireal) and ino is not None and real.startswith(ireal.rstrip(os.sep) + os.sep):
                 raise InputError(
-                    f"{label} {path} is a file of {self._input_labels[given].replace('the input', 'the input directory')} {given}: "
-                    "refusing to overwrite an input"
+                    f"{label} {path} is a file of {self._input_phrase(given, inside=True)} {given}: refusing to overwrite an input"
                 )
 
     def add(self, path: str | os.PathLike, label: str = "output", *, staging: bool = False) -> Path:
@@ -1626,7 +1632,7 @@ class OutputSet:
             raise InputError(f"{label} {path} exists and is not a directory")
         for given, _ipath, ireal, iino in self._inputs:
             if real == ireal or (ino is not None and ino == iino):
-                raise InputError(f"{label} {path} is {self._input_labels[given]} {given}: refusing to write into an input")
+                raise InputError(f"{label} {path} is {self._input_phrase(given)} {given}: refusing to write into an input")
         if real in self._outputs:
             other, given = self._outputs[real]
             raise InputError(f"{label} {path} is also {other} {given}")

@@ -205,6 +205,17 @@ def anonymize_stream(
     sens = df[sensitive].astype(object)
     sens = sens.where(sens.notna(), None)
     codes, uniques = pd.factorize(sens.to_numpy(dtype=object), use_na_sentinel=False)
+    if len(uniques) < l and len(df):
+        # as kanon's k above the rows: an impossible request is an error, not an empty release (the push API,
+        # StreamPublisher and standard input, where values may still arrive, warn instead)
+        from tempanon.errors import NoSolutionError
+
+        raise NoSolutionError(
+            f"the sensitive column {sensitive!r} has {len(uniques)} distinct value(s) in the whole table (missing "
+            f"counted as one), fewer than l = {l}: no snapshot can be {l}-eligible, so every record would be "
+            f"suppressed and nothing published. Lower l to at most {len(uniques)} or choose another "
+            "sensitive column"
+        )
     pub.set_values(list(uniques))
     codes = codes.astype(np.int64)
     unknown = [k for k in cm.beta_by_value if k not in set(uniques)]
