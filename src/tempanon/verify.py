@@ -298,8 +298,8 @@ def check_anatomy(
         extra = [c for c in qit.columns if c not in set(qi) | {group} | ({partition} if partition else set())]
         if extra:
             raise VerificationError(f"quasi-identifier table publishes non-QI column(s) {extra}")
-        if sensitive in qit.columns and sensitive not in set(qi):
-            raise VerificationError(f"quasi-identifier table publishes the sensitive column {sensitive!r}")
+    if sensitive in qit.columns:  # (also when the caller names it a quasi-identifier: it links each value to its row)
+        raise VerificationError(f"quasi-identifier table publishes the sensitive column {sensitive!r}")
     counts = pd.to_numeric(st["count"], errors="coerce")
     if counts.isna().any() or (counts <= 0).any() or (counts != counts.round()).any():
         raise VerificationError("sensitive table has a count that is not a positive integer")
@@ -689,6 +689,26 @@ def check_timestamp_order(home, published, value) -> dict:
             f"{int(p[k])} after one of snapshot {int(prev_max[k] % span + home[keep].min())}"
         )
     return {"records": int(len(h)), "out_of_order": 0}
+
+
+def check_stream_delays(row_snapshot, rows, published, w: int, labels=None) -> dict:
+    """Every record of a stream is published in its own snapshot or at most ``w`` snapshots later, or
+    suppressed: ``row_snapshot[i]`` is input row ``i``'s snapshot as its time cuts it, ``rows`` and
+    ``published`` the publisher's placement per record (snapshot index, negative when suppressed).
+    Raises :class:`VerificationError` naming the first record (input line, header = line 1) placed
+    elsewhere: a record published before its own time, or delayed more than ``w``."""
+    rows = np.asarray(rows, dtype=np.int64)
+    pub = np.asarray(published, dtype=np.int64)
+    home = np.asarray(row_snapshot, dtype=np.int64)[rows]
+    bad = (pub >= 0) & ((pub < home) | (pub > home + int(w)))
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        name = (lambda i: repr(labels[i])) if labels is not None else str
+        raise VerificationError(
+            f"{int(bad.sum())} record(s) published outside their window of {int(w)} snapshot(s), e.g. the record "
+            f"of line {int(rows[k]) + 2} (snapshot {name(int(home[k]))}) in snapshot {name(int(pub[k]))}"
+        )
+    return {"records": int(len(rows)), "outside_window": 0}
 
 
 # --- full-domain releases, per distinct value (issue 15) ------------------------------------------

@@ -35,3 +35,46 @@ def test_on_standard_input_too(tmp_path):
                             "--out", str(tmp_path / "rel")], input="".join(json.dumps(x) + "\n" for x in lines))  # fmt: skip
     assert r.exit_code == 2, (r.output, repr(r.exception))
     assert "standard input, line 2: time '2300-01-01' is outside" in " ".join(r.output.split())
+
+
+@pytest.mark.parametrize("value", ["12:30", "7:05:09.5 pm", "23:59:59"])
+def test_a_time_of_day_without_a_date_is_refused(tmp_path, value):
+    """pandas dates '12:30' today: the stream was published as snapshot <the day of the run>, exit 0
+    (found by the acceptance pass uatc); timestamped refuses such values, and so does stream now, on a
+    file and on standard input."""
+    (tmp_path / "in.csv").write_text(f"t,sex,dx\n2021-03-09 10:00,F,a\n{value},M,b\n")
+    opts = ["--time", "t", "--sensitive", "dx", "--l", "2", "--window", "0", "--qi", "sex", "-q"]
+    r = runner.invoke(app, ["stream", str(tmp_path / "in.csv"), *opts, "--out", str(tmp_path / "rel")])
+    assert r.exit_code == 2, r.output
+    assert f"column 't', line 3: time '{value}' has a time of day but no date" in " ".join(r.output.split())
+    assert not (tmp_path / "rel").exists()
+    lines = "".join(json.dumps({"t": t, "sex": "F", "dx": d}) + "\n" for t, d in (("2021-03-09 10:00", "a"), (value, "b")))
+    r = runner.invoke(app, ["stream", "-", *opts, "--out", str(tmp_path / "rel2")], input=lines)
+    assert r.exit_code == 2 and f"line 2: time '{value}' has a time of day but no date" in " ".join(r.output.split()), r.output
+
+
+@pytest.mark.parametrize("value,why", [("inf", "too large"), ("1e30", "too large"), ("18446744073709551615", "too large"),
+                                       ("1.5", "")])  # fmt: skip
+def test_a_snapshot_number_beyond_64_bits_is_refused(tmp_path, value, why):
+    """--snapshot number: 'inf' was a traceback (IntCastingNaNError) and '1e30' wrapped around to -2**63,
+    then a traceback counting the span (found by the acceptance pass uatc)."""
+    (tmp_path / "in.csv").write_text(f"t,sex,dx\n1,F,a\n{value},M,b\n")
+    r = runner.invoke(app, ["stream", str(tmp_path / "in.csv"), "--time", "t", "--sensitive", "dx", "--l", "2", "--window", "0",
+                            "--qi", "sex", "--snapshot", "number", "--out", str(tmp_path / "rel")])  # fmt: skip
+    assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
+    text = " ".join(r.output.split())
+    assert r.exit_code == 2 and f"column 't', line 3: '{value}' is not an integer snapshot number" in text, text
+    assert why in text
+
+
+@pytest.mark.parametrize("unit,times,n", [("minute", ("1700-01-01", "2260-01-01"), "294,530,401"),
+                                          ("number", ("-4611686018427387904", "4611686018427387904"), "9,223,372,036,854,775,809")])  # fmt: skip
+def test_a_span_too_large_is_refused_before_the_grid_is_built(tmp_path, unit, times, n):
+    """The grid of every snapshot was built before its size was checked: minutes from 1700 to 2260 are
+    294,530,401 timestamps (2.4 GB), and numbers spanning more than 2**63 a traceback (OverflowError)."""
+    from tempanon.stream.snapshots import index_snapshots
+    import pandas as pd
+    from tempanon.errors import InputError
+
+    with pytest.raises(InputError, match=f"the stream spans {n} {unit} snapshots"):
+        index_snapshots(pd.Series(times), "t", unit)

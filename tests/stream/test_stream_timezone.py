@@ -93,3 +93,37 @@ def test_job_timezone(tmp_path):
     r = runner.invoke(app, ["run", str(job)])
     msg = " ".join(r.output.split())
     assert r.exit_code == 2 and "line 11: key 'model.timezone'" in msg and "unknown time zone" in msg, msg
+
+
+def test_snapshots_cut_by_a_clock_that_goes_back_keep_their_records(tmp_path):
+    """Daylight saving time ends (New York, 2020-11-01): 01:30 EDT is before 01:10 EST, so by the minute
+    the wall clock cuts the snapshots in another order than the instants. Rows were ordered by instant
+    alone, the snapshots' rows were then not contiguous and records took another snapshot: with w = 0
+    the records of 01:30 and 01:31 were published in snapshot 01:10, before their time (found by the
+    acceptance pass, uatc). Rows are now ordered by snapshot, then by instant, and every placement is
+    checked against the time column's own snapshots (tempanon.verify.check_stream_delays)."""
+    times = ["2020-11-01T01:30:00-04:00", "2020-11-01T01:31:00-04:00", "2020-11-01T01:10:00-05:00", "2020-11-01T01:11:00-05:00"]
+    df = pd.DataFrame({"t": times, "s": ["a", "b", "c", "d"], "q": ["x", "y", "x", "x"]})
+    for tz in (None, "America/New_York"):
+        res = anonymize_stream(df, time="t", sensitive="s", qi=["q"], l=2, w=0, snapshot="minute", timezone=tz)
+        assert res.audit["snapshot"].tolist() == ["2020-11-01T01-30", "2020-11-01T01-31", "2020-11-01T01-10", "2020-11-01T01-11"]
+        placed = res.audit.dropna(subset=["published"])
+        assert (placed["published"] == placed["snapshot"]).all(), res.audit  # w = 0: published at home or not at all
+    p = tmp_path / "fb.csv"
+    df.to_csv(p, index=False)
+    r = runner.invoke(app, ["stream", str(p), "--time", "t", "--sensitive", "s", "--qi", "q", "--l", "2", "--window", "1",
+                            "--snapshot", "minute", "--out", str(tmp_path / "out"), "--audit", str(tmp_path / "a.csv"), "-q"])  # fmt: skip
+    assert r.exit_code == 0, r.output
+    audit = pd.read_csv(tmp_path / "a.csv", dtype=str)
+    assert audit["snapshot"].tolist() == ["2020-11-01T01-30", "2020-11-01T01-31", "2020-11-01T01-10", "2020-11-01T01-11"]
+
+
+def test_a_record_published_outside_its_window_is_a_verification_failure():
+    from tempanon.errors import VerificationError
+    from tempanon.verify import check_stream_delays
+
+    assert check_stream_delays([0, 1, 2], [0, 1, 2], [0, 2, -1], 1)["outside_window"] == 0
+    with pytest.raises(VerificationError, match=r"line 3 \(snapshot 'b'\) in snapshot 'a'"):
+        check_stream_delays([0, 1, 2], [0, 1, 2], [0, 0, 2], 1, ["a", "b", "c"])
+    with pytest.raises(VerificationError, match=r"line 2 \(snapshot 0\) in snapshot 2"):
+        check_stream_delays([0, 1, 2], [0, 1, 2], [2, 1, 2], 1)

@@ -77,14 +77,31 @@ def detect_delimiter(sample: str) -> str:
         return best
 
 
-def refuse_pipe(path: str | os.PathLike) -> None:
+def check_input_file(path: str | os.PathLike, *, label: str = "input", directory: bool = False) -> Path:
+    """``path`` as a :class:`~pathlib.Path` once it is an input tempanon can read more than once, else
+    :class:`InputError` (exit 2): "<label> file not found: P", "<label> is a directory, not a table file:
+    P", or :func:`refuse_pipe`'s message for a pipe, a socket or a device. The one check of an input
+    file's path used by every entry point: :func:`read_table`, ``tempanon.steward.check``'s engine
+    route, ``tempanon.temporal.outofcore`` and the frequency-set sources (``lattice.source.open_source``,
+    ``DuckDBSource``, ``SparkSource.from_path``). ``directory=True`` lets a directory pass, for the
+    callers that passed one on before: ``open_source``, ``SparkSource.from_path`` (Spark reads a folder
+    ``d.parquet/`` of part files) and the time-only out-of-core path, which leave it to the engine."""
+    p = Path(path)
+    if not p.exists():
+        raise InputError(f"{label} file not found: {p}")
+    if not directory and p.is_dir():
+        raise InputError(f"{label} is a directory, not a table file: {p}")
+    refuse_pipe(p, label=label)
+    return p
+
+
+def refuse_pipe(path: str | os.PathLike, *, label: str = "input") -> None:
     """Refuse (:class:`InputError`, exit 2) an input that is a pipe, a socket or a device rather than a file
     (``--data <(zcat t.csv.gz)``, ``/dev/stdin``): every route reads its input more than once (the
     delimiter and header are checked before the table is read; the engines and the verification read it
     again), and a pipe gives its lines only to the first reader, so the second saw a cut table and said
-    so in a misleading way ("its lines have more fields than the header"). A missing path passes (the
-    callers say "input file not found"); a directory passes (the callers refuse it, or read a Spark
-    release directory)."""
+    so in a misleading way ("its lines have more fields than the header"). A missing path and a
+    directory pass: :func:`check_input_file`, which calls this, refuses them."""
     import stat
 
     try:
@@ -94,7 +111,7 @@ def refuse_pipe(path: str | os.PathLike) -> None:
     if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
         return
     kind = "a pipe" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
-    raise InputError(f"input {path} is {kind}, not a file: tempanon reads its input more than once (the header and "
+    raise InputError(f"{label} {path} is {kind}, not a file: tempanon reads its input more than once (the header and "
                      "lines are checked before the table is read, and the release is checked against it), which a "
                      "pipe cannot give; write it to a file first (a .csv.gz file is read as it is; tempanon stream "
                      "reads standard input given as -)")  # fmt: skip
@@ -146,12 +163,7 @@ def read_table(
         return _read_sql(None, sql, postgres=postgres)
     if sql is not None:
         return _read_sql(source, sql)
-    path = Path(source)
-    if not path.exists():
-        raise InputError(f"input file not found: {path}")
-    if path.is_dir():
-        raise InputError(f"input is a directory, not a table file: {path}")
-    refuse_pipe(path)
+    path = check_input_file(source)
     suffixes = "".join(path.suffixes).lower()
     from tempanon.data.excel import is_spreadsheet, read_excel  # .xlsx with tempanon[excel]; others refused clearly
 
@@ -1069,6 +1081,14 @@ def pa_schema_without(schema: Any, names: Iterable[str]) -> Any:
     return pa.schema([f for f in schema if f.name not in drop], metadata=schema.metadata)
 
 
+# The text Python and pandas write for an aware timestamp (``str(pandas.Timestamp)``: the wall clock, then
+# ``+HH:MM``, or ``+HH:MM:SS`` for an offset with seconds such as Amsterdam's ``+00:19:32`` of 1930), split
+# into the wall clock and the offset so that :func:`_text_values` turns a verified text into its instant.
+# It reads tempanon's own output only, so it is strict: the whole value, a colon, no ``Z``.
+# Not to be merged with ``tempanon.stream.snapshots._OFFSET``, which finds an offset at the end of a time
+# *as people write it* in a stream's input (``Z``, ``+hhmm``, ``+hh:mm``, ``+hh`` after a time; no
+# seconds, which pandas does not parse) and is matched on a value's last characters only
+# (``utc_offsets``); each is exact for its own texts and wrong for the other's.
 _OFFSET_TEXT = r"^(?P<local>.*?)(?P<sign>[+-])(?P<h>[0-9]{2}):(?P<m>[0-9]{2})(?::(?P<s>[0-9]{2}))?$"
 
 
@@ -1541,7 +1561,7 @@ class OutputSet:
         (:func:`is_spark_release_dir`), which the new release replaces (``SQLSource.release``)."""
         self._spark_releases = set(spark_releases)
         self._inputs: list[tuple[str, Path, str, tuple[int, int] | None]] = []
-        self._input_labels: dict[str, str] = {}  # given path -> "the input" or "the --hierarchies directory"
+        self._input_labels: dict[str, tuple[str | None, str]] = {}  # given path -> (label or None, "file" / "directory")
         for p in inputs:
             label = None
             if isinstance(p, tuple):
@@ -1550,8 +1570,7 @@ class OutputSet:
                 continue
             real, ino = _identity(Path(p))
             self._inputs.append((str(p), Path(p), real, ino))
-            what = "directory" if os.path.isdir(real) else "file"
-            self._input_labels.setdefault(str(p), "the input" if label is None else f"the {label} {what}")
+            self._input_labels.setdefault(str(p), (label, "directory" if os.path.isdir(real) else "file"))
         self._outputs: dict[str, tuple[str, str]] = {}  # real path -> (label, given path)
         self._staged: list[tuple[Path, Path]] = []  # (tmp, target)
         self._removals: list[Path] = []  # earlier outputs this set replaces (see remove)
@@ -1563,16 +1582,23 @@ class OutputSet:
             if p is not None:
                 self.add(p, label)
 
+    def _input_phrase(self, given: str, *, inside: bool = False) -> str:
+        """How the refusals name input ``given``: "the input" ("the input directory" for a file
+        ``inside`` it), or with its label "the --hierarchies directory" / "the --data file"."""
+        label, what = self._input_labels[given]
+        if label is None:
+            return "the input directory" if inside else "the input"
+        return f"the {label} {what}"
+
     def _check_against_inputs(self, path: Path, label: str, real: str, ino: tuple[int, int] | None) -> None:
         for given, ipath, ireal, iino in self._inputs:
             if real == ireal or (ino is not None and ino == iino):
                 raise InputError(
-                    f"{label} {path} is {self._input_labels[given]} {given}: refusing to overwrite an input (nothing was read or written)"
+                    f"{label} {path} is {self._input_phrase(given)} {given}: refusing to overwrite an input (nothing was read or written)"
                 )
             if os.path.isdir(ireal) and ino is not None and real.startswith(ireal.rstrip(os.sep) + os.sep):
                 raise InputError(
-                    f"{label} {path} is a file of {self._input_labels[given].replace('the input', 'the input directory')} {given}: "
-                    "refusing to overwrite an input"
+                    f"{label} {path} is a file of {self._input_phrase(given, inside=True)} {given}: refusing to overwrite an input"
                 )
 
     def add(self, path: str | os.PathLike, label: str = "output", *, staging: bool = False) -> Path:
@@ -1606,7 +1632,7 @@ class OutputSet:
             raise InputError(f"{label} {path} exists and is not a directory")
         for given, _ipath, ireal, iino in self._inputs:
             if real == ireal or (ino is not None and ino == iino):
-                raise InputError(f"{label} {path} is {self._input_labels[given]} {given}: refusing to write into an input")
+                raise InputError(f"{label} {path} is {self._input_phrase(given)} {given}: refusing to write into an input")
         if real in self._outputs:
             other, given = self._outputs[real]
             raise InputError(f"{label} {path} is also {other} {given}")

@@ -56,6 +56,8 @@ def parse_column_list(spec: str | Sequence[str] | None, columns: Sequence[str] |
     """
     if spec is None:
         return []
+    if not isinstance(spec, str) and not isinstance(spec, Iterable):  # (qi=5 was a TypeError, a traceback)
+        raise InputError(f"a list of columns must be text such as 'a,b' or a list of names, got {type(spec).__name__} {spec!r}")
     parts = [p.strip() for p in spec.split(",")] if isinstance(spec, str) else [str(p) for p in spec]
     out: list[str] = []
     for part in parts:

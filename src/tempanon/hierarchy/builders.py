@@ -112,6 +112,10 @@ DEFAULT_DATE_FORMATS = ("%Y-%m-%d %H:%M", "%Y-%m-%d", "%Y-%m", "%Y")
 _WALL_AND_OFFSET = re.compile(r"^(.*\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?)\s*(?:Z|[+-]\d{2}(?::?\d{2})?(?::\d{2}(?:\.\d+)?)?)$")
 
 
+# a time of day without a date ("12:30", "7:05:09.5 pm"), as tempanon.temporal.parse refuses it
+_TIME_ONLY = re.compile(r"^\d{1,2}:\d\d(?::\d\d(?:[.,]\d+)?)?\s*(?:[AaPp]\.?[Mm]\.?)?$")
+
+
 def parse_wall_clock(values: Sequence[object], day_first: bool = False) -> pd.Series:
     """``values`` (text) parsed as date/times, each at its own wall clock; an unparsable value is
     missing (``NaT``). Texts with one UTC offset parse as pandas parses them (aware, in that offset).
@@ -175,6 +179,10 @@ def build_dates(name: str, values: Iterable[object], formats: Sequence[str] = DE
         order, note = day_month_order(pd.Series([str(v) for v in distinct], dtype=object), name, None, date_order)
     except InputError as exc:
         raise HierarchyError(f"attribute {name!r}: {str(exc).split(': ', 1)[1]}") from None
+    timeonly = [v for v in distinct if isinstance(v, str) and _TIME_ONLY.match(v.strip())]
+    if timeonly:  # pandas would date them today: the hierarchy would depend on the day it was built
+        raise HierarchyError(f"attribute {name!r}: time(s) of day without a date: {', '.join(map(repr, timeonly[:5]))} "
+                             f"({len(timeonly)} such value(s)); a dates hierarchy needs dates")
     parsed = parse_wall_clock(distinct, day_first=order == "day")
     if parsed.isna().any():
         bad = [distinct[i] for i in np.flatnonzero(parsed.isna().to_numpy())[:5]]

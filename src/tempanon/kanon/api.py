@@ -421,8 +421,8 @@ def _kanonymize(src, qi, hierarchies, k, t0, *, uid, identifying, max_suppressio
             where = at_label(frame.index, row) if isinstance(frame, pd.DataFrame) else at_row_label(row)
             raise InputError(f"respondent id column {uid!r} has a missing value at {where}")
     n = src.n_rows
-    if n == 0:
-        raise InputError("the input table has no rows")
+    if n == 0:  # a header-only export: named when it is a file (as stream, init and hierarchy say it)
+        raise InputError("the input table has no rows" + (f": {like}" if like is not None else ""))
     ldiv: LDiversity | None = None
     if l is not None or sensitive is not None:
         if l is None:

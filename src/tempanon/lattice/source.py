@@ -419,16 +419,9 @@ def open_source(
 
         return SparkSource.from_pandas(data, master=spark_master, memory_limit=memory_limit)
     if isinstance(data, (str, bytes)) or hasattr(data, "__fspath__"):
-        from pathlib import Path
+        from tempanon.data.io import check_input_file, normalize_delimiter
 
-        from tempanon.data.io import normalize_delimiter
-
-        path = Path(data)
-        if not path.exists():
-            raise InputError(f"input file not found: {path}")
-        from tempanon.data.io import refuse_pipe
-
-        refuse_pipe(path)
+        path = check_input_file(data, directory=True)
         delimiter = normalize_delimiter(delimiter)  # one character (or 'tab', ...) for every engine's reader
         engine = resolve_engine(path, engine, memory_limit)
         check_memory_limit(engine, memory_limit, spark_master=spark_master)

@@ -403,7 +403,8 @@ class SQLSource(FrequencySource):
         # a DataFrame input's boolean columns (DuckDB): held as text True / False by the view (_init_view), written
         # BOOLEAN where released unchanged to a Parquet file (out=), as the numpy path writes them (DuckDBSource._copy)
         self._frame_bools: set[str] = set()
-        self._typed_out = False  # set by DuckDBSource.release: the release is written to a Parquet file (out=)
+        self._typed_out = False  # set by DuckDBSource.release: the release is written to a Parquet file (out=) or read back
+        self._frame_dtypes: dict[str, Any] = {}  # a DataFrame input's column -> its dtype (DuckDBSource)
 
     def text_expr(self, col: str, alias: str = "s", rel: str = "src") -> str:
         """The text of a value of column ``col`` of the relation ``rel`` (the input view ``src``, or a
@@ -1804,23 +1805,17 @@ class DuckDBSource(SQLSource):
         self.memory_limit = memory_limit
         if isinstance(data, pd.DataFrame):
             self._frame_index = data.index  # the release read back keeps these row labels (release)
+            self._frame_dtypes = {_column_name(c): d for c, d in data.dtypes.items()}
             self.con.register("tempanon_input_df", _registered_frame(data.reset_index(drop=True)))
             zones = frame_zones(data)
             scan = "tempanon_input_df"
             self.input = "DataFrame"
         header = None  # (a CSV file's header names, check_header)
         if not isinstance(data, pd.DataFrame):
-            path = Path(data)
-            if not path.exists():
-                self.close()
-                raise InputError(f"input file not found: {path}")
-            if path.is_dir():
-                self.close()
-                raise InputError(f"input is a directory, not a table file: {path}")
-            from tempanon.data.io import refuse_pipe
+            from tempanon.data.io import check_input_file
 
             try:
-                refuse_pipe(path)
+                path = check_input_file(data)
             except InputError:
                 self.close()
                 raise
@@ -1947,13 +1942,77 @@ class DuckDBSource(SQLSource):
 
     def release(self, node, k, **kwargs):
         """:meth:`SQLSource.release`; a DataFrame's boolean column released unchanged to a Parquet file the
-        caller named (``out=``) is written BOOLEAN (:meth:`_bool_projection`)."""
+        caller named (``out=``), or read back as a DataFrame (no ``out``), is written BOOLEAN
+        (:meth:`_bool_projection`), its timestamps in seconds or milliseconds in ``ms``
+        (:meth:`_frame_units`), as the numpy path's Parquet release; read back, those columns are given
+        the input's dtypes (:meth:`_frame_dtypes_back`), as the numpy path returns them."""
         out = kwargs.get("out")
-        self._typed_out = out is not None and _is_parquet(out)
+        self._typed_out = out is None or _is_parquet(out)
         try:
-            return super().release(node, k, **kwargs)
+            rel = super().release(node, k, **kwargs)
         finally:
             self._typed_out = False
+        if rel.table is not None and self._frame_dtypes:
+            rel.table = self._frame_dtypes_back(rel.table)
+        return rel
+
+    def _frame_units(self, query: str) -> dict[str, Any]:
+        """A DataFrame's timestamp columns released unchanged in ``query`` whose dtype is in seconds or
+        milliseconds (``datetime64[s]``, ``[ms]``, naive or aware) -> ``timestamp[ms]`` (in its zone), the
+        type pandas' ``to_parquet`` (the numpy path) writes them with (Parquet has no seconds). DuckDB reads
+        ``[s]`` as ``TIMESTAMP_S`` and an aware ``[ms]``/``[s]`` as ``TIMESTAMPTZ`` (microseconds) and
+        wrote them ``timestamp[us]``; :func:`~tempanon.data.io.zone_written_parquet` casts them (pyarrow's
+        safe cast: a value a millisecond would truncate is an error, not a changed value)."""
+        import pyarrow as pa
+
+        qi, out = set(self.qi), {}
+        for n, _ in self._column_types(query):
+            d = self._frame_dtypes.get(n)
+            if n in qi or d is None:
+                continue
+            if isinstance(d, pd.DatetimeTZDtype):
+                unit, tz = d.unit, str(d.tz)
+            elif not isinstance(d, pd.api.extensions.ExtensionDtype) and np.dtype(d).kind == "M":
+                unit, tz = np.datetime_data(d)[0], None
+            else:
+                continue
+            if unit in ("s", "ms"):
+                out[n] = pa.timestamp("ms", tz=tz)
+        return out
+
+    def _frame_dtypes_back(self, table: pd.DataFrame) -> pd.DataFrame:
+        """The release read back (its verified Parquet file) with a DataFrame input's boolean and
+        timestamp columns released unchanged in the input's dtypes (``bool``, ``boolean``,
+        ``bool[pyarrow]``, an ``object`` column of Python bools; ``datetime64`` in its unit and zone), as
+        the numpy path returns them; before, a boolean came back as text ``'True'`` / ``'False'`` and a
+        timestamp in ``s`` or ``ms`` as ``us``. Fail closed: a column is given its dtype only where every
+        value and every missing cell stays what was verified (VerificationError naming the column)."""
+        from tempanon.errors import VerificationError
+
+        qi = set(self.qi)
+        for c in table.columns:
+            d = self._frame_dtypes.get(c)
+            col = table[c]
+            if c in qi or d is None or col.dtype == d:
+                continue
+            if c in self._frame_bools:
+                if d == object:
+                    conv = pd.Series([None if v is None else bool(v) for v in col.astype(object)], index=col.index, dtype=object)
+                else:
+                    conv = col.astype(d)
+                same = col.isna().to_numpy().tolist() == conv.isna().to_numpy().tolist() and \
+                    col[col.notna()].astype(bool).tolist() == conv[conv.notna()].astype(bool).tolist()  # fmt: skip
+            elif pd.api.types.is_datetime64_any_dtype(d) and pd.api.types.is_datetime64_any_dtype(col.dtype):
+                conv = col.astype(d)
+                back = conv.astype(col.dtype)
+                same = bool(((back == col) | (back.isna() & col.isna())).all())
+            else:
+                continue
+            if not same:
+                raise VerificationError(f"the release read back: column {c!r} does not hold its values in the input's "
+                                        f"dtype {d} (its verified values are {col.dtype}); nothing was returned")  # fmt: skip
+            table[c] = conv
+        return table
 
     def _copy(self, query: str, path: str, parquet: bool) -> None:
         if not parquet:
@@ -1964,10 +2023,11 @@ class DuckDBSource(SQLSource):
         if self._typed_out:
             query = self._bool_projection(query)
         query = self._nullable_projection(query)
+        units = self._frame_units(query) if self._typed_out else {}
         self._exec(f"COPY ({query}) TO {qstr(path)} (FORMAT parquet{self._zone_metadata(query)})")
         # the written schema checked (its footer): rewritten only if it is not numpy's (docs/engines.md,
-        # "Types of a Parquet release"), before the release is verified on the file
-        zone_written_parquet(path, self._zones)
+        # "Types of a Parquet release"; a DataFrame's s/ms timestamps in ms), before the release is verified on the file
+        zone_written_parquet(path, self._zones, units)
 
     def _zone_metadata(self, query: str) -> str:
         """``, KV_METADATA {'ARROW:schema': ...}`` for ``COPY ... (FORMAT parquet ...)`` of ``query`` when

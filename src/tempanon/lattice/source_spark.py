@@ -562,12 +562,9 @@ class SparkSource(SQLSource):
     @classmethod
     def from_path(cls, path: str | Path, *, master: str | None = None, delimiter: str | None = None, spark: Any = None,
                   memory_limit: str | None = None) -> SparkSource:
-        path = Path(path)
-        if not path.exists():
-            raise InputError(f"input file not found: {path}")
-        from tempanon.data.io import refuse_pipe
+        from tempanon.data.io import check_input_file
 
-        refuse_pipe(path)
+        path = check_input_file(path, directory=True)
         sep = None  # (the input is checked before Spark starts)
         if _is_parquet(path):
             check_parquet_names(path)  # (Spark refuses names differing only in case with an engine error)

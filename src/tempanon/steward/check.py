@@ -133,21 +133,13 @@ def open_check_source(path, engine: str, *, memory_limit: str | None = None, del
                       spark_master: str | None = None):
     """The engine source (:class:`~tempanon.lattice.source_duckdb.SQLSource`) ``check`` reads the
     file ``path`` with on ``engine`` (``duckdb`` or ``spark``); the caller closes it."""
-    from pathlib import Path
-
     from tempanon.data.excel import is_spreadsheet
+    from tempanon.data.io import check_input_file
     from tempanon.lattice.memory import check_memory_limit
     from tempanon.lattice.source import open_source
 
     check_memory_limit(engine, memory_limit, spark_master=spark_master)  # before anything is read
-    p = Path(path)
-    if not p.exists():
-        raise InputError(f"input file not found: {p}")
-    if p.is_dir():
-        raise InputError(f"input is a directory, not a table file: {p}")
-    from tempanon.data.io import refuse_pipe
-
-    refuse_pipe(p)
+    p = check_input_file(path)
     if is_spreadsheet(p):
         raise InputError(f"{p}: a spreadsheet is read into memory; check it with --engine numpy "
                          "(or save it as CSV or Parquet for --engine duckdb/spark)")  # fmt: skip

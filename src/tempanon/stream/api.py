@@ -192,7 +192,7 @@ def anonymize_stream(
     from tempanon.data.screen import refuse_identifiers
 
     # the QIT publishes the quasi-identifiers exactly: screened before anything is published
-    overrides = refuse_identifiers(df, qi_cols, allow=[str(a) for a in allow_identifier], time=time)
+    overrides = refuse_identifiers(df, qi_cols, allow=parse_column_list(allow_identifier), time=time)
     from tempanon.data.cells import text_mixed_columns
 
     df = text_mixed_columns(df, [sensitive, *qi_cols])  # one value per released text (data/cells.py)
@@ -205,6 +205,17 @@ def anonymize_stream(
     sens = df[sensitive].astype(object)
     sens = sens.where(sens.notna(), None)
     codes, uniques = pd.factorize(sens.to_numpy(dtype=object), use_na_sentinel=False)
+    if len(uniques) < l and len(df):
+        # as kanon's k above the rows: an impossible request is an error, not an empty release (the push API,
+        # StreamPublisher and standard input, where values may still arrive, warn instead)
+        from tempanon.errors import NoSolutionError
+
+        raise NoSolutionError(
+            f"the sensitive column {sensitive!r} has {len(uniques)} distinct value(s) in the whole table (missing "
+            f"counted as one), fewer than l = {l}: no snapshot can be {l}-eligible, so every record would be "
+            f"suppressed and nothing published. Lower l to at most {len(uniques)} or choose another "
+            "sensitive column"
+        )
     pub.set_values(list(uniques))
     codes = codes.astype(np.int64)
     unknown = [k for k in cm.beta_by_value if k not in set(uniques)]
@@ -221,9 +232,11 @@ def anonymize_stream(
     qit, st = release_tables(df, published, qi_cols, sensitive, pub.values, codes)
     verify_release(qit, st, l, qi_cols, sensitive, df, published)
     table = pub.record_table()
-    from tempanon.verify import check_timestamp_order
+    from tempanon.verify import check_stream_delays, check_timestamp_order
 
     check_timestamp_order(table["home"].to_numpy(), table["placed"].to_numpy(), table["code"].to_numpy())  # Theorem 1
+    # each record within its own snapshot's window, that snapshot taken from the time column again
+    check_stream_delays(idx.snapshot, table["row"].to_numpy(), table["placed"].to_numpy(), w, idx.labels)
     seconds = _time.perf_counter() - start
     summary = pub.summary(table)
     summary.update(

@@ -40,7 +40,7 @@ def validate_granule(granule: str) -> str:
 @dataclass
 class SnapshotIndex:
     """``snapshot[i]`` is the 0-based snapshot of row ``i``; ``labels[k]`` the label of snapshot ``k``;
-    ``order`` sorts the rows by time (stable)."""
+    ``order`` sorts the rows by snapshot, then by instant (stable)."""
 
     snapshot: np.ndarray
     labels: list[str]
@@ -48,8 +48,15 @@ class SnapshotIndex:
     times: pd.Series
 
 
-# a UTC offset written after a time: Z after a digit, +hh:mm or +hhmm, or +hh after :mm or :ss (not a date's -dd)
+# a UTC offset written after a time: Z after a digit, +hh:mm or +hhmm, or +hh after :mm or :ss (not a date's -dd).
+# It reads the input as people write it, matched on a value's last 6 characters (utc_offsets). Not the same
+# as tempanon.data.io._OFFSET_TEXT, which splits the text pandas writes for an aware timestamp (wall clock
+# + HH:MM[:SS], whole value) in the typed-release check: each is exact for its own texts only.
 _OFFSET = re.compile(r"(?:(?<=\d)Z|[+-]\d\d:?\d\d|(?<=:\d\d)[+-]\d\d)$")
+
+
+# a time of day without a date ("12:30", "7:05:09.5 pm"), as tempanon.temporal.parse refuses it
+_TIME_ONLY = r"^\d{1,2}:\d\d(?::\d\d(?:[.,]\d+)?)?\s*(?:[AaPp]\.?[Mm]\.?)?$"
 
 
 def _as_ns(parsed: pd.Series, raw: pd.Series, name: str) -> pd.Series:
@@ -113,10 +120,19 @@ def parse_times(column: pd.Series, name: str, granule: str, timezone: str | None
         raise InputError(f"column {name!r}, line {row + 2}: missing time (every record needs one)")
     if granule == "number":
         num = pd.to_numeric(raw, errors="coerce")
-        bad = num.isna() | (num != num.round())
+        # inf and numbers beyond int64 (1e30) are no snapshot numbers: before, inf was a traceback
+        # (IntCastingNaNError) and 1e30 wrapped around to -2**63 (then a traceback counting the span)
+        if pd.api.types.is_float_dtype(num.dtype):
+            huge = ~(num.abs() < 2.0**63) & num.notna()
+        elif pd.api.types.is_unsigned_integer_dtype(num.dtype):
+            huge = num > np.iinfo(np.int64).max
+        else:
+            huge = pd.Series(False, index=num.index)
+        bad = num.isna() | (num != num.round()) | huge
         if bad.any():
             row = int(np.nonzero(bad.to_numpy())[0][0])
-            raise InputError(f"column {name!r}, line {row + 2}: {raw.iloc[row]!r} is not an integer snapshot number")
+            raise InputError(f"column {name!r}, line {row + 2}: {raw.iloc[row]!r} is not an integer snapshot number"
+                             + (" (too large: snapshot numbers are 64-bit integers)" if huge.iloc[row] else ""))
         out = num.astype(np.int64)
         out.attrs["instants"] = out.to_numpy()
         return out
@@ -135,6 +151,11 @@ def parse_times(column: pd.Series, name: str, granule: str, timezone: str | None
         wall.attrs["instants"] = wall.array.asi8
         return wall
     text = raw.astype(str).str.strip().reset_index(drop=True)
+    timeonly = text.str.match(_TIME_ONLY).to_numpy(dtype=bool)
+    if timeonly.any():  # pandas would date it today: the snapshots would depend on the day of the run
+        row = int(np.flatnonzero(timeonly)[0])
+        raise InputError(f"column {name!r}, line {row + 2}: time {raw.iloc[row]!r} has a time of day but no date "
+                         f"({int(timeonly.sum())} such value(s)); a stream's snapshots need dates")
     from tempanon.temporal.parse import as_month_first, day_month_order
 
     # one day/month order per column (a file's; standard input: per value, held by the caller)
@@ -222,6 +243,20 @@ def _granule_index(first, last, granule: str) -> pd.Index:
     return pd.date_range(first, last, freq=freq)
 
 
+def _granule_count(first, last, granule: str) -> int:
+    """``len(granule_range(first, last, granule))``, counted without building it (a Python int: the
+    numbers of ``number`` may span more than 2**63)."""
+    if granule == "number":
+        return int(last) - int(first) + 1
+    first, last = pd.Timestamp(first), pd.Timestamp(last)
+    if granule == "month":
+        return (last.year - first.year) * 12 + last.month - first.month + 1
+    if granule == "year":
+        return last.year - first.year + 1
+    step = {"minute": 60, "hour": 3600, "day": 86400, "week": 7 * 86400}[granule] * 10**9
+    return (last.value - first.value) // step + 1
+
+
 def label_of(start, granule: str) -> str:
     if granule == "number":
         return str(int(start))
@@ -232,21 +267,28 @@ def index_snapshots(column: pd.Series, name: str, granule: str, timezone: str | 
                     date_order: str | None = "auto") -> SnapshotIndex:
     """Assign every row to its snapshot (consecutive granules, empty ones included), cut by the wall
     clock of :func:`parse_times` (``date_order``: how numeric dates are read; the times' ``attrs`` say
-    which order was used and hold the note of an undecided column); rows ordered by their instants."""
+    which order was used and hold the note of an undecided column); rows ordered by snapshot, then by
+    their instants."""
     granule = validate_granule(granule)
     times = parse_times(column.reset_index(drop=True), name, granule, timezone, date_order)
     if len(times) == 0:
         return SnapshotIndex(np.zeros(0, dtype=np.int64), [], np.zeros(0, dtype=np.int64), times)
     starts = truncate(times, granule)
+    n = _granule_count(starts.min(), starts.max(), granule)
+    if n > 5_000_000:  # counted before the grid is built (minutes over centuries are gigabytes)
+        raise InputError(f"the stream spans {n:,} {granule} snapshots; "
+                         + ("every number from the first to the last is a snapshot: number them consecutively"
+                            if granule == "number" else "choose a coarser --snapshot unit"))
     grid_index = _granule_index(starts.min(), starts.max(), granule)
-    if len(grid_index) > 5_000_000:
-        raise InputError(f"the stream spans {len(grid_index)} {granule} snapshots; choose a coarser --snapshot unit")
     snap = grid_index.get_indexer(starts)
     if (snap < 0).any():  # should not happen: every start is on the grid
         row = int(np.nonzero(snap < 0)[0][0])
         raise InputError(f"column {name!r}, line {row + 2}: time {column.iloc[row]!r} falls outside the snapshot grid")
-    # sort by the instants (epoch nanoseconds: the absolute order also where daylight saving time repeats an hour)
-    order = np.argsort(np.asarray(times.attrs["instants"]), kind="stable")
+    # sort by snapshot, then by the instants (epoch nanoseconds: the absolute order also where daylight
+    # saving time repeats an hour). The wall clock that cuts the snapshots need not follow the instants
+    # (01:30-04:00 is before 01:10-05:00; times in several offsets): sorted by instants alone, the
+    # snapshots' rows were not contiguous and the publisher's bounds gave records another snapshot
+    order = np.lexsort((np.asarray(times.attrs["instants"]), snap))
     if granule == "number":
         labels = [str(int(g)) for g in grid_index]
     else:
