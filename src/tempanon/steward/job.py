@@ -327,6 +327,16 @@ def load_job(path: str | Path) -> Job:
                     _check_date_format(name, f)
                 except InputError as exc:
                     raise ctx.error(keys + ("formats",), str(exc)) from None
+        if conf["type"] == "intervals" and isinstance(conf.get("widths"), list):  # (as dates: with the key's line)
+            from tempanon.hierarchy.builders import check_interval_widths
+
+            try:
+                check_interval_widths(name, conf["widths"], conf.get("start", 0))
+            except InputError as exc:
+                bad_key = "start" if "start" in str(exc) else "widths"
+                raise ctx.error(keys + (bad_key,), str(exc)) from None
+        if conf["type"] == "masking" and isinstance(conf.get("levels"), int) and conf["levels"] < 0:
+            raise ctx.error(keys + ("levels",), f"attribute {name!r}: masking levels must be >= 0, got {conf['levels']}")
         from tempanon.hierarchy import hierarchy_from_config
 
         try:
