@@ -37,6 +37,18 @@ def require_columns(df: pd.DataFrame, columns: Iterable[str], *, role: str = "co
         )
 
 
+def column_names(value: object, what: str) -> list:
+    """The Python API's list of column names ``value`` (a list, tuple or other iterable), a single name given
+    as a string taken as that one column (``qi="age"`` is ``["age"]``, not the columns ``a``, ``g``, ``e``
+    that ``list("age")`` gave: 'unknown quasi-identifier 'a', 'g', 'e'' or 'listed twice'); anything else is
+    an :class:`InputError` naming ``what`` (e.g. ``qi``)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, (bytes, Mapping)) or not isinstance(value, Iterable):
+        raise InputError(f"{what} must be a list of column names, got {type(value).__name__} {value!r}")
+    return list(value)
+
+
 def parse_column_list(spec: str | Sequence[str] | None, columns: Sequence[str] | None = None) -> list[str]:
     """Parse ``"a,b,c"`` or a range ``"A0:A9"`` (inclusive, in table order) into column names.
 

@@ -255,8 +255,11 @@ def timestamped(
     for m in res.summary["messages"]:
         info(f"[yellow]note:[/] {m}", quiet)
     s = res.summary
+    gran = s["granularity"]
+    if isinstance(gran, dict):  # joint: {time: granularity, qi: level} (was printed as the dict, as no job says it)
+        gran = f"{gran[time]} (" + ", ".join(f"{q} at level {v}" for q, v in gran.items() if q != time) + ")"
     info(
-        f"{s['k']}-anonymous at the respondent level with time as [bold]{s['granularity']}[/] "
+        f"{s['k']}-anonymous at the respondent level with time as [bold]{gran}[/] "
         f"(gen_m {s['gen_m']}, gen_s {s['gen_s']}, {s['suppressed']} tuple(s) suppressed, "
         f"{s['respondents']} respondents); wrote {out}" + (" (a directory of part files)" if out.is_dir() else "")
         + (f" and {report}" if report is not None else ""),
