@@ -813,12 +813,47 @@ def _read_sqlite(path: Path, sql: str) -> pd.DataFrame:
         con.close()
 
 
+def refuse_special_output(path: str | os.PathLike, label: str = "output") -> None:
+    """Refuse an output path that is (or links to) something other than a regular file or a directory: a
+    device, a named pipe or a socket. An output is written to a temporary file renamed over its path, so
+    ``--out /dev/null`` replaced the system's ``/dev/null`` with a regular file (run as root, exit 0: every
+    program on the machine then wrote into that file), and ``/dev/stdout`` (a link to ``/proc/self/fd/1``,
+    a regular file when stdout is redirected) was replaced by a file: a path in or linked into ``/dev``,
+    ``/proc`` or ``/sys`` is refused too.
+    ``-`` (standard output for many tools) is refused too: it was written as a file named ``-``."""
+    import stat
+
+    if str(path) == "-":
+        raise InputError(f"{label} -: tempanon does not write to standard output; give a file name")
+    system = ("/dev/", "/proc/", "/sys/")
+    cur = os.path.abspath(path)
+    for _ in range(40):  # the path and every link on the way (/dev/stdout -> /proc/self/fd/1 -> the shell's own file)
+        if (cur + "/").startswith(system):
+            raise InputError(f"{label} {path} is a system path ({cur}): an output is written to a temporary file renamed "
+                             "over its path, which would replace it; give a file name (nothing was read or written)")  # fmt: skip
+        if not os.path.islink(cur):
+            break
+        cur = os.path.abspath(os.path.join(os.path.dirname(cur), os.readlink(cur)))
+    try:
+        mode = os.stat(os.path.realpath(path)).st_mode
+    except OSError:
+        return
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return
+    kind = ("a character device" if stat.S_ISCHR(mode) else "a block device" if stat.S_ISBLK(mode)
+            else "a named pipe" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")  # fmt: skip
+    raise InputError(f"{label} {path} is {kind}, not a file: an output is written to a temporary file renamed over its "
+                     "path, which would replace it; give a file name (nothing was read or written)")  # fmt: skip
+
+
 def atomic_write(path: str | os.PathLike, write: Callable[[Path], None]) -> Path:
     """Call ``write(tmp_path)`` and rename the temporary file over ``path``.
 
     The temporary file lives in the target's directory (created if needed) so the rename is atomic
     on POSIX file systems. On any exception the temporary file is removed and ``path`` untouched.
+    A device, pipe or socket ``path`` is refused (:func:`refuse_special_output`).
     """
+    refuse_special_output(path)
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
@@ -1604,6 +1639,7 @@ class OutputSet:
     def add(self, path: str | os.PathLike, label: str = "output", *, staging: bool = False) -> Path:
         """Register one output file (checked against the inputs and the other outputs)."""
         target = Path(path)
+        refuse_special_output(path, label)  # (a device, pipe or socket would be replaced by the rename)
         real, ino = _identity(target)
         self._check_against_inputs(target, label, real, ino)
         if real in self._outputs:
