@@ -884,6 +884,11 @@ def _validate_stream(ctx: Ctx, model: dict, qi: list[str]) -> None:
             validate_granule(model["snapshot"])
         except InputError as exc:
             raise ctx.error(("model", "snapshot"), str(exc)) from None
+    if model.get("step") == "paper" and "defer" in model and validate_defer(model["defer"]) > 0:
+        # (said by StreamPublisher without the key and its line)
+        raise ctx.error(("model", "defer"), "step 'paper' prices every suppression at beta (Definition 2): defer must be 0 with it")
+    if isinstance(model.get("seed"), int) and model["seed"] < 0:
+        raise ctx.error(("model", "seed"), f"seed must be an integer >= 0, got {model['seed']}")
     beta = model.get("suppression_cost", 10.0)
     if isinstance(beta, dict):
         for value, c in beta.items():
