@@ -141,6 +141,14 @@ def test_run_job_from_duckdb(jobdir):
         # (found by hand, session 27: a dates level '%Q' was built as the text '%Q' for every value; said with no line)
         ('zip = { type = "masking", levels = 4 }', 'zip = { type = "dates", formats = ["%Y", "%Q"] }',
          "key 'hierarchies.zip.formats': attribute 'zip': date format '%Q': unknown directive %Q", 11),
+        # (found by the acceptance pass uatc: widths and start were checked only when the data was read, the
+        # message naming no key nor line, and masking levels < 0 likewise)
+        ('zip = { type = "masking", levels = 4 }', 'zip = { type = "intervals", widths = [10, 25] }',
+         "key 'hierarchies.zip.widths': attribute 'zip': interval width 25 is not a multiple of 10", 11),
+        ('zip = { type = "masking", levels = 4 }', 'zip = { type = "intervals", widths = [10], start = nan }',
+         "key 'hierarchies.zip.start': attribute 'zip': the intervals' start must be a finite number", 11),
+        ('zip = { type = "masking", levels = 4 }', 'zip = { type = "masking", levels = -1 }',
+         "key 'hierarchies.zip.levels': attribute 'zip': masking levels must be >= 0", 11),
         # a quasi-identifier listed twice, said before the hierarchy of 'zip' is found not to be one
         ('quasi_identifiers = ["age", "sex", "zip"]', 'quasi_identifiers = ["age", "sex", "sex"]',
          "key 'columns.quasi_identifiers': quasi-identifier listed twice: 'sex'", 5),

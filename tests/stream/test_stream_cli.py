@@ -584,3 +584,13 @@ def test_drop_and_allow_identifier_are_checked_against_the_roles(tmp_path, optio
         r = _run(["-", "--time", "response_datetime", "--sensitive", "problem", "--qi", "race,sex", "--l", "2", "--window", "1",
                   *option, "--out", tmp_path / "out2", "-q"], input=line)  # fmt: skip
         assert r.exit_code == 2 and message in " ".join(r.output.split()), r.output
+
+
+def test_a_json_record_with_a_key_given_twice_is_refused(tmp_path):
+    """json.loads keeps the last of two equal keys: '{"race": "Black", ..., "race": "White"}' was published
+    as White without a word (found by the acceptance pass uatc)."""
+    lines = ('{"response_datetime": "2016/01/01 00:47:36", "problem": "Fight", "race": "Black", "race": "White"}\n'
+             '{"response_datetime": "2016/01/01 01:47:36", "problem": "Theft", "race": "Black"}\n')  # fmt: skip
+    r = _run(["-", "--time", "response_datetime", "--sensitive", "problem", "--qi", "race", "--l", "2", "--window", "0",
+              "--out", tmp_path / "out", "-q"], input=lines)  # fmt: skip
+    assert r.exit_code == 2 and "standard input, line 1: key 'race' is given twice in one record" in r.output, r.output

@@ -42,12 +42,10 @@ def _fmt(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else f"{x:g}"
 
 
-def build_intervals(name: str, values: Iterable[object], widths: Sequence[float], *, start: float = 0, top: str = TOP) -> Hierarchy:
-    """Numeric intervals: level ``j`` puts ``v`` in ``[start + i*w_j, start + (i+1)*w_j)``, written
-    ``lo-hi`` with ``hi`` inclusive for integers (``20-24``) and ``[lo,hi)`` otherwise.
-
-    Each width must be a multiple of the previous one, so every interval has one parent.
-    """
+def check_interval_widths(name: str, widths: Sequence[float], start: float = 0) -> None:
+    """Refuse (:class:`HierarchyError`) widths that are not positive finite numbers each a multiple of
+    the previous one, or a start that is not a finite number (a job file checks them before any data
+    is read, naming the key and its line)."""
     if not widths:
         raise HierarchyError(f"attribute {name!r}: intervals need at least one width")
     for w in widths:  # (0 or NaN: a traceback in the division below; inf: one interval '[0,inf)' at every level)
@@ -58,6 +56,15 @@ def build_intervals(name: str, values: Iterable[object], widths: Sequence[float]
     for a, b in zip(widths, widths[1:]):
         if b <= a or not math.isclose(b / a, round(b / a)):
             raise HierarchyError(f"attribute {name!r}: interval width {b} is not a multiple of {a}")
+
+
+def build_intervals(name: str, values: Iterable[object], widths: Sequence[float], *, start: float = 0, top: str = TOP) -> Hierarchy:
+    """Numeric intervals: level ``j`` puts ``v`` in ``[start + i*w_j, start + (i+1)*w_j)``, written
+    ``lo-hi`` with ``hi`` inclusive for integers (``20-24``) and ``[lo,hi)`` otherwise.
+
+    Each width must be a multiple of the previous one, so every interval has one parent.
+    """
+    check_interval_widths(name, widths, start)
     distinct = _distinct(values)
     try:
         nums = np.array([float(v) for v in distinct])

@@ -335,6 +335,19 @@ def _date_order_summary(summary: dict, order: str | None, note: str | None) -> N
         summary["warnings"] = [note, *summary.get("warnings", [])]
 
 
+class _DuplicateKey(Exception):
+    pass
+
+
+def _unique_keys(pairs: list) -> dict:
+    """A JSON object's pairs as a dict, refusing a key given twice (json.loads keeps the last)."""
+    out = dict(pairs)
+    if len(out) < len(pairs):
+        seen: set = set()
+        raise _DuplicateKey(next(k for k, _ in pairs if k in seen or seen.add(k)))
+    return out
+
+
 class _StdinDateOrder:
     """The day/month order of a standard-input stream, value by value: ``auto`` holds the order the
     first deciding value shows (``13/05/2023``: day first) and refuses a later value that shows the
@@ -507,7 +520,9 @@ def stream_json_lines(
             return
         row += 1
         try:
-            rec = json.loads(line)
+            rec = json.loads(line, object_pairs_hook=_unique_keys)
+        except _DuplicateKey as exc:  # (json keeps the last one silently: '"q": "x", "q": "y"' published y)
+            raise InputError(f"standard input, line {lineno}: key {exc.args[0]!r} is given twice in one record") from None
         except json.JSONDecodeError as exc:
             raise InputError(f"standard input, line {lineno}: not valid JSON ({exc.msg})") from exc
         except RecursionError:
