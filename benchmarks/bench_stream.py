@@ -22,6 +22,7 @@ from pathlib import Path
 import pandas as pd
 from _common import emit
 
+from tempanon.errors import NoSolutionError
 from tempanon.stream.api import anonymize_stream
 from tempanon.stream.offline import offline_lower_bound
 from tempanon.stream.queries import answer_workload, generate_workload
@@ -165,7 +166,11 @@ def main(argv: list[str] | None = None) -> int:
     for unit, l, w in runs:
         t0, c0 = time.perf_counter(), time.process_time()
         kw = {} if args.defer is None else {"defer": args.defer}
-        r = anonymize_stream(df, time=time_col, sensitive=sens, qi=qi, l=l, w=w, snapshot=unit, step=args.step, cost=args.cost, **kw)
+        try:
+            r = anonymize_stream(df, time=time_col, sensitive=sens, qi=qi, l=l, w=w, snapshot=unit, step=args.step, cost=args.cost, **kw)
+        except NoSolutionError as e:  # l above the distinct sensitive values (stops at l = 10): refused
+            print(f"{args.dataset:6} {unit:4} {l:>2} {w:>2} refused: {e}")
+            continue
         secs, cpu = time.perf_counter() - t0, time.process_time() - c0
         s = r.summary
         tab = r.publisher.record_table()

@@ -40,7 +40,7 @@ def _stderr_console():
 
 def fail(message: str, code: int = 2) -> None:
     """Print ``error: message`` to stderr and exit with ``code``."""
-    _stderr_console().print(f"[bold red]error:[/] {message}", markup=True, emoji=False)
+    _print_markup(f"[bold red]error:[/] {message}")
     raise typer.Exit(code)
 
 
@@ -95,10 +95,45 @@ def _escape(text: str) -> str:
     return escape(text)
 
 
+#: the console styles tempanon's own messages use; any other ``[tag]`` in a message is text (a column, a value, a path)
+OWN_STYLES = frozenset({"bold", "bold red", "red", "yellow", "green", "dim", "italic", "/", "/bold", "/yellow", "/red",
+                        "/green", "/dim", "/italic", "/bold red"})  # fmt: skip
+
+
+def own_markup(message: str) -> str:
+    """``message`` with every ``[tag]`` that is not one of :data:`OWN_STYLES` escaped, so that rich prints it
+    as written: a column ``dose[mg]`` or an output ``out[v2].csv`` was printed as ``dose`` and ``out.csv``
+    (rich took the brackets for styles), and a column ``note[/b]`` made the status line raise MarkupError after
+    the release was written (a traceback, exit 1). Tags already escaped (``\\[x]``, :func:`rich.markup.escape`)
+    are left as they are."""
+    import re
+
+    def fix(m: re.Match) -> str:
+        slashes, tag = m.group(1), m.group(2)
+        if len(slashes) % 2 == 1 or tag[1:-1] in OWN_STYLES:
+            return m.group(0)
+        return f"{slashes}{slashes}\\{tag}"
+
+    return re.sub(r"(\\*)(\[[a-z#/@][^[]*?\])", fix, message)
+
+
+def _print_markup(message: str) -> None:
+    from rich.errors import MarkupError
+
+    console = _stderr_console()
+    try:
+        console.print(own_markup(message), markup=True, emoji=False)
+    except MarkupError:  # a text holding one of the own tags unbalanced ('x[/]'): printed without styles
+        import re
+
+        console.print(re.sub(r"\[(" + "|".join(map(re.escape, OWN_STYLES)) + r")\]", "", message), markup=False, emoji=False)
+
+
 def info(message: str, quiet: bool = False) -> None:
-    """Print a status line on stderr unless ``quiet``."""
+    """Print a status line on stderr unless ``quiet`` (tempanon's own styles rendered, any other bracket printed as
+    written: :func:`own_markup`)."""
     if not quiet:
-        _stderr_console().print(message, markup=True, emoji=False)
+        _print_markup(message)
 
 
 PROGRESS_INTERVAL = 10.0

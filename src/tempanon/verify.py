@@ -298,8 +298,8 @@ def check_anatomy(
         extra = [c for c in qit.columns if c not in set(qi) | {group} | ({partition} if partition else set())]
         if extra:
             raise VerificationError(f"quasi-identifier table publishes non-QI column(s) {extra}")
-        if sensitive in qit.columns and sensitive not in set(qi):
-            raise VerificationError(f"quasi-identifier table publishes the sensitive column {sensitive!r}")
+    if sensitive in qit.columns:  # (also when the caller names it a quasi-identifier: it links each value to its row)
+        raise VerificationError(f"quasi-identifier table publishes the sensitive column {sensitive!r}")
     counts = pd.to_numeric(st["count"], errors="coerce")
     if counts.isna().any() or (counts <= 0).any() or (counts != counts.round()).any():
         raise VerificationError("sensitive table has a count that is not a positive integer")

@@ -141,6 +141,14 @@ def test_run_job_from_duckdb(jobdir):
         # (found by hand, session 27: a dates level '%Q' was built as the text '%Q' for every value; said with no line)
         ('zip = { type = "masking", levels = 4 }', 'zip = { type = "dates", formats = ["%Y", "%Q"] }',
          "key 'hierarchies.zip.formats': attribute 'zip': date format '%Q': unknown directive %Q", 11),
+        # (found by the acceptance pass uatc: widths and start were checked only when the data was read, the
+        # message naming no key nor line, and masking levels < 0 likewise)
+        ('zip = { type = "masking", levels = 4 }', 'zip = { type = "intervals", widths = [10, 25] }',
+         "key 'hierarchies.zip.widths': attribute 'zip': interval width 25 is not a multiple of 10", 11),
+        ('zip = { type = "masking", levels = 4 }', 'zip = { type = "intervals", widths = [10], start = nan }',
+         "key 'hierarchies.zip.start': attribute 'zip': the intervals' start must be a finite number", 11),
+        ('zip = { type = "masking", levels = 4 }', 'zip = { type = "masking", levels = -1 }',
+         "key 'hierarchies.zip.levels': attribute 'zip': masking levels must be >= 0", 11),
         # a quasi-identifier listed twice, said before the hierarchy of 'zip' is found not to be one
         ('quasi_identifiers = ["age", "sex", "zip"]', 'quasi_identifiers = ["age", "sex", "sex"]',
          "key 'columns.quasi_identifiers': quasi-identifier listed twice: 'sex'", 5),
@@ -350,12 +358,22 @@ def test_hierarchy_never_writes_over_its_input(tmp_path, out):
          "attribute 'visit': date format '%Q': unknown directive %Q"),
         (["--type", "dates", "--column", "visit", "--data", "DATA", "--formats", "%Y-%m,year"],
          "attribute 'visit': date format 'year' has no directive"),
+        # (found by the acceptance pass uatc: an option of another type was ignored, exit 0, and FILE beside
+        # --out was ignored too)
+        (["--type", "masking", "--column", "age", "--data", "DATA", "--widths", "5,10"], "--widths is for --type intervals, not masking"),
+        (["--type", "suppression", "--column", "age", "--data", "DATA", "--start", "3"], "--start is for --type intervals, not suppression"),
+        (["--type", "intervals", "--column", "age", "--data", "DATA", "--widths", "5", "--levels", "2"],
+         "--levels is for --type masking, not intervals"),
+        (["--type", "suppression", "--column", "age", "--data", "DATA", "--formats", "%Y"], "--formats is for --type dates, not suppression"),
+        (["--type", "suppression", "--column", "age", "--data", "DATA", "--tree", "DATA"], "--tree is for --type taxonomy, not suppression"),
+        (["NOFILE", "--type", "suppression", "--column", "age", "--data", "DATA", "--out", "OTHER"], "give the file to write once"),
     ],
 )
 def test_hierarchy_errors(tmp_path, args, message):
     data = tmp_path / "t.csv"
     make_table(20).to_csv(data, index=False)
-    args = [str(data) if a == "DATA" else str(tmp_path / "nofile.csv") if a == "NOFILE" else a for a in args]
+    args = [str(data) if a == "DATA" else str(tmp_path / "nofile.csv") if a == "NOFILE" else str(tmp_path / "other.csv")
+            if a == "OTHER" else a for a in args]  # fmt: skip
     r = runner.invoke(app, ["hierarchy", *args])
     assert r.exit_code == 2, r.output
     assert message in " ".join(r.output.split())
@@ -506,3 +524,19 @@ def test_dates_formats_with_strftime_flags_are_accepted():
     assert h.table[:, 1].tolist() == ["2020-1", "2021-3"]
     with pytest.raises(HierarchyError, match="unknown directive %-Q"):
         build_dates("d", ["2020-01-05"], formats=["%Y-%-Q"])
+
+
+def test_dates_hierarchy_refuses_a_time_of_day_without_a_date(tmp_path):
+    """'tempanon hierarchy --type dates' on '12:30' wrote 12:30;2026-11;2026;* (pandas dated it on the
+    day the hierarchy was built), exit 0 (found by the acceptance pass uatc); timestamped and stream
+    refuse such values."""
+    from tempanon.errors import HierarchyError
+    from tempanon.hierarchy.builders import build_dates
+
+    with pytest.raises(HierarchyError, match=r"attribute 'd': time\(s\) of day without a date: '12:30', '7:05 pm' \(2 such"):
+        build_dates("d", ["2020-01-05", "12:30", "7:05 pm"], formats=["%Y-%m", "%Y"])
+    (tmp_path / "in.csv").write_text("d\n2020-01-05\n12:30\n")
+    r = runner.invoke(app, ["hierarchy", "--data", str(tmp_path / "in.csv"), "--column", "d", "--type", "dates",
+                            "--formats", "%Y-%m,%Y", "--out", str(tmp_path / "d.csv")])  # fmt: skip
+    assert r.exit_code == 2 and "time(s) of day without a date: '12:30'" in r.output, r.output
+    assert not (tmp_path / "d.csv").exists()

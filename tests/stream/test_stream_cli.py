@@ -248,45 +248,64 @@ def test_stream_summary_counts_step_paths(tmp_path):
     assert set(s["step_certificates"]) <= {"single place", "lower bound", "LP bound", "integral LP", "w = 0", "empty"}
 
 
-def test_fewer_values_than_l_warns_and_suppresses_everything(tmp_path, monkeypatch):
-    """l above the number of distinct sensitive values: a valid request (exit 0, every record
-    suppressed, nothing published) that the user is warned about, on stderr and in the summary; the
-    Python API raises a TempanonWarning. The steps take the 'fewer than l values' shortcut, and the
-    result is the one the full step gives."""
+def test_fewer_values_than_l_is_refused_on_a_table(tmp_path):
+    """l above the number of distinct sensitive values of the whole table: no snapshot can ever be
+    l-eligible, so, as kanon refuses k above the rows, the command exits 1 naming the column, the
+    count and l, and writes nothing; the Python API raises NoSolutionError. Missing counts as one value."""
     import warnings
 
-    from tempanon.errors import TempanonWarning
+    from tempanon.errors import NoSolutionError, TempanonWarning
     from tempanon.stream.api import anonymize_stream
-    from tempanon.stream.publisher import StreamPublisher
 
     times = ["2024-01-01", "2024-01-01", "2024-01-02", "2024-01-03", "2024-01-03", "2024-01-05"]
     values = ["a", "b", "a", "c", "b", "a"]
     p = _tiny(tmp_path, times, values)
-    r = _run([p, "--time", "when", "--sensitive", "dx", "--qi", "zip", "--l", 4, "--window", 2, "--out", tmp_path / "o",
-              "--summary", tmp_path / "s.json"])
-    assert r.exit_code == 0, r.output
-    assert "warning:" in r.output and "3 distinct value(s)" in r.output and "fewer than l = 4" in r.output
-    s = json.loads((tmp_path / "s.json").read_text())
-    assert s["suppressed"] == 6 and len(s["warnings"]) == 1
+    out, summ = tmp_path / "o", tmp_path / "s.json"
+    r = _run([p, "--time", "when", "--sensitive", "dx", "--qi", "zip", "--l", 4, "--window", 2, "--out", out, "--summary", summ])
+    assert r.exit_code == 1, r.output
+    assert "'dx' has 3 distinct value(s)" in r.output and "fewer than l = 4" in r.output
+    assert not out.exists() and not summ.exists()
     df = pd.read_csv(p, dtype=str)
-    with pytest.warns(TempanonWarning, match="fewer than l = 4"):
-        res = anonymize_stream(df, time="when", sensitive="dx", l=4, w=2, step="exact")
-    with pytest.warns(TempanonWarning, match="fewer than l = 4"):
-        fast = anonymize_stream(df, time="when", sensitive="dx", l=4, w=2)  # the default fast step takes it too
-    assert "fewer than l values" in [st.certificate for st in fast.publisher.steps] and fast.summary["suppressed"] == 6
-    shortcut = [st.certificate for st in res.publisher.steps]
-    assert "fewer than l values" in shortcut
-    monkeypatch.setattr(StreamPublisher, "_too_few_values", lambda self, t: False)
-    with pytest.warns(TempanonWarning):
-        full = anonymize_stream(df, time="when", sensitive="dx", l=4, w=2, step="exact")
-    assert "fewer than l values" not in [st.certificate for st in full.publisher.steps]
-    assert full.summary["information_loss"] == res.summary["information_loss"] == 60.0
-    assert full.audit.equals(res.audit)
-    # enough values: no warning
+    with pytest.raises(NoSolutionError, match="'dx' has 3 distinct value.*fewer than l = 4"):
+        anonymize_stream(df, time="when", sensitive="dx", l=4, w=2, step="exact")
+    df.loc[0, "dx"] = None  # missing is a value of its own: four values
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TempanonWarning)
+        ok = anonymize_stream(df, time="when", sensitive="dx", l=4, w=2)
+    assert ok.summary["warnings"] == []
     with warnings.catch_warnings():
         warnings.simplefilter("error", TempanonWarning)
         ok = anonymize_stream(df, time="when", sensitive="dx", l=2, w=2)
     assert ok.summary["warnings"] == []
+
+
+def test_fewer_values_than_l_so_far_warns_in_the_push_api():
+    """StreamPublisher (snapshots pushed one by one, values may still arrive): with fewer than l values
+    so far it warns and suppresses; the steps take the 'fewer than l values' shortcut, whose result is
+    the one the full step gives (same IL, same audit)."""
+    from tempanon.stream.publisher import StreamPublisher
+
+    snaps = [["a", "b"], ["a"], ["c", "b"], [], ["a"]]
+
+    def run(shortcut, step):
+        pub = StreamPublisher(4, 2, sensitive="dx", qi=["zip"], step=step)
+        if not shortcut:
+            pub._too_few_values = lambda t: False
+        for k, vals in enumerate(snaps):
+            pub.push(pd.DataFrame({"dx": vals, "zip": ["01"] * len(vals)}), label=f"d{k}")
+        pub.flush()
+        return pub
+
+    for step in ("exact", "fast"):
+        res = run(True, step)
+        assert "fewer than l values" in [st.certificate for st in res.steps]
+        assert any("3 distinct value(s)" in m and "fewer than l = 4" in m for m in res.warnings())
+        s = res.summary()
+        assert s["suppressed"] == 6 and len(s["warnings"]) == 1
+    full = run(False, "exact")
+    assert "fewer than l values" not in [st.certificate for st in full.steps]
+    assert full.information_loss() == res.information_loss() == 60.0
+    assert full.record_table().equals(res.record_table())
 
 
 def test_step_option(tmp_path):
@@ -544,3 +563,34 @@ def test_stdin_values_written_alike_are_one_value(tmp_path):
     st = pd.read_csv(tmp_path / "o" / "2020-01-01.st.csv", dtype=str)
     assert not st.duplicated(["group", "dx"]).any()
     assert set(st["dx"]) <= {"1", "True"}
+
+
+@pytest.mark.parametrize("option,message", [
+    (["--drop", "race"], "column 'race' is released by the model; it cannot also be dropped (--drop)"),
+    (["--drop", "problem"], "column 'problem' is released by the model; it cannot also be dropped (--drop)"),
+    (["--drop", "nope"], "unknown --drop column 'nope'"),
+    (["--allow-identifier", "nope"], "unknown --allow-identifier column 'nope'"),
+])  # fmt: skip
+def test_drop_and_allow_identifier_are_checked_against_the_roles(tmp_path, option, message):
+    """'--qi race --drop race' published race (declared an identifier, never to be published) in every
+    QIT, exit 0; an unknown --drop or --allow-identifier column passed without a word. kanon refuses
+    all of these (found by the acceptance pass uatc)."""
+    r = _run([SAMPLE, "--time", "response_datetime", "--sensitive", "problem", "--qi", "race,sex", "--l", "2", "--window", "1",
+              *option, "--out", tmp_path / "out", "-q"])  # fmt: skip
+    assert r.exit_code == 2 and message in " ".join(r.output.split()), r.output
+    assert not (tmp_path / "out").exists()
+    if option[1] == "race":  # standard input too
+        line = json.dumps({"response_datetime": "2016/01/01 00:47:36", "problem": "Fight", "race": "Black", "sex": "Male"}) + "\n"
+        r = _run(["-", "--time", "response_datetime", "--sensitive", "problem", "--qi", "race,sex", "--l", "2", "--window", "1",
+                  *option, "--out", tmp_path / "out2", "-q"], input=line)  # fmt: skip
+        assert r.exit_code == 2 and message in " ".join(r.output.split()), r.output
+
+
+def test_a_json_record_with_a_key_given_twice_is_refused(tmp_path):
+    """json.loads keeps the last of two equal keys: '{"race": "Black", ..., "race": "White"}' was published
+    as White without a word (found by the acceptance pass uatc)."""
+    lines = ('{"response_datetime": "2016/01/01 00:47:36", "problem": "Fight", "race": "Black", "race": "White"}\n'
+             '{"response_datetime": "2016/01/01 01:47:36", "problem": "Theft", "race": "Black"}\n')  # fmt: skip
+    r = _run(["-", "--time", "response_datetime", "--sensitive", "problem", "--qi", "race", "--l", "2", "--window", "0",
+              "--out", tmp_path / "out", "-q"], input=lines)  # fmt: skip
+    assert r.exit_code == 2 and "standard input, line 1: key 'race' is given twice in one record" in r.output, r.output

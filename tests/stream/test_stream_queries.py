@@ -84,3 +84,32 @@ def test_use_of_force_weekly_prefix():
     assert r.summary["information_loss"] <= base.summary["information_loss"]
     assert r.summary["max_reposition_distance"] <= 2
     assert r.summary["records"] == 3000
+
+
+def test_query_functions_refuse_misfitting_inputs():
+    """generate_workload / answer_workload on a row_snapshot of another length, an unknown column, a
+    non-integer qd or a release without a queried column: IndexError, KeyError, TypeError or a numpy
+    broadcast error before (found by the acceptance pass uatc); now InputErrors saying what does not fit.
+    qi as 'race,sex' text is read as the other APIs read it (it was taken letter by letter)."""
+    import pandas as pd
+    import pytest
+
+    from tempanon.errors import InputError
+    from tempanon.stream.queries import answer_workload, generate_workload
+
+    df = pd.DataFrame({"race": list("abab"), "sex": list("FFMM"), "dx": list("xyxy")})
+    snap = [0, 0, 1, 1]
+    with pytest.raises(InputError, match="row_snapshot has 2 entries, the table 4 rows"):
+        generate_workload(df, snap[:2], ["race"], "dx")
+    with pytest.raises(InputError, match="unknown column 'nope'"):
+        generate_workload(df, snap, ["race", "nope"], "dx")
+    with pytest.raises(InputError, match="qd must be an integer, got 1.5"):
+        generate_workload(df, snap, ["race"], "dx", qd=1.5)
+    qs = generate_workload(df, snap, "race,sex", "dx", n_queries=5)
+    assert {c for q in qs for c, _ in q.predicate} <= {"race", "sex"}
+    qit = pd.DataFrame({"snapshot": ["0", "0"], "race": ["a", "b"], "group": [1, 1]})
+    st = pd.DataFrame({"snapshot": ["0", "0"], "group": [1, 1], "dx": ["x", "y"], "count": [1, 1]})
+    with pytest.raises(InputError, match="the release's qit has no column\\(s\\) 'sex'"):
+        answer_workload(qs, df, snap, "dx", qit, st, ["0", "1"])
+    with pytest.raises(InputError, match="row_snapshot has 4 entries, the table 2 rows"):
+        answer_workload(qs, df.iloc[:2], snap, "dx", qit.assign(sex="F"), st, ["0", "1"])

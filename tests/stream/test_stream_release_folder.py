@@ -59,15 +59,25 @@ def test_second_run_replaces_the_earlier_release(tmp_path):
 
 
 def test_everything_suppressed_gives_an_empty_folder(tmp_path):
+    """A stream with l distinct values in all, but never l of them within a window: every record is
+    suppressed, a valid release (exit 0) of an empty folder. With fewer than l values in the whole
+    table the run is refused instead (exit 1) and the folder of the earlier run is left as it was."""
     src = _stream(tmp_path)
     out = tmp_path / "out"
     assert _run(src, *ARGS, "--l", 2, "--out", out).exit_code == 0
-    r = runner.invoke(app, ["stream", str(src), *ARGS[:-1], "--l", "5", "--out", str(out)])  # 4 values < l = 5
+    before = _files(out)
+    r = _run(src, *ARGS, "--l", 5, "--out", out)  # 4 values < l = 5: no release possible
+    assert r.exit_code == 1 and "fewer than l = 5" in r.output, r.output
+    assert _files(out) == before
+    df = pd.read_csv(src, dtype=str)
+    late = pd.DataFrame({"when": ["2024-03-01 10:00"], "dx": ["e"], "zip": ["01"]})  # a fifth value, alone
+    pd.concat([df, late]).to_csv(src5 := tmp_path / "in5.csv", index=False)
+    r = runner.invoke(app, ["stream", str(src5), *ARGS[:-1], "--l", "5", "--out", str(out)])
     assert r.exit_code == 0, r.output
     assert "(0 with records, in 0 files)" in " ".join(r.output.split())
     assert out.is_dir() and not any(out.iterdir())
     empty = tmp_path / "new"
-    assert _run(src, *ARGS, "--l", 5, "--out", empty).exit_code == 0
+    assert _run(src5, *ARGS, "--l", 5, "--out", empty).exit_code == 0
     assert empty.is_dir() and not any(empty.iterdir())
 
 

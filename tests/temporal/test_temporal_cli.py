@@ -157,6 +157,9 @@ def test_cli_joint_with_hierarchies(tmp_path):
     assert s["verification"]["qi_generalization"].startswith("checked")
     rel = pd.read_csv(out, dtype=str)
     assert "Patient" not in rel.columns and len(rel) == 32 - s["suppressed"]
+    g = s["granularity"]  # the status line names the node in words (it printed the summary's dict)
+    said = f"with time as {g['Date']} (Address at level {g['Address']}, Age at level {g['Age']})"
+    assert said in " ".join(r.output.split()) and "{" not in r.output
 
 
 @pytest.mark.skipif(not (SHARED / "encounters.csv").exists(), reason="shared Synthea data not present")

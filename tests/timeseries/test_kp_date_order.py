@@ -206,9 +206,14 @@ def test_unreadable_value_named_on_api_cli_and_job(tmp_path, times, order, messa
     assert message in " ".join(r.output.split()) and "Traceback" not in r.output
 
 
-def test_auto_keeps_reading_unreadable_times_as_text():
-    """``auto`` is unchanged: times that are not all dates (31/02/2023) are ordered as text, with a warning."""
+def test_auto_refuses_an_unreadable_time_among_dates():
+    """``auto``: times that are mostly dates with one that is not (31/02/2023) are refused, naming it (ordered
+    as text they put 01/03/2023 before 05/02/2023, out of time order); times that are not dates at all are
+    still ordered as text, with a warning."""
     df, _ = _bad_long(["05/02/2023", "31/02/2023", "01/03/2023"])
+    with pytest.raises(InputError, match=r"column 'day', line \d+: cannot parse timestamp '31/02/2023'"):
+        long_to_wide(df, entity="patient", time="day", value="reading")
+    df, _ = _bad_long(["pre", "mid", "post"])
     with pytest.warns(TempanonWarning, match="ordered as text"):
         wide, times = long_to_wide(df, entity="patient", time="day", value="reading")
     assert wide.attrs["time_order"] == "text" and times == sorted(times)

@@ -160,3 +160,60 @@ def test_long_to_wide_matches_a_dict_oracle(n_ent, n_t, seed, holes):
             else:
                 assert pd.isna(v)
     assert sorted(wide["e"]) == sorted({e for e, _ in cells})
+
+
+def test_long_format_refuses_a_bad_time_among_timestamps(tmp_path):
+    """A typo among dates (32/01/2023 in a day-first column running from 25 January to 3 February) made the
+    whole column fall back to text order with a warning that the values are 'neither numbers ... nor
+    timestamps': exit 0 and every series' readings published out of time order (01/02 before 25/01); a lone
+    bad date instead became a time point of its own, reported as a 'missing value' of another column (found
+    in the uatb acceptance pass). Now the bad time is refused, naming the column, its line and the value;
+    plain labels (a few of which happen to read as dates) are still ordered as text."""
+    days = pd.date_range("2023-01-25", periods=10, freq="D")
+    rows = [(f"E{e}", d.strftime("%d/%m/%Y"), e + j / 10) for e in range(6) for j, d in enumerate(days)]
+    df = pd.DataFrame(rows, columns=["id", "day", "v"])
+    df.loc[df["day"] == "31/01/2023", "day"] = "32/01/2023"  # the same typo in every series
+    with pytest.raises(InputError, match=r"column 'day', line 8: cannot parse timestamp '32/01/2023' \(9 of the 10 "):
+        long_to_wide(df, entity="id", time="day", value="v")
+    p = tmp_path / "long.csv"
+    df.to_csv(p, index=False)
+    r = runner.invoke(app, ["kp", str(p), "--long", "--entity", "id", "--time", "day", "--value", "v", "--k", "3",
+                            "--p", "2", "--out", str(tmp_path / "o.csv")])  # fmt: skip
+    assert r.exit_code == 2 and "line 8: cannot parse timestamp '32/01/2023'" in " ".join(r.output.split())
+    assert not (tmp_path / "o.csv").exists()
+    one = pd.DataFrame({"id": ["a", "a", "a", "b", "b", "b"], "day": ["2023-01-01", "2023-13-01", "2023-01-03"] * 2,
+                        "v": range(6)})  # fmt: skip
+    with pytest.raises(InputError, match=r"line 3: cannot parse timestamp '2023-13-01'"):
+        long_to_wide(one, entity="id", time="day", value="v")
+    from tempanon.errors import TempanonWarning
+
+    labels = pd.DataFrame({"e": ["a"] * 3, "t": ["1st", "pre", "post"], "v": [1, 2, 3]})  # '1st' reads as a date
+    with pytest.warns(TempanonWarning, match="ordered as text"):
+        assert long_to_wide(labels, entity="e", time="t", value="v")[1] == ["1st", "post", "pre"]
+
+
+@pytest.mark.parametrize("unit", ["us", "ns"])
+def test_time_typed_readings_are_refused(tmp_path, unit):
+    """Readings that are timestamps, durations or periods (a Parquet timestamp column, a DataFrame's datetime64)
+    were turned into integers of their storage unit and published as envelopes of those: the same data as a
+    microsecond or a nanosecond Parquet column gave releases 1000 times apart, with exit 0 (found in the uatb
+    acceptance pass; a CSV's date text was refused as 'not a number'). Now refused, naming the column and type."""
+    wide = random_walk(30, seed=3)
+    ts = wide.copy()
+    ts["A0"] = pd.to_datetime(wide["A0"] * 1e9).astype(f"datetime64[{unit}]")
+    with pytest.raises(InputError, match=r"quasi-identifier 'A0' holds timestamps \(datetime64\[" + unit + r"\]\), not numeric"):
+        kp_anonymize(ts, id_col="id", qi=QI, k=5, P=2)
+    p = tmp_path / "ts.parquet"
+    ts.to_parquet(p, index=False)
+    out = tmp_path / "o.parquet"
+    r = runner.invoke(app, ["kp", str(p), "--id", "id", "--qi", "A0:A9", "--k", "5", "--p", "2", "--out", str(out)])
+    assert r.exit_code == 2 and "quasi-identifier 'A0' holds timestamps" in " ".join(r.output.split()) and not out.exists()
+    for col in (pd.to_timedelta(wide["A1"], unit="s"), pd.Series(pd.period_range("2020-01-01", periods=30, freq="D"))):
+        d = wide.copy()
+        d["A1"] = col
+        with pytest.raises(InputError, match="'A1'"):  # (durations: refused as a type no role takes)
+            kp_anonymize(d, id_col="id", qi=QI, k=5, P=2)
+    d = wide.copy()
+    d["S"] = pd.to_datetime(wide["S"] * 1e9)
+    with pytest.raises(InputError, match="sensitive column 'S' holds timestamps"):
+        kp_anonymize(d, id_col="id", qi=QI, k=5, P=2, sensitive=["S"], l_diversity=2, epsilon=0.1)

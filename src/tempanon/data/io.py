@@ -813,12 +813,47 @@ def _read_sqlite(path: Path, sql: str) -> pd.DataFrame:
         con.close()
 
 
+def refuse_special_output(path: str | os.PathLike, label: str = "output") -> None:
+    """Refuse an output path that is (or links to) something other than a regular file or a directory: a
+    device, a named pipe or a socket. An output is written to a temporary file renamed over its path, so
+    ``--out /dev/null`` replaced the system's ``/dev/null`` with a regular file (run as root, exit 0: every
+    program on the machine then wrote into that file), and ``/dev/stdout`` (a link to ``/proc/self/fd/1``,
+    a regular file when stdout is redirected) was replaced by a file: a path in or linked into ``/dev``,
+    ``/proc`` or ``/sys`` is refused too.
+    ``-`` (standard output for many tools) is refused too: it was written as a file named ``-``."""
+    import stat
+
+    if str(path) == "-":
+        raise InputError(f"{label} -: tempanon does not write to standard output; give a file name")
+    system = ("/dev/", "/proc/", "/sys/")
+    cur = os.path.abspath(path)
+    for _ in range(40):  # the path and every link on the way (/dev/stdout -> /proc/self/fd/1 -> the shell's own file)
+        if (cur + "/").startswith(system):
+            raise InputError(f"{label} {path} is a system path ({cur}): an output is written to a temporary file renamed "
+                             "over its path, which would replace it; give a file name (nothing was read or written)")  # fmt: skip
+        if not os.path.islink(cur):
+            break
+        cur = os.path.abspath(os.path.join(os.path.dirname(cur), os.readlink(cur)))
+    try:
+        mode = os.stat(os.path.realpath(path)).st_mode
+    except OSError:
+        return
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return
+    kind = ("a character device" if stat.S_ISCHR(mode) else "a block device" if stat.S_ISBLK(mode)
+            else "a named pipe" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")  # fmt: skip
+    raise InputError(f"{label} {path} is {kind}, not a file: an output is written to a temporary file renamed over its "
+                     "path, which would replace it; give a file name (nothing was read or written)")  # fmt: skip
+
+
 def atomic_write(path: str | os.PathLike, write: Callable[[Path], None]) -> Path:
     """Call ``write(tmp_path)`` and rename the temporary file over ``path``.
 
     The temporary file lives in the target's directory (created if needed) so the rename is atomic
     on POSIX file systems. On any exception the temporary file is removed and ``path`` untouched.
+    A device, pipe or socket ``path`` is refused (:func:`refuse_special_output`).
     """
+    refuse_special_output(path)
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
@@ -1570,7 +1605,7 @@ class OutputSet:
         (:func:`is_spark_release_dir`), which the new release replaces (``SQLSource.release``)."""
         self._spark_releases = set(spark_releases)
         self._inputs: list[tuple[str, Path, str, tuple[int, int] | None]] = []
-        self._input_labels: dict[str, str] = {}  # given path -> "the input" or "the --hierarchies directory"
+        self._input_labels: dict[str, tuple[str | None, str]] = {}  # given path -> (label or None, "file" / "directory")
         for p in inputs:
             label = None
             if isinstance(p, tuple):
@@ -1579,8 +1614,7 @@ class OutputSet:
                 continue
             real, ino = _identity(Path(p))
             self._inputs.append((str(p), Path(p), real, ino))
-            what = "directory" if os.path.isdir(real) else "file"
-            self._input_labels.setdefault(str(p), "the input" if label is None else f"the {label} {what}")
+            self._input_labels.setdefault(str(p), (label, "directory" if os.path.isdir(real) else "file"))
         self._outputs: dict[str, tuple[str, str]] = {}  # real path -> (label, given path)
         self._staged: list[tuple[Path, Path]] = []  # (tmp, target)
         self._removals: list[Path] = []  # earlier outputs this set replaces (see remove)
@@ -1592,21 +1626,29 @@ class OutputSet:
             if p is not None:
                 self.add(p, label)
 
+    def _input_phrase(self, given: str, *, inside: bool = False) -> str:
+        """How the refusals name input ``given``: "the input" ("the input directory" for a file
+        ``inside`` it), or with its label "the --hierarchies directory" / "the --data file"."""
+        label, what = self._input_labels[given]
+        if label is None:
+            return "the input directory" if inside else "the input"
+        return f"the {label} {what}"
+
     def _check_against_inputs(self, path: Path, label: str, real: str, ino: tuple[int, int] | None) -> None:
         for given, ipath, ireal, iino in self._inputs:
             if real == ireal or (ino is not None and ino == iino):
                 raise InputError(
-                    f"{label} {path} is {self._input_labels[given]} {given}: refusing to overwrite an input (nothing was read or written)"
+                    f"{label} {path} is {self._input_phrase(given)} {given}: refusing to overwrite an input (nothing was read or written)"
                 )
             if os.path.isdir(ireal) and ino is not None and real.startswith(ireal.rstrip(os.sep) + os.sep):
                 raise InputError(
-                    f"{label} {path} is a file of {self._input_labels[given].replace('the input', 'the input directory')} {given}: "
-                    "refusing to overwrite an input"
+                    f"{label} {path} is a file of {self._input_phrase(given, inside=True)} {given}: refusing to overwrite an input"
                 )
 
     def add(self, path: str | os.PathLike, label: str = "output", *, staging: bool = False) -> Path:
         """Register one output file (checked against the inputs and the other outputs)."""
         target = Path(path)
+        refuse_special_output(path, label)  # (a device, pipe or socket would be replaced by the rename)
         real, ino = _identity(target)
         self._check_against_inputs(target, label, real, ino)
         if real in self._outputs:
@@ -1635,7 +1677,7 @@ class OutputSet:
             raise InputError(f"{label} {path} exists and is not a directory")
         for given, _ipath, ireal, iino in self._inputs:
             if real == ireal or (ino is not None and ino == iino):
-                raise InputError(f"{label} {path} is {self._input_labels[given]} {given}: refusing to write into an input")
+                raise InputError(f"{label} {path} is {self._input_phrase(given)} {given}: refusing to write into an input")
         if real in self._outputs:
             other, given = self._outputs[real]
             raise InputError(f"{label} {path} is also {other} {given}")

@@ -37,6 +37,18 @@ def require_columns(df: pd.DataFrame, columns: Iterable[str], *, role: str = "co
         )
 
 
+def column_names(value: object, what: str) -> list:
+    """The Python API's list of column names ``value`` (a list, tuple or other iterable), a single name given
+    as a string taken as that one column (``qi="age"`` is ``["age"]``, not the columns ``a``, ``g``, ``e``
+    that ``list("age")`` gave: 'unknown quasi-identifier 'a', 'g', 'e'' or 'listed twice'); anything else is
+    an :class:`InputError` naming ``what`` (e.g. ``qi``)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, (bytes, Mapping)) or not isinstance(value, Iterable):
+        raise InputError(f"{what} must be a list of column names, got {type(value).__name__} {value!r}")
+    return list(value)
+
+
 def parse_column_list(spec: str | Sequence[str] | None, columns: Sequence[str] | None = None) -> list[str]:
     """Parse ``"a,b,c"`` or a range ``"A0:A9"`` (inclusive, in table order) into column names.
 
@@ -44,6 +56,8 @@ def parse_column_list(spec: str | Sequence[str] | None, columns: Sequence[str] |
     """
     if spec is None:
         return []
+    if not isinstance(spec, str) and not isinstance(spec, Iterable):  # (qi=5 was a TypeError, a traceback)
+        raise InputError(f"a list of columns must be text such as 'a,b' or a list of names, got {type(spec).__name__} {spec!r}")
     parts = [p.strip() for p in spec.split(",")] if isinstance(spec, str) else [str(p) for p in spec]
     out: list[str] = []
     for part in parts:

@@ -42,12 +42,10 @@ def _fmt(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else f"{x:g}"
 
 
-def build_intervals(name: str, values: Iterable[object], widths: Sequence[float], *, start: float = 0, top: str = TOP) -> Hierarchy:
-    """Numeric intervals: level ``j`` puts ``v`` in ``[start + i*w_j, start + (i+1)*w_j)``, written
-    ``lo-hi`` with ``hi`` inclusive for integers (``20-24``) and ``[lo,hi)`` otherwise.
-
-    Each width must be a multiple of the previous one, so every interval has one parent.
-    """
+def check_interval_widths(name: str, widths: Sequence[float], start: float = 0) -> None:
+    """Refuse (:class:`HierarchyError`) widths that are not positive finite numbers each a multiple of
+    the previous one, or a start that is not a finite number (a job file checks them before any data
+    is read, naming the key and its line)."""
     if not widths:
         raise HierarchyError(f"attribute {name!r}: intervals need at least one width")
     for w in widths:  # (0 or NaN: a traceback in the division below; inf: one interval '[0,inf)' at every level)
@@ -58,6 +56,15 @@ def build_intervals(name: str, values: Iterable[object], widths: Sequence[float]
     for a, b in zip(widths, widths[1:]):
         if b <= a or not math.isclose(b / a, round(b / a)):
             raise HierarchyError(f"attribute {name!r}: interval width {b} is not a multiple of {a}")
+
+
+def build_intervals(name: str, values: Iterable[object], widths: Sequence[float], *, start: float = 0, top: str = TOP) -> Hierarchy:
+    """Numeric intervals: level ``j`` puts ``v`` in ``[start + i*w_j, start + (i+1)*w_j)``, written
+    ``lo-hi`` with ``hi`` inclusive for integers (``20-24``) and ``[lo,hi)`` otherwise.
+
+    Each width must be a multiple of the previous one, so every interval has one parent.
+    """
+    check_interval_widths(name, widths, start)
     distinct = _distinct(values)
     try:
         nums = np.array([float(v) for v in distinct])
@@ -110,6 +117,10 @@ def build_suppression(name: str, values: Iterable[object], *, top: str = TOP) ->
 DEFAULT_DATE_FORMATS = ("%Y-%m-%d %H:%M", "%Y-%m-%d", "%Y-%m", "%Y")
 
 _WALL_AND_OFFSET = re.compile(r"^(.*\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?)\s*(?:Z|[+-]\d{2}(?::?\d{2})?(?::\d{2}(?:\.\d+)?)?)$")
+
+
+# a time of day without a date ("12:30", "7:05:09.5 pm"), as tempanon.temporal.parse refuses it
+_TIME_ONLY = re.compile(r"^\d{1,2}:\d\d(?::\d\d(?:[.,]\d+)?)?\s*(?:[AaPp]\.?[Mm]\.?)?$")
 
 
 def parse_wall_clock(values: Sequence[object], day_first: bool = False) -> pd.Series:
@@ -175,6 +186,10 @@ def build_dates(name: str, values: Iterable[object], formats: Sequence[str] = DE
         order, note = day_month_order(pd.Series([str(v) for v in distinct], dtype=object), name, None, date_order)
     except InputError as exc:
         raise HierarchyError(f"attribute {name!r}: {str(exc).split(': ', 1)[1]}") from None
+    timeonly = [v for v in distinct if isinstance(v, str) and _TIME_ONLY.match(v.strip())]
+    if timeonly:  # pandas would date them today: the hierarchy would depend on the day it was built
+        raise HierarchyError(f"attribute {name!r}: time(s) of day without a date: {', '.join(map(repr, timeonly[:5]))} "
+                             f"({len(timeonly)} such value(s)); a dates hierarchy needs dates")
     parsed = parse_wall_clock(distinct, day_first=order == "day")
     if parsed.isna().any():
         bad = [distinct[i] for i in np.flatnonzero(parsed.isna().to_numpy())[:5]]

@@ -331,6 +331,16 @@ def kanonymize(
     """
     t0 = time.perf_counter()
     _validate_params(k, max_suppression, algorithm, criterion)
+    from tempanon.data.roles import column_names
+
+    qi = column_names(qi, "qi")
+    keep, identifying, allow_identifier = (column_names(v, n) for v, n in (
+        (keep, "keep"), (identifying, "identifying"), (allow_identifier, "allow_identifier")))  # fmt: skip
+    for name, col in (("sensitive", sensitive), ("uid", uid)):
+        if isinstance(col, (list, tuple, set, dict)):  # (a list was a TypeError: unhashable type)
+            raise InputError(f"{name} must be one column name (a string), got {type(col).__name__} {col!r}")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
+        raise InputError(f"the shuffle seed must be a non-negative integer (got {seed!r})")
     from tempanon.data.io import refuse_nested_columns
     from tempanon.lattice.source import open_source
 
@@ -411,8 +421,8 @@ def _kanonymize(src, qi, hierarchies, k, t0, *, uid, identifying, max_suppressio
             where = at_label(frame.index, row) if isinstance(frame, pd.DataFrame) else at_row_label(row)
             raise InputError(f"respondent id column {uid!r} has a missing value at {where}")
     n = src.n_rows
-    if n == 0:
-        raise InputError("the input table has no rows")
+    if n == 0:  # a header-only export: named when it is a file (as stream, init and hierarchy say it)
+        raise InputError("the input table has no rows" + (f": {like}" if like is not None else ""))
     ldiv: LDiversity | None = None
     if l is not None or sensitive is not None:
         if l is None:
@@ -460,6 +470,9 @@ def _kanonymize(src, qi, hierarchies, k, t0, *, uid, identifying, max_suppressio
     src.require_columns(list(allow_identifier), role="--allow-identifier column")
     overrides = _screen(src, keep, allow_identifier, uid) if screen else []  # before the search: fail fast
     drop_all = [*identifying, *left_out]  # fail closed: columns without a role are not released
+    if not isinstance(hierarchies, Mapping):  # (a directory's path was searched as a string: 'no hierarchy given')
+        raise InputError(f"hierarchies must map each quasi-identifier to its hierarchy, got {type(hierarchies).__name__} "
+                         f"{hierarchies!r}; for a directory of ARX files use tempanon.hierarchy.load_hierarchies(dir, qi)")  # fmt: skip
     missing_h = [q for q in qi if q not in hierarchies]
     if missing_h:
         raise InputError(f"no hierarchy given for quasi-identifier(s): {', '.join(missing_h)}")

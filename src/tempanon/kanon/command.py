@@ -138,6 +138,8 @@ def _run(
 
     require_columns(df, qi_cols, role="quasi-identifier")
     hier = load_hierarchies(hierarchies, qi_cols)
+    if df.empty:  # a header-only export, named (as stream and init say it)
+        raise InputError(f"the input table has no rows: {input_path}")
     phases["read input and hierarchies"] = time.perf_counter() - t0
     with progress_reporter(quiet) as progress:
         res = kanonymize(

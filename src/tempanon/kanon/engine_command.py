@@ -86,6 +86,10 @@ def run_with_engine(a: dict[str, Any]) -> dict:
         src.require_columns(allow_cols, role="--allow-identifier column")
         src.require_columns(qi_cols, role="quasi-identifier")
         hier = load_hierarchies(a["hierarchies"], qi_cols)
+        if src.n_rows == 0:  # a header-only export, named (as the numpy command, stream and init say it)
+            from tempanon.errors import InputError
+
+            raise InputError(f"the input table has no rows: {a['input_path']}")
         with progress_reporter(a["quiet"]) as progress:
             res = release_on_engine(
                 src, qi_cols, hier, a["k"], input_path=a["input_path"], warn=lambda m: info(m, a["quiet"]),

@@ -143,9 +143,13 @@ class Budget:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def __post_init__(self) -> None:
-        if self.max_nodes is not None and (isinstance(self.max_nodes, bool) or int(self.max_nodes) < 1):
+        import numbers
+
+        if self.max_nodes is not None and (isinstance(self.max_nodes, bool) or not isinstance(self.max_nodes, numbers.Integral)
+                                           or self.max_nodes < 1):  # ('10' passed here and failed the search's comparison)
             raise InputError(f"max_nodes must be a positive integer, got {self.max_nodes!r}")
-        if self.time_limit is not None and not (float(self.time_limit) > 0):
+        if self.time_limit is not None and (isinstance(self.time_limit, bool) or not isinstance(self.time_limit, numbers.Real)
+                                            or not self.time_limit > 0):  # fmt: skip
             raise InputError(f"time_limit must be a positive number of seconds, got {self.time_limit!r}")
 
     def spend(self) -> None:

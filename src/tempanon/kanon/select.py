@@ -72,7 +72,7 @@ def _weights(dims: Sequence[Dimension], weights: Mapping[str, float] | None) -> 
     for key, val in (weights or {}).items():
         if key not in w:
             raise InputError(f"weight given for {key!r}, which is not a quasi-identifier ({', '.join(names)})")
-        if not np.isfinite(val) or val < 0:
+        if isinstance(val, bool) or not isinstance(val, (int, float, np.integer, np.floating)) or not np.isfinite(val) or val < 0:
             raise InputError(f"weight of {key!r} must be a non-negative number, got {val}")
         w[key] = float(val)
     return [w[n] for n in names]

@@ -258,7 +258,7 @@ def hierarchy(
     Build: tempanon hierarchy --data adult.csv --column age --type intervals --widths 5,10,20 --out age.csv
     """
     from tempanon.hierarchy import Hierarchy
-    from tempanon.steward.hierarchy import build, tree_view
+    from tempanon.steward.hierarchy import KINDS, build, tree_view
 
     def go():
         if kind is None:
@@ -272,6 +272,14 @@ def hierarchy(
             raise InputError("--column is required to build a hierarchy (it names the attribute)")
         if date_order is not None and kind != "dates":
             raise InputError(f"--date-order is for --type dates (how its numeric dates are read), not {kind}")
+        # an option of another type was ignored ('--type masking --widths 5,10' built a masking hierarchy)
+        for option, given, for_kind in (("--widths", widths is not None, "intervals"), ("--start", start != 0, "intervals"),
+                                        ("--levels", levels is not None, "masking"), ("--formats", formats is not None, "dates"),
+                                        ("--tree", tree is not None, "taxonomy")):  # fmt: skip
+            if given and kind != for_kind and kind in KINDS:  # (an unknown --type: build() names it)
+                raise InputError(f"{option} is for --type {for_kind}, not {kind}")
+        if file is not None and out is not None and Path(file) != Path(out):
+            raise InputError(f"give the file to write once: FILE {file} or --out {out}")
         from tempanon.data.io import OutputSet
 
         target = out or file

@@ -327,6 +327,16 @@ def load_job(path: str | Path) -> Job:
                     _check_date_format(name, f)
                 except InputError as exc:
                     raise ctx.error(keys + ("formats",), str(exc)) from None
+        if conf["type"] == "intervals" and isinstance(conf.get("widths"), list):  # (as dates: with the key's line)
+            from tempanon.hierarchy.builders import check_interval_widths
+
+            try:
+                check_interval_widths(name, conf["widths"], conf.get("start", 0))
+            except InputError as exc:
+                bad_key = "start" if "start" in str(exc) else "widths"
+                raise ctx.error(keys + (bad_key,), str(exc)) from None
+        if conf["type"] == "masking" and isinstance(conf.get("levels"), int) and conf["levels"] < 0:
+            raise ctx.error(keys + ("levels",), f"attribute {name!r}: masking levels must be >= 0, got {conf['levels']}")
         from tempanon.hierarchy import hierarchy_from_config
 
         try:
@@ -874,6 +884,11 @@ def _validate_stream(ctx: Ctx, model: dict, qi: list[str]) -> None:
             validate_granule(model["snapshot"])
         except InputError as exc:
             raise ctx.error(("model", "snapshot"), str(exc)) from None
+    if model.get("step") == "paper" and "defer" in model and validate_defer(model["defer"]) > 0:
+        # (said by StreamPublisher without the key and its line)
+        raise ctx.error(("model", "defer"), "step 'paper' prices every suppression at beta (Definition 2): defer must be 0 with it")
+    if isinstance(model.get("seed"), int) and model["seed"] < 0:
+        raise ctx.error(("model", "seed"), f"seed must be an integer >= 0, got {model['seed']}")
     beta = model.get("suppression_cost", 10.0)
     if isinstance(beta, dict):
         for value, c in beta.items():

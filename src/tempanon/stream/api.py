@@ -192,7 +192,7 @@ def anonymize_stream(
     from tempanon.data.screen import refuse_identifiers
 
     # the QIT publishes the quasi-identifiers exactly: screened before anything is published
-    overrides = refuse_identifiers(df, qi_cols, allow=[str(a) for a in allow_identifier], time=time)
+    overrides = refuse_identifiers(df, qi_cols, allow=parse_column_list(allow_identifier), time=time)
     from tempanon.data.cells import text_mixed_columns
 
     df = text_mixed_columns(df, [sensitive, *qi_cols])  # one value per released text (data/cells.py)
@@ -205,6 +205,17 @@ def anonymize_stream(
     sens = df[sensitive].astype(object)
     sens = sens.where(sens.notna(), None)
     codes, uniques = pd.factorize(sens.to_numpy(dtype=object), use_na_sentinel=False)
+    if len(uniques) < l and len(df):
+        # as kanon's k above the rows: an impossible request is an error, not an empty release (the push API,
+        # StreamPublisher and standard input, where values may still arrive, warn instead)
+        from tempanon.errors import NoSolutionError
+
+        raise NoSolutionError(
+            f"the sensitive column {sensitive!r} has {len(uniques)} distinct value(s) in the whole table (missing "
+            f"counted as one), fewer than l = {l}: no snapshot can be {l}-eligible, so every record would be "
+            f"suppressed and nothing published. Lower l to at most {len(uniques)} or choose another "
+            "sensitive column"
+        )
     pub.set_values(list(uniques))
     codes = codes.astype(np.int64)
     unknown = [k for k in cm.beta_by_value if k not in set(uniques)]
@@ -322,6 +333,19 @@ def _date_order_summary(summary: dict, order: str | None, note: str | None) -> N
         summary["date_order"] = f"{order} first"
     if note:
         summary["warnings"] = [note, *summary.get("warnings", [])]
+
+
+class _DuplicateKey(Exception):
+    pass
+
+
+def _unique_keys(pairs: list) -> dict:
+    """A JSON object's pairs as a dict, refusing a key given twice (json.loads keeps the last)."""
+    out = dict(pairs)
+    if len(out) < len(pairs):
+        seen: set = set()
+        raise _DuplicateKey(next(k for k, _ in pairs if k in seen or seen.add(k)))
+    return out
 
 
 class _StdinDateOrder:
@@ -496,7 +520,9 @@ def stream_json_lines(
             return
         row += 1
         try:
-            rec = json.loads(line)
+            rec = json.loads(line, object_pairs_hook=_unique_keys)
+        except _DuplicateKey as exc:  # (json keeps the last one silently: '"q": "x", "q": "y"' published y)
+            raise InputError(f"standard input, line {lineno}: key {exc.args[0]!r} is given twice in one record") from None
         except json.JSONDecodeError as exc:
             raise InputError(f"standard input, line {lineno}: not valid JSON ({exc.msg})") from exc
         except RecursionError:

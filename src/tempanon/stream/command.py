@@ -422,6 +422,14 @@ def stream(
         q = parse_column_list(qi, cols)
         d = parse_column_list(drop, cols)
         allow = parse_column_list(allow_identifier, cols)
+        for c in d:  # (--drop race --qi race published race in every QIT, exit 0)
+            if c in q or c == sensitive:
+                raise InputError(f"column {c!r} is released by the model; it cannot also be dropped (--drop)")
+        if input != "-":  # (standard input: the records' keys are not known yet)
+            from tempanon.data.roles import require_columns_list
+
+            require_columns_list(cols, d, role="--drop column")
+            require_columns_list(cols, allow, role="--allow-identifier column")
         overrides = refuse_identifiers(df, [c for c in q if c in cols], allow=allow, time=time)
         # (a Parquet file read with only its role columns: every column of the file)
         left = [c for c in table_columns(df) if c not in {*q, *d, time, sensitive}]

@@ -208,13 +208,23 @@ class StreamPublisher:
             raise InputError(f"the cost model is tabulated up to {cost.window}, but the window is {self.w}")
         self.cost = cost
         self.mu = np.asarray(cost.mu[: self.w + 1], dtype=float)
+        if isinstance(qi, str):  # 'race,sex' as anonymize_stream reads it (list('race,sex') was its letters)
+            qi = [c.strip() for c in qi.split(",") if c.strip()]
+        qi = None if qi is None else list(qi)
+        if qi is not None and sensitive in qi:
+            # the QIT would publish each record's sensitive value beside its group: Anatomy protects nothing
+            raise InputError(f"column {sensitive!r} cannot be a quasi-identifier: it is the sensitive column")
+        if qi is not None and len(set(qi)) < len(qi):
+            raise InputError(f"quasi-identifier {next(c for c in qi if qi.count(c) > 1)!r} is given twice")
         check_release_names(qi, sensitive)  # (qi None: the records' keys, checked by the caller)
         self.sensitive = sensitive
-        self.qi = None if qi is None else list(qi)
+        self.qi = qi
         self.verify = verify
         self.defer = validate_defer(defer)
         self._first_window_done = False
         self._pub_max_home = np.zeros(0, dtype=np.int64)  # per value code: latest home published (Theorem 1)  # step "paper": the first window's ILP (Section III)
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise InputError(f"seed must be an integer >= 0, got {seed!r}")
         self._rng = np.random.default_rng(seed)
         self._snaps: list[_Snapshot] = []
         self._codes: dict = {}

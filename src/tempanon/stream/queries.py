@@ -37,6 +37,21 @@ class WindowQuery:
     b: int
 
 
+def _check_inputs(df: pd.DataFrame, row_snapshot, columns: list[str]) -> np.ndarray:
+    """The stream's table and its rows' snapshots as the query functions need them (a traceback before:
+    an IndexError, a KeyError or a broadcast error)."""
+    from tempanon.data.roles import require_columns
+
+    if not isinstance(df, pd.DataFrame):
+        raise InputError(f"the stream's table must be a DataFrame, got {type(df).__name__}")
+    require_columns(df, columns, role="column")
+    row_snapshot = np.asarray(row_snapshot)
+    if row_snapshot.ndim != 1 or len(row_snapshot) != len(df):
+        raise InputError(f"row_snapshot has {row_snapshot.size} entries, the table {len(df)} rows: give the snapshot of "
+                         "every row of the table, in its order (StreamResult.row_snapshot)")
+    return row_snapshot
+
+
 def generate_workload(
     df: pd.DataFrame,
     row_snapshot: np.ndarray,
@@ -51,6 +66,13 @@ def generate_workload(
 ) -> list[WindowQuery]:
     """Random window queries: each picks a random record, ``qd`` random QI attributes with that record's
     values, its sensitive value, and a window of ``span`` snapshots containing its snapshot."""
+    from tempanon.data.roles import parse_column_list
+
+    qi = parse_column_list(qi)
+    row_snapshot = _check_inputs(df, row_snapshot, [*qi, sensitive])
+    for name, value in (("qd", qd), ("span", span), ("n_queries", n_queries)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise InputError(f"{name} must be an integer, got {value!r}")
     if qd < 0 or qd > len(qi):
         raise InputError(f"qd must be between 0 and the number of quasi-identifiers ({len(qi)}), got {qd}")
     if span < 1:
@@ -58,7 +80,6 @@ def generate_workload(
     if len(df) == 0:
         return []
     rng = np.random.default_rng(seed)
-    row_snapshot = np.asarray(row_snapshot)
     T = int(n_snapshots if n_snapshots is not None else row_snapshot.max() + 1)
     text = {c: _text(df[c]) for c in [*qi, sensitive]}
     out = []
@@ -103,13 +124,18 @@ def answer_workload(
     """Answer every query on the original table (``df`` with ``row_snapshot``) and on the release
     (``qit``/``st`` with a ``snapshot`` label column, as built by
     :func:`tempanon.stream.api.release_tables`)."""
+    row_snapshot = _check_inputs(df, row_snapshot, [sensitive, *{c for q in queries for c, _ in q.predicate}])
+    for name, table, need in (("qit", qit, ["snapshot", "group", *{c for q in queries for c, _ in q.predicate}]),
+                              ("st", st, ["snapshot", "group", sensitive, "count"])):  # fmt: skip
+        missing = [c for c in need if c not in table.columns]
+        if missing:
+            raise InputError(f"the release's {name} has no column(s) {', '.join(map(repr, missing))}")
     pos = {lab: i for i, lab in enumerate(labels)}
     q_snap = qit["snapshot"].map(pos)
     s_snap = st["snapshot"].map(pos)
     if q_snap.isna().any() or s_snap.isna().any():
         raise InputError("release has a snapshot label that is not in the stream")
     q_snap, s_snap = q_snap.to_numpy(dtype=np.int64), s_snap.to_numpy(dtype=np.int64)
-    row_snapshot = np.asarray(row_snapshot)
     width = int(qit["group"].max() if len(qit) else 0) + 1
     q_key = q_snap * width + qit["group"].to_numpy(dtype=np.int64)
     s_key = s_snap * width + st["group"].to_numpy(dtype=np.int64)

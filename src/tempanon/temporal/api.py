@@ -9,7 +9,7 @@ independently (:func:`tempanon.verify.check_timestamped_release`) and returns it
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -203,6 +203,11 @@ def parse_granularities(specs: str | Sequence[str | Granularity] | None, *, coun
         specs = DEFAULT_GRANULARITIES
     if isinstance(specs, str):
         specs = [s for s in specs.split(",") if s.strip()]
+    elif isinstance(specs, Granularity):
+        specs = [specs]
+    elif isinstance(specs, (bytes, dict)) or not hasattr(specs, "__iter__"):
+        raise InputError(f"granularities must be a list such as ['day', 'month'] or a text 'day,month', got "
+                         f"{type(specs).__name__} {specs!r}")  # fmt: skip
     out = [s if isinstance(s, Granularity) else parse_granularity(s, country=country, parts=parts, date_order=date_order,
                                                                   warn=warn) for s in specs]  # fmt: skip
     if not out:
@@ -306,8 +311,9 @@ def _validate(df, time, qi, uid, k, metric, max_suppression, joint=False):
     if metric not in METRICS and not (joint and metric in ("height", "loss", "discernibility")):
         extra = " (height, loss, discernibility with --hierarchies)"
         raise InputError(f"unknown metric {metric!r}; use one of {', '.join(METRICS)}{extra}")
-    if not 0.0 <= float(max_suppression) < 1.0:
-        raise InputError(f"max-suppression must be in [0, 1) (got {max_suppression})")
+    if (isinstance(max_suppression, bool) or not isinstance(max_suppression, (int, float, np.integer, np.floating))
+            or not 0.0 <= float(max_suppression) < 1.0):  # ('0.1' was taken as 0.1, None a TypeError; as kanonymize)
+        raise InputError(f"max-suppression must be in [0, 1) (got {max_suppression!r})")
     if len(df) == 0:
         raise InputError("the input table has no rows")
 
@@ -416,7 +422,17 @@ def _anonymize_timestamped(
 ) -> TimestampedResult:
     """:func:`anonymize_timestamped`'s work; ``notes`` is filled by :func:`boundary_notes` (said by
     :func:`said_boundary_notes`)."""
-    qi = list(qi)
+    from tempanon.data.roles import column_names
+
+    if not isinstance(df, pd.DataFrame):
+        raise InputError(f"df must be a pandas DataFrame, got {type(df).__name__} (a file: read it with "
+                         "tempanon.data.io.read_table, or give its path to anonymize_timestamped_file)")  # fmt: skip
+    qi = column_names(qi, "qi")
+    keep, drop, allow_identifier = (column_names(v, n) for v, n in ((keep, "keep"), (drop, "drop"),
+                                                                    (allow_identifier, "allow_identifier")))  # fmt: skip
+    if hierarchies is not None and not isinstance(hierarchies, Mapping):
+        raise InputError(f"hierarchies must map quasi-identifiers to their hierarchies, got {type(hierarchies).__name__} "
+                         f"{hierarchies!r}; for a directory of ARX files use tempanon.hierarchy.load_hierarchies(dir, qi)")  # fmt: skip
     _validate(df, time, qi, uid, k, metric, max_suppression, bool(hierarchies))
     from tempanon.temporal.parse import check_date_order
 
@@ -450,8 +466,8 @@ def _anonymize_timestamped(
                                      or shuffle_seed < 0):
         raise InputError(f"the shuffle seed must be a non-negative integer (got {shuffle_seed!r})")
     if time_limit is not None:
-        if not float(time_limit) > 0:
-            raise InputError(f"time limit must be a positive number of seconds (got {time_limit})")
+        if isinstance(time_limit, bool) or not isinstance(time_limit, (int, float, np.integer, np.floating)) or not time_limit > 0:
+            raise InputError(f"time limit must be a positive number of seconds (got {time_limit!r})")
 
     df = df.reset_index(drop=True)
     instants, missing, tinfo = parse_timestamps(df[time], time, timezone, date_order=date_order)

@@ -99,6 +99,7 @@ def timestamped(
     """
     from tempanon.data.io import OutputSet, read_table
     from tempanon.data.roles import parse_column_list
+    from tempanon.errors import InputError
     from tempanon.temporal.api import anonymize_timestamped
 
     import time as _time
@@ -119,8 +120,6 @@ def timestamped(
         from tempanon.lattice.source_temporal import resolve_time_engine
 
         if spark_master is not None and engine != "spark":
-            from tempanon.errors import InputError
-
             raise InputError("--spark-master needs --engine spark")
         # refused before the input is read; auto is numpy, or DuckDB with --memory-limit
         eng = resolve_time_engine(engine, memory_limit, spark_master)
@@ -142,6 +141,8 @@ def timestamped(
         df = read_table(input, as_text=True, delimiter=delimiter, roles={
             "--time": [time] if time else None, "--uid": [uid] if uid else None, "--qi": qi, "--sensitive": sensitive,
             "--keep": keep, "--drop": drop, "--allow-identifier": allow_identifier})  # fmt: skip
+        if df.empty:  # as kanon, stream and init: a header-only export is a mistake, named
+            raise InputError(f"the input table has no rows: {input}")
         qis = parse_column_list(qi, list(df.columns))
         cols = list(df.columns)
         roles = {"keep": parse_column_list(keep, cols), "drop": parse_column_list(drop, cols),
@@ -254,8 +255,11 @@ def timestamped(
     for m in res.summary["messages"]:
         info(f"[yellow]note:[/] {m}", quiet)
     s = res.summary
+    gran = s["granularity"]
+    if isinstance(gran, dict):  # joint: {time: granularity, qi: level} (was printed as the dict, as no job says it)
+        gran = f"{gran[time]} (" + ", ".join(f"{q} at level {v}" for q, v in gran.items() if q != time) + ")"
     info(
-        f"{s['k']}-anonymous at the respondent level with time as [bold]{s['granularity']}[/] "
+        f"{s['k']}-anonymous at the respondent level with time as [bold]{gran}[/] "
         f"(gen_m {s['gen_m']}, gen_s {s['gen_s']}, {s['suppressed']} tuple(s) suppressed, "
         f"{s['respondents']} respondents); wrote {out}" + (" (a directory of part files)" if out.is_dir() else "")
         + (f" and {report}" if report is not None else ""),

@@ -301,7 +301,7 @@ def anonymize_timestamped_file(
         sq = SparkSource.from_path(path, master=spark_master, delimiter=delimiter, memory_limit=memory_limit)
         try:
             return said_boundary_notes(lambda notes: _run_and_warn(sq, run, notes, warn or announce, uid_option,
-                                                                   check_columns))  # fmt: skip
+                                                                   check_columns, source=path))  # fmt: skip
         finally:
             # the run's cached tables first (each is re-analysed from the views it reads), then its views
             try:
@@ -336,7 +336,7 @@ def anonymize_timestamped_file(
         sq = DuckDBSource(path, memory_limit=memory_limit, delimiter=delimiter, threads=threads, connection=con)
         try:
             return said_boundary_notes(lambda notes: _run_and_warn(sq, run, notes, warn or announce, uid_option,
-                                                                   check_columns))  # fmt: skip
+                                                                   check_columns, source=path))  # fmt: skip
         except duckdb.Error as exc:  # the input's (exit 2) or the engine's (exit 4: out of memory, an internal error)
             from tempanon.lattice.source_duckdb import engine_error
 
@@ -348,14 +348,16 @@ def anonymize_timestamped_file(
 
 
 def _run_and_warn(sq, run: dict, notes: list[str], warn: Callable[[str], None] | None = None,
-                  uid_option: str = "--uid", check_columns: Callable[[list[str]], None] | None = None):
+                  uid_option: str = "--uid", check_columns: Callable[[list[str]], None] | None = None,
+                  source: str | os.PathLike | None = None):
     """:func:`_run` (``notes``: the list :func:`~tempanon.temporal.api.boundary_notes` fills, said by
     :func:`~tempanon.temporal.api.said_boundary_notes`); without a ``uid``, the command's warning of a column that reads like a
     respondent id (values that repeat over the rows), counted by the engine
     (:func:`tempanon.steward.init.respondent_id_warning_engine`), said through ``warn`` as
     ``warning: ...`` (the in-memory command's text; ``uid_option`` names the respondent id) once the
     search has found the release and before it is written (``before_release`` of :func:`write_release`,
-    passed through :func:`_run`). ``check_columns``: called with the source's columns first."""
+    passed through :func:`_run`). ``check_columns``: called with the source's columns first. ``source``:
+    the input file, named if it has no rows."""
     if check_columns is not None:
         check_columns(list(sq.columns))
     before_release: Callable[[], None] | None = None
@@ -370,7 +372,7 @@ def _run_and_warn(sq, run: dict, notes: list[str], warn: Callable[[str], None] |
                 warn(f"warning: {hint}")
 
         before_release = id_warning
-    return _run(sq, **run, notes=notes, before_release=before_release)
+    return _run(sq, **run, notes=notes, before_release=before_release, source=source)
 
 
 def _as_read_text(values: pd.Series) -> pd.Series:
@@ -398,7 +400,7 @@ def _check_shuffle_seed(shuffle_seed) -> None:
 def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, data_granularity, country, parts,
          timezone, time_limit, progress, announce, keep, drop, allow_identifier, sensitive, memory_limit,
          shuffle_seed=None, hierarchies=None, max_driver_rows=None, audit=None, measures=False,
-         date_order="auto", notes=None, before_release=None):  # fmt: skip
+         date_order="auto", notes=None, before_release=None, source=None):  # fmt: skip
     """The search and the release on the engine's source ``sq`` (see :func:`anonymize_timestamped_file`);
     ``before_release`` is handed to :func:`write_release`."""
     import pyarrow as pa
@@ -427,7 +429,7 @@ def _run(sq, *, out, time, qi, uid, k, granularities, metric, max_suppression, d
         raise InputError(f"hierarchy given for {', '.join(map(repr, unknown))}, which is not a quasi-identifier")
     n = sq.n_rows
     if n == 0:
-        raise InputError("the input table has no rows")
+        raise InputError("the input table has no rows" + (f": {source}" if source is not None else ""))
     require_columns_list(cols, sensitive, role="sensitive column")
     for c in sensitive:
         if c in qi or c in (time, uid):

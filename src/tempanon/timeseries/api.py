@@ -76,6 +76,11 @@ def series_matrix(df: pd.DataFrame, qi: Sequence[str], id_col: str | None = None
                 f"quasi-identifier {c!r}, {_where(df, id_col, i)}: missing value; (k,P)-anonymity needs "
                 f"complete series ({int(miss.sum())} missing value(s) in this column): leave incomplete series out "
                 "with --missing drop, or impute them first; sentinels such as -1 become missing with --na-values")
+        kind = _time_kind(col)
+        if kind is not None:
+            raise InputError(f"quasi-identifier {c!r} holds {kind} ({col.dtype}), not numeric readings (as numbers they would "
+                             "be counts of the column's storage unit, e.g. microseconds since 1970 in one file and "
+                             "nanoseconds in another); convert them to numbers first, e.g. seconds since a reference time")  # fmt: skip
         if col.dtype == bool:
             num = col.astype(float)
         else:
@@ -99,6 +104,19 @@ def series_matrix(df: pd.DataFrame, qi: Sequence[str], id_col: str | None = None
     return X
 
 
+def _time_kind(col: pd.Series) -> str | None:
+    """``"timestamps"``, ``"durations"`` or ``"periods"`` for a column of that dtype (pandas turns them into
+    integers of their storage unit with ``to_numeric``), else ``None``."""
+    t = col.dtype
+    if pd.api.types.is_datetime64_any_dtype(t):
+        return "timestamps"
+    if pd.api.types.is_timedelta64_dtype(t):
+        return "durations"
+    if isinstance(t, pd.PeriodDtype):
+        return "periods"
+    return None
+
+
 def _check_ids(df: pd.DataFrame, id_col: str) -> None:
     require_columns(df, [id_col], role="id column")
     ids = df[id_col]
@@ -114,10 +132,17 @@ def _check_ids(df: pd.DataFrame, id_col: str) -> None:
         raise InputError(f"id column {id_col!r}: id {_show(first)} occurs more than once (lines {where})")
 
 
-def _check_params(n_qi: int, k, P, algorithm, max_level, paa_segments, l_diversity, epsilon) -> None:
+def _check_params(n_qi: int, k, P, algorithm, max_level, paa_segments, l_diversity, epsilon, shuffle_seed=None) -> None:
     for name, v in (("k", k), ("P", P), ("max level", max_level)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
             raise InputError(f"{name} must be an integer, got {v!r}")
+    if paa_segments is not None and (isinstance(paa_segments, bool) or not isinstance(paa_segments, (int, np.integer))):
+        raise InputError(f"PAA segments must be an integer, got {paa_segments!r}")
+    if shuffle_seed is not None and (isinstance(shuffle_seed, bool) or not isinstance(shuffle_seed, (int, np.integer))
+                                     or shuffle_seed < 0):
+        raise InputError(f"the shuffle seed must be a non-negative integer (got {shuffle_seed!r})")
+    if not isinstance(algorithm, str):
+        raise InputError(f"unknown algorithm {algorithm!r}; choose one of {', '.join(ALGORITHMS)}")
     if k < 2:
         raise InputError(f"k must be at least 2, got {k} (k = 1 publishes every series' exact values)")
     if P < 2:
@@ -138,7 +163,8 @@ def _check_params(n_qi: int, k, P, algorithm, max_level, paa_segments, l_diversi
             raise InputError(f"l must be at least 2, got {l_diversity} (l = 1 changes nothing)")
         if l_diversity > P:
             raise InputError(f"l-diversity needs l <= P (each P-subgroup must hold l values), got l={l_diversity} > P={P}")
-        if epsilon is None or not np.isfinite(epsilon) or epsilon <= 0:
+        if (epsilon is None or isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, np.integer, np.floating))
+                or not np.isfinite(epsilon) or epsilon <= 0):
             raise InputError(f"l-diversity needs a positive epsilon (--epsilon), got {epsilon!r}")
 
 
@@ -210,13 +236,22 @@ def kp_anonymize(
     identifiers; every other column is left out (``summary["left_out"]``).
     """
     t0 = time.perf_counter()
-    qi = list(qi)
-    sensitive = list(sensitive)
+    from tempanon.data.roles import column_names
+
+    if not isinstance(df, pd.DataFrame):
+        raise InputError(f"df must be a pandas DataFrame, got {type(df).__name__} (read a file with "
+                         "tempanon.data.io.read_table)")  # fmt: skip
+    qi = column_names(qi, "qi")
+    sensitive = column_names(sensitive, "sensitive")
+    keep, drop, allow_identifier = (column_names(v, n) for v, n in ((keep, "keep"), (drop, "drop"),
+                                                                    (allow_identifier, "allow_identifier")))  # fmt: skip
+    publish_values = None if publish_values is None else column_names(publish_values, "publish_values")
+    publish_patterns = None if publish_patterns is None else column_names(publish_patterns, "publish_patterns")
     if not qi:
         raise InputError("no quasi-identifier column given (--qi)")
     if len(set(qi)) != len(qi):
         raise InputError("a quasi-identifier is listed twice")
-    _check_params(len(qi), k, P, algorithm, max_level, paa_segments, l_diversity, epsilon)
+    _check_params(len(qi), k, P, algorithm, max_level, paa_segments, l_diversity, epsilon, shuffle_seed)
     check_frame(df)
     require_columns(df, sensitive, role="sensitive column")
     roles = {id_col: "id"}
@@ -280,6 +315,10 @@ def kp_anonymize(
         if len(sensitive) != 1:
             raise InputError(f"l-diversity needs exactly one sensitive column, got {len(sensitive)}")
         s = sensitive[0]
+        kind = _time_kind(df[s])
+        if kind is not None:
+            raise InputError(f"sensitive column {s!r} holds {kind} ({df[s].dtype}), not numbers; perturbation for "
+                             "l-diversity needs numeric values")  # fmt: skip
         sv = pd.to_numeric(df[s], errors="coerce")
         bad = (sv.isna() & df[s].notna()).to_numpy() | df[s].isna().to_numpy()
         if bad.any():

@@ -73,6 +73,21 @@ def _time_order(values: pd.Series, lines=None, date_order: str | None = "auto") 
             where = "" if lines is None else f", line {lines(bad)}"
             raise InputError(f"column {column!r}{where}: cannot parse timestamp {text.iloc[bad]!r} (--date-order "
                              f"{date_order}: the times are read as dates, {date_order} first)")
+    # mostly timestamps with a few that are not (a typo such as 2023-01-32): ordering them all as text would
+    # put the readings out of time order (25/01/2023 after 01/02/2023), and a lone bad time would become a
+    # time point of its own that every other series misses: refuse it, naming it
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        each = pd.to_datetime(pd.Series(list(ptext), dtype=object), errors="coerce", utc=True, format="mixed")
+    parsed = int(each.notna().sum())
+    if parsed >= 2 and 2 * parsed > len(each):
+        bad = int(np.flatnonzero(each.isna().to_numpy())[0])
+        where = "" if lines is None else f", line {lines(bad)}"
+        raise InputError(f"column {column!r}{where}: cannot parse timestamp {text.iloc[bad]!r} ({parsed} of the "
+                         f"{len(each)} distinct times are timestamps, {len(each) - parsed} not): correct it, or give every "
+                         "time as a number, so that the readings can be put in time order")  # fmt: skip
     return text.to_numpy(), "text", None, None
 
 
@@ -157,6 +172,10 @@ def parse_na_values(spec: str | Sequence | None) -> list[str]:
     """``"-1,NA"`` -> ``["-1", "NA"]`` (texts compared with each value's text and number)."""
     if spec is None:
         return []
+    if isinstance(spec, (int, float)) and not isinstance(spec, bool):
+        spec = [spec]  # one sentinel given as a number (na_values=-1)
+    if not isinstance(spec, str) and not isinstance(spec, (list, tuple, set, frozenset, np.ndarray, pd.Series)):
+        raise InputError(f"na_values must be a text such as '-1,NA' or a list of sentinels, got {type(spec).__name__} {spec!r}")
     parts = spec.split(",") if isinstance(spec, str) else [str(p) for p in spec]
     out = [p.strip() for p in parts if p.strip()]
     if not out:
