@@ -451,6 +451,45 @@ def _frame_arrow_type(dtype: Any) -> Any | None:
     return pa.from_numpy_dtype(np.dtype(dtype))
 
 
+def _frame_cell_type(col: pd.Series) -> tuple[str | None, Any | None]:
+    """For a DataFrame column whose dtype alone does not say its Parquet type (:func:`_frame_sql_type`):
+    the Spark type it is written with when released unchanged in a Parquet release and the Arrow type
+    its part files then give it (``None`` where Spark's is already pandas'), as pandas' ``to_parquet``
+    (the numpy path) writes it, or ``(None, None)`` to write it as text. An ``object`` column of Python
+    integers (missing cells allowed) whose values fit ``int64``: ``BIGINT`` (numpy ``int64``); of
+    ``datetime.date``: ``DATE`` (``date32``); of Python floats: ``DOUBLE``. A categorical of strings: its text, given
+    ``dictionary<string>`` with pandas' code width and order (numpy's type); of integers, booleans or
+    ``datetime.date``: as a column of its categories' type. Other categoricals (floats, timestamps) and
+    other ``object`` columns stay text."""
+    import pyarrow as pa
+    from pandas.api.types import infer_dtype
+
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        cats = col.cat.categories
+        kind = infer_dtype(cats, skipna=True)
+        if kind == "string":
+            return "STRING", pa.dictionary(pa.from_numpy_dtype(col.cat.codes.dtype), pa.string(), ordered=bool(col.cat.ordered))
+        if kind == "date":
+            return "DATE", None
+        if kind in ("integer", "boolean") and not isinstance(cats.dtype, pd.api.extensions.ExtensionDtype) and cats.dtype.kind in "iub":
+            return _frame_sql_type(cats.dtype), _frame_arrow_type(cats.dtype)
+        return None, None
+    if col.dtype != object:
+        return None, None
+    kind = infer_dtype(col, skipna=True)
+    if kind == "date":
+        return "DATE", None
+    if kind == "floating":  # (held as pandas' text of the float64 it is, with its map: from_pandas)
+        return "DOUBLE", None
+    if kind == "integer":
+        try:
+            np.asarray(col.dropna().tolist(), dtype=np.int64)
+        except (OverflowError, TypeError, ValueError):  # (beyond int64: numpy's to_parquet cannot write it either)
+            return None, None
+        return "BIGINT", None
+    return None, None
+
+
 def _plain_audit(path: str, names: list[str], rows_out: int, n_input: int, block: int = 1 << 22) -> bool:
     """True when the audit file at ``path`` is plainly right: two comment lines, the header ``names``
     (``release_row,input_line``), then ``rows_out`` rows whose ``release_row`` is exactly 1, 2, ...,
@@ -610,7 +649,8 @@ class SparkSource(SQLSource):
         (:func:`~tempanon.hierarchy.core.as_text`). Before, a float column was its hierarchy text
         throughout, so a kept ``1.0`` was written ``1``. A column with a type pandas writes (integers,
         floats, booleans, timestamps: :func:`_frame_sql_type`) released unchanged to a Parquet file is
-        written with the type the numpy path writes it with (:meth:`_copy`)."""
+        written with the type the numpy path writes it with (:meth:`_copy`), and so is an ``object`` column
+        of Python integers or of dates and a categorical (:func:`_frame_cell_type`)."""
         import pyarrow as pa
         from pandas.api.types import infer_dtype
 
@@ -642,6 +682,13 @@ class SparkSource(SQLSource):
         source._frame_types = {_column_name(c): t for c, d in data.dtypes.items() if (t := _frame_sql_type(d)) is not None}
         source._frame_types.update(dict.fromkeys(bools, "BOOLEAN"))
         source._frame_arrow = {_column_name(c): t for c, d in data.dtypes.items() if (t := _frame_arrow_type(d)) is not None}
+        for j, c in enumerate(data.columns):  # object columns of ints or dates, categoricals (_frame_cell_type)
+            if _column_name(c) not in source._frame_types:
+                sql, arrow = _frame_cell_type(data.iloc[:, j])
+                if sql is not None:
+                    source._frame_types[_column_name(c)] = sql
+                if arrow is not None:
+                    source._frame_arrow[_column_name(c)] = arrow
         source._zones = {c: z for c, z in frame_zones(data).items() if c in source._frame_types}
         return source
 
