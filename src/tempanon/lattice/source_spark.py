@@ -69,8 +69,8 @@ import pandas as pd
 
 from tempanon.errors import InputError, VerificationError
 from tempanon.data.scratch import scratch_dir
-from tempanon.lattice.source_duckdb import (AUDIT_RN, SQLSource, _column_name, _is_parquet, check_header, check_parquet_names,
-                                            frame_zones, parquet_zones)
+from tempanon.lattice.source_duckdb import (AUDIT_RN, SQLSource, _column_name, _frame_cell_type, _is_parquet, check_header,
+                                            check_parquet_names, frame_zones, parquet_zones)
 
 
 def _jvm_bytes(text: str) -> int | None:
@@ -449,45 +449,6 @@ def _frame_arrow_type(dtype: Any) -> Any | None:
     if isinstance(dtype, pd.api.extensions.ExtensionDtype) or np.dtype(dtype).kind != "u":
         return None
     return pa.from_numpy_dtype(np.dtype(dtype))
-
-
-def _frame_cell_type(col: pd.Series) -> tuple[str | None, Any | None]:
-    """For a DataFrame column whose dtype alone does not say its Parquet type (:func:`_frame_sql_type`):
-    the Spark type it is written with when released unchanged in a Parquet release and the Arrow type
-    its part files then give it (``None`` where Spark's is already pandas'), as pandas' ``to_parquet``
-    (the numpy path) writes it, or ``(None, None)`` to write it as text. An ``object`` column of Python
-    integers (missing cells allowed) whose values fit ``int64``: ``BIGINT`` (numpy ``int64``); of
-    ``datetime.date``: ``DATE`` (``date32``); of Python floats: ``DOUBLE``. A categorical of strings: its text, given
-    ``dictionary<string>`` with pandas' code width and order (numpy's type); of integers, booleans or
-    ``datetime.date``: as a column of its categories' type. Other categoricals (floats, timestamps) and
-    other ``object`` columns stay text."""
-    import pyarrow as pa
-    from pandas.api.types import infer_dtype
-
-    if isinstance(col.dtype, pd.CategoricalDtype):
-        cats = col.cat.categories
-        kind = infer_dtype(cats, skipna=True)
-        if kind == "string":
-            return "STRING", pa.dictionary(pa.from_numpy_dtype(col.cat.codes.dtype), pa.string(), ordered=bool(col.cat.ordered))
-        if kind == "date":
-            return "DATE", None
-        if kind in ("integer", "boolean") and not isinstance(cats.dtype, pd.api.extensions.ExtensionDtype) and cats.dtype.kind in "iub":
-            return _frame_sql_type(cats.dtype), _frame_arrow_type(cats.dtype)
-        return None, None
-    if col.dtype != object:
-        return None, None
-    kind = infer_dtype(col, skipna=True)
-    if kind == "date":
-        return "DATE", None
-    if kind == "floating":  # (held as pandas' text of the float64 it is, with its map: from_pandas)
-        return "DOUBLE", None
-    if kind == "integer":
-        try:
-            np.asarray(col.dropna().tolist(), dtype=np.int64)
-        except (OverflowError, TypeError, ValueError):  # (beyond int64: numpy's to_parquet cannot write it either)
-            return None, None
-        return "BIGINT", None
-    return None, None
 
 
 def _plain_audit(path: str, names: list[str], rows_out: int, n_input: int, block: int = 1 << 22) -> bool:
