@@ -154,6 +154,7 @@ def test_nan_in_a_respondent_or_sensitive_double_is_the_missing_category(tmp_pat
     And the messages name that category ``<missing>``: numpy said "value 'nan' of 'dx' holds 16 of 48
     rows" (pandas' text of a missing value, the text a cell holding 'nan' has), DuckDB and Spark "the
     most frequent value of 'dx' ..." (they named no value)."""
+    from tempanon.errors import InputError
     from tempanon.steward.check import check_table
 
     p, h = _nan_roles(tmp_path)
@@ -171,8 +172,10 @@ def test_nan_in_a_respondent_or_sensitive_double_is_the_missing_category(tmp_pat
             out = tmp_path / e / f"{name}.csv"
             r = runner.invoke(app, [*map(str, args), "--out", str(out), "--engine", e, "-q"])
             got[e, name] = (r.exit_code, _rows(out) if r.exit_code == 0 else " ".join(r.output.split()))
-        res = check_table(str(p), ["q"], uid="nid", sensitive=["dx"], k=2, l=4, engine=e)
-        got[e, "check"] = (res.risk.as_dict(), res.failures)
+        with pytest.raises(InputError) as refused:  # (a missing respondent id, as kanon and timestamped; since 2026-11-28)
+            check_table(str(p), ["q"], uid="nid", sensitive=["dx"], k=2, l=4, engine=e)
+        res = check_table(str(p), ["q"], uid="uid", sensitive=["dx"], k=2, l=4, engine=e)
+        got[e, "check"] = (str(refused.value), res.risk.as_dict(), res.failures)
     assert got["numpy", "l impossible"] == (1, "error: frequency 4-diversity is impossible for this data: value <missing> of "
                                                "'dx' holds 16 of 48 rows (33.3%); every class must have at most 1/4 = 25.0% of "
                                                "its rows with one value, the union of such classes too, and classes only "

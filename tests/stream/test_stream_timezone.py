@@ -127,3 +127,27 @@ def test_a_record_published_outside_its_window_is_a_verification_failure():
         check_stream_delays([0, 1, 2], [0, 1, 2], [0, 0, 2], 1, ["a", "b", "c"])
     with pytest.raises(VerificationError, match=r"line 2 \(snapshot 0\) in snapshot 2"):
         check_stream_delays([0, 1, 2], [0, 1, 2], [2, 1, 2], 1)
+
+
+def test_standard_input_mixing_times_with_and_without_offsets_is_refused_as_the_file_is(tmp_path):
+    """A file whose column mixes times with and without offsets is refused; on standard input the check
+    ran per snapshot buffer, so a stream whose first day has offsets and second day none was published
+    (exit 0), and a mix inside one snapshot was named by its line in the buffer, not on standard input
+    (found by the acceptance pass uatc). Now the first time decides and a later one differing is refused
+    naming both lines."""
+    recs = [("2020-01-01T10:00:00+05:00", "a"), ("2020-01-01T11:00:00+05:00", "b"), ("2020-01-02T11:00:00", "b"), ("2020-01-02T12:00:00", "a")]
+    lines = "".join(json.dumps({"when": t, "dx": d, "zip": "1"}) + "\n" for t, d in recs)
+    opts = ["--time", "when", "--sensitive", "dx", "--qi", "zip", "--l", "2", "--window", "0", "-q"]
+    r = runner.invoke(app, ["stream", "-", *opts, "--out", str(tmp_path / "a")], input=lines)
+    msg = " ".join(r.output.split())
+    assert r.exit_code == 2, msg
+    assert "standard input, line 3: time '2020-01-02T11:00:00' has no UTC offset, unlike the time '2020-01-01T10:00:00+05:00' of line 1" in msg
+    pd.DataFrame({"when": [t for t, _ in recs], "dx": [d for _, d in recs], "zip": "1"}).to_csv(tmp_path / "s.csv", index=False)
+    r = runner.invoke(app, ["stream", str(tmp_path / "s.csv"), *opts, "--out", str(tmp_path / "f")])
+    assert r.exit_code == 2 and "a column mixing times with and without offsets is ambiguous" in " ".join(r.output.split())
+    lines = "".join(json.dumps({"when": t, "dx": d, "zip": "1"}) + "\n" for t, d in
+                    [("2020-01-01T10:00:00", "a"), ("2020-01-01T11:00:00+05:00", "b"), ("2020-01-01T12:00:00+05:00", "b")])  # fmt: skip
+    r = runner.invoke(app, ["stream", "-", *opts, "--out", str(tmp_path / "b")], input=lines)
+    msg = " ".join(r.output.split())
+    assert r.exit_code == 2 and "standard input, line 2: time '2020-01-01T11:00:00+05:00' has a UTC offset, unlike the time " \
+        "'2020-01-01T10:00:00' of line 1" in msg, msg

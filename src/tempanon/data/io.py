@@ -1148,7 +1148,8 @@ def _text_values(text: Any, t: Any) -> Any:
     """The texts ``text`` (pandas' text of a DataFrame's cells, ``SparkSource.from_pandas``; null where
     missing) parsed by pyarrow, independently of the engine that wrote the typed column, as values
     comparable with a typed column of Arrow type ``t`` as :func:`_typed_values` gives them: integers as
-    ``t``, floats as their bits (``int64``/``int32``: ``-0.0`` apart from ``0.0``; a NaN by its own
+    ``t``, text as itself, a dictionary (a categorical) as its values' type, dates (``date32``) from ISO
+    ``YYYY-MM-DD``, floats as their bits (``int64``/``int32``: ``-0.0`` apart from ``0.0``; a NaN by its own
     text), booleans from ``True``/``False`` only, timestamps as ``int64`` in ``us`` (``ns`` for a ``ns``
     column) since the epoch, an aware one's text ``... +HH:MM[:SS]`` (Python's offsets, seconds
     included) as its instant. A text that does not parse raises ``pyarrow.ArrowInvalid``."""
@@ -1156,6 +1157,12 @@ def _text_values(text: Any, t: Any) -> Any:
     import pyarrow.compute as pc
     import pyarrow.types as pt
 
+    if pt.is_dictionary(t):  # (a categorical: its values' text)
+        return _text_values(text, t.value_type)
+    if pt.is_string(t) or pt.is_large_string(t):
+        return text.cast(t)
+    if pt.is_date32(t):  # (pandas' text of a datetime.date: ISO, YYYY-MM-DD)
+        return pc.cast(text, t)
     if pt.is_boolean(t):
         ok = pc.or_(pc.equal(text, "True"), pc.equal(text, "False"))
         if pc.any(pc.invert(pc.fill_null(ok, True))).as_py():
@@ -1199,6 +1206,8 @@ def _typed_values(col: Any) -> Any:
     import pyarrow.types as pt
 
     t = col.type
+    if pt.is_dictionary(t):
+        return _typed_values(col.dictionary_decode())
     if pt.is_floating(t):
         return _float_bits(col)
     if pt.is_timestamp(t):

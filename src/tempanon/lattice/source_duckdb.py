@@ -405,6 +405,8 @@ class SQLSource(FrequencySource):
         self._frame_bools: set[str] = set()
         self._typed_out = False  # set by DuckDBSource.release: the release is written to a Parquet file (out=) or read back
         self._frame_dtypes: dict[str, Any] = {}  # a DataFrame input's column -> its dtype (DuckDBSource)
+        self._frame_cells: dict[str, Any] = {}  # ... -> numpy's Parquet type taken from its cells (_frame_cell_arrow)
+        self._file_out = False  # set by DuckDBSource.release: the release is written to a Parquet file (out=)
 
     def text_expr(self, col: str, alias: str = "s", rel: str = "src") -> str:
         """The text of a value of column ``col`` of the relation ``rel`` (the input view ``src``, or a
@@ -1806,6 +1808,8 @@ class DuckDBSource(SQLSource):
         if isinstance(data, pd.DataFrame):
             self._frame_index = data.index  # the release read back keeps these row labels (release)
             self._frame_dtypes = {_column_name(c): d for c, d in data.dtypes.items()}
+            self._frame_cells = {_column_name(c): t for j, c in enumerate(data.columns)
+                                 if (t := _frame_cell_arrow(data.iloc[:, j])) is not None}  # fmt: skip
             self.con.register("tempanon_input_df", _registered_frame(data.reset_index(drop=True)))
             zones = frame_zones(data)
             scan = "tempanon_input_df"
@@ -1948,10 +1952,11 @@ class DuckDBSource(SQLSource):
         the input's dtypes (:meth:`_frame_dtypes_back`), as the numpy path returns them."""
         out = kwargs.get("out")
         self._typed_out = out is None or _is_parquet(out)
+        self._file_out = out is not None and _is_parquet(out)
         try:
             rel = super().release(node, k, **kwargs)
         finally:
-            self._typed_out = False
+            self._typed_out = self._file_out = False
         if rel.table is not None and self._frame_dtypes:
             rel.table = self._frame_dtypes_back(rel.table)
         return rel
@@ -1962,13 +1967,20 @@ class DuckDBSource(SQLSource):
         type pandas' ``to_parquet`` (the numpy path) writes them with (Parquet has no seconds). DuckDB reads
         ``[s]`` as ``TIMESTAMP_S`` and an aware ``[ms]``/``[s]`` as ``TIMESTAMPTZ`` (microseconds) and
         wrote them ``timestamp[us]``; :func:`~tempanon.data.io.zone_written_parquet` casts them (pyarrow's
-        safe cast: a value a millisecond would truncate is an error, not a changed value)."""
+        safe cast: a value a millisecond would truncate is an error, not a changed value). In a Parquet file
+        (``out=``, not the release read back) also the columns whose type numpy takes from their cells or
+        categories (:func:`_frame_cell_arrow`): an ``object`` column of ints DuckDB wrote ``int32`` (values
+        that fit) or as text (a missing cell: its view holds the text), a categorical DuckDB wrote as text
+        (``ENUM``): numpy's ``int64``, ``dictionary<string>``, ``date32``."""
         import pyarrow as pa
 
         qi, out = set(self.qi), {}
         for n, _ in self._column_types(query):
             d = self._frame_dtypes.get(n)
             if n in qi or d is None:
+                continue
+            if self._file_out and n in self._frame_cells:
+                out[n] = self._frame_cells[n]
                 continue
             if isinstance(d, pd.DatetimeTZDtype):
                 unit, tz = d.unit, str(d.tz)
@@ -2161,6 +2173,64 @@ def _nullable_int_columns(source: Any) -> set[str] | frozenset[str] | None:
         return {str(c.get("name")) for c in cols if c.get("numpy_type") in _NULLABLE_INTS}
     except Exception:  # (no readable metadata: pandas reads it without, as floats)
         return frozenset()
+
+
+def _frame_cell_type(col: pd.Series) -> tuple[str | None, Any | None]:
+    """For a DataFrame column whose dtype alone does not say its Parquet type (:func:`_frame_sql_type`):
+    the Spark type it is written with when released unchanged in a Parquet release and the Arrow type
+    its part files then give it (``None`` where Spark's is already pandas'), as pandas' ``to_parquet``
+    (the numpy path) writes it, or ``(None, None)`` to write it as text. An ``object`` column of Python
+    integers (missing cells allowed) whose values fit ``int64``: ``BIGINT`` (numpy ``int64``); of
+    ``datetime.date``: ``DATE`` (``date32``); of Python floats: ``DOUBLE``. A categorical of strings: its text, given
+    ``dictionary<string>`` with pandas' code width and order (numpy's type); of integers, booleans or
+    ``datetime.date``: as a column of its categories' type. Other categoricals (floats, timestamps) and
+    other ``object`` columns stay text. Used by Spark (``SparkSource.from_pandas``) and, through
+    :func:`_frame_cell_arrow`, by DuckDB."""
+    import pyarrow as pa
+    from pandas.api.types import infer_dtype
+
+    from tempanon.lattice.source_spark import _frame_arrow_type, _frame_sql_type
+
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        cats = col.cat.categories
+        kind = infer_dtype(cats, skipna=True)
+        if kind == "string":
+            return "STRING", pa.dictionary(pa.from_numpy_dtype(col.cat.codes.dtype), pa.string(), ordered=bool(col.cat.ordered))
+        if kind == "date":
+            return "DATE", None
+        if kind in ("integer", "boolean") and not isinstance(cats.dtype, pd.api.extensions.ExtensionDtype) and cats.dtype.kind in "iub":
+            return _frame_sql_type(cats.dtype), _frame_arrow_type(cats.dtype)
+        return None, None
+    if col.dtype != object:
+        return None, None
+    kind = infer_dtype(col, skipna=True)
+    if kind == "date":
+        return "DATE", None
+    if kind == "floating":  # (held as pandas' text of the float64 it is, with its map: from_pandas)
+        return "DOUBLE", None
+    if kind == "integer":
+        try:
+            np.asarray(col.dropna().tolist(), dtype=np.int64)
+        except (OverflowError, TypeError, ValueError):  # (beyond int64: numpy's to_parquet cannot write it either)
+            return None, None
+        return "BIGINT", None
+    return None, None
+
+
+_SQL_ARROW = {"BIGINT": "int64", "INT": "int32", "SMALLINT": "int16", "TINYINT": "int8", "DOUBLE": "float64",
+              "FLOAT": "float32", "BOOLEAN": "bool_", "DATE": "date32"}
+
+
+def _frame_cell_arrow(col: pd.Series) -> Any | None:
+    """The Arrow type pandas' ``to_parquet`` (the numpy path) writes the DataFrame column ``col`` with, for
+    the columns :func:`_frame_cell_type` types from their cells or categories (``None`` for the others)."""
+    import pyarrow as pa
+
+    sql, arrow = _frame_cell_type(col)
+    if arrow is not None or sql is None:
+        return arrow
+    name = _SQL_ARROW.get(sql)
+    return getattr(pa, name)() if name else None
 
 
 def _registered_frame(df: pd.DataFrame) -> pd.DataFrame:

@@ -69,8 +69,8 @@ import pandas as pd
 
 from tempanon.errors import InputError, VerificationError
 from tempanon.data.scratch import scratch_dir
-from tempanon.lattice.source_duckdb import (AUDIT_RN, SQLSource, _column_name, _is_parquet, check_header, check_parquet_names,
-                                            frame_zones, parquet_zones)
+from tempanon.lattice.source_duckdb import (AUDIT_RN, SQLSource, _column_name, _frame_cell_type, _is_parquet, check_header,
+                                            check_parquet_names, frame_zones, parquet_zones)
 
 
 def _jvm_bytes(text: str) -> int | None:
@@ -564,7 +564,9 @@ class SparkSource(SQLSource):
                   memory_limit: str | None = None) -> SparkSource:
         from tempanon.data.io import check_input_file
 
-        path = check_input_file(path, directory=True)
+        # a folder of Parquet part files (d.parquet/) Spark reads; any other folder is refused as on numpy and DuckDB
+        # (a CSV one was read as a file: IsADirectoryError, a traceback and exit 1)
+        path = check_input_file(path, directory=_is_parquet(path))
         sep = None  # (the input is checked before Spark starts)
         if _is_parquet(path):
             check_parquet_names(path)  # (Spark refuses names differing only in case with an engine error)
@@ -610,7 +612,8 @@ class SparkSource(SQLSource):
         (:func:`~tempanon.hierarchy.core.as_text`). Before, a float column was its hierarchy text
         throughout, so a kept ``1.0`` was written ``1``. A column with a type pandas writes (integers,
         floats, booleans, timestamps: :func:`_frame_sql_type`) released unchanged to a Parquet file is
-        written with the type the numpy path writes it with (:meth:`_copy`)."""
+        written with the type the numpy path writes it with (:meth:`_copy`), and so is an ``object`` column
+        of Python integers or of dates and a categorical (:func:`_frame_cell_type`)."""
         import pyarrow as pa
         from pandas.api.types import infer_dtype
 
@@ -642,6 +645,13 @@ class SparkSource(SQLSource):
         source._frame_types = {_column_name(c): t for c, d in data.dtypes.items() if (t := _frame_sql_type(d)) is not None}
         source._frame_types.update(dict.fromkeys(bools, "BOOLEAN"))
         source._frame_arrow = {_column_name(c): t for c, d in data.dtypes.items() if (t := _frame_arrow_type(d)) is not None}
+        for j, c in enumerate(data.columns):  # object columns of ints or dates, categoricals (_frame_cell_type)
+            if _column_name(c) not in source._frame_types:
+                sql, arrow = _frame_cell_type(data.iloc[:, j])
+                if sql is not None:
+                    source._frame_types[_column_name(c)] = sql
+                if arrow is not None:
+                    source._frame_arrow[_column_name(c)] = arrow
         source._zones = {c: z for c, z in frame_zones(data).items() if c in source._frame_types}
         return source
 

@@ -238,6 +238,12 @@ def check_table(
         sensitive = parse_column_list(sensitive, list(df.columns)) if not isinstance(sensitive, (list, tuple)) else sensitive
     _check_request(k, l, l_model, sensitive)
     risk = measure(df, qi, uid=uid, sensitive=sensitive, threshold=threshold)
+    if uid is not None and audit is None:
+        from tempanon.data.lines import at_label
+
+        miss = df[uid].isna().to_numpy()
+        if miss.any():
+            _refuse_missing_uid(uid, at_label(df.index, df.index[int(np.argmax(miss))]))
     res = CheckResult(risk, list(qi), uid, list(sensitive), k, l, l_model)
     from tempanon.data.screen import screen_columns
 
@@ -348,6 +354,14 @@ class _Texts:
         return f"coalesce({self.text(col)}, '')"
 
 
+def _refuse_missing_uid(uid: str, where: str) -> None:
+    """A respondent id that is missing is refused, as kanon and timestamped refuse it: counted as one
+    more respondent, it could make a class of one person look like a class of two, so check passed
+    what kanon --uid refuses to anonymize."""
+    raise InputError(f"respondent id column {uid!r} has a missing value at {where}: every row needs its respondent "
+                     "for respondent-level k")
+
+
 def _check_source(src, qi, *, uid, sensitive, k, l, l_model, threshold, audit=None, nested=None) -> CheckResult:
     """:func:`check_table` on an engine source: aggregates by ``GROUP BY`` in the engine. ``qi`` and
     ``sensitive`` may be the command's text (``"a,b"``, ranges ``A:B``), parsed on the columns the
@@ -361,6 +375,12 @@ def _check_source(src, qi, *, uid, sensitive, k, l, l_model, threshold, audit=No
     # the column checks of measure() (same messages): on the columns of an empty frame
     measure(pd.DataFrame({c: pd.Series(dtype=object) for c in tx.columns}), qi, uid=uid, sensitive=sensitive,
             threshold=threshold)  # fmt: skip
+    if uid is not None and audit is None:
+        row = src.first_missing_row(uid)
+        if row is not None:
+            from tempanon.data.lines import at_row_label
+
+            _refuse_missing_uid(uid, at_row_label(row))
     # SQLSource.input_aggregates on the texts of _Texts: a histogram of the class sizes (and
     # respondents) over the classes, and the sensitive values as a histogram of count lists (_l_histogram)
     inner = _rows_query(src, tx, qi, uid=uid, numbered=False)

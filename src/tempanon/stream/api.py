@@ -28,6 +28,7 @@ from tempanon.stream.snapshots import (
     label_of,
     parse_times,
     truncate,
+    utc_offsets,
     validate_granule,
 )
 
@@ -471,6 +472,10 @@ def stream_json_lines(
     l = validate_l(l)
     timezone = _check_zone(timezone)
     dord = _StdinDateOrder(check_date_order(date_order), None if resume is None else resume.get("date_order"))
+    # whether the times carry a UTC offset, as the first one shows it (line, value): a file's column mixing
+    # both is refused; value by value, times of later snapshots were accepted either way (exit 0) and a
+    # mix inside one snapshot was named by its line in the snapshot's buffer, not on standard input
+    offsets: dict = {"has": None} if resume is None else dict(resume.get("offsets") or {"has": None})
     w = validate_window(w)
     step = validate_step(step)
     defer = None if defer is None else validate_defer(defer)
@@ -547,6 +552,15 @@ def stream_json_lines(
                              dord.order_for(t_value, lineno, time))
         except InputError as exc:
             raise InputError(f"standard input, line {lineno}: {str(exc).split(': ', 1)[-1]}") from exc
+        if granule != "number":
+            has = bool(utc_offsets(pd.Series([str(t_value).strip()], dtype=object)).notna().iloc[0])
+            if offsets["has"] is None:
+                offsets.update(has=has, line=lineno, value=t_value)
+            elif has != offsets["has"]:
+                kind = "has a UTC offset" if has else "has no UTC offset"
+                raise InputError(f"standard input, line {lineno}: time {t_value!r} {kind}, unlike the time {offsets['value']!r} of "
+                                 f"line {offsets['line']}: a stream mixing times with and without offsets is ambiguous; write every "
+                                 "value with its offset, or none (and give --timezone)")  # fmt: skip
         g = truncate(ts, granule).iloc[0]
         if current is None:
             current = g
@@ -595,7 +609,7 @@ def stream_json_lines(
             if pub is None:
                 raise InputError("interrupted before the first record; nothing was written") from None
             state = {"publisher": pub, "qi": qi_cols, "buffer": buffer, "buffer_rows": buffer_rows, "current": current,
-                     "row": row, "lines": done_lines, "date_order": dict(dord.state)}
+                     "row": row, "lines": done_lines, "date_order": dict(dord.state), "offsets": dict(offsets)}
             summary = pub.summary()
             summary.update(interrupted=True, lines_read=done_lines, time=time, sensitive=sensitive, qi=qi_cols, snapshot_unit=granule,
                            timezone=_zone_note(timezone))
