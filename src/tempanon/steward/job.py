@@ -1055,7 +1055,8 @@ def _output_set(job: Job):
             raise JobError(str(exc)) from None
         return outs
     spark = job.params.get("engine") == "spark"  # Spark writes the table as a directory of part files
-    outs = OutputSet(inputs, {"[output] table": job.output_table, **outputs}, spark_releases={"[output] table"} if spark else ())
+    outs = OutputSet(inputs, {"[output] table": job.output_table, **outputs}, spark_releases={"[output] table"} if spark else (),
+                     tables={"[output] table"})
     if job.model == "timestamped" and job.audit is not None:
         # steward-only audit (release row -> input line, respondent), never in the release folder: refused here,
         # before anything is read, on every engine (the in-memory route refused it only after the search, the
