@@ -169,3 +169,20 @@ def test_spark_driver_started_with_the_limit(spark_session, tmp_path):
     conf, heap = r.stdout.split()[-2:]
     assert conf == "1024m"
     assert 0.5 * 2**30 < int(heap) <= 2**30  # the JVM reports a little less than -Xmx
+
+
+def test_cli_kanon_csv_read_out_of_memory_is_the_engines_failure(tmp_path):
+    """A limit too small for DuckDB to read a CSV input (its reader's first block, 2.4 MiB) is the
+    engine's failure (exit 4, with the --memory-limit hint), not a bad input: the view's first read
+    said "cannot read adult.csv: Out of Memory Error ...", exit 2 (found in the uatd acceptance pass)."""
+    import gzip
+
+    csv = tmp_path / "adult.csv"
+    csv.write_bytes(gzip.decompress((ADULT / "adult.csv.gz").read_bytes()))
+    out = tmp_path / "r.csv"
+    r = _cli(["kanon", str(csv), "--qi", "age,sex,race", "--hierarchies", str(ADULT), "--k", "10", "-q",
+              "--engine", "duckdb", "--memory-limit", "1MB", "--out", str(out)])  # fmt: skip
+    assert r.exit_code == 4, r.output
+    assert "engine failure, not the input" in r.output and "--memory-limit" in r.output, r.output
+    assert "cannot read" not in r.output and "Traceback" not in r.output
+    assert not out.exists()

@@ -1864,6 +1864,9 @@ class DuckDBSource(SQLSource):
         try:
             self._init_view(scan)
         except duckdb.Error as exc:
+            if isinstance(exc, duckdb.OutOfMemoryException):  # (the engine's, exit 4: not a bad input)
+                self.close()
+                raise engine_error(self.input, exc) from None
             message = input_error_message(self.input, exc)
             if message is None and "sniffing" in str(exc) and getattr(self, "_sep", None) is not None:
                 # the sniffer only says that no dialect fits its sample (20 lines of 'Possible fixes'): the line
