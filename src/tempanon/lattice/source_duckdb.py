@@ -2263,6 +2263,14 @@ def _registered_frame(df: pd.DataFrame) -> pd.DataFrame:
 
             out[c] = col.astype(pd.ArrowDtype(pa.timestamp("ns", tz=str(col.dtype.tz))))
             continue
+        if isinstance(col.dtype, pd.SparseDtype):
+            col = out[c] = col.sparse.to_dense()
+        if isinstance(col.dtype, (pd.PeriodDtype, pd.IntervalDtype)):
+            # DuckDB takes neither dtype ("Data type 'period[M]' not recognized"), so a frame holding one,
+            # even in a column with no role, failed on DuckDB with that error where numpy released it: the
+            # text the numpy release writes of each cell (2020-01, (0, 1]), missing cells missing
+            out[c] = released_text(col)
+            continue
         kind = pd.api.types.infer_dtype(col, skipna=True) if col.dtype == object else None
         if kind in MIXED_KINDS or (kind == "integer" and col.isna().any()):
             out[c] = released_text(col)
