@@ -157,6 +157,34 @@ def _java_lines(exc: BaseException) -> list[str]:
     return [ln for ln in lines if not ln.startswith(("at ", "..."))]
 
 
+def quoted_line_break(path: str | Path, chunk_size: int = 1 << 23) -> bool:
+    """True when the CSV file ``path`` may hold a line break inside a quoted value, so that Spark must
+    read it with ``multiLine`` (a record over several lines; the file then read in one split, as a
+    compressed file always is): a ``.gz`` file; else one pass over the bytes, quote parity carried over
+    the chunks (``""`` inside a value toggles twice), stopping at the first line break inside quotes. A
+    chunk without a quote is skipped at ``memchr`` speed when outside quotes."""
+    import numpy as np
+
+    path = Path(path)
+    if path.suffix.lower() == ".gz":
+        return True
+    inside = False
+    with open(path, "rb") as fh:
+        while chunk := fh.read(chunk_size):
+            if b'"' not in chunk:
+                if inside and (b"\n" in chunk or b"\r" in chunk):
+                    return True
+                continue
+            a = np.frombuffer(chunk, dtype=np.uint8)
+            quotes = np.flatnonzero(a == 34)
+            breaks = np.flatnonzero((a == 10) | (a == 13))
+            # a line break is inside quotes when an odd number of quotes (with the chunk's start) precede it
+            if np.any((np.searchsorted(quotes, breaks) + inside) & 1):
+                return True
+            inside = bool((len(quotes) + inside) & 1)
+    return False
+
+
 def spark_input_error(exc: BaseException, path: str | None, sep: str | None = None) -> str | None:
     """The message of a Spark job that failed on reading the input file ``path`` (``None`` when
     ``exc`` is not such a failure): a malformed CSV record (``FAILFAST``), with the line found by
@@ -588,8 +616,11 @@ class SparkSource(SQLSource):
                 # FAILFAST: a line with more or fewer fields than the header (or a quote left open) is an
                 # error, as on numpy and DuckDB; Spark's default (PERMISSIVE) dropped the extra fields and
                 # released the rest of the line
+                # multiLine only for a file with a line break inside a quoted value (Spark splits a file only
+                # without it; with it a value's line break is read as a record's end and the file was refused,
+                # "a line with more or fewer fields than the header: [empty row]", where numpy and DuckDB read it)
                 df = spark.read.csv(str(path), header=True, sep=sep, quote='"', escape='"', inferSchema=False, nullValue="",
-                                    mode="FAILFAST")  # fmt: skip
+                                    mode="FAILFAST", multiLine=quoted_line_break(path))  # fmt: skip
             source = cls(df, input_name=str(path))
             source._sep = sep
         if sep is None:
@@ -985,7 +1016,11 @@ class SparkSource(SQLSource):
                 self.spark.conf.set(key, "true")
             try:
                 r = self.spark.read
-                df = r.parquet(path) if parquet else r.csv(path, header=True, quote='"', escape='"', inferSchema=False, nullValue="")
+                # multiLine: a kept value's line break, which Spark's writer quotes, is part of its record (without
+                # it a DataFrame's kept 'a\nb' was read back as two records and the release refused, exit 3); each
+                # part file is then read in one split, in file order
+                df = r.parquet(path) if parquet else r.csv(path, header=True, quote='"', escape='"', inferSchema=False, nullValue="",
+                                                           multiLine=True)  # fmt: skip
             finally:
                 if nanos:
                     self.spark.conf.unset(key) if old is None else self.spark.conf.set(key, old)
