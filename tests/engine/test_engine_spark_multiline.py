@@ -5,7 +5,7 @@ refused, exit 2, "a line with more or fewer fields than the header: [empty row]"
 back as two records for the verification, which refused a correct release (exit 3, "released class
 {'age': '', 'sex': 'b\\"'} is not the generalization of any input row"). Found in the uatd acceptance
 pass. The input is read ``multiLine`` only when it may hold such a break (:func:`quoted_line_break`,
-since Spark then reads the file in one split); the written release always (one split per part file)."""
+since Spark then reads the file in one split), and the written release likewise, by its part files."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def test_a_quoted_line_break_reads_and_releases_as_on_numpy(spark_session, tmp_p
     src = tmp_path / "t.csv"
     df.to_csv(src, index=False)
     assert quoted_line_break(src)
-    for data in (str(src), df):
+    for data in (df, str(src)):  # (the DataFrame first: its kept value read back from the written CSV)
         rows = {}
         for engine in ("numpy", "spark"):
             out = tmp_path / f"{engine}-{type(data).__name__}.csv"

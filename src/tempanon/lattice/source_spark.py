@@ -1016,11 +1016,12 @@ class SparkSource(SQLSource):
                 self.spark.conf.set(key, "true")
             try:
                 r = self.spark.read
-                # multiLine: a kept value's line break, which Spark's writer quotes, is part of its record (without
-                # it a DataFrame's kept 'a\nb' was read back as two records and the release refused, exit 3); each
-                # part file is then read in one split, in file order
+                # multiLine when a written part holds a line break inside a quoted value (a kept 'a\nb', which
+                # Spark's writer quotes): without it such a record was read back as two and the release refused
+                # (exit 3); each part file is then read in one split, in file order
+                multi = not parquet and any(map(quoted_line_break, sorted(Path(path).glob("part-*")) or [path]))
                 df = r.parquet(path) if parquet else r.csv(path, header=True, quote='"', escape='"', inferSchema=False, nullValue="",
-                                                           multiLine=True)  # fmt: skip
+                                                           multiLine=multi)  # fmt: skip
             finally:
                 if nanos:
                     self.spark.conf.unset(key) if old is None else self.spark.conf.set(key, old)
