@@ -1870,7 +1870,7 @@ class DuckDBSource(SQLSource):
             message = input_error_message(self.input, exc)
             if message is None and "sniffing" in str(exc) and getattr(self, "_sep", None) is not None:
                 # the sniffer only says that no dialect fits its sample (20 lines of 'Possible fixes'): the line
-                message = csv_line_error(self.input, self._sep)
+                message = csv_line_error(self.input, self._sep) or nul_byte_error(self.input)
             self.close()
             raise InputError(message or f"cannot read {self.input}: {_first_line(exc)}") from None
         if header is not None and [c.strip() for c in header] != self._columns:
@@ -2317,6 +2317,22 @@ def csv_error_message(path: str | None, exc: Exception) -> str | None:
     what = lines[fixes - 1] if fixes and not lines[fixes - 1].startswith("Original Line") else ""
     what = what or next((ln for ln in lines if not ln.startswith(("Original Line", "Possible Solution")) and " = " not in ln), "")
     return f"{path}, line {m.group(1)}: {what or 'cannot be read as CSV'} (nothing was written)"
+
+
+def nul_byte_error(path: str | os.PathLike) -> str | None:
+    """The line of the first NUL byte of the CSV file ``path`` (``None`` if it has none): DuckDB's
+    sniffer refuses such a file with no line ("Error when sniffing file"; numpy reads it). Run only
+    after the sniffer failed and :func:`csv_line_error` found no bad line; a line is counted by its
+    line end (the header being line 1)."""
+    from tempanon.data.io import _open_bytes
+
+    with _open_bytes(Path(path))() as fh:
+        for number, raw in enumerate(fh, 1):
+            at = raw.find(b"\0")
+            if at >= 0:
+                return (f"{path}, line {number}: a NUL byte (0x00, byte {at + 1} of the line), which DuckDB's CSV reader "
+                        "does not read: remove it, or run with --engine numpy (nothing was written)")  # fmt: skip
+    return None
 
 
 def csv_line_error(path: str | os.PathLike, sep: str) -> str | None:
