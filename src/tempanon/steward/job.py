@@ -789,6 +789,9 @@ def _validate_kp(ctx: Ctx, model: dict, qi: list[str]) -> None:
             raise ctx.error(("model", "l_diversity"), "l-diversity needs 'epsilon' (the largest change of a perturbed sensitive value)")
     if "epsilon" in model and not model["epsilon"] > 0:
         raise ctx.error(("model", "epsilon"), f"must be positive, got {model['epsilon']}")
+    if "epsilon" in model and "l_diversity" not in model:  # (ignored before, as kp_anonymize and --epsilon did)
+        raise ctx.error(("model", "epsilon"), "epsilon is the largest change of a sensitive value perturbed for "
+                                              "l-diversity: give it with l_diversity, or leave it out")  # fmt: skip
     if "date_order" in model:  # how the long format's times are read (numeric dates)
         from tempanon.temporal.parse import check_date_order
 
