@@ -58,3 +58,30 @@ def test_a_pipe_as_input_is_refused_up_front(tmp_path, command, engine):
     assert f"input {fifo} is a pipe, not a file" in " ".join(text.split()), text
     assert "Traceback" not in text
     assert list(out.iterdir()) == []
+
+
+def _dir_cases():
+    for command in ("check", "kanon", "timestamped"):
+        for engine in ("numpy", "duckdb", "spark"):
+            marks = [pytest.mark.spark] if engine == "spark" else []
+            yield pytest.param(command, engine, id=f"{command}-{engine}", marks=marks)
+
+
+@pytest.mark.parametrize(("command", "engine"), list(_dir_cases()))
+def test_a_directory_as_input_is_refused_on_every_engine(tmp_path, command, engine):
+    """A folder given as the input (``data.io.check_input_file``): "input is a directory, not a table file"
+    (exit 2) on every engine. ``kanon`` and ``timestamped`` on Spark read a CSV-named folder as a file:
+    IsADirectoryError, a traceback and exit 1 (found by helper parity3; Spark is not started: refused before).
+    A folder of Parquet part files (``d.parquet/``) is still Spark's to read."""
+    folder = tmp_path / "in.csv"
+    folder.mkdir()
+    out = tmp_path / "out"
+    out.mkdir()
+    args = [a.replace("{in}", str(folder)).replace("{out}", str(out)) for a in COMMANDS[command]] + ["--engine", engine]
+    env = {**os.environ, "PYTHONPATH": str(SRC) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    code = "import sys; from tempanon.cli import main; sys.argv[0] = 'tempanon'; main()"
+    r = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=300, env=env)
+    text = r.stdout + r.stderr
+    assert r.returncode == 2, text
+    assert f"input is a directory, not a table file: {folder}" in " ".join(text.split()), text
+    assert "Traceback" not in text and list(out.iterdir()) == []

@@ -54,3 +54,23 @@ def test_device_and_system_paths_are_refused(tmp_path):
     refuse_special_output(tmp_path / "new.csv", "--out")  # a new file, an existing file, a directory: not refused here
     (tmp_path / "old.csv").write_text("x")
     refuse_special_output(tmp_path / "old.csv", "--out")
+
+
+def test_a_release_named_like_another_format_is_refused(tmp_path):
+    """'--out released.xlsx' wrote CSV text into a file Excel then refused to open as a workbook ('released.json':
+    CSV, not JSON), exit 0 (found in the uatb acceptance pass). A release is CSV or Parquet: other formats'
+    names are refused on every command and in job files, before anything is read."""
+    for name in ("released.xlsx", "released.json"):
+        out = tmp_path / name
+        r = _kanon([out])
+        assert r.exit_code == 2 and f"a name ending in {out.suffix} would hold CSV text" in " ".join(r.output.split())
+        assert not out.exists()
+    r = runner.invoke(app, ["kp", str(TS), "--id", "id", "--qi", "A0:A9", "--out", str(tmp_path / "kp.xlsx")])
+    assert r.exit_code == 2 and "would hold CSV text" in r.output and not (tmp_path / "kp.xlsx").exists()
+    job = tmp_path / "job.toml"
+    job.write_text(f'[input]\npath = "{TS}"\n[columns]\nuid = "id"\nquasi_identifiers = ["A0:A9"]\n[model]\nname = "kp"\n'
+                   f'k = 10\np = 5\n[output]\ntable = "{tmp_path / "out.ods"}"\n')  # fmt: skip
+    r = runner.invoke(app, ["run", str(job)])
+    assert r.exit_code == 2 and "[output] table" in r.output and "would hold CSV text" in " ".join(r.output.split())
+    for name in ("released.csv", "released.parquet", "released.csv.gz", "released.txt"):
+        assert _kanon([tmp_path / name]).exit_code == 0 and (tmp_path / name).exists()

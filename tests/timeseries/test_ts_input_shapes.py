@@ -217,3 +217,22 @@ def test_time_typed_readings_are_refused(tmp_path, unit):
     d["S"] = pd.to_datetime(wide["S"] * 1e9)
     with pytest.raises(InputError, match="sensitive column 'S' holds timestamps"):
         kp_anonymize(d, id_col="id", qi=QI, k=5, P=2, sensitive=["S"], l_diversity=2, epsilon=0.1)
+
+
+def test_epsilon_without_l_diversity_is_refused(tmp_path):
+    """--epsilon (job key epsilon, API epsilon=) without l-diversity was ignored, exit 0 (found in the uatb
+    acceptance pass), where kanon refuses --c without recursive l-diversity and --weights without weighted-height."""
+    wide = random_walk(30, seed=5)
+    with pytest.raises(InputError, match=r"epsilon \(0.05\) is the largest change .* give it with l_diversity"):
+        kp_anonymize(wide, id_col="id", qi=QI, k=5, P=2, sensitive=["S"], epsilon=0.05)
+    p = tmp_path / "w.csv"
+    wide.to_csv(p, index=False)
+    out = tmp_path / "o.csv"
+    r = runner.invoke(app, ["kp", str(p), "--id", "id", "--qi", "A0:A9", "--sensitive", "S", "--k", "5", "--p", "2",
+                            "--epsilon", "0.05", "--out", str(out)])  # fmt: skip
+    assert r.exit_code == 2 and "give it with l_diversity (--l-diversity L)" in " ".join(r.output.split()) and not out.exists()
+    job = tmp_path / "job.toml"
+    job.write_text(f'[input]\npath = "{p}"\n[columns]\nuid = "id"\nquasi_identifiers = ["A0:A9"]\nsensitive = ["S"]\n'
+                   f'[model]\nname = "kp"\nk = 5\np = 2\nepsilon = 0.05\n[output]\ntable = "{out}"\n')  # fmt: skip
+    r = runner.invoke(app, ["run", str(job)])
+    assert r.exit_code == 2 and "line 11: key 'model.epsilon'" in " ".join(r.output.split()) and not out.exists()

@@ -1031,6 +1031,23 @@ def _is_parquet_name(path: str | os.PathLike) -> bool:
     return Path(path).suffix.lower() in {".parquet", ".pq"}
 
 
+#: suffixes of other formats: a release so named was written as CSV text under it (released.xlsx: a CSV file
+#: Excel refuses to open as a workbook; released.json: CSV, not JSON)
+OTHER_FORMATS = frozenset({".xlsx", ".xlsm", ".xls", ".ods", ".json", ".jsonl", ".ndjson", ".html", ".htm", ".xml",
+                           ".feather", ".arrow", ".ipc", ".orc", ".avro", ".sqlite", ".db", ".duckdb", ".pdf",
+                           ".toml", ".yaml", ".yml", ".zip", ".pkl", ".pickle"})  # fmt: skip
+
+
+def refuse_table_format(path: str | os.PathLike, label: str) -> None:
+    """Refuse a release table named like another format (:data:`OTHER_FORMATS`): tempanon writes a release
+    as Parquet (``.parquet``) or CSV (any other name)."""
+    suffix = Path(path).suffix.lower()
+    if suffix in OTHER_FORMATS:
+        raise InputError(f"{label} {path}: a release is written as CSV, or as Parquet when its name ends in .parquet; "
+                         f"a name ending in {suffix} would hold CSV text: name it .csv or .parquet (nothing was read or "
+                         "written)")  # fmt: skip
+
+
 def _write_arrow(table: Any, path: Path) -> None:
     import pyarrow.parquet as pq
 
@@ -1597,13 +1614,17 @@ class OutputSet:
         *,
         directories: Mapping[str, str | os.PathLike | None] | None = None,
         spark_releases: Iterable[str] = (),
+        tables: Iterable[str] = (),
     ) -> None:
         """``inputs``: paths, or ``(label, path)`` pairs (``("--hierarchies", h)``) that the refusals name
         ("--out . is the --hierarchies directory ."; an unlabelled input is "the input").
         ``spark_releases``: labels of outputs that Spark writes as a directory of part files; such a
         target may be an existing directory when it holds an earlier Spark release
-        (:func:`is_spark_release_dir`), which the new release replaces (``SQLSource.release``)."""
+        (:func:`is_spark_release_dir`), which the new release replaces (``SQLSource.release``).
+        ``tables``: labels of release tables (written as CSV, or Parquet by suffix), whose names must not be
+        another format's (:func:`refuse_table_format`)."""
         self._spark_releases = set(spark_releases)
+        self._tables = set(tables)
         self._inputs: list[tuple[str, Path, str, tuple[int, int] | None]] = []
         self._input_labels: dict[str, tuple[str | None, str]] = {}  # given path -> (label or None, "file" / "directory")
         for p in inputs:
@@ -1649,6 +1670,8 @@ class OutputSet:
         """Register one output file (checked against the inputs and the other outputs)."""
         target = Path(path)
         refuse_special_output(path, label)  # (a device, pipe or socket would be replaced by the rename)
+        if label in self._tables:
+            refuse_table_format(path, label)
         real, ino = _identity(target)
         self._check_against_inputs(target, label, real, ino)
         if real in self._outputs:

@@ -447,6 +447,9 @@ def _kanonymize(src, qi, hierarchies, k, t0, *, uid, identifying, max_suppressio
             )
     elif c is not None:
         raise InputError("c is a parameter of recursive (c,l)-diversity: give it with sensitive, l and l_diversity='recursive'")
+    elif l_diversity != "frequency":  # (--l-diversity entropy without --l was ignored without a word, as --c is refused)
+        raise InputError(f"l_diversity {l_diversity!r} says what l means: give it with sensitive and l (--sensitive, --l), "
+                         "or leave it out")  # fmt: skip
     budget = Budget(max_nodes=max_nodes, time_limit=time_limit) if (max_nodes is not None or time_limit is not None) else None
     limit = MAX_LATTICE if max_lattice is None else max_lattice
     if isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 1:

@@ -99,7 +99,7 @@ def _run(
 
     # every output checked against the inputs and each other before anything is read
     outs = OutputSet([input_path, ("--hierarchies", hierarchies)], {"--out": out, "--summary": summary, "--report": report, "--audit": audit},
-                     spark_releases={"--out"} if engine == "spark" else ())
+                     spark_releases={"--out"} if engine == "spark" else (), tables={"--out"})
     if audit is not None and Path(os.path.realpath(audit)).parent == Path(os.path.realpath(out)).parent:
         raise InputError(f"--audit {audit} is in the release's folder: it links release rows to input lines and is for "
                          "the data steward only; write it elsewhere")

@@ -71,7 +71,7 @@ def run_with_engine(a: dict[str, Any]) -> dict:
     if outs is None:  # checked against the inputs and each other before anything is read
         outs = OutputSet([a["input_path"], ("--hierarchies", a["hierarchies"])], {"--out": a["out"], "--summary": summary, "--report": report,
                                                                "--audit": a.get("audit")},
-                         spark_releases={"--out"} if a["engine"] == "spark" else ())  # fmt: skip
+                         spark_releases={"--out"} if a["engine"] == "spark" else (), tables={"--out"})  # fmt: skip
     t0 = time.perf_counter()
     phases: dict[str, float] = {}
     src = open_source(a["input_path"], a["engine"], memory_limit=a.get("memory_limit"), delimiter=a.get("delimiter"),

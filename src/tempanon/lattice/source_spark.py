@@ -564,7 +564,9 @@ class SparkSource(SQLSource):
                   memory_limit: str | None = None) -> SparkSource:
         from tempanon.data.io import check_input_file
 
-        path = check_input_file(path, directory=True)
+        # a folder of Parquet part files (d.parquet/) Spark reads; any other folder is refused as on numpy and DuckDB
+        # (a CSV one was read as a file: IsADirectoryError, a traceback and exit 1)
+        path = check_input_file(path, directory=_is_parquet(path))
         sep = None  # (the input is checked before Spark starts)
         if _is_parquet(path):
             check_parquet_names(path)  # (Spark refuses names differing only in case with an engine error)

@@ -789,6 +789,9 @@ def _validate_kp(ctx: Ctx, model: dict, qi: list[str]) -> None:
             raise ctx.error(("model", "l_diversity"), "l-diversity needs 'epsilon' (the largest change of a perturbed sensitive value)")
     if "epsilon" in model and not model["epsilon"] > 0:
         raise ctx.error(("model", "epsilon"), f"must be positive, got {model['epsilon']}")
+    if "epsilon" in model and "l_diversity" not in model:  # (ignored before, as kp_anonymize and --epsilon did)
+        raise ctx.error(("model", "epsilon"), "epsilon is the largest change of a sensitive value perturbed for "
+                                              "l-diversity: give it with l_diversity, or leave it out")  # fmt: skip
     if "date_order" in model:  # how the long format's times are read (numeric dates)
         from tempanon.temporal.parse import check_date_order
 
@@ -1062,7 +1065,8 @@ def _output_set(job: Job):
             raise JobError(str(exc)) from None
         return outs
     spark = job.params.get("engine") == "spark"  # Spark writes the table as a directory of part files
-    outs = OutputSet(inputs, {"[output] table": job.output_table, **outputs}, spark_releases={"[output] table"} if spark else ())
+    outs = OutputSet(inputs, {"[output] table": job.output_table, **outputs}, spark_releases={"[output] table"} if spark else (),
+                     tables={"[output] table"})
     if job.model == "timestamped" and job.audit is not None:
         # steward-only audit (release row -> input line, respondent), never in the release folder: refused here,
         # before anything is read, on every engine (the in-memory route refused it only after the search, the

@@ -177,7 +177,8 @@ def stream(
     """Publish a stream of snapshots l-diverse (Anatomy) with delay at most --window snapshots,
     repositioning and suppressing records at minimum information loss (Wang et al., ICDM 2010).
 
-    Exit status: 0 written, 1 a step's ILP found no solution (--step exact or paper), 2 bad input, 3
+    Exit status: 0 written, 1 no release possible (--l above the sensitive column's distinct values,
+    missing counted as one) or a step's ILP found no solution (--step exact or paper), 2 bad input, 3
     the independent verifier rejected the output (nothing written).
     """
 

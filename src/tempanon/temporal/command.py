@@ -112,7 +112,7 @@ def timestamped(
         t0 = _time.perf_counter()
         # every output checked against the inputs and each other before anything is read
         outs = OutputSet([input, ("--hierarchies", hierarchies)], {"--out": out, "--summary": summary, "--report": report, "--audit": audit},
-                         spark_releases={"--out"} if engine == "spark" else ())
+                         spark_releases={"--out"} if engine == "spark" else (), tables={"--out"})
         parts = parse_parts(day_parts)
         from tempanon.temporal.parse import check_date_order
 

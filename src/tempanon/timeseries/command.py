@@ -65,7 +65,8 @@ def kp(
     def work():
         t0 = time.perf_counter()
         # every output checked against the input and each other before anything is read
-        outs = OutputSet([input], {"--out": out, "--summary": summary, "--audit": audit, "--report": report})
+        outs = OutputSet([input], {"--out": out, "--summary": summary, "--audit": audit, "--report": report},
+                         tables={"--out"})
         if audit is not None:  # the audit links ids to release rows: never beside the release (issue 12)
             rel_dir = Path(out).resolve().parent
             if Path(audit).resolve().parent == rel_dir or rel_dir in Path(audit).resolve().parents:
