@@ -594,3 +594,22 @@ def test_a_json_record_with_a_key_given_twice_is_refused(tmp_path):
     r = _run(["-", "--time", "response_datetime", "--sensitive", "problem", "--qi", "race", "--l", "2", "--window", "0",
               "--out", tmp_path / "out", "-q"], input=lines)  # fmt: skip
     assert r.exit_code == 2 and "standard input, line 1: key 'race' is given twice in one record" in r.output, r.output
+
+
+def test_a_window_beyond_the_largest_span_is_refused(tmp_path):
+    """--window 1000000000 on a two-day stream was killed by the system (out of memory: a cost table of
+    w + 1 entries, and the fast step's level-transfer tables grew as w^2, 6.4 GB at w = 20,000); a window
+    above --max-snapshots delays nothing more (found by the acceptance pass uatc)."""
+    args = ["--time", "response_datetime", "--sensitive", "problem", "--qi", "race", "--l", "2", "-q"]
+    r = _run([SAMPLE, *args, "--window", "300", "--max-snapshots", "200", "--out", tmp_path / "a"])
+    assert r.exit_code == 2 and "window w = 300 is more than the 200 snapshots a stream may span" in r.output, r.output
+    assert not (tmp_path / "a").exists()
+    r = _run(["-", *args, "--window", "300", "--max-snapshots", "200", "--out", tmp_path / "b"],
+             input=json.dumps({"response_datetime": "2016/01/01 00:47:36", "problem": "Fight", "race": "Black"}) + "\n")
+    assert r.exit_code == 2 and "window w = 300 is more than the 200 snapshots" in r.output, r.output
+    from tempanon.errors import InputError
+    from tempanon.stream import anonymize_stream
+
+    df = pd.read_csv(SAMPLE, dtype=str).head(40)
+    with pytest.raises(InputError, match="window w = 300 is more than the 200 snapshots"):
+        anonymize_stream(df, time="response_datetime", sensitive="problem", qi="race", l=2, w=300, max_snapshots=200)

@@ -887,6 +887,13 @@ def _validate_stream(ctx: Ctx, model: dict, qi: list[str]) -> None:
             validate_granule(model["snapshot"])
         except InputError as exc:
             raise ctx.error(("model", "snapshot"), str(exc)) from None
+    if isinstance(model.get("window"), int):
+        from tempanon.stream.api import DEFAULT_MAX_SNAPSHOTS, _check_window_span
+
+        try:
+            _check_window_span(model["window"], DEFAULT_MAX_SNAPSHOTS)
+        except InputError as exc:
+            raise ctx.error(("model", "window"), str(exc)) from None
     if model.get("step") == "paper" and "defer" in model and validate_defer(model["defer"]) > 0:
         # (said by StreamPublisher without the key and its line)
         raise ctx.error(("model", "defer"), "step 'paper' prices every suppression at beta (Definition 2): defer must be 0 with it")

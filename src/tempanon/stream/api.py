@@ -75,6 +75,14 @@ def _check_span(n: int, max_snapshots: int | None, granule: str, labels) -> None
         )
 
 
+def _check_window_span(w: int, max_snapshots: int | None) -> None:
+    """A window above the stream's largest span delays nothing more, but the step's tables grow with it
+    (``--window 1000000000`` was killed by the system, out of memory, on a stream of two days)."""
+    if max_snapshots is not None and w > max_snapshots:
+        raise InputError(f"window w = {w:,} is more than the {max_snapshots:,} snapshots a stream may span (--max-snapshots): "
+                         f"no record can be delayed that far; give a window of at most {max_snapshots:,}")
+
+
 def _span_ok(pushed: int, current, upto, granule: str, max_snapshots: int) -> bool:
     """Raise before pushing the empty granules between ``current`` and ``upto`` when the stream would
     span more than ``max_snapshots`` snapshots (standard input: the gap is known before any work)."""
@@ -169,6 +177,7 @@ def anonymize_stream(
     timezone = _check_zone(timezone)
     date_order = check_date_order(date_order)
     w = validate_window(w)
+    _check_window_span(w, max_snapshots)
     step = validate_step(step)
     defer = None if defer is None else validate_defer(defer)
     granule = validate_granule(snapshot)
@@ -477,6 +486,7 @@ def stream_json_lines(
     # mix inside one snapshot was named by its line in the snapshot's buffer, not on standard input
     offsets: dict = {"has": None} if resume is None else dict(resume.get("offsets") or {"has": None})
     w = validate_window(w)
+    _check_window_span(w, max_snapshots)
     step = validate_step(step)
     defer = None if defer is None else validate_defer(defer)
     granule = validate_granule(snapshot)

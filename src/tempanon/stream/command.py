@@ -386,6 +386,9 @@ def stream(
 
         validate_l(l)
         validate_window(window)
+        from tempanon.stream.api import _check_window_span
+
+        _check_window_span(window, max_snapshots)  # (before the cost table of w + 1 entries is built)
         validate_granule(snapshot)
         from tempanon.temporal.parse import check_date_order
 
