@@ -613,3 +613,14 @@ def test_a_window_beyond_the_largest_span_is_refused(tmp_path):
     df = pd.read_csv(SAMPLE, dtype=str).head(40)
     with pytest.raises(InputError, match="window w = 300 is more than the 200 snapshots"):
         anonymize_stream(df, time="response_datetime", sensitive="problem", qi="race", l=2, w=300, max_snapshots=200)
+
+
+def test_a_report_inside_the_published_folder_is_refused(tmp_path):
+    """--report inside --out was written into the release (the input's checksum, every snapshot's original
+    size and suppressions: steward-only, as the summary and the audit, refused there), and every later run
+    into that folder was refused as it 'holds r.html, which is not a snapshot file'; a job file already
+    refused it (found by the acceptance pass uatc)."""
+    r = _run([SAMPLE, "--time", "response_datetime", "--sensitive", "problem", "--qi", "race", "--l", "2", "--window", "1",
+              "--out", tmp_path / "rel", "--report", tmp_path / "rel" / "r.html", "-q"])  # fmt: skip
+    assert r.exit_code == 2 and "--report" in r.output and "is inside the published folder --out" in " ".join(r.output.split()), r.output
+    assert not (tmp_path / "rel").exists()

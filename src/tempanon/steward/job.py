@@ -929,6 +929,12 @@ def _run_stream(job: Job, df: pd.DataFrame, source: SourceInfo, progress: Any) -
     # Anatomy publishes the quasi-identifiers exactly (QIT): screen them like any unchanged column
     overrides = refuse_identifiers(df, qi, allow=job.allow_identifier, time=job.time)
     beta = p.get("suppression_cost", 10.0)
+    if isinstance(beta, dict):  # (anonymize_stream says it too, without the key and its line)
+        present = set(df[sens].dropna().astype(str)) if sens in df.columns else None
+        for value in beta:
+            if present is not None and value != "default" and value not in present:
+                raise ctx.error(("model", "suppression_cost", value),
+                                f"suppression cost given for value {value!r}, which does not occur in column {sens!r}")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TempanonWarning)  # reported in the status line from the summary
         res = anonymize_stream(

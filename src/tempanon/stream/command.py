@@ -224,7 +224,9 @@ def stream(
             raise InputError("--report needs an input file (the report measures the input table); with '-' use --summary")
         if report is not None and Path(report).resolve() in {Path(p).resolve() for p in (input, summary, audit) if p is not None}:
             raise InputError("--report must be a file of its own (not the input, --summary or --audit)")
-        for name, path in (("--summary", summary), ("--audit", audit)):
+        # (the report too: it shows the input's checksum, each snapshot's original size and suppressions, and
+        # in the folder it made every later run into it refused: 'holds r.html, which is not a snapshot file')
+        for name, path in (("--summary", summary), ("--audit", audit), ("--report", report)):
             if path is not None and Path(out).resolve() in Path(path).resolve().parents:
                 raise InputError(
                     f"{name} {path} is inside the published folder --out {out}: it is for the data steward only "
