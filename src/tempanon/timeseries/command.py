@@ -92,8 +92,10 @@ def kp(
                                       "--publish-values": None if long else publish_values,
                                       "--publish-patterns": None if long else publish_patterns,
                                       "--keep": keep, "--allow-identifier": allow_identifier})  # fmt: skip
-        # a Parquet file: only the columns given a role are read (the others are left out all the same)
-        df = read_table(input, delimiter=delimiter, roles={
+        # a Parquet file: only the columns given a role are read (the others are left out all the same). Cells as
+        # text, as kanon, timestamped and job files read them: the id, sensitive and kept columns are released (and
+        # audited) as written; numbers inferred made id 00001 '1' in the audit and a kept zip 01004 '1004'
+        df = read_table(input, delimiter=delimiter, as_text=True, roles={
             "--id": [id] if id else None, "--entity": [entity] if entity else None,
             "--time": [time_col] if time_col else None, "--value": [value] if value else None,
             "--qi": None if long else qi, "--sensitive": sensitive, "--publish-values": None if long else publish_values,
