@@ -367,6 +367,8 @@ def test_hierarchy_never_writes_over_its_input(tmp_path, out):
         (["--type", "suppression", "--column", "age", "--data", "DATA", "--formats", "%Y"], "--formats is for --type dates, not suppression"),
         (["--type", "suppression", "--column", "age", "--data", "DATA", "--tree", "DATA"], "--tree is for --type taxonomy, not suppression"),
         (["NOFILE", "--type", "suppression", "--column", "age", "--data", "DATA", "--out", "OTHER"], "give the file to write once"),
+        # (a negative count sliced from the end: 2 children shown as '... 5 more')
+        (["NOFILE", "--max-children", "-3"], "Invalid value for '--max-children'"),
     ],
 )
 def test_hierarchy_errors(tmp_path, args, message):
