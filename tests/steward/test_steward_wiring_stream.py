@@ -261,6 +261,8 @@ def test_job_step_is_carried_to_the_publisher(stream_csv, tmp_path, monkeypatch,
         # (found by the acceptance pass uatc: said by the publisher without the key and its line)
         ("window = 2", 'window = 2\nstep = "paper"\ndefer = 0.5', "key 'model.defer': step 'paper' prices every suppression", 14),
         ("window = 2", "window = 2\nseed = -3", "key 'model.seed': seed must be an integer >= 0, got -3", 13),
+        ("window = 2", 'window = 2\nsnapshot = "number"\ntimezone = "UTC"',
+         "key 'model.timezone': timezone cuts snapshots of times; with snapshot = \"number\" the time column holds", 14),
         ("window = 2", "window = 20001", "key 'model.window': window w = 20,001 is more than the 20,000 snapshots", 12),
         ("suppression_cost = { flu = 20.0, default = 10 }", 'suppression_cost = { flu = "x" }',
          "key 'model.suppression_cost.flu': expected a number", 13),

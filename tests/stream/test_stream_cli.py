@@ -624,3 +624,14 @@ def test_a_report_inside_the_published_folder_is_refused(tmp_path):
               "--out", tmp_path / "rel", "--report", tmp_path / "rel" / "r.html", "-q"])  # fmt: skip
     assert r.exit_code == 2 and "--report" in r.output and "is inside the published folder --out" in " ".join(r.output.split()), r.output
     assert not (tmp_path / "rel").exists()
+
+
+@pytest.mark.parametrize("option", [["--timezone", "UTC"], ["--date-order", "day"]])
+def test_zone_and_date_order_are_refused_with_snapshot_numbers(tmp_path, option):
+    """--snapshot number with --timezone or --date-order: ignored, exit 0, and the summary named the zone
+    as the clock that cut the snapshots (found by the acceptance pass uatc)."""
+    (tmp_path / "n.csv").write_text("t,s,q\n1,a,x\n2,b,y\n2,c,x\n")
+    r = _run([tmp_path / "n.csv", "--time", "t", "--sensitive", "s", "--qi", "q", "--l", "2", "--window", "1",
+              "--snapshot", "number", *option, "--out", tmp_path / "out", "-q"])  # fmt: skip
+    assert r.exit_code == 2 and f"{option[0]} " in r.output and "with --snapshot number the time column holds snapshot numbers" \
+        in " ".join(r.output.split()), r.output

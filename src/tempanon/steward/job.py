@@ -887,6 +887,16 @@ def _validate_stream(ctx: Ctx, model: dict, qi: list[str]) -> None:
             validate_granule(model["snapshot"])
         except InputError as exc:
             raise ctx.error(("model", "snapshot"), str(exc)) from None
+    if str(model.get("snapshot", "")).strip().lower() == "number":
+        from tempanon.stream.api import _check_number_options
+
+        for key in ("timezone", "date_order"):
+            try:
+                _check_number_options("number", model.get("timezone") if key == "timezone" else None,
+                                      check_date_order(model.get("date_order")) if key == "date_order" else "auto")
+            except InputError as exc:
+                raise ctx.error(("model", key), str(exc).replace("--timezone", "timezone").replace("--date-order", "date_order")
+                                .replace("--snapshot number", 'snapshot = "number"')) from None
     if isinstance(model.get("window"), int):
         from tempanon.stream.api import DEFAULT_MAX_SNAPSHOTS, _check_window_span
 

@@ -83,6 +83,15 @@ def _check_window_span(w: int, max_snapshots: int | None) -> None:
                          f"no record can be delayed that far; give a window of at most {max_snapshots:,}")
 
 
+def _check_number_options(granule: str, timezone: str | None, date_order: str) -> None:
+    """With snapshot unit ``number`` the time column holds snapshot numbers: a time zone or a day/month
+    order would be ignored (the summary even named the zone as the clock used)."""
+    if granule == "number" and timezone is not None:
+        raise InputError("--timezone cuts snapshots of times; with --snapshot number the time column holds snapshot numbers")
+    if granule == "number" and date_order != "auto":
+        raise InputError("--date-order reads numeric dates; with --snapshot number the time column holds snapshot numbers")
+
+
 def _span_ok(pushed: int, current, upto, granule: str, max_snapshots: int) -> bool:
     """Raise before pushing the empty granules between ``current`` and ``upto`` when the stream would
     span more than ``max_snapshots`` snapshots (standard input: the gap is known before any work)."""
@@ -181,6 +190,7 @@ def anonymize_stream(
     step = validate_step(step)
     defer = None if defer is None else validate_defer(defer)
     granule = validate_granule(snapshot)
+    _check_number_options(granule, timezone, date_order)
     from tempanon.data.io import check_frame
 
     check_frame(df)
@@ -490,6 +500,7 @@ def stream_json_lines(
     step = validate_step(step)
     defer = None if defer is None else validate_defer(defer)
     granule = validate_granule(snapshot)
+    _check_number_options(granule, timezone, check_date_order(date_order))
     cm = make_cost(cost, w, suppression_cost)
     start = _time.perf_counter()
     published: list[PublishedSnapshot] = []
