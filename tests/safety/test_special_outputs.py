@@ -74,3 +74,35 @@ def test_a_release_named_like_another_format_is_refused(tmp_path):
     assert r.exit_code == 2 and "[output] table" in r.output and "would hold CSV text" in " ".join(r.output.split())
     for name in ("released.csv", "released.parquet", "released.csv.gz", "released.txt"):
         assert _kanon([tmp_path / name]).exit_code == 0 and (tmp_path / name).exists()
+
+
+@pytest.mark.parametrize("engine", ["numpy", "duckdb"])
+def test_kanonymize_out_never_overwrites_an_input(tmp_path, engine):
+    """kanonymize(path, ..., out=path) wrote the release over its input on numpy and DuckDB, and out= a hierarchy
+    file read by load_hierarchies wrote it over that file (found in the uatb acceptance pass, which overwrote a
+    bundled hierarchy that way); DuckDB replaced a named pipe; out='r.xlsx' held CSV text. The API now checks
+    out= (and audit=) as the commands check --out."""
+    import shutil
+
+    import pandas as pd
+
+    from tempanon.hierarchy import load_hierarchies
+    from tempanon.kanon import kanonymize
+
+    data = tmp_path / "in.csv"
+    pd.read_csv(A / "adult.csv.gz", sep=";", dtype=str, keep_default_na=False).head(500).to_csv(data, sep=";", index=False)
+    hdir = tmp_path / "h"
+    shutil.copytree(A, hdir)
+    before = {p: p.read_bytes() for p in [data, hdir / "age.csv"]}
+    H = load_hierarchies(hdir, ["age", "sex"])
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for out, message in ((data, r"out .*in.csv is the input .*: refusing to overwrite an input"),
+                         (hdir / "age.csv", r"out .*age.csv is the hierarchy file .*: refusing to overwrite an input"),
+                         (fifo, r"is a named pipe, not a file"),
+                         (tmp_path / "r.xlsx", r"a name ending in .xlsx would hold CSV text")):  # fmt: skip
+        with pytest.raises(InputError, match=message):
+            kanonymize(str(data), ["age", "sex"], H, k=2, engine=engine, out=str(out))
+    assert all(p.read_bytes() == b for p, b in before.items()) and fifo.is_fifo()
+    r = kanonymize(str(data), ["age", "sex"], H, k=2, engine=engine, out=str(tmp_path / "ok.csv"))
+    assert (tmp_path / "ok.csv").exists() and r.selected_levels is not None
