@@ -116,6 +116,8 @@ def test_run_job_from_duckdb(jobdir):
         ('zip = { type = "masking", levels = 4 }', 'zip = { type = "masks" }', "unknown hierarchy type 'masks'", 11),
         ('table = "out/t-anon.csv"', 'tabel = "out/t-anon.csv"', "key 'output.tabel': unknown key", 19),
         ('name = "kanon"', 'name = "sdc"', "unknown model 'sdc'; job files support: kanon, timestamped, kp, stream", 14),
+        # (found by the acceptance pass uatc: said without the key and its line when the data was read)
+        ('path = "data/t.csv"', 'path = "data/t.csv"\ndelimiter = ";;"', "key 'input.delimiter': the CSV delimiter must be one character", 3),
         # a name that is not a string (a list or a table ended in a TypeError traceback; found by the job fuzz, seed 36)
         ('name = "kanon"', "name = []", "key 'model.name': give the model's name as a string", 14),
         ('name = "kanon"', "name = { a = 1 }", "key 'model.name': give the model's name as a string", 14),
@@ -367,6 +369,8 @@ def test_hierarchy_never_writes_over_its_input(tmp_path, out):
         (["--type", "suppression", "--column", "age", "--data", "DATA", "--formats", "%Y"], "--formats is for --type dates, not suppression"),
         (["--type", "suppression", "--column", "age", "--data", "DATA", "--tree", "DATA"], "--tree is for --type taxonomy, not suppression"),
         (["NOFILE", "--type", "suppression", "--column", "age", "--data", "DATA", "--out", "OTHER"], "give the file to write once"),
+        # (a negative count sliced from the end: 2 children shown as '... 5 more')
+        (["NOFILE", "--max-children", "-3"], "Invalid value for '--max-children'"),
     ],
 )
 def test_hierarchy_errors(tmp_path, args, message):

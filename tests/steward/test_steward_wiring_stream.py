@@ -251,6 +251,8 @@ def test_job_step_is_carried_to_the_publisher(stream_csv, tmp_path, monkeypatch,
     "old, new, message, line",
     [
         ("l = 3", "l = 1", "key 'model.l'", 11),
+        # (found by the acceptance pass uatc: judged by the kanon layout first: "key 'columns.time': unknown key")
+        ('name = "stream"', 'name = "Stream"', "key 'model.name': unknown model 'Stream'; job files support", 10),
         ("window = 2", "window = -1", "key 'model.window'", 12),
         ("window = 2", 'window = "2"', "key 'model.window': expected integer, got a string ('2')", 12),
         ("window = 2", 'window = 2\ncost = "cubic"', "key 'model.cost': unknown cost 'cubic'", 13),

@@ -285,11 +285,21 @@ def load_job(path: str | Path) -> Job:
                 raise ctx.error(("input", key), f"file not found: {source[key]}")
             if source[key].is_dir():
                 raise ctx.error(("input", key), f"{source[key]} is a directory, not a data file")
+    if "delimiter" in source:  # (said when the data was read, without the key and its line)
+        from tempanon.data.io import normalize_delimiter
+
+        try:
+            normalize_delimiter(source["delimiter"])
+        except InputError as exc:
+            raise ctx.error(("input", "delimiter"), str(exc)) from None
 
     # the model decides which column roles, hierarchies and outputs the file may have (checked in
     # full below; an unknown or missing model name falls back to the kanon layout until then)
     model_raw = raw["model"]
     name0 = model_raw.get("name") if isinstance(model_raw, dict) else None
+    if isinstance(name0, str) and name0 not in MODELS:  # (name = "Stream" was judged by the kanon layout: "key
+        # 'columns.time': unknown key", not the typo in the model's name)
+        raise ctx.error(("model", "name"), f"unknown model {name0!r}; job files support: {', '.join(MODELS)}")
     spec0 = MODELS.get(name0, MODELS["kanon"]) if isinstance(name0, str) else MODELS["kanon"]
     cols = raw["columns"]
     _check_table(ctx, ("columns",), cols, {k: v for k, v in COLUMNS_SCHEMA.items() if k in spec0.columns}, set(spec0.required_columns))

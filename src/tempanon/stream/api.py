@@ -193,6 +193,9 @@ def anonymize_stream(
     _check_number_options(granule, timezone, date_order)
     from tempanon.data.io import check_frame
 
+    if not isinstance(df, pd.DataFrame):  # (a list was an AttributeError traceback)
+        raise InputError(f"the stream must be a pandas DataFrame, got {type(df).__name__} (a file: tempanon stream FILE, or "
+                         "read it with pandas first)")
     check_frame(df)
     require_columns(df, [time], role="time column")
     require_columns(df, [sensitive], role="sensitive column")
