@@ -106,3 +106,26 @@ def test_kanonymize_out_never_overwrites_an_input(tmp_path, engine):
     assert all(p.read_bytes() == b for p, b in before.items()) and fifo.is_fifo()
     r = kanonymize(str(data), ["age", "sex"], H, k=2, engine=engine, out=str(tmp_path / "ok.csv"))
     assert (tmp_path / "ok.csv").exists() and r.selected_levels is not None
+
+
+def test_anonymize_timestamped_file_out_never_overwrites_an_input(tmp_path):
+    """anonymize_timestamped_file(..., out=) refused only its input: out= a hierarchy file wrote the release over it,
+    a named pipe was replaced, out='r.xlsx' held CSV text (found in the uatb acceptance pass)."""
+    from tempanon.temporal import anonymize_timestamped_file
+
+    data = tmp_path / "enc.csv"
+    data.write_bytes(__import__("gzip").decompress((sample_dir("timestamped") / "encounters.csv.gz").read_bytes()))
+    h = tmp_path / "ENCOUNTERCLASS.csv"
+    h.write_text("".join(f"{v};{g};*\n" for v, g in [("ambulatory", "out"), ("outpatient", "out"), ("wellness", "out"),
+                 ("emergency", "acute"), ("inpatient", "acute"), ("urgentcare", "acute"), ("home", "out"),
+                 ("virtual", "out"), ("hospice", "acute"), ("snf", "acute")]))  # fmt: skip
+    before = h.read_bytes()
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    run = dict(time="START", uid="PATIENT", k=2, qi=["ENCOUNTERCLASS"], hierarchies={"ENCOUNTERCLASS": str(h)},
+               granularities="year", max_suppression=0.5, engine="duckdb")  # fmt: skip
+    for out, message in ((h, r"is the hierarchy file .*: refusing to overwrite an input"),
+                         (fifo, r"is a named pipe, not a file"), (tmp_path / "r.xlsx", r"would hold CSV text")):  # fmt: skip
+        with pytest.raises(InputError, match=message):
+            anonymize_timestamped_file(str(data), out=str(out), **run)
+    assert h.read_bytes() == before and fifo.is_fifo()
