@@ -635,3 +635,25 @@ def test_zone_and_date_order_are_refused_with_snapshot_numbers(tmp_path, option)
               "--snapshot", "number", *option, "--out", tmp_path / "out", "-q"])  # fmt: skip
     assert r.exit_code == 2 and f"{option[0]} " in r.output and "with --snapshot number the time column holds snapshot numbers" \
         in " ".join(r.output.split()), r.output
+
+
+def test_standard_input_that_is_not_utf8_or_starts_with_a_bom(tmp_path):
+    """Standard input decoded by Python: a Latin-1 byte was a UnicodeDecodeError traceback with
+    PYTHONIOENCODING=utf-8, and in a C locale 'key 's' holds text that is not valid Unicode ('\\udce9': a
+    lone surrogate escape)', not what was wrong; a byte order mark (as spreadsheets write) was 'not valid
+    JSON (Unexpected UTF-8 BOM)' where a file's is read (found by the acceptance pass uatc)."""
+    import subprocess
+    import sys
+
+    args = ["stream", "-", "--time", "t", "--sensitive", "s", "--qi", "q", "--l", "2", "--window", "0", "-q"]
+    code = "from tempanon.cli import app; app()"
+    env = {**__import__("os").environ, "PYTHONIOENCODING": "utf-8"}
+    data = b'{"t":"2020-01-01","s":"a","q":"x"}\n{"t":"2020-01-01","s":"\xe9","q":"x"}\n'
+    r = subprocess.run([sys.executable, "-c", code, *args, "--out", str(tmp_path / "a")], input=data, capture_output=True,
+                       env=env, timeout=300)  # fmt: skip
+    err = r.stderr.decode()
+    assert r.returncode == 2 and "standard input, line 2: not UTF-8 (byte 24 of the line is 0xe9)" in " ".join(err.split()), err
+    bom = "\ufeff" + "".join(json.dumps({"t": "2020-01-01", "s": s, "q": "x"}) + "\n" for s in "ab")
+    r = _run([*args[1:], "--out", tmp_path / "b"], input=bom)
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "b" / "2020-01-01.st.csv").exists()

@@ -545,6 +545,8 @@ def stream_json_lines(
 
     def read(lineno: int, line: str) -> None:
         nonlocal pub, qi_cols, current, row
+        if lineno == 1 and line.startswith("\ufeff"):  # a byte order mark, as a file's (json.loads refused it)
+            line = line[1:]
         if not line.strip():
             return
         row += 1

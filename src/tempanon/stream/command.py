@@ -357,9 +357,24 @@ def stream(
                 _write_snapshot(out, p.label, p.qit, p.st)
                 info(f"published {p.label} ({p.size} records)", quiet)
 
+        def _lines(first: int):
+            """Standard input's lines decoded as UTF-8 here, naming the line of a byte that is not: Python's own
+            decoding of sys.stdin raised a UnicodeDecodeError traceback (PYTHONIOENCODING=utf-8) or turned the
+            byte into a lone surrogate ('... not valid Unicode ('\\udce9' ...)', C locale)."""
+            raw = getattr(sys.stdin, "buffer", None)
+            if raw is None:
+                yield from sys.stdin
+                return
+            for lineno, data in enumerate(raw, start=first):
+                try:
+                    yield data.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise InputError(f"standard input, line {lineno}: not UTF-8 (byte {exc.start + 1} of the line is "
+                                     f"0x{data[exc.start]:02x}); send the records as UTF-8 (e.g. iconv -f latin1 -t utf-8)") from None
+
         def _call(state):
-            return stream_json_lines(sys.stdin, on_publish=on_publish, resume=state, interruptible=True,
-                                     **_model_options(parse_suppression_cost(suppression_cost)))
+            return stream_json_lines(_lines(1 if state is None else state["lines"] + 1), on_publish=on_publish, resume=state,
+                                     interruptible=True, **_model_options(parse_suppression_cost(suppression_cost)))
 
         announce_kernel()
         try:
