@@ -46,3 +46,12 @@ def test_kanon_l_diversity_variant_needs_l(tmp_path):
     r = runner.invoke(app, ["kanon", str(A / "adult.csv.gz"), "--qi", "age,sex", "--hierarchies", str(A), "--k", "5",
                             "--l-diversity", "distinct", "--out", str(out)])  # fmt: skip
     assert r.exit_code == 2 and "l_diversity 'distinct' says what l means" in " ".join(r.output.split()) and not out.exists()
+
+
+def test_kanon_spark_master_needs_engine_spark(tmp_path):
+    """'kanon --spark-master URL' without --engine spark ran on numpy (or DuckDB) as if it were not given, exit 0,
+    where timestamped and a job's spark_master refuse it (found in the uatb acceptance pass)."""
+    out = tmp_path / "o.csv"
+    r = runner.invoke(app, ["kanon", str(A / "adult.csv.gz"), "--qi", "age,sex", "--hierarchies", str(A), "--k", "5",
+                            "--spark-master", "local[1]", "--out", str(out)])  # fmt: skip
+    assert r.exit_code == 2 and "--spark-master needs --engine spark" in r.output and not out.exists()
