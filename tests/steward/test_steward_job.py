@@ -544,3 +544,16 @@ def test_dates_hierarchy_refuses_a_time_of_day_without_a_date(tmp_path):
                             "--formats", "%Y-%m,%Y", "--out", str(tmp_path / "d.csv")])  # fmt: skip
     assert r.exit_code == 2 and "time(s) of day without a date: '12:30'" in r.output, r.output
     assert not (tmp_path / "d.csv").exists()
+
+
+def test_builders_refuse_arguments_of_the_wrong_type():
+    """build_dates(formats='%Y-%m') took the text letter by letter ("date format '%': unknown directive %"),
+    build_masking(levels='x') was a ValueError traceback (found by the acceptance pass uatc)."""
+    from tempanon.errors import HierarchyError
+    from tempanon.hierarchy.builders import build_dates, build_masking
+
+    with pytest.raises(HierarchyError, match=r"formats must be a list of strftime formats, one per level, e.g\."):
+        build_dates("d", ["2020-01-05"], formats="%Y-%m")
+    with pytest.raises(HierarchyError, match="masking levels must be an integer >= 0, got 'x'"):
+        build_masking("z", ["123"], levels="x")
+    assert build_masking("z", ["123"], levels=2).table.tolist() == [["123", "12*", "1**", "*"]]

@@ -93,6 +93,8 @@ def build_masking(name: str, values: Iterable[object], levels: int | None = None
     ``levels`` masking steps (default: the length of the longest value) before the top. Values of
     different lengths are right-padded with the mask character when masked.
     """
+    if levels is not None and (isinstance(levels, bool) or not isinstance(levels, (int, np.integer))):
+        raise HierarchyError(f"attribute {name!r}: masking levels must be an integer >= 0, got {levels!r}")  # (int('x'): a ValueError)
     distinct = _distinct(values)
     width = max((len(v) for v in distinct), default=1)
     steps = width if levels is None else int(levels)
@@ -176,6 +178,9 @@ def build_dates(name: str, values: Iterable[object], formats: Sequence[str] = DE
     :class:`~tempanon.errors.TempanonWarning` says when an undecided column is read month first;
     ``day``, ``month``).
     """
+    if isinstance(formats, str):  # (taken letter by letter: "date format '%': unknown directive %")
+        raise HierarchyError(f"attribute {name!r}: formats must be a list of strftime formats, one per level, e.g. "
+                             f"['%Y-%m', '%Y'], got the text {formats!r}")
     for f in formats:
         _check_date_format(name, f)
     distinct = _distinct(values)
