@@ -55,3 +55,13 @@ def test_kanon_spark_master_needs_engine_spark(tmp_path):
     r = runner.invoke(app, ["kanon", str(A / "adult.csv.gz"), "--qi", "age,sex", "--hierarchies", str(A), "--k", "5",
                             "--spark-master", "local[1]", "--out", str(out)])  # fmt: skip
     assert r.exit_code == 2 and "--spark-master needs --engine spark" in r.output and not out.exists()
+
+
+def test_a_hierarchies_file_is_not_a_missing_directory(tmp_path):
+    """--hierarchies given an existing file said 'hierarchy directory not found' (found in the uatb acceptance pass)."""
+    f = tmp_path / "age.csv"
+    f.write_text("20;*\n")
+    for cmd in (["kanon", str(A / "adult.csv.gz"), "--qi", "age", "--k", "2"],
+                ["timestamped", str(ENC), "--uid", "PATIENT", "--time", "START", "--qi", "ENCOUNTERCLASS", "--k", "2"]):  # fmt: skip
+        r = runner.invoke(app, [*cmd, "--hierarchies", str(f), "--out", str(tmp_path / "o.csv")])
+        assert r.exit_code == 2 and "is a file, not a directory" in " ".join(r.output.split()), r.output
