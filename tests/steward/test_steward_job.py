@@ -557,3 +557,19 @@ def test_builders_refuse_arguments_of_the_wrong_type():
     with pytest.raises(HierarchyError, match="masking levels must be an integer >= 0, got 'x'"):
         build_masking("z", ["123"], levels="x")
     assert build_masking("z", ["123"], levels=2).table.tolist() == [["123", "12*", "1**", "*"]]
+
+
+def test_intervals_beyond_exact_floats_are_refused():
+    """Numbers from 2**53 on are no longer exact as floats: 9007199254740999 was put in the interval
+    '9007199254741000-9007199254741004' (which does not hold it) beside an overlapping
+    '9007199254740996-9007199254741000', written, exit 0 (found by the acceptance pass uatc)."""
+    from tempanon.errors import HierarchyError
+    from tempanon.hierarchy.builders import build_intervals
+
+    with pytest.raises(HierarchyError, match="value '9007199254740999' is too large for exact intervals"):
+        build_intervals("v", ["9007199254740999", "9007199254740995"], [5])
+    with pytest.raises(HierarchyError, match="interval width 1e\\+300 is too large"):
+        build_intervals("v", ["1", "2"], [1e300])
+    with pytest.raises(HierarchyError, match="the intervals' start 1e\\+17 is too large"):
+        build_intervals("v", ["1", "2"], [5], start=1e17)
+    assert build_intervals("v", ["1e15", "1"], [5]).table[:, 1].tolist() == ["1000000000000000-1000000000000004", "0-4"]
