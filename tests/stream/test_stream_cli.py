@@ -130,6 +130,8 @@ def test_stdin_out_of_order_keeps_what_was_published(tmp_path):
         (["--l", 1], "l must be >= 2"),
         (["--window", -1], "w must be >= 0"),
         (["--cost", "1,2,3"], "(C1)"),
+        (["--cost", "0,1,,3"], "cost '0,1,,3': value 3 (mu(2)) is empty"),  # (read as 0,1,3; found by the acceptance pass uatc)
+        (["--suppression-cost", "Fight=20,Fight=30"], "the cost of 'Fight' is given twice"),  # (the last was kept; uatc)
         (["--cost", "0,2,2"], "(C2)"),
         (["--cost", "0,3,4"], "(C3)"),
         (["--cost", "cubic"], "unknown cost"),

@@ -124,8 +124,14 @@ def make_cost(cost: str | CostModel | list, w: int, suppression_cost: float | di
         if name == "quadratic":
             return CostModel.quadratic(w, suppression_cost)
         if "," in name or name.replace(".", "", 1).isdigit():
+            parts = name.split(",")
+            if len(parts) > 1 and not parts[-1].strip():
+                parts = parts[:-1]  # (a trailing comma)
+            empty = [i for i, v in enumerate(parts) if not v.strip()]
+            if empty:  # ('0,1,,3' was read as 0,1,3: every later value one distance too early)
+                raise InputError(f"cost {cost!r}: value {empty[0] + 1} (mu({empty[0]})) is empty; give mu(0),mu(1),...,mu(w)")
             try:
-                values = [float(v) for v in name.split(",") if v.strip()]
+                values = [float(v) for v in parts]
             except ValueError as exc:
                 raise InputError(f"cost {cost!r}: not a list of numbers mu(0),...,mu(w)") from exc
             return CostModel.from_function(values, w, suppression_cost, name=f"table({cost})")

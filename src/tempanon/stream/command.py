@@ -74,6 +74,8 @@ def parse_suppression_cost(text: str) -> float | dict:
         if "=" not in part:
             raise InputError(f"--suppression-cost: {part!r} is not 'value=cost'")
         key, val = part.rsplit("=", 1)
+        if key.strip() in out:  # ('Fight=20,Fight=30' kept the last without a word)
+            raise InputError(f"--suppression-cost: the cost of {key.strip()!r} is given twice")
         try:
             out[key.strip()] = float(val)
         except ValueError as exc:
