@@ -257,3 +257,30 @@ def test_kp_command_releases_ids_and_kept_columns_as_written(tmp_path):
     assert sorted(rel["zip"]) == sorted(wide["zip"])
     aud = pd.read_csv(audit, comment="#", dtype=str)
     assert sorted(aud["id"]) == sorted(wide["id"])
+
+
+def test_long_format_takes_keep_and_drop(tmp_path):
+    """--keep and --drop with --long (job keys keep and identifying) were checked against the pivoted table, which
+    had only the entity, the time points and the sensitive columns: 'unknown --keep column 'grp'; the input has
+    columns: id, A0, ...' (found in the uatb acceptance pass). They go through the pivot now (a kept column must
+    hold one value per entity, as a sensitive one)."""
+    wide = random_walk(40, seed=7)
+    wide["grp"] = [f"g{i % 4}" for i in range(40)]
+    wide["name"] = [f"n{i}" for i in range(40)]
+    long = wide.melt(id_vars=["id", "S", "grp", "name"], var_name="t", value_name="v")
+    p = tmp_path / "long.csv"
+    long.to_csv(p, index=False)
+    out = tmp_path / "rel" / "o.csv"
+    r = runner.invoke(app, ["kp", str(p), "--long", "--entity", "id", "--time", "t", "--value", "v", "--sensitive", "S",
+                            "--keep", "grp", "--drop", "name", "--k", "5", "--p", "2", "--out", str(out)])  # fmt: skip
+    assert r.exit_code == 0, r.output
+    rel = pd.read_csv(out)
+    assert rel.columns[-2:].tolist() == ["S", "grp"] and "name" not in rel.columns
+    assert sorted(rel["grp"]) == sorted(wide["grp"])
+    job = tmp_path / "job.toml"
+    job.write_text(f'[input]\npath = "{p}"\n[columns]\nuid = "id"\nquasi_identifiers = ["A0:A9"]\nsensitive = ["S"]\n'
+                   f'keep = ["grp"]\nidentifying = ["name"]\n[model]\nname = "kp"\nk = 5\np = 2\nlong_time = "t"\n'
+                   f'long_value = "v"\n[output]\ntable = "{tmp_path / "rel" / "j.csv"}"\n')  # fmt: skip
+    r = runner.invoke(app, ["run", str(job)])
+    assert r.exit_code == 0, r.output
+    assert pd.read_csv(tmp_path / "rel" / "j.csv").columns[-2:].tolist() == ["S", "grp"]
