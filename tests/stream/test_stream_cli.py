@@ -659,3 +659,21 @@ def test_standard_input_that_is_not_utf8_or_starts_with_a_bom(tmp_path):
     r = _run([*args[1:], "--out", tmp_path / "b"], input=bom)
     assert r.exit_code == 0, r.output
     assert (tmp_path / "b" / "2020-01-01.st.csv").exists()
+
+
+def test_stream_json_lines_takes_text_bytes_and_a_single_text():
+    """stream_json_lines on lines of bytes (a binary file; json.loads reads them) met the byte-order-mark
+    check of str lines (TypeError, since 0f555a7), and one text of JSON lines was iterated character by
+    character ('line 1: not valid JSON'); found by the acceptance pass uatc."""
+    import warnings
+
+    from tempanon.errors import InputError
+    from tempanon.stream.api import stream_json_lines
+
+    text = "\ufeff" + "".join(json.dumps({"t": "2020-01-01", "s": s, "q": "x"}) + "\n" for s in "ab")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for lines in (text, text.splitlines(keepends=True), text.encode().splitlines(keepends=True)):
+            assert stream_json_lines(lines, time="t", sensitive="s", l=2, w=0).summary["records"] == 2
+    with pytest.raises(InputError, match="line 1: not UTF-8 \\(byte 24 of the line is 0xe9\\)"):
+        stream_json_lines([b'{"t":"2020-01-01","s":"\xe9","q":"x"}\n'], time="t", sensitive="s", l=2, w=0)

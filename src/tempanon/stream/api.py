@@ -498,6 +498,8 @@ def stream_json_lines(
     undecided first value, ``05/03/2023``, holds month first with a note) and refuses a later value
     in the other order (:class:`_StdinDateOrder`)."""
     l = validate_l(l)
+    if isinstance(lines, str):  # one text of JSON lines (iterated, it gave its characters: 'line 1: not valid JSON')
+        lines = lines.splitlines(keepends=True)
     timezone = _check_zone(timezone)
     dord = _StdinDateOrder(check_date_order(date_order), None if resume is None else resume.get("date_order"))
     # whether the times carry a UTC offset, as the first one shows it (line, value): a file's column mixing
@@ -551,6 +553,12 @@ def stream_json_lines(
 
     def read(lineno: int, line: str) -> None:
         nonlocal pub, qi_cols, current, row
+        if isinstance(line, (bytes, bytearray)):  # (json.loads takes bytes: lines of a binary file)
+            try:
+                line = bytes(line).decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(f"standard input, line {lineno}: not UTF-8 (byte {exc.start + 1} of the line is "
+                                 f"0x{line[exc.start]:02x})") from None
         if lineno == 1 and line.startswith("\ufeff"):  # a byte order mark, as a file's (json.loads refused it)
             line = line[1:]
         if not line.strip():
