@@ -124,6 +124,8 @@ class Hierarchy:
         attr = name or p.stem
         if not p.exists():
             raise HierarchyError(f"attribute {attr!r}: hierarchy file not found: {p}")
+        if p.is_dir():  # ('tempanon hierarchy DIR' was an IsADirectoryError traceback)
+            raise HierarchyError(f"attribute {attr!r}: {p} is a directory, not a hierarchy file")
         raw = p.read_bytes()
         try:
             text = raw.decode("utf-8-sig")
