@@ -369,6 +369,8 @@ def test_hierarchy_never_writes_over_its_input(tmp_path, out):
         (["--type", "suppression", "--column", "age", "--data", "DATA", "--formats", "%Y"], "--formats is for --type dates, not suppression"),
         (["--type", "suppression", "--column", "age", "--data", "DATA", "--tree", "DATA"], "--tree is for --type taxonomy, not suppression"),
         (["NOFILE", "--type", "suppression", "--column", "age", "--data", "DATA", "--out", "OTHER"], "give the file to write once"),
+        # (found by the acceptance pass uatc: a UnicodeDecodeError traceback)
+        (["--type", "taxonomy", "--column", "dx", "--tree", "LATIN1"], "latin1.json: not UTF-8 (byte 9 is 0xe9)"),
         # (found by the acceptance pass uatc: an IsADirectoryError traceback)
         (["DIR"], "is a directory, not a hierarchy file"),
         # (a negative count sliced from the end: 2 children shown as '... 5 more')
@@ -379,7 +381,9 @@ def test_hierarchy_errors(tmp_path, args, message):
     data = tmp_path / "t.csv"
     make_table(20).to_csv(data, index=False)
     args = [str(data) if a == "DATA" else str(tmp_path / "nofile.csv") if a == "NOFILE" else str(tmp_path / "other.csv")
-            if a == "OTHER" else str(tmp_path) if a == "DIR" else a for a in args]  # fmt: skip
+            if a == "OTHER" else str(tmp_path) if a == "DIR" else str(tmp_path / "latin1.json") if a == "LATIN1" else a
+            for a in args]  # fmt: skip
+    (tmp_path / "latin1.json").write_bytes('{"a": ["\xe9"]}'.encode("latin-1"))
     r = runner.invoke(app, ["hierarchy", *args])
     assert r.exit_code == 2, r.output
     assert message in " ".join(r.output.split())
