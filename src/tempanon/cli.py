@@ -2,7 +2,8 @@
 
 Exit status: 0 success, 1 no anonymization satisfies the request, 2 bad usage or bad input,
 3 the independent verifier rejected the output (nothing written), 4 the engine could not finish
-(out of memory, a failed Spark job; nothing written).
+(out of memory, a failed Spark job; nothing written), 5 tempanon failed unexpectedly (a bug: the
+traceback is printed; Python's own status for it, 1, is the one that means "no anonymization").
 """
 
 from __future__ import annotations
@@ -98,7 +99,20 @@ def main() -> None:
     # of --engine spark even with --quiet
     warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
     _show_tempanon_warnings()
-    app()
+    try:
+        app()
+    except Exception:  # (SystemExit and KeyboardInterrupt pass): an unexpected error is not 'no solution' (exit 1)
+        import sys
+        import traceback
+
+        traceback.print_exc()
+        print("error: tempanon failed unexpectedly (a bug: please report it with the traceback above); exit 5",
+              file=sys.stderr)  # fmt: skip
+        sys.exit(INTERNAL_ERROR)
+
+
+#: exit status of an unexpected error (a traceback): Python exits 1 for it, tempanon's 'no solution'
+INTERNAL_ERROR = 5
 
 
 if __name__ == "__main__":

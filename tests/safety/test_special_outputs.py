@@ -74,3 +74,58 @@ def test_a_release_named_like_another_format_is_refused(tmp_path):
     assert r.exit_code == 2 and "[output] table" in r.output and "would hold CSV text" in " ".join(r.output.split())
     for name in ("released.csv", "released.parquet", "released.csv.gz", "released.txt"):
         assert _kanon([tmp_path / name]).exit_code == 0 and (tmp_path / name).exists()
+
+
+@pytest.mark.parametrize("engine", ["numpy", "duckdb"])
+def test_kanonymize_out_never_overwrites_an_input(tmp_path, engine):
+    """kanonymize(path, ..., out=path) wrote the release over its input on numpy and DuckDB, and out= a hierarchy
+    file read by load_hierarchies wrote it over that file (found in the uatb acceptance pass, which overwrote a
+    bundled hierarchy that way); DuckDB replaced a named pipe; out='r.xlsx' held CSV text. The API now checks
+    out= (and audit=) as the commands check --out."""
+    import shutil
+
+    import pandas as pd
+
+    from tempanon.hierarchy import load_hierarchies
+    from tempanon.kanon import kanonymize
+
+    data = tmp_path / "in.csv"
+    pd.read_csv(A / "adult.csv.gz", sep=";", dtype=str, keep_default_na=False).head(500).to_csv(data, sep=";", index=False)
+    hdir = tmp_path / "h"
+    shutil.copytree(A, hdir)
+    before = {p: p.read_bytes() for p in [data, hdir / "age.csv"]}
+    H = load_hierarchies(hdir, ["age", "sex"])
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for out, message in ((data, r"out .*in.csv is the input .*: refusing to overwrite an input"),
+                         (hdir / "age.csv", r"out .*age.csv is the hierarchy file .*: refusing to overwrite an input"),
+                         (fifo, r"is a named pipe, not a file"),
+                         (tmp_path / "r.xlsx", r"a name ending in .xlsx would hold CSV text")):  # fmt: skip
+        with pytest.raises(InputError, match=message):
+            kanonymize(str(data), ["age", "sex"], H, k=2, engine=engine, out=str(out))
+    assert all(p.read_bytes() == b for p, b in before.items()) and fifo.is_fifo()
+    r = kanonymize(str(data), ["age", "sex"], H, k=2, engine=engine, out=str(tmp_path / "ok.csv"))
+    assert (tmp_path / "ok.csv").exists() and r.selected_levels is not None
+
+
+def test_anonymize_timestamped_file_out_never_overwrites_an_input(tmp_path):
+    """anonymize_timestamped_file(..., out=) refused only its input: out= a hierarchy file wrote the release over it,
+    a named pipe was replaced, out='r.xlsx' held CSV text (found in the uatb acceptance pass)."""
+    from tempanon.temporal import anonymize_timestamped_file
+
+    data = tmp_path / "enc.csv"
+    data.write_bytes(__import__("gzip").decompress((sample_dir("timestamped") / "encounters.csv.gz").read_bytes()))
+    h = tmp_path / "ENCOUNTERCLASS.csv"
+    h.write_text("".join(f"{v};{g};*\n" for v, g in [("ambulatory", "out"), ("outpatient", "out"), ("wellness", "out"),
+                 ("emergency", "acute"), ("inpatient", "acute"), ("urgentcare", "acute"), ("home", "out"),
+                 ("virtual", "out"), ("hospice", "acute"), ("snf", "acute")]))  # fmt: skip
+    before = h.read_bytes()
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    run = dict(time="START", uid="PATIENT", k=2, qi=["ENCOUNTERCLASS"], hierarchies={"ENCOUNTERCLASS": str(h)},
+               granularities="year", max_suppression=0.5, engine="duckdb")  # fmt: skip
+    for out, message in ((h, r"is the hierarchy file .*: refusing to overwrite an input"),
+                         (fifo, r"is a named pipe, not a file"), (tmp_path / "r.xlsx", r"would hold CSV text")):  # fmt: skip
+        with pytest.raises(InputError, match=message):
+            anonymize_timestamped_file(str(data), out=str(out), **run)
+    assert h.read_bytes() == before and fifo.is_fifo()

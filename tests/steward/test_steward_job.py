@@ -116,6 +116,8 @@ def test_run_job_from_duckdb(jobdir):
         ('zip = { type = "masking", levels = 4 }', 'zip = { type = "masks" }', "unknown hierarchy type 'masks'", 11),
         ('table = "out/t-anon.csv"', 'tabel = "out/t-anon.csv"', "key 'output.tabel': unknown key", 19),
         ('name = "kanon"', 'name = "sdc"', "unknown model 'sdc'; job files support: kanon, timestamped, kp, stream", 14),
+        # (found by the acceptance pass uatc: said without the key and its line when the data was read)
+        ('path = "data/t.csv"', 'path = "data/t.csv"\ndelimiter = ";;"', "key 'input.delimiter': the CSV delimiter must be one character", 3),
         # a name that is not a string (a list or a table ended in a TypeError traceback; found by the job fuzz, seed 36)
         ('name = "kanon"', "name = []", "key 'model.name': give the model's name as a string", 14),
         ('name = "kanon"', "name = { a = 1 }", "key 'model.name': give the model's name as a string", 14),
@@ -367,13 +369,21 @@ def test_hierarchy_never_writes_over_its_input(tmp_path, out):
         (["--type", "suppression", "--column", "age", "--data", "DATA", "--formats", "%Y"], "--formats is for --type dates, not suppression"),
         (["--type", "suppression", "--column", "age", "--data", "DATA", "--tree", "DATA"], "--tree is for --type taxonomy, not suppression"),
         (["NOFILE", "--type", "suppression", "--column", "age", "--data", "DATA", "--out", "OTHER"], "give the file to write once"),
+        # (found by the acceptance pass uatc: a UnicodeDecodeError traceback)
+        (["--type", "taxonomy", "--column", "dx", "--tree", "LATIN1"], "latin1.json: not UTF-8 (byte 9 is 0xe9)"),
+        # (found by the acceptance pass uatc: an IsADirectoryError traceback)
+        (["DIR"], "is a directory, not a hierarchy file"),
+        # (a negative count sliced from the end: 2 children shown as '... 5 more')
+        (["NOFILE", "--max-children", "-3"], "Invalid value for '--max-children'"),
     ],
 )
 def test_hierarchy_errors(tmp_path, args, message):
     data = tmp_path / "t.csv"
     make_table(20).to_csv(data, index=False)
     args = [str(data) if a == "DATA" else str(tmp_path / "nofile.csv") if a == "NOFILE" else str(tmp_path / "other.csv")
-            if a == "OTHER" else a for a in args]  # fmt: skip
+            if a == "OTHER" else str(tmp_path) if a == "DIR" else str(tmp_path / "latin1.json") if a == "LATIN1" else a
+            for a in args]  # fmt: skip
+    (tmp_path / "latin1.json").write_bytes('{"a": ["\xe9"]}'.encode("latin-1"))
     r = runner.invoke(app, ["hierarchy", *args])
     assert r.exit_code == 2, r.output
     assert message in " ".join(r.output.split())
@@ -540,3 +550,32 @@ def test_dates_hierarchy_refuses_a_time_of_day_without_a_date(tmp_path):
                             "--formats", "%Y-%m,%Y", "--out", str(tmp_path / "d.csv")])  # fmt: skip
     assert r.exit_code == 2 and "time(s) of day without a date: '12:30'" in r.output, r.output
     assert not (tmp_path / "d.csv").exists()
+
+
+def test_builders_refuse_arguments_of_the_wrong_type():
+    """build_dates(formats='%Y-%m') took the text letter by letter ("date format '%': unknown directive %"),
+    build_masking(levels='x') was a ValueError traceback (found by the acceptance pass uatc)."""
+    from tempanon.errors import HierarchyError
+    from tempanon.hierarchy.builders import build_dates, build_masking
+
+    with pytest.raises(HierarchyError, match=r"formats must be a list of strftime formats, one per level, e.g\."):
+        build_dates("d", ["2020-01-05"], formats="%Y-%m")
+    with pytest.raises(HierarchyError, match="masking levels must be an integer >= 0, got 'x'"):
+        build_masking("z", ["123"], levels="x")
+    assert build_masking("z", ["123"], levels=2).table.tolist() == [["123", "12*", "1**", "*"]]
+
+
+def test_intervals_beyond_exact_floats_are_refused():
+    """Numbers from 2**53 on are no longer exact as floats: 9007199254740999 was put in the interval
+    '9007199254741000-9007199254741004' (which does not hold it) beside an overlapping
+    '9007199254740996-9007199254741000', written, exit 0 (found by the acceptance pass uatc)."""
+    from tempanon.errors import HierarchyError
+    from tempanon.hierarchy.builders import build_intervals
+
+    with pytest.raises(HierarchyError, match="value '9007199254740999' is too large for exact intervals"):
+        build_intervals("v", ["9007199254740999", "9007199254740995"], [5])
+    with pytest.raises(HierarchyError, match="interval width 1e\\+300 is too large"):
+        build_intervals("v", ["1", "2"], [1e300])
+    with pytest.raises(HierarchyError, match="the intervals' start 1e\\+17 is too large"):
+        build_intervals("v", ["1", "2"], [5], start=1e17)
+    assert build_intervals("v", ["1e15", "1"], [5]).table[:, 1].tolist() == ["1000000000000000-1000000000000004", "0-4"]

@@ -130,6 +130,8 @@ def test_stdin_out_of_order_keeps_what_was_published(tmp_path):
         (["--l", 1], "l must be >= 2"),
         (["--window", -1], "w must be >= 0"),
         (["--cost", "1,2,3"], "(C1)"),
+        (["--cost", "0,1,,3"], "cost '0,1,,3': value 3 (mu(2)) is empty"),  # (read as 0,1,3; found by the acceptance pass uatc)
+        (["--suppression-cost", "Fight=20,Fight=30"], "the cost of 'Fight' is given twice"),  # (the last was kept; uatc)
         (["--cost", "0,2,2"], "(C2)"),
         (["--cost", "0,3,4"], "(C3)"),
         (["--cost", "cubic"], "unknown cost"),
@@ -594,3 +596,84 @@ def test_a_json_record_with_a_key_given_twice_is_refused(tmp_path):
     r = _run(["-", "--time", "response_datetime", "--sensitive", "problem", "--qi", "race", "--l", "2", "--window", "0",
               "--out", tmp_path / "out", "-q"], input=lines)  # fmt: skip
     assert r.exit_code == 2 and "standard input, line 1: key 'race' is given twice in one record" in r.output, r.output
+
+
+def test_a_window_beyond_the_largest_span_is_refused(tmp_path):
+    """--window 1000000000 on a two-day stream was killed by the system (out of memory: a cost table of
+    w + 1 entries, and the fast step's level-transfer tables grew as w^2, 6.4 GB at w = 20,000); a window
+    above --max-snapshots delays nothing more (found by the acceptance pass uatc)."""
+    args = ["--time", "response_datetime", "--sensitive", "problem", "--qi", "race", "--l", "2", "-q"]
+    r = _run([SAMPLE, *args, "--window", "300", "--max-snapshots", "200", "--out", tmp_path / "a"])
+    assert r.exit_code == 2 and "window w = 300 is more than the 200 snapshots a stream may span" in r.output, r.output
+    assert not (tmp_path / "a").exists()
+    r = _run(["-", *args, "--window", "300", "--max-snapshots", "200", "--out", tmp_path / "b"],
+             input=json.dumps({"response_datetime": "2016/01/01 00:47:36", "problem": "Fight", "race": "Black"}) + "\n")
+    assert r.exit_code == 2 and "window w = 300 is more than the 200 snapshots" in r.output, r.output
+    from tempanon.errors import InputError
+    from tempanon.stream import anonymize_stream
+
+    df = pd.read_csv(SAMPLE, dtype=str).head(40)
+    with pytest.raises(InputError, match="window w = 300 is more than the 200 snapshots"):
+        anonymize_stream(df, time="response_datetime", sensitive="problem", qi="race", l=2, w=300, max_snapshots=200)
+
+
+def test_a_report_inside_the_published_folder_is_refused(tmp_path):
+    """--report inside --out was written into the release (the input's checksum, every snapshot's original
+    size and suppressions: steward-only, as the summary and the audit, refused there), and every later run
+    into that folder was refused as it 'holds r.html, which is not a snapshot file'; a job file already
+    refused it (found by the acceptance pass uatc)."""
+    r = _run([SAMPLE, "--time", "response_datetime", "--sensitive", "problem", "--qi", "race", "--l", "2", "--window", "1",
+              "--out", tmp_path / "rel", "--report", tmp_path / "rel" / "r.html", "-q"])  # fmt: skip
+    assert r.exit_code == 2 and "--report" in r.output and "is inside the published folder --out" in " ".join(r.output.split()), r.output
+    assert not (tmp_path / "rel").exists()
+
+
+@pytest.mark.parametrize("option", [["--timezone", "UTC"], ["--date-order", "day"]])
+def test_zone_and_date_order_are_refused_with_snapshot_numbers(tmp_path, option):
+    """--snapshot number with --timezone or --date-order: ignored, exit 0, and the summary named the zone
+    as the clock that cut the snapshots (found by the acceptance pass uatc)."""
+    (tmp_path / "n.csv").write_text("t,s,q\n1,a,x\n2,b,y\n2,c,x\n")
+    r = _run([tmp_path / "n.csv", "--time", "t", "--sensitive", "s", "--qi", "q", "--l", "2", "--window", "1",
+              "--snapshot", "number", *option, "--out", tmp_path / "out", "-q"])  # fmt: skip
+    assert r.exit_code == 2 and f"{option[0]} " in r.output and "with --snapshot number the time column holds snapshot numbers" \
+        in " ".join(r.output.split()), r.output
+
+
+def test_standard_input_that_is_not_utf8_or_starts_with_a_bom(tmp_path):
+    """Standard input decoded by Python: a Latin-1 byte was a UnicodeDecodeError traceback with
+    PYTHONIOENCODING=utf-8, and in a C locale 'key 's' holds text that is not valid Unicode ('\\udce9': a
+    lone surrogate escape)', not what was wrong; a byte order mark (as spreadsheets write) was 'not valid
+    JSON (Unexpected UTF-8 BOM)' where a file's is read (found by the acceptance pass uatc)."""
+    import subprocess
+    import sys
+
+    args = ["stream", "-", "--time", "t", "--sensitive", "s", "--qi", "q", "--l", "2", "--window", "0", "-q"]
+    code = "from tempanon.cli import app; app()"
+    env = {**__import__("os").environ, "PYTHONIOENCODING": "utf-8"}
+    data = b'{"t":"2020-01-01","s":"a","q":"x"}\n{"t":"2020-01-01","s":"\xe9","q":"x"}\n'
+    r = subprocess.run([sys.executable, "-c", code, *args, "--out", str(tmp_path / "a")], input=data, capture_output=True,
+                       env=env, timeout=300)  # fmt: skip
+    err = r.stderr.decode()
+    assert r.returncode == 2 and "standard input, line 2: not UTF-8 (byte 24 of the line is 0xe9)" in " ".join(err.split()), err
+    bom = "\ufeff" + "".join(json.dumps({"t": "2020-01-01", "s": s, "q": "x"}) + "\n" for s in "ab")
+    r = _run([*args[1:], "--out", tmp_path / "b"], input=bom)
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "b" / "2020-01-01.st.csv").exists()
+
+
+def test_stream_json_lines_takes_text_bytes_and_a_single_text():
+    """stream_json_lines on lines of bytes (a binary file; json.loads reads them) met the byte-order-mark
+    check of str lines (TypeError, since 0f555a7), and one text of JSON lines was iterated character by
+    character ('line 1: not valid JSON'); found by the acceptance pass uatc."""
+    import warnings
+
+    from tempanon.errors import InputError
+    from tempanon.stream.api import stream_json_lines
+
+    text = "\ufeff" + "".join(json.dumps({"t": "2020-01-01", "s": s, "q": "x"}) + "\n" for s in "ab")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for lines in (text, text.splitlines(keepends=True), text.encode().splitlines(keepends=True)):
+            assert stream_json_lines(lines, time="t", sensitive="s", l=2, w=0).summary["records"] == 2
+    with pytest.raises(InputError, match="line 1: not UTF-8 \\(byte 24 of the line is 0xe9\\)"):
+        stream_json_lines([b'{"t":"2020-01-01","s":"\xe9","q":"x"}\n'], time="t", sensitive="s", l=2, w=0)

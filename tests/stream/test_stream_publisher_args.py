@@ -63,3 +63,11 @@ def test_wrong_argument_types_are_input_errors(tmp_path):
     r = CliRunner().invoke(app, ["stream", str(p), "--time", "t", "--sensitive", "dx", "--qi", "ip", "--allow-identifier", "ip",
                                  "--l", "2", "--window", "0", "--seed", "-1", "--out", str(tmp_path / "out")])  # fmt: skip
     assert r.exit_code == 2 and "seed must be an integer >= 0, got -1" in r.output, r.output
+
+
+def test_anonymize_stream_refuses_what_is_not_a_dataframe():
+    """anonymize_stream([1, 2], ...) was an AttributeError traceback (found by the acceptance pass uatc)."""
+    from tempanon.stream import anonymize_stream
+
+    with pytest.raises(InputError, match="the stream must be a pandas DataFrame, got list"):
+        anonymize_stream([1, 2], time="t", sensitive="s", l=2, w=0)

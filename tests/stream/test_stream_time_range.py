@@ -78,3 +78,19 @@ def test_a_span_too_large_is_refused_before_the_grid_is_built(tmp_path, unit, ti
 
     with pytest.raises(InputError, match=f"the stream spans {n} {unit} snapshots"):
         index_snapshots(pd.Series(times), "t", unit)
+
+
+def test_messages_show_numpy_cells_as_python_values():
+    """A DataFrame's int or bool time column: the message showed numpy's repr, "np.int64(1577836800) is not a
+    date/time" (found by the acceptance pass uatc); integers now also point to --snapshot number."""
+    import pandas as pd
+
+    from tempanon.errors import InputError
+    from tempanon.stream import anonymize_stream
+
+    for t, shown in (([1577836800, 1577923200], "1577836800 is not a date/time; a column of snapshot numbers needs --snapshot number"),
+                     ([True, False], "True is not a date/time")):  # fmt: skip
+        df = pd.DataFrame({"t": t, "s": ["a", "b"], "q": ["x", "y"]})
+        with pytest.raises(InputError) as exc:
+            anonymize_stream(df, time="t", sensitive="s", qi="q", l=2, w=1)
+        assert str(exc.value) == f"column 't', line 2: {shown}"

@@ -90,11 +90,11 @@ def _bad_table(tmp_path, mutate):
     (lambda d: None, ["--paa", 11], "PAA segments"),
     (lambda d: None, ["--qi", "A0,A1,S", "--sensitive", "S"], "two roles"),
     (lambda d: d.__setitem__("S", d["S"].astype(object).where(d.index != 4, "high")), ["--l-diversity", 2, "--epsilon", 1], "'S', line 6 (id 'R4'): value 'high' is not a number"),
-    (lambda d: d.__setitem__("A5", d["A5"].where(d.index != 9, np.inf)), [], "'A5', line 11 (id 'R9'): value inf is not finite"),
+    (lambda d: d.__setitem__("A5", d["A5"].where(d.index != 9, np.inf)), [], "'A5', line 11 (id 'R9'): value 'inf' is not finite"),
     # a reading near the float limit: the loss overflowed to inf, --summary/--report ended in a traceback
     # (found by hand, session 23)
-    (lambda d: d.__setitem__("A5", d["A5"].where(d.index != 9, -1e308)), [], "'A5', line 11 (id 'R9'): value -1e+308 is too large"),
-    (lambda d: d.__setitem__("A5", d["A5"].where(d.index != 9, 1e100)), ["--report", "REPORT"], "value 1e+100 is too large"),
+    (lambda d: d.__setitem__("A5", d["A5"].where(d.index != 9, -1e308)), [], "'A5', line 11 (id 'R9'): value '-1e+308' is too large"),
+    (lambda d: d.__setitem__("A5", d["A5"].where(d.index != 9, 1e100)), ["--report", "REPORT"], "value '1e+100' is too large"),
     (lambda d: d.__setitem__("id", d["id"].where(d.index != 6)), [], "id column 'id', line 8: missing id"),
     (lambda d: None, ["--k", 0, "--p", 0], "k must be at least 2"),
     (lambda d: None, ["--p", 0], "P must be at least 2"),

@@ -51,8 +51,14 @@ def check_interval_widths(name: str, widths: Sequence[float], start: float = 0) 
     for w in widths:  # (0 or NaN: a traceback in the division below; inf: one interval '[0,inf)' at every level)
         if isinstance(w, bool) or not isinstance(w, (int, float, np.integer, np.floating)) or not math.isfinite(w) or w <= 0:
             raise HierarchyError(f"attribute {name!r}: interval widths must be positive finite numbers, got {w!r}")
+        if w >= 2.0**53:  # (floats no longer hold every integer there: the intervals' bounds would be wrong)
+            raise HierarchyError(f"attribute {name!r}: interval width {float(w):.6g} is too large (widths must stay below 2**53 = "
+                                 "9,007,199,254,740,992)")
     if isinstance(start, bool) or not isinstance(start, (int, float, np.integer, np.floating)) or not math.isfinite(start):
         raise HierarchyError(f"attribute {name!r}: the intervals' start must be a finite number, got {start!r}")
+    if abs(start) >= 2.0**53:
+        raise HierarchyError(f"attribute {name!r}: the intervals' start {start!r} is too large (it must stay below 2**53 = "
+                             "9,007,199,254,740,992)")
     for a, b in zip(widths, widths[1:]):
         if b <= a or not math.isclose(b / a, round(b / a)):
             raise HierarchyError(f"attribute {name!r}: interval width {b} is not a multiple of {a}")
@@ -75,6 +81,13 @@ def build_intervals(name: str, values: Iterable[object], widths: Sequence[float]
         bad = [t for t, ok in zip(distinct, finite) if not ok]
         raise HierarchyError(f"attribute {name!r}: interval hierarchy needs finite numbers, got {', '.join(map(repr, bad[:5]))}"
                              f"{' and more' if len(bad) > 5 else ''}")  # fmt: skip
+    # beyond 2**53 a float no longer holds every integer: 9007199254740999 was put in '9007199254741000-9007199254741004'
+    # (an interval that does not hold it), beside an overlapping '9007199254740996-9007199254741000'
+    exact = 2.0**53
+    big = [t for t, x in zip(distinct, nums) if abs(x - start) + max(widths) >= exact]
+    if big:
+        raise HierarchyError(f"attribute {name!r}: value {big[0]!r} is too large for exact intervals (numbers must stay "
+                             f"below 2**53 = 9,007,199,254,740,992); generalize such codes by masking instead")
     integral = bool(np.all(np.mod(nums, 1) == 0)) and all(float(w).is_integer() for w in widths) and float(start).is_integer()
     rows = []
     for text, x in zip(distinct, nums):
@@ -93,6 +106,8 @@ def build_masking(name: str, values: Iterable[object], levels: int | None = None
     ``levels`` masking steps (default: the length of the longest value) before the top. Values of
     different lengths are right-padded with the mask character when masked.
     """
+    if levels is not None and (isinstance(levels, bool) or not isinstance(levels, (int, np.integer))):
+        raise HierarchyError(f"attribute {name!r}: masking levels must be an integer >= 0, got {levels!r}")  # (int('x'): a ValueError)
     distinct = _distinct(values)
     width = max((len(v) for v in distinct), default=1)
     steps = width if levels is None else int(levels)
@@ -176,6 +191,9 @@ def build_dates(name: str, values: Iterable[object], formats: Sequence[str] = DE
     :class:`~tempanon.errors.TempanonWarning` says when an undecided column is read month first;
     ``day``, ``month``).
     """
+    if isinstance(formats, str):  # (taken letter by letter: "date format '%': unknown directive %")
+        raise HierarchyError(f"attribute {name!r}: formats must be a list of strftime formats, one per level, e.g. "
+                             f"['%Y-%m', '%Y'], got the text {formats!r}")
     for f in formats:
         _check_date_format(name, f)
     distinct = _distinct(values)

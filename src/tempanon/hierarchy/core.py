@@ -124,6 +124,8 @@ class Hierarchy:
         attr = name or p.stem
         if not p.exists():
             raise HierarchyError(f"attribute {attr!r}: hierarchy file not found: {p}")
+        if p.is_dir():  # ('tempanon hierarchy DIR' was an IsADirectoryError traceback)
+            raise HierarchyError(f"attribute {attr!r}: {p} is a directory, not a hierarchy file")
         raw = p.read_bytes()
         try:
             text = raw.decode("utf-8-sig")
@@ -329,8 +331,9 @@ def _validate(name: str, table: np.ndarray, lines: Sequence[int] | None, source:
 def load_hierarchies(directory: str | os.PathLike, attributes: Sequence[str]) -> dict[str, Hierarchy]:
     """Read ``DIR/<attribute>.csv`` (ARX format) for each attribute."""
     d = Path(directory)
-    if not d.is_dir():
-        raise InputError(f"hierarchy directory not found: {d}")
+    if not d.is_dir():  # (a file was 'not found' too)
+        raise InputError(f"--hierarchies {d} is a file, not a directory: give the directory that holds one <column>.csv "
+                         "per quasi-identifier" if d.exists() else f"hierarchy directory not found: {d}")  # fmt: skip
     out = {}
     for a in attributes:
         p = d / f"{a}.csv"

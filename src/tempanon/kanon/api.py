@@ -344,6 +344,19 @@ def kanonymize(
     from tempanon.data.io import refuse_nested_columns
     from tempanon.lattice.source import open_source
 
+    if out is not None:  # as the commands check --out: kanonymize('in.csv', ..., out='in.csv') wrote the release over
+        # its input (numpy and DuckDB), a named pipe was replaced on DuckDB, out='r.xlsx' held CSV text
+        from tempanon.data.io import OutputSet
+
+        inputs = [data] if isinstance(data, (str, os.PathLike)) else []
+        for h in hierarchies.values() if isinstance(hierarchies, Mapping) else ():
+            if isinstance(h, Hierarchy) and h.lines is not None and os.path.isfile(h.source):
+                h = h.source  # read from that file (load_hierarchies): out= over it wrote the release there
+            if isinstance(h, (str, os.PathLike)):
+                inputs.append(("hierarchy", h))
+        OutputSet(inputs, {"out": out, "audit": audit}, tables={"out"},
+                  spark_releases={"out"} if engine == "spark" else ())  # (checks only: nothing is staged)
+
     # a Parquet path: a nested column (list, struct, map) with a role is refused before any engine reads it
     refuse_nested_columns(data, {"qi": qi, "uid": [uid] if uid else None, "sensitive": [sensitive] if sensitive else None,
                                  "keep": keep, "allow_identifier": allow_identifier})  # fmt: skip
@@ -447,6 +460,9 @@ def _kanonymize(src, qi, hierarchies, k, t0, *, uid, identifying, max_suppressio
             )
     elif c is not None:
         raise InputError("c is a parameter of recursive (c,l)-diversity: give it with sensitive, l and l_diversity='recursive'")
+    elif l_diversity != "frequency":  # (--l-diversity entropy without --l was ignored without a word, as --c is refused)
+        raise InputError(f"l_diversity {l_diversity!r} says what l means: give it with sensitive and l (--sensitive, --l), "
+                         "or leave it out")  # fmt: skip
     budget = Budget(max_nodes=max_nodes, time_limit=time_limit) if (max_nodes is not None or time_limit is not None) else None
     limit = MAX_LATTICE if max_lattice is None else max_lattice
     if isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 1:

@@ -109,6 +109,8 @@ def _run(
     # a nested Parquet column (list, struct, map) given a role: refused before any engine reads a row
     refuse_nested_columns(input_path, {"--qi": qi, "--uid": [uid] if uid else None, "--sensitive": [sensitive] if sensitive else None,
                                        "--keep": keep, "--allow-identifier": allow_identifier})  # fmt: skip
+    if spark_master is not None and engine != "spark":  # (ignored before; timestamped and job files refuse it)
+        raise InputError("--spark-master needs --engine spark")
     resolved = resolve_engine(input_path, engine, memory_limit)
     check_memory_limit(resolved, memory_limit, spark_master=spark_master)
     if resolved != "numpy":  # out-of-core engines: tempanon.kanon.engine_command

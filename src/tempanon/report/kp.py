@@ -173,10 +173,10 @@ def kp_report(
     }
     if s.get("l_diversity"):
         measures["sensitive values perturbed"] = s["perturbed"]
-    util = utility_section(attributes=attrs, measures=measures, suppressed_rows=suppressed, rows_in=n)
-    util.add_text("Loss of an attribute: mean over input series of the width of the published value range divided by "
-                  "the attribute's range in the input; a suppressed series, or an attribute whose range is not "
-                  "published, counts 1.", css="note")
+    util = utility_section(attributes=attrs, measures=measures, suppressed_rows=suppressed, rows_in=n,
+                           loss_caption="Loss per attribute: the mean over input series of the width of the published value "
+                                        "range divided by the attribute's range in the input; a suppressed series, or an "
+                                        "attribute whose range is not published, counts 1.")  # fmt: skip
     rep.add(util)
 
     # ---- picture: a few k-groups, drawn from the release only ----------------------------------
@@ -231,7 +231,7 @@ def published_groups_section(released: pd.DataFrame, value_columns: Sequence[str
         curves = None
         if draw_patterns:  # patterns span the same columns as the envelope (customized publishing: not drawn)
             curves = published_pattern_curves(lo, hi, pats["pattern"].tolist(), pats["pattern_level"].to_numpy())
-        groups.append({"members": np.vstack([lo, hi]), "patterns": curves,
+        groups.append({"members": np.vstack([lo, hi]), "patterns": curves, "size": len(rows),
                        "label": f"k-group {int(q)}: {len(rows)} series, {len(pats)} published pattern(s)"})
     ts = timeseries_section(groups=groups, k=k, p=P, measures=measures)
     ts.add_text(f"Drawn from the release only: {len(groups)} of {len(groups_all)} k-groups, from the tightest to "

@@ -170,16 +170,19 @@ def utility_section(
     measures: Mapping[str, Any],
     suppressed_rows: int,
     rows_in: int,
+    loss_caption: str | None = None,
 ) -> Section:
-    """Per attribute ``(name, level, level label, loss)``, the run's loss measures, suppression."""
+    """Per attribute ``(name, level, level label, loss)``, the run's loss measures, suppression. ``loss_caption``:
+    what the attributes' loss is, under its figure (default: the hierarchy loss of full-domain generalization;
+    the kp and stream reports measure another loss and said so only below a caption contradicting it)."""
     sec = Section("utility", "Utility: what the release keeps")
     sec.add_kv({"suppressed rows": f"{suppressed_rows:,} of {rows_in:,} ({(suppressed_rows / rows_in if rows_in else 0):.2%})", **measures})
     sec.add_table(["attribute", "level", "generalized to", "loss"], attributes, max_rows=MAX_TABLE_ROWS // 2,
                   rest="the figure below shows the loss of every attribute")
     sec.add_figure(
         figures.attribute_loss_bars([a[0] for a in attributes], [float(a[3]) for a in attributes], [str(a[1]) for a in attributes]),
-        "Generalization loss per attribute: the mean over records of (c - 1) / (L - 1), c the hierarchy leaves the released "
-        "value covers, L all leaves; suppressed records count 1.",
+        loss_caption or "Generalization loss per attribute: the mean over records of (c - 1) / (L - 1), c the hierarchy "
+        "leaves the released value covers, L all leaves; suppressed records count 1.",
     )
     return sec
 
@@ -243,7 +246,9 @@ def stream_section(*, labels: Sequence[Any], sizes: Sequence[int], suppressed: S
 def timeseries_section(*, groups: Sequence[Mapping[str, Any]], k: int | None = None, p: int | None = None, measures: Mapping[str, Any] | None = None) -> Section:
     """A few (k,P) groups drawn as envelopes with their members and reconstructed patterns."""
     sec = Section("timeseries", "Time-series groups")
-    sizes = [len(np.atleast_2d(np.asarray(g["members"]))) for g in groups]
+    # a group's series: its "size" when given (a k-group drawn from the release has only its envelope's two
+    # bounds as "members": the report said "smallest group drawn 2" for every (10,5) release)
+    sizes = [int(g["size"]) if g.get("size") is not None else len(np.atleast_2d(np.asarray(g["members"]))) for g in groups]
     sec.add_kv({"k": k, "P": p, "groups drawn": min(len(groups), 6), "smallest group drawn": min(sizes) if sizes else None, **(measures or {})})
     sec.add_figure(figures.series_envelopes(groups),
                    "Each panel: one group's envelope (shaded), its members (blue) and their reconstructed patterns (red, dashed).")

@@ -248,11 +248,9 @@ def stream_report(
         },
         suppressed_rows=int(s["suppressed"]),
         rows_in=n,
-    )
-    util.add_text(
-        "Loss of an attribute here: for the time, the mean over input records of (reposition distance / w), a suppressed "
-        "record counting 1; the quasi-identifiers are published unchanged, so only suppression loses them.",
-        css="note",
+        loss_caption="Loss per attribute: for the time, the mean over input records of (reposition distance / w), a "
+                     "suppressed record counting 1; the quasi-identifiers are published unchanged, so only suppression "
+                     "loses them.",
     )
     rep.add(util)
 

@@ -247,7 +247,7 @@ def hierarchy(
     date_order: Annotated[str | None, typer.Option("--date-order", help="dates: " + DATE_ORDER_HELP + " (default auto)")] = None,
     tree: Annotated[Path | None, typer.Option("--tree", help="taxonomy: JSON or TOML file of nested categories.")] = None,
     out: Annotated[Path | None, typer.Option("--out", help="Write the built hierarchy here (ARX format).")] = None,
-    max_children: Annotated[int, typer.Option("--max-children", help="Tree view: children shown per node.")] = 8,
+    max_children: Annotated[int, typer.Option("--max-children", min=0, help="Tree view: children shown per node.")] = 8,
     delimiter: Annotated[str | None, typer.Option("--delimiter", help="CSV delimiter of --data (detected if omitted).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No tree view or status output.")] = False,
 ) -> None:

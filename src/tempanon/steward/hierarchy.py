@@ -43,6 +43,9 @@ def load_tree(path: str | Path) -> dict:
         tree = json.loads(p.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
         raise InputError(f"taxonomy file {p}: {exc}") from None
+    except UnicodeDecodeError as exc:  # (a traceback before)
+        raise InputError(f"taxonomy file {p}: not UTF-8 (byte {exc.start + 1} is 0x{exc.object[exc.start]:02x}); save it as "
+                         "UTF-8, the encoding tempanon reads data and hierarchies in") from None
     if not isinstance(tree, dict):
         raise InputError(f"taxonomy file {p}: the top must be an object of categories")
     return tree

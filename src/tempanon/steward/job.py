@@ -285,11 +285,21 @@ def load_job(path: str | Path) -> Job:
                 raise ctx.error(("input", key), f"file not found: {source[key]}")
             if source[key].is_dir():
                 raise ctx.error(("input", key), f"{source[key]} is a directory, not a data file")
+    if "delimiter" in source:  # (said when the data was read, without the key and its line)
+        from tempanon.data.io import normalize_delimiter
+
+        try:
+            normalize_delimiter(source["delimiter"])
+        except InputError as exc:
+            raise ctx.error(("input", "delimiter"), str(exc)) from None
 
     # the model decides which column roles, hierarchies and outputs the file may have (checked in
     # full below; an unknown or missing model name falls back to the kanon layout until then)
     model_raw = raw["model"]
     name0 = model_raw.get("name") if isinstance(model_raw, dict) else None
+    if isinstance(name0, str) and name0 not in MODELS:  # (name = "Stream" was judged by the kanon layout: "key
+        # 'columns.time': unknown key", not the typo in the model's name)
+        raise ctx.error(("model", "name"), f"unknown model {name0!r}; job files support: {', '.join(MODELS)}")
     spec0 = MODELS.get(name0, MODELS["kanon"]) if isinstance(name0, str) else MODELS["kanon"]
     cols = raw["columns"]
     _check_table(ctx, ("columns",), cols, {k: v for k, v in COLUMNS_SCHEMA.items() if k in spec0.columns}, set(spec0.required_columns))
@@ -789,6 +799,9 @@ def _validate_kp(ctx: Ctx, model: dict, qi: list[str]) -> None:
             raise ctx.error(("model", "l_diversity"), "l-diversity needs 'epsilon' (the largest change of a perturbed sensitive value)")
     if "epsilon" in model and not model["epsilon"] > 0:
         raise ctx.error(("model", "epsilon"), f"must be positive, got {model['epsilon']}")
+    if "epsilon" in model and "l_diversity" not in model:  # (ignored before, as kp_anonymize and --epsilon did)
+        raise ctx.error(("model", "epsilon"), "epsilon is the largest change of a sensitive value perturbed for "
+                                              "l-diversity: give it with l_diversity, or leave it out")  # fmt: skip
     if "date_order" in model:  # how the long format's times are read (numeric dates)
         from tempanon.temporal.parse import check_date_order
 
@@ -884,6 +897,23 @@ def _validate_stream(ctx: Ctx, model: dict, qi: list[str]) -> None:
             validate_granule(model["snapshot"])
         except InputError as exc:
             raise ctx.error(("model", "snapshot"), str(exc)) from None
+    if str(model.get("snapshot", "")).strip().lower() == "number":
+        from tempanon.stream.api import _check_number_options
+
+        for key in ("timezone", "date_order"):
+            try:
+                _check_number_options("number", model.get("timezone") if key == "timezone" else None,
+                                      check_date_order(model.get("date_order")) if key == "date_order" else "auto")
+            except InputError as exc:
+                raise ctx.error(("model", key), str(exc).replace("--timezone", "timezone").replace("--date-order", "date_order")
+                                .replace("--snapshot number", 'snapshot = "number"')) from None
+    if isinstance(model.get("window"), int):
+        from tempanon.stream.api import DEFAULT_MAX_SNAPSHOTS, _check_window_span
+
+        try:
+            _check_window_span(model["window"], DEFAULT_MAX_SNAPSHOTS)
+        except InputError as exc:
+            raise ctx.error(("model", "window"), str(exc)) from None
     if model.get("step") == "paper" and "defer" in model and validate_defer(model["defer"]) > 0:
         # (said by StreamPublisher without the key and its line)
         raise ctx.error(("model", "defer"), "step 'paper' prices every suppression at beta (Definition 2): defer must be 0 with it")
@@ -919,6 +949,12 @@ def _run_stream(job: Job, df: pd.DataFrame, source: SourceInfo, progress: Any) -
     # Anatomy publishes the quasi-identifiers exactly (QIT): screen them like any unchanged column
     overrides = refuse_identifiers(df, qi, allow=job.allow_identifier, time=job.time)
     beta = p.get("suppression_cost", 10.0)
+    if isinstance(beta, dict):  # (anonymize_stream says it too, without the key and its line)
+        present = set(df[sens].dropna().astype(str)) if sens in df.columns else None
+        for value in beta:
+            if present is not None and value != "default" and value not in present:
+                raise ctx.error(("model", "suppression_cost", value),
+                                f"suppression cost given for value {value!r}, which does not occur in column {sens!r}")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TempanonWarning)  # reported in the status line from the summary
         res = anonymize_stream(

@@ -1860,7 +1860,11 @@ def steps(codes, place, starts, base, t_from, t_to, l, w, mu, beta, defer, round
     fw_v = np.int64(0)
     Hbuf = np.zeros((w + 3, 1), dtype=np.int64)
     # the level-transfer candidates of a round (at most P (2 reach) of them)
-    xn = (w + 1) * (2 * xfer_reach + 1) + 1
+    # (at most P (2 reach + 1) of them, P pending snapshots: P <= min(w + 1, t_to), and at most P^2: the
+    # bound (w + 1) (2 reach + 1) grew as w^2 / 2 with reach = w // 4, 6.4 GB at w = 20,000 on a stream
+    # of two snapshots)
+    pmax = min(w + 1, t_to)
+    xn = pmax * min(2 * xfer_reach + 1, pmax) + 1
     xc = np.zeros(xn, dtype=np.int64)
     xb = np.zeros(xn)
     xo = np.zeros(xn, dtype=np.int64)

@@ -75,6 +75,23 @@ def _check_span(n: int, max_snapshots: int | None, granule: str, labels) -> None
         )
 
 
+def _check_window_span(w: int, max_snapshots: int | None) -> None:
+    """A window above the stream's largest span delays nothing more, but the step's tables grow with it
+    (``--window 1000000000`` was killed by the system, out of memory, on a stream of two days)."""
+    if max_snapshots is not None and w > max_snapshots:
+        raise InputError(f"window w = {w:,} is more than the {max_snapshots:,} snapshots a stream may span (--max-snapshots): "
+                         f"no record can be delayed that far; give a window of at most {max_snapshots:,}")
+
+
+def _check_number_options(granule: str, timezone: str | None, date_order: str) -> None:
+    """With snapshot unit ``number`` the time column holds snapshot numbers: a time zone or a day/month
+    order would be ignored (the summary even named the zone as the clock used)."""
+    if granule == "number" and timezone is not None:
+        raise InputError("--timezone cuts snapshots of times; with --snapshot number the time column holds snapshot numbers")
+    if granule == "number" and date_order != "auto":
+        raise InputError("--date-order reads numeric dates; with --snapshot number the time column holds snapshot numbers")
+
+
 def _span_ok(pushed: int, current, upto, granule: str, max_snapshots: int) -> bool:
     """Raise before pushing the empty granules between ``current`` and ``upto`` when the stream would
     span more than ``max_snapshots`` snapshots (standard input: the gap is known before any work)."""
@@ -107,8 +124,14 @@ def make_cost(cost: str | CostModel | list, w: int, suppression_cost: float | di
         if name == "quadratic":
             return CostModel.quadratic(w, suppression_cost)
         if "," in name or name.replace(".", "", 1).isdigit():
+            parts = name.split(",")
+            if len(parts) > 1 and not parts[-1].strip():
+                parts = parts[:-1]  # (a trailing comma)
+            empty = [i for i, v in enumerate(parts) if not v.strip()]
+            if empty:  # ('0,1,,3' was read as 0,1,3: every later value one distance too early)
+                raise InputError(f"cost {cost!r}: value {empty[0] + 1} (mu({empty[0]})) is empty; give mu(0),mu(1),...,mu(w)")
             try:
-                values = [float(v) for v in name.split(",") if v.strip()]
+                values = [float(v) for v in parts]
             except ValueError as exc:
                 raise InputError(f"cost {cost!r}: not a list of numbers mu(0),...,mu(w)") from exc
             return CostModel.from_function(values, w, suppression_cost, name=f"table({cost})")
@@ -169,11 +192,16 @@ def anonymize_stream(
     timezone = _check_zone(timezone)
     date_order = check_date_order(date_order)
     w = validate_window(w)
+    _check_window_span(w, max_snapshots)
     step = validate_step(step)
     defer = None if defer is None else validate_defer(defer)
     granule = validate_granule(snapshot)
+    _check_number_options(granule, timezone, date_order)
     from tempanon.data.io import check_frame
 
+    if not isinstance(df, pd.DataFrame):  # (a list was an AttributeError traceback)
+        raise InputError(f"the stream must be a pandas DataFrame, got {type(df).__name__} (a file: tempanon stream FILE, or "
+                         "read it with pandas first)")
     check_frame(df)
     require_columns(df, [time], role="time column")
     require_columns(df, [sensitive], role="sensitive column")
@@ -470,6 +498,8 @@ def stream_json_lines(
     undecided first value, ``05/03/2023``, holds month first with a note) and refuses a later value
     in the other order (:class:`_StdinDateOrder`)."""
     l = validate_l(l)
+    if isinstance(lines, str):  # one text of JSON lines (iterated, it gave its characters: 'line 1: not valid JSON')
+        lines = lines.splitlines(keepends=True)
     timezone = _check_zone(timezone)
     dord = _StdinDateOrder(check_date_order(date_order), None if resume is None else resume.get("date_order"))
     # whether the times carry a UTC offset, as the first one shows it (line, value): a file's column mixing
@@ -477,9 +507,11 @@ def stream_json_lines(
     # mix inside one snapshot was named by its line in the snapshot's buffer, not on standard input
     offsets: dict = {"has": None} if resume is None else dict(resume.get("offsets") or {"has": None})
     w = validate_window(w)
+    _check_window_span(w, max_snapshots)
     step = validate_step(step)
     defer = None if defer is None else validate_defer(defer)
     granule = validate_granule(snapshot)
+    _check_number_options(granule, timezone, check_date_order(date_order))
     cm = make_cost(cost, w, suppression_cost)
     start = _time.perf_counter()
     published: list[PublishedSnapshot] = []
@@ -521,6 +553,14 @@ def stream_json_lines(
 
     def read(lineno: int, line: str) -> None:
         nonlocal pub, qi_cols, current, row
+        if isinstance(line, (bytes, bytearray)):  # (json.loads takes bytes: lines of a binary file)
+            try:
+                line = bytes(line).decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(f"standard input, line {lineno}: not UTF-8 (byte {exc.start + 1} of the line is "
+                                 f"0x{line[exc.start]:02x})") from None
+        if lineno == 1 and line.startswith("\ufeff"):  # a byte order mark, as a file's (json.loads refused it)
+            line = line[1:]
         if not line.strip():
             return
         row += 1

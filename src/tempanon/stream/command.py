@@ -74,6 +74,8 @@ def parse_suppression_cost(text: str) -> float | dict:
         if "=" not in part:
             raise InputError(f"--suppression-cost: {part!r} is not 'value=cost'")
         key, val = part.rsplit("=", 1)
+        if key.strip() in out:  # ('Fight=20,Fight=30' kept the last without a word)
+            raise InputError(f"--suppression-cost: the cost of {key.strip()!r} is given twice")
         try:
             out[key.strip()] = float(val)
         except ValueError as exc:
@@ -177,7 +179,8 @@ def stream(
     """Publish a stream of snapshots l-diverse (Anatomy) with delay at most --window snapshots,
     repositioning and suppressing records at minimum information loss (Wang et al., ICDM 2010).
 
-    Exit status: 0 written, 1 a step's ILP found no solution (--step exact or paper), 2 bad input, 3
+    Exit status: 0 written, 1 no release possible (--l above the sensitive column's distinct values,
+    missing counted as one) or a step's ILP found no solution (--step exact or paper), 2 bad input, 3
     the independent verifier rejected the output (nothing written).
     """
 
@@ -223,7 +226,9 @@ def stream(
             raise InputError("--report needs an input file (the report measures the input table); with '-' use --summary")
         if report is not None and Path(report).resolve() in {Path(p).resolve() for p in (input, summary, audit) if p is not None}:
             raise InputError("--report must be a file of its own (not the input, --summary or --audit)")
-        for name, path in (("--summary", summary), ("--audit", audit)):
+        # (the report too: it shows the input's checksum, each snapshot's original size and suppressions, and
+        # in the folder it made every later run into it refused: 'holds r.html, which is not a snapshot file')
+        for name, path in (("--summary", summary), ("--audit", audit), ("--report", report)):
             if path is not None and Path(out).resolve() in Path(path).resolve().parents:
                 raise InputError(
                     f"{name} {path} is inside the published folder --out {out}: it is for the data steward only "
@@ -354,9 +359,24 @@ def stream(
                 _write_snapshot(out, p.label, p.qit, p.st)
                 info(f"published {p.label} ({p.size} records)", quiet)
 
+        def _lines(first: int):
+            """Standard input's lines decoded as UTF-8 here, naming the line of a byte that is not: Python's own
+            decoding of sys.stdin raised a UnicodeDecodeError traceback (PYTHONIOENCODING=utf-8) or turned the
+            byte into a lone surrogate ('... not valid Unicode ('\\udce9' ...)', C locale)."""
+            raw = getattr(sys.stdin, "buffer", None)
+            if raw is None:
+                yield from sys.stdin
+                return
+            for lineno, data in enumerate(raw, start=first):
+                try:
+                    yield data.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise InputError(f"standard input, line {lineno}: not UTF-8 (byte {exc.start + 1} of the line is "
+                                     f"0x{data[exc.start]:02x}); send the records as UTF-8 (e.g. iconv -f latin1 -t utf-8)") from None
+
         def _call(state):
-            return stream_json_lines(sys.stdin, on_publish=on_publish, resume=state, interruptible=True,
-                                     **_model_options(parse_suppression_cost(suppression_cost)))
+            return stream_json_lines(_lines(1 if state is None else state["lines"] + 1), on_publish=on_publish, resume=state,
+                                     interruptible=True, **_model_options(parse_suppression_cost(suppression_cost)))
 
         announce_kernel()
         try:
@@ -385,6 +405,9 @@ def stream(
 
         validate_l(l)
         validate_window(window)
+        from tempanon.stream.api import _check_window_span
+
+        _check_window_span(window, max_snapshots)  # (before the cost table of w + 1 entries is built)
         validate_granule(snapshot)
         from tempanon.temporal.parse import check_date_order
 

@@ -59,6 +59,12 @@ _OFFSET = re.compile(r"(?:(?<=\d)Z|[+-]\d\d:?\d\d|(?<=:\d\d)[+-]\d\d)$")
 _TIME_ONLY = r"^\d{1,2}:\d\d(?::\d\d(?:[.,]\d+)?)?\s*(?:[AaPp]\.?[Mm]\.?)?$"
 
 
+def _shown(value) -> str:
+    """A cell as an error message shows it: numpy's scalars as Python's (``1577836800``, not
+    ``np.int64(1577836800)``; ``True``, not ``np.True_``)."""
+    return repr(value.item() if isinstance(value, np.generic) else value)
+
+
 def _as_ns(parsed: pd.Series, raw: pd.Series, name: str) -> pd.Series:
     """``parsed`` at nanosecond resolution. pandas parses a time such as ``-3`` (year -3) or
     ``2300-01-01`` at a coarser resolution, and one outside the range of nanosecond timestamps
@@ -74,7 +80,7 @@ def _as_ns(parsed: pd.Series, raw: pd.Series, name: str) -> pd.Series:
     lo, hi = pd.Timestamp.min.ceil("s").value // 10**9, pd.Timestamp.max.floor("s").value // 10**9
     out = parsed.notna().to_numpy() & ((secs < lo) | (secs > hi))
     row = int(np.flatnonzero(out)[0]) if out.any() else 0
-    raise InputError(f"column {name!r}, line {row + 2}: time {raw.iloc[row]!r} is outside 1677-09-21 00:12:44 .. 2262-04-11 23:47:16, "
+    raise InputError(f"column {name!r}, line {row + 2}: time {_shown(raw.iloc[row])} is outside 1677-09-21 00:12:44 .. 2262-04-11 23:47:16, "
                      f"the range tempanon can represent ({int(out.sum())} such value(s))")  # fmt: skip
 
 
@@ -131,7 +137,7 @@ def parse_times(column: pd.Series, name: str, granule: str, timezone: str | None
         bad = num.isna() | (num != num.round()) | huge
         if bad.any():
             row = int(np.nonzero(bad.to_numpy())[0][0])
-            raise InputError(f"column {name!r}, line {row + 2}: {raw.iloc[row]!r} is not an integer snapshot number"
+            raise InputError(f"column {name!r}, line {row + 2}: {_shown(raw.iloc[row])} is not an integer snapshot number"
                              + (" (too large: snapshot numbers are 64-bit integers)" if huge.iloc[row] else ""))
         out = num.astype(np.int64)
         out.attrs["instants"] = out.to_numpy()
@@ -154,7 +160,7 @@ def parse_times(column: pd.Series, name: str, granule: str, timezone: str | None
     timeonly = text.str.match(_TIME_ONLY).to_numpy(dtype=bool)
     if timeonly.any():  # pandas would date it today: the snapshots would depend on the day of the run
         row = int(np.flatnonzero(timeonly)[0])
-        raise InputError(f"column {name!r}, line {row + 2}: time {raw.iloc[row]!r} has a time of day but no date "
+        raise InputError(f"column {name!r}, line {row + 2}: time {_shown(raw.iloc[row])} has a time of day but no date "
                          f"({int(timeonly.sum())} such value(s)); a stream's snapshots need dates")
     from tempanon.temporal.parse import as_month_first, day_month_order
 
@@ -167,7 +173,7 @@ def parse_times(column: pd.Series, name: str, granule: str, timezone: str | None
         minority = ~has if has.sum() * 2 >= len(has) else has
         row = int(np.flatnonzero(minority)[0])
         kind = "has no UTC offset" if has.sum() * 2 >= len(has) else "has a UTC offset"
-        raise InputError(f"column {name!r}, line {row + 2}: time {raw.iloc[row]!r} {kind}, unlike most of the column: a "
+        raise InputError(f"column {name!r}, line {row + 2}: time {_shown(raw.iloc[row])} {kind}, unlike most of the column: a "
                          "column mixing times with and without offsets is ambiguous; write every value with its offset, "
                          "or none (and give --timezone)")  # fmt: skip
     parsed = None
@@ -189,7 +195,8 @@ def parse_times(column: pd.Series, name: str, granule: str, timezone: str | None
     bad = parsed.isna()
     if bad.any():
         row = int(np.nonzero(bad.to_numpy())[0][0])
-        raise InputError(f"column {name!r}, line {row + 2}: {raw.iloc[row]!r} is not a date/time")
+        hint = "; a column of snapshot numbers needs --snapshot number" if re.fullmatch(r"[+-]?\d+", text.iloc[row]) else ""
+        raise InputError(f"column {name!r}, line {row + 2}: {_shown(raw.iloc[row])} is not a date/time{hint}")
     if not has.any():
         if isinstance(parsed.dtype, pd.DatetimeTZDtype):  # an offset pandas read where none is written as one
             raise InputError(f"column {name!r}, line 2: time {raw.iloc[0]!r} reads as carrying a UTC offset in no form "
@@ -283,7 +290,7 @@ def index_snapshots(column: pd.Series, name: str, granule: str, timezone: str | 
     snap = grid_index.get_indexer(starts)
     if (snap < 0).any():  # should not happen: every start is on the grid
         row = int(np.nonzero(snap < 0)[0][0])
-        raise InputError(f"column {name!r}, line {row + 2}: time {column.iloc[row]!r} falls outside the snapshot grid")
+        raise InputError(f"column {name!r}, line {row + 2}: time {_shown(column.iloc[row])} falls outside the snapshot grid")
     # sort by snapshot, then by the instants (epoch nanoseconds: the absolute order also where daylight
     # saving time repeats an hour). The wall clock that cuts the snapshots need not follow the instants
     # (01:30-04:00 is before 01:10-05:00; times in several offsets): sorted by instants alone, the

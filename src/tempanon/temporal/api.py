@@ -216,6 +216,13 @@ def parse_granularities(specs: str | Sequence[str | Granularity] | None, *, coun
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
         raise InputError(f"granularity listed twice: {', '.join(dupes)}")
+    # (--country without business-day, --day-parts without part-of-day were ignored without a word)
+    for given, unit, what in ((country, "business-day", "the public holidays of the business-day granularity"),
+                              (parts, "part-of-day", "the parts of the part-of-day granularity")):  # fmt: skip
+        if given is not None and not any(unit in n for n in names):
+            option = "country (--country)" if unit == "business-day" else "day parts (--day-parts)"
+            raise InputError(f"{option} gives {what}, which is not among the granularities ({', '.join(names)}): add "
+                             f"{unit}, or leave it out")  # fmt: skip
     return out
 
 

@@ -156,8 +156,9 @@ def load_hierarchies(directory: str | Path, qi: Sequence[str]) -> dict:
     from tempanon.hierarchy.core import Hierarchy
 
     d = Path(directory)
-    if not d.is_dir():
-        raise InputError(f"hierarchy directory not found: {d}")
+    if not d.is_dir():  # (a file was 'not found' too)
+        raise InputError(f"--hierarchies {d} is a file, not a directory: give the directory that holds one <column>.csv "
+                         "per quasi-identifier" if d.exists() else f"hierarchy directory not found: {d}")  # fmt: skip
     out = {q: Hierarchy.from_csv(d / f"{q}.csv", name=q) for q in qi if (d / f"{q}.csv").exists()}
     if not out:
         raise InputError(f"no hierarchy file <column>.csv in {d} for the quasi-identifiers {', '.join(qi) or '(none)'}")

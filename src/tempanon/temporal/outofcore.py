@@ -265,6 +265,19 @@ def anonymize_timestamped_file(
                                  "keep": keep, "allow_identifier": allow_identifier})  # fmt: skip
     if same_file(out, path):
         raise InputError(f"the output {out} is the input: refusing to overwrite an input (nothing was read or written)")
+    # as the command checks --out (checks only, nothing staged): out= a hierarchy file wrote the release over it, a
+    # named pipe was replaced, out='r.xlsx' held CSV text (found in the uatb acceptance pass)
+    from tempanon.data.io import OutputSet
+    from tempanon.hierarchy.core import Hierarchy
+
+    hier_inputs = []
+    for h in (hierarchies or {}).values() if isinstance(hierarchies, dict) else ():
+        if isinstance(h, Hierarchy) and h.lines is not None and os.path.isfile(h.source):
+            h = h.source
+        if isinstance(h, (str, os.PathLike)):
+            hier_inputs.append(("hierarchy", h))
+    OutputSet([path, *hier_inputs], {"out": out, "audit": audit}, tables={"out"},
+              spark_releases={"out"} if engine == "spark" else ())
     if audit is not None:
         from tempanon.temporal.api import check_audit_path
 

@@ -156,6 +156,9 @@ def _check_params(n_qi: int, k, P, algorithm, max_level, paa_segments, l_diversi
         raise InputError(f"unknown algorithm {algorithm!r}; choose one of {', '.join(ALGORITHMS)}")
     if paa_segments is not None and not 1 <= paa_segments <= n_qi:
         raise InputError(f"PAA segments must be in 1..{n_qi} (the number of quasi-identifiers), got {paa_segments}")
+    if l_diversity is None and epsilon is not None:  # (was ignored without a word, as kanon refuses --c without recursive)
+        raise InputError(f"epsilon ({epsilon!r}) is the largest change of a sensitive value perturbed for l-diversity: give it "
+                         "with l_diversity (--l-diversity L), or leave it out")  # fmt: skip
     if l_diversity is not None:
         if isinstance(l_diversity, bool) or not isinstance(l_diversity, (int, np.integer)):
             raise InputError(f"l must be an integer, got {l_diversity!r}")

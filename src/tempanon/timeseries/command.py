@@ -92,8 +92,10 @@ def kp(
                                       "--publish-values": None if long else publish_values,
                                       "--publish-patterns": None if long else publish_patterns,
                                       "--keep": keep, "--allow-identifier": allow_identifier})  # fmt: skip
-        # a Parquet file: only the columns given a role are read (the others are left out all the same)
-        df = read_table(input, delimiter=delimiter, roles={
+        # a Parquet file: only the columns given a role are read (the others are left out all the same). Cells as
+        # text, as kanon, timestamped and job files read them: the id, sensitive and kept columns are released (and
+        # audited) as written; numbers inferred made id 00001 '1' in the audit and a kept zip 01004 '1004'
+        df = read_table(input, delimiter=delimiter, as_text=True, roles={
             "--id": [id] if id else None, "--entity": [entity] if entity else None,
             "--time": [time_col] if time_col else None, "--value": [value] if value else None,
             "--qi": None if long else qi, "--sensitive": sensitive, "--publish-values": None if long else publish_values,
@@ -112,10 +114,20 @@ def kp(
             from tempanon.errors import TempanonWarning
 
             sens0 = parse_column_list(sensitive, list(df.columns))
+            # --keep columns (one value per entity, as sensitive ones) and --drop columns go through the pivot too: they
+            # were 'unknown --keep column' after it (the wide table's columns named), so --keep and --drop did not
+            # work with --long (found in the uatb acceptance pass)
+            keep0 = [c for c in parse_column_list(keep, list(df.columns)) if c not in sens0]
+            drop0 = [c for c in parse_column_list(drop, list(df.columns)) if c in df.columns]
+            long_df = df
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", TempanonWarning)
-                df, times = long_to_wide(df, entity=entity, time=time_col, value=value, keep=sens0,
+                df, times = long_to_wide(df, entity=entity, time=time_col, value=value, keep=[*sens0, *keep0],
                                          date_order=date_order)  # fmt: skip
+            first = long_df[entity].astype(str).drop_duplicates().index  # each entity's first row (as job files do)
+            for c in drop0:
+                if c not in df.columns:
+                    df[c] = long_df[c].loc[first].to_numpy()
             long_info["time_order"] = df.attrs.get("time_order")
             long_info["date_order"] = df.attrs.get("date_order")
             long_info["warnings"] = [str(w.message) for w in caught if issubclass(w.category, TempanonWarning)]

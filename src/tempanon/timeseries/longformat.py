@@ -232,7 +232,8 @@ def job_prepare(job, df: pd.DataFrame) -> pd.DataFrame:
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", TempanonWarning)
-        wide, _ = long_to_wide(df, entity=job.uid, time=p["long_time"], value=p["long_value"], keep=list(job.sensitive),
+        keep = [*job.sensitive, *(c for c in (job.keep or []) if c not in job.sensitive)]  # (keep: refused as unknown)
+        wide, _ = long_to_wide(df, entity=job.uid, time=p["long_time"], value=p["long_value"], keep=keep,
                                date_order=p.get("date_order", "auto"))  # fmt: skip
     for w in caught:  # the undecided date order's note is said by the run's status line, with the job file's key
         if not (issubclass(w.category, TempanonWarning) and str(w.message) == wide.attrs.get("date_order_note")):
