@@ -354,8 +354,11 @@ def kanonymize(
                 h = h.source  # read from that file (load_hierarchies): out= over it wrote the release there
             if isinstance(h, (str, os.PathLike)):
                 inputs.append(("hierarchy", h))
+        # Spark writes out= as a folder of part files, which may replace an earlier one: engine='spark', or a
+        # Spark source given as the data (tempanon run and the engine command pass the source they opened)
+        spark = engine == "spark" or getattr(data, "engine", None) == "spark"
         OutputSet(inputs, {"out": out, "audit": audit}, tables={"out"},
-                  spark_releases={"out"} if engine == "spark" else ())  # (checks only: nothing is staged)
+                  spark_releases={"out"} if spark else ())  # (checks only: nothing is staged)
 
     # a Parquet path: a nested column (list, struct, map) with a role is refused before any engine reads it
     refuse_nested_columns(data, {"qi": qi, "uid": [uid] if uid else None, "sensitive": [sensitive] if sensitive else None,
