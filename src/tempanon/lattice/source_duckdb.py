@@ -73,6 +73,10 @@ TEMP_FOLDER_HINT = ("; nothing was written (the temporary folder is TMPDIR's, el
                     "it can write, with room for the work database and DuckDB's spill)")
 
 
+MAX_THREADS = 1024
+"""The most DuckDB worker threads :func:`open_duckdb` sets (``threads=``): more is a mistake, not a machine."""
+
+
 def open_duckdb(*, memory_limit: str | None = None, threads: int | None = None, connection: Any = None) -> tuple[Any, str]:
     """A DuckDB connection (``connection`` or a new in-memory one) spilling to a private temporary
     directory, with ``memory_limit`` and ``threads`` set; returns ``(connection, directory)``. A bad
@@ -81,6 +85,12 @@ def open_duckdb(*, memory_limit: str | None = None, threads: int | None = None, 
     not the local zone's (``TZ``)."""
     import duckdb
 
+    if threads is not None:  # checked first: threads=2.7 was truncated to 2, 0 said only 'bad setting', and 100000
+        # started 100,000 threads (the machine's load above 7,000) before the work began
+        if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or not 1 <= threads <= MAX_THREADS:
+            if connection is not None:
+                close_duckdb(connection)
+            raise InputError(f"threads must be an integer from 1 to {MAX_THREADS} (DuckDB's worker threads), got {threads!r}")
     try:
         tmpdir = scratch_dir("duckdb")
     except OSError as exc:  # the temporary folder full, not writable, gone: the engine's own files, not the input
