@@ -440,6 +440,12 @@ def _anonymize_timestamped(
     if hierarchies is not None and not isinstance(hierarchies, Mapping):
         raise InputError(f"hierarchies must map quasi-identifiers to their hierarchies, got {type(hierarchies).__name__} "
                          f"{hierarchies!r}; for a directory of ARX files use tempanon.hierarchy.load_hierarchies(dir, qi)")  # fmt: skip
+    if hierarchies:  # a config dict ({'type': 'intervals', ...}), as kanonymize and job files take it (it was an
+        # AttributeError, "'dict' object has no attribute 'encode'", on every engine)
+        from tempanon.hierarchy.builders import hierarchy_from_config
+
+        hierarchies = {q: hierarchy_from_config(h, where=f"hierarchy of {q!r}") if isinstance(h, Mapping) else h
+                       for q, h in hierarchies.items()}  # fmt: skip
     _validate(df, time, qi, uid, k, metric, max_suppression, bool(hierarchies))
     from tempanon.temporal.parse import check_date_order
 
