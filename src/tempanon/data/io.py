@@ -77,13 +77,15 @@ def detect_delimiter(sample: str) -> str:
         return best
 
 
-def check_input_file(path: str | os.PathLike, *, label: str = "input", directory: bool = False) -> Path:
+def check_input_file(path: str | os.PathLike, *, label: str = "input", directory: bool = False,
+                     delimiter: str | None = None) -> Path:
     """``path`` as a :class:`~pathlib.Path` once it is an input tempanon can read more than once, else
     :class:`InputError` (exit 2): "<label> file not found: P", "<label> is a directory, not a table file:
     P", or :func:`refuse_pipe`'s message for a pipe, a socket or a device. The one check of an input
     file's path used by every entry point: :func:`read_table`, ``tempanon.steward.check``'s engine
     route, ``tempanon.temporal.outofcore`` and the frequency-set sources (``lattice.source.open_source``,
-    ``DuckDBSource``, ``SparkSource.from_path``). ``directory=True`` lets a directory pass, for the
+    ``DuckDBSource``, ``SparkSource.from_path``). A ``delimiter`` given for a Parquet file is refused.
+    ``directory=True`` lets a directory pass, for the
     callers that passed one on before: ``open_source``, ``SparkSource.from_path`` (Spark reads a folder
     ``d.parquet/`` of part files) and the time-only out-of-core path, which leave it to the engine."""
     p = Path(path)
@@ -92,6 +94,9 @@ def check_input_file(path: str | os.PathLike, *, label: str = "input", directory
     if not directory and p.is_dir():
         raise InputError(f"{label} is a directory, not a table file: {p}")
     refuse_pipe(p, label=label)
+    if delimiter is not None and _is_parquet_name(p):  # (it was ignored without a word)
+        raise InputError(f"--delimiter applies to a CSV input; {p} is a Parquet file (its columns need no delimiter): "
+                         "leave --delimiter out")  # fmt: skip
     return p
 
 
@@ -163,7 +168,7 @@ def read_table(
         return _read_sql(None, sql, postgres=postgres)
     if sql is not None:
         return _read_sql(source, sql)
-    path = check_input_file(source)
+    path = check_input_file(source, delimiter=delimiter)
     suffixes = "".join(path.suffixes).lower()
     from tempanon.data.excel import is_spreadsheet, read_excel  # .xlsx with tempanon[excel]; others refused clearly
 

@@ -421,7 +421,7 @@ def open_source(
     if isinstance(data, (str, bytes)) or hasattr(data, "__fspath__"):
         from tempanon.data.io import check_input_file, normalize_delimiter
 
-        path = check_input_file(data, directory=True)
+        path = check_input_file(data, directory=True, delimiter=delimiter)
         delimiter = normalize_delimiter(delimiter)  # one character (or 'tab', ...) for every engine's reader
         engine = resolve_engine(path, engine, memory_limit)
         check_memory_limit(engine, memory_limit, spark_master=spark_master)

@@ -1829,7 +1829,7 @@ class DuckDBSource(SQLSource):
             from tempanon.data.io import check_input_file
 
             try:
-                path = check_input_file(data)
+                path = check_input_file(data, delimiter=delimiter)
             except InputError:
                 self.close()
                 raise

@@ -594,7 +594,7 @@ class SparkSource(SQLSource):
 
         # a folder of Parquet part files (d.parquet/) Spark reads; any other folder is refused as on numpy and DuckDB
         # (a CSV one was read as a file: IsADirectoryError, a traceback and exit 1)
-        path = check_input_file(path, directory=_is_parquet(path))
+        path = check_input_file(path, directory=_is_parquet(path), delimiter=delimiter)
         sep = None  # (the input is checked before Spark starts)
         if _is_parquet(path):
             check_parquet_names(path)  # (Spark refuses names differing only in case with an engine error)
