@@ -185,7 +185,10 @@ def test_fuzz_every_command(tmp_path_factory, command, df, data, fmt):
     if valid:  # every value as the commands read it (odd ones too: 'x', 'a;b', ' 7' under 'other'), written by the product
         _valid_hierarchies(src, hdir)
     else:  # integer ages and F/M: an odd value is missing from the hierarchy (a refusal)
-        ages = pd.to_numeric(df["age"], errors="coerce").replace([np.inf, -np.inf], np.nan).dropna().astype(int).unique() if len(df) else [20]
+        ages = pd.to_numeric(df["age"], errors="coerce").replace([np.inf, -np.inf], np.nan).dropna() if len(df) else pd.Series([20])
+        # (ages of 2**53 and more, e.g. 9999999999999999999999999, have no exact interval since 8ed1931, and overflowed
+        # astype(int): left out of the hierarchy, so a refusal as any other odd value)
+        ages = ages[ages.abs() < 2**52].astype(int).unique()
         build_intervals("age", ages if len(ages) else [20], [10, 40]).to_csv(hdir / "age.csv")
         build_suppression("sex", pd.Series(["F", "M"])).to_csv(hdir / "sex.csv")
     rel = tmp / "release"
