@@ -14,7 +14,10 @@ from tempanon.temporal.parse import _NUMERIC_DATE, numeric_dates
 
 DIGITS = st.sampled_from(list("0123456789") + ["\u0663", "\u096b", "\uff17"])  # ASCII and other Nd digits
 SPACE = st.sampled_from([" ", "\t", "\n", "\u00a0", "\u2003", "\x1c", "\u3000"])
-PIECES = st.one_of(DIGITS, SPACE, st.sampled_from(list("./-:+TZ ab")), st.characters())
+# (no lone surrogates, '\ud800': text read from a file cannot hold them, and pandas' string dtype, the oracle's and
+# the keys' own, cannot encode them)
+CHARS = st.characters(blacklist_categories=("Cs",))
+PIECES = st.one_of(DIGITS, SPACE, st.sampled_from(list("./-:+TZ ab")), CHARS)
 
 
 def _values(draw_list):
@@ -46,7 +49,7 @@ def _dates_per_value(text):
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.one_of(date_like(), st.text(max_size=14), st.none()), min_size=1, max_size=30))
+@given(st.lists(st.one_of(date_like(), st.text(CHARS, max_size=14), st.none()), min_size=1, max_size=30))
 def test_numeric_dates_by_key_as_per_value(values):
     text = _values(values)
     got, want = numeric_dates(text), _dates_per_value(text)
@@ -55,7 +58,7 @@ def test_numeric_dates_by_key_as_per_value(values):
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.one_of(offset_like(), st.text(max_size=10)), min_size=1, max_size=30))
+@given(st.lists(st.one_of(offset_like(), st.text(CHARS, max_size=10)), min_size=1, max_size=30))
 def test_utc_offsets_by_tail_as_per_value(values):
     text = _values(values)
     want = text.str.extract(f"({_OFFSET.pattern[:-1]})$", expand=False)
